@@ -1,0 +1,94 @@
+// Statistics with hierarchical names, units and descriptions (the gem5 ADD_STAT
+// discipline). A module owns a stats::Group named after its SystemC path and
+// declares each statistic once; the global Registry dumps all of them, sorted
+// by name, as JSON or CSV. Same inputs give byte-identical output.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ispsim::stats {
+
+// An exact event count (pages read, bytes moved). Printed as an integer.
+class Counter {
+ public:
+  Counter& operator++() { ++value_; return *this; }
+  Counter& operator+=(uint64_t n) { value_ += n; return *this; }
+  uint64_t value() const { return value_; }
+  void reset() { value_ = 0; }
+
+ private:
+  uint64_t value_ = 0;
+};
+
+// A real-valued quantity that is set or accumulated (energy in pJ, busy time in ns).
+class Scalar {
+ public:
+  Scalar& operator=(double v) { value_ = v; return *this; }
+  Scalar& operator+=(double v) { value_ += v; return *this; }
+  double value() const { return value_; }
+  void reset() { value_ = 0.0; }
+
+ private:
+  double value_ = 0.0;
+};
+
+// One registered statistic as seen by the dumpers.
+struct Entry {
+  std::string name;  // full hierarchical name, '.'-separated
+  std::string unit;  // never empty: "count", "bytes", "ns", "pJ", "GB/s", "ratio", ...
+  std::string desc;
+  std::function<double()> read;  // current value
+  bool integral = false;         // printed without a fraction
+};
+
+class Registry {
+ public:
+  // The process-wide registry (SystemC elaborates once per process).
+  static Registry& global();
+
+  // Throws std::logic_error on a duplicate name or an empty unit/description.
+  void add(Entry e);
+  void remove_prefix(const std::string& prefix);
+  void clear();
+  std::vector<const Entry*> sorted() const;
+
+  // JSON: nested objects following the name hierarchy; each leaf is
+  // {"value": v, "unit": "...", "desc": "..."}. Doubles use the shortest
+  // representation that round-trips, so output is deterministic.
+  void write_json(std::ostream& os) const;
+  // CSV: header "name,value,unit,description", one row per statistic, sorted.
+  void write_csv(std::ostream& os) const;
+
+ private:
+  std::map<std::string, Entry> entries_;
+};
+
+// The statistics of one module. Declares into Registry::global() under
+// "<path>.<name>"; removes them again when destroyed.
+class Group {
+ public:
+  explicit Group(std::string path);
+  ~Group();
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  Counter& counter(const std::string& name, const std::string& unit, const std::string& desc);
+  Scalar& scalar(const std::string& name, const std::string& unit, const std::string& desc);
+  // A value derived from others, evaluated at dump time (e.g. bandwidth = bytes / time).
+  void formula(const std::string& name, const std::string& unit, const std::string& desc,
+               std::function<double()> f);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::vector<std::unique_ptr<Counter>> counters_;
+  std::vector<std::unique_ptr<Scalar>> scalars_;
+};
+
+}  // namespace ispsim::stats

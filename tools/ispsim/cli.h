@@ -1,0 +1,18 @@
+// Subcommands of the `ispsim` CLI. Each takes the arguments after its own name
+// and returns the process exit code. Library errors propagate as exceptions:
+// main() prints BadInput as one line and exits 2, anything else exits 1.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ispsim::cli {
+
+using Args = std::vector<std::string>;
+
+int run(const Args& args);       // cmd_run.cc: simulate a trace on a platform
+int trace(const Args& args);     // cmd_trace.cc: trace dump | stats
+int describe(const Args& args);  // cmd_describe.cc: platform/module parameters
+int engine(const Args& args);    // cmd_engine.cc: functional engine (ppl, generate)
+
+}  // namespace ispsim::cli

@@ -1,0 +1,59 @@
+// ispsim: one CLI for the simulator, the trace tools and the functional engine.
+#include <systemc>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+
+#include "common/error.h"
+#include "tools/ispsim/cli.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: ispsim <command> [options]\n"
+    "commands:\n"
+    "  run       simulate a trace on a platform (--platform P --trace T [--stats F] [--vcd F])\n"
+    "  trace     inspect a trace: dump | stats\n"
+    "  describe  print the parameters of a platform or module with unit, default and meaning\n"
+    "  engine    functional integer-only LLM engine: ppl | generate\n"
+    "run 'ispsim <command> --help' for the options of a command\n";
+
+int dispatch(int argc, char** argv) {
+  using Command = int (*)(const ispsim::cli::Args&);
+  const std::map<std::string, Command> commands = {
+      {"run", ispsim::cli::run},
+      {"trace", ispsim::cli::trace},
+      {"describe", ispsim::cli::describe},
+      {"engine", ispsim::cli::engine},
+  };
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  auto it = commands.find(argv[1]);
+  if (it == commands.end()) {
+    std::cerr << "ispsim: error: unknown command '" << argv[1] << "'\n" << kUsage;
+    return 2;
+  }
+  try {
+    return it->second(ispsim::cli::Args(argv + 2, argv + argc));
+  } catch (const ispsim::BadInput& e) {
+    std::cerr << "ispsim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ispsim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+int sc_main(int argc, char** argv) { return dispatch(argc, argv); }
+
+int main(int argc, char** argv) {
+  // The SystemC banner would pollute every command's output.
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}

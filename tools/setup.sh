@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ispsim needs, only those that are missing.
+# Idempotent and silent when everything is present.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config ccache
+  libsystemc-dev
+  libboost-json1.81-dev libboost-program-options1.81-dev
+  libprotobuf-dev protobuf-compiler
+  libgtest-dev libbenchmark-dev
+  gtkwave            # vcd2fst validates every VCD the tests write
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
