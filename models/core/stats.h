@@ -2,6 +2,9 @@
 // discipline). A module owns a stats::Group named after its SystemC path and
 // declares each statistic once; the global Registry dumps all of them, sorted
 // by name, as JSON or CSV. Same inputs give byte-identical output.
+//
+// Order: names are sorted component by component (names::HierarchicalLess), so
+// the CSV rows and the JSON objects list statistics in the same order.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +14,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "models/core/names.h"
 
 namespace ispsim::stats {
 
@@ -45,6 +50,9 @@ struct Entry {
   std::string desc;
   std::function<double()> read;  // current value
   bool integral = false;         // printed without a fraction
+  // Exact value of an integral statistic (counters above 2^53 do not survive a
+  // double). When empty, an integral statistic prints read() rounded.
+  std::function<uint64_t()> read_integer;
 };
 
 class Registry {
@@ -52,10 +60,17 @@ class Registry {
   // The process-wide registry (SystemC elaborates once per process).
   static Registry& global();
 
-  // Throws std::logic_error on a duplicate name or an empty unit/description.
+  // Throws std::logic_error (a programming error, not bad input) on a duplicate
+  // name, a malformed name (empty component, space), an empty unit/description,
+  // a missing read function, or a name that would be both a statistic and a
+  // group of statistics ("a.b" next to "a.b.c").
   void add(Entry e);
+  // Removes the statistic `name` if present.
+  void remove(const std::string& name);
+  // Removes `prefix` itself and everything under "prefix.".
   void remove_prefix(const std::string& prefix);
   void clear();
+  size_t size() const { return entries_.size(); }
   std::vector<const Entry*> sorted() const;
 
   // JSON: nested objects following the name hierarchy; each leaf is
@@ -63,17 +78,24 @@ class Registry {
   // representation that round-trips, so output is deterministic.
   void write_json(std::ostream& os) const;
   // CSV: header "name,value,unit,description", one row per statistic, sorted.
+  // Fields containing a comma, quote, or line break are quoted (RFC 4180); rows
+  // end in "\n".
   void write_csv(std::ostream& os) const;
+  // Writes through ispsim::AtomicFile: JSON if `path` ends in ".json", CSV if
+  // it ends in ".csv"; anything else, or an unwritable path, throws BadInput.
+  void write_file(const std::string& path) const;
 
  private:
-  std::map<std::string, Entry> entries_;
+  std::map<std::string, Entry, names::HierarchicalLess> entries_;
 };
 
-// The statistics of one module. Declares into Registry::global() under
-// "<path>.<name>"; removes them again when destroyed.
+// The statistics of one module. Declares into Registry::global() (or the given
+// registry) under "<path>.<name>" ("<name>" when path is empty); removes exactly
+// its own statistics again when destroyed.
 class Group {
  public:
   explicit Group(std::string path);
+  Group(Registry& registry, std::string path);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -86,7 +108,10 @@ class Group {
   const std::string& path() const { return path_; }
 
  private:
+  std::string full_name(const std::string& name) const;
+  Registry& registry_;
   std::string path_;
+  std::vector<std::string> names_;  // what the destructor removes
   std::vector<std::unique_ptr<Counter>> counters_;
   std::vector<std::unique_ptr<Scalar>> scalars_;
 };

@@ -3,6 +3,16 @@
 // time step and cannot open or close a time window, while here a module reports
 // a change only when it happens and the writer drops what is filtered out or
 // outside the window. Files are accepted by gtkwave's vcd2fst.
+//
+// File format (IEEE 1364-2005 §18.2): no $date (the same run gives the same
+// bytes), "$timescale 1ps" because SystemC's default time resolution is 1 ps,
+// so every timestamp is exact; one "$scope module" per component of the dotted
+// names, "$var wire <width> <code> <leaf> $end" per signal; the values at the
+// window begin under "#<begin> $dumpvars"; then "#<t>" followed by the signals
+// that changed at t (vectors "b1010 <code>" without leading zeros, 1-bit
+// signals "1<code>"); finally "#<t>" of the simulation end (or window end) when
+// close() is called. Changes stream to the output's temporary file as time
+// advances, so memory stays bounded whatever the run length.
 #pragma once
 
 #include <cstdint>
@@ -16,14 +26,27 @@ class Writer;
 
 // A traced state variable owned by a module. set() costs one branch when the
 // signal is not being written (no --vcd, filtered out).
+//
+// Lifetime: a Writer keeps a pointer to each attached Signal until close() or
+// its destruction, so close the writer before the signals' owners go away and
+// attach signals only once they sit at their final address (a std::vector of
+// Signals must not grow afterwards). Copying gives a detached signal with the
+// same value.
 class Signal {
  public:
   Signal() = default;
+  Signal(const Signal& other) : last_(other.last_) {}
+  Signal& operator=(const Signal& other) {
+    last_ = other.last_;
+    return *this;
+  }
   // Records the value at the current SystemC time if attached and changed.
   void set(uint64_t value) {
     if (writer_ && value != last_) record(value);
+    last_ = value;
   }
   uint64_t value() const { return last_; }
+  bool attached() const { return writer_ != nullptr; }
 
  private:
   friend class Writer;
@@ -35,25 +58,43 @@ class Signal {
 
 struct Options {
   std::string path;                    // output file (written atomically)
-  std::vector<std::string> filters;    // glob patterns on full names; empty = all
-  uint64_t window_begin_ps = 0;        // changes before this are folded into the initial value
+  std::vector<std::string> filters;    // glob patterns (fnmatch, '*' also matches '.') on full names; empty = all
+  uint64_t window_begin_ps = 0;        // changes at or before this are folded into the initial value
   uint64_t window_end_ps = UINT64_MAX; // changes after this are dropped
 };
 
 class Writer {
  public:
+  // Opens the temporary output file. Throws BadInput if the window is empty
+  // (begin > end), a filter is empty, or the file cannot be opened.
   explicit Writer(Options opts);
+  // Without close() the output is discarded (no half-written file).
   ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
   // Attaches `sig` under the hierarchical name `name` ("top.nand.ch0.die1.state")
-  // with `width` bits, if the name passes the filters. Call before the simulation starts.
-  void add(const std::string& name, unsigned width, Signal& sig);
-  // Writes the header and all changes, 1 ns timescale... see vcd.cc; commits the file.
+  // with `width` bits (1..64), if the name passes the filters; the signal's
+  // current value is its initial value. Values are truncated to `width` bits.
+  // Returns whether the signal was attached. Call before the simulation passes
+  // the window begin. Throws std::logic_error on a malformed or duplicate name,
+  // a name that is also a scope ("a.b" next to "a.b.c"), a bad width, or a
+  // signal already attached.
+  bool add(const std::string& name, unsigned width, Signal& sig);
+  // Writes what is still pending and the end time (the current SystemC time,
+  // capped at the window end), commits the file and detaches every signal.
   void close();
-  // ...
+  // Number of signals attached (passed the filters).
+  size_t signal_count() const;
+
  private:
   friend class Signal;
+  void record(uint32_t id, uint64_t value);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Whether `name` passes `filters` (empty = everything passes).
+bool matches(const std::vector<std::string>& filters, const std::string& name);
 
 }  // namespace ispsim::vcd

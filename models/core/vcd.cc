@@ -1,0 +1,248 @@
+#include "models/core/vcd.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+#include <systemc>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "models/core/names.h"
+
+namespace ispsim::vcd {
+
+namespace {
+
+// VCD identifier codes use the printable characters '!'..'~' (94 of them):
+// 0 -> "!", 93 -> "~", 94 -> "!\"", ...
+std::string identifier_code(uint32_t index) {
+  std::string code;
+  do {
+    code += static_cast<char>('!' + index % 94);
+    index /= 94;
+  } while (index != 0);
+  return code;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+}  // namespace
+
+bool matches(const std::vector<std::string>& filters, const std::string& name) {
+  if (filters.empty()) return true;
+  for (const std::string& pattern : filters) {
+    if (::fnmatch(pattern.c_str(), name.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+struct Writer::Impl {
+  struct Var {
+    std::string name;
+    unsigned width;
+    uint64_t mask;
+    std::string code;
+    Signal* signal;
+    uint64_t value;    // latest value
+    uint64_t written;  // last value in the file
+    bool pending;      // changed at pending_time_ps
+  };
+
+  Impl(Options o) : opts(std::move(o)), file(opts.path) {}
+
+  Options opts;
+  AtomicFile file;
+  std::vector<Var> vars;
+  std::set<std::string, names::HierarchicalLess> taken;
+  bool header_written = false;
+  bool closed = false;
+  std::vector<uint32_t> pending;    // vars changed at pending_time_ps, in order of change
+  uint64_t pending_time_ps = 0;
+  uint64_t last_written_ps = 0;     // time of the last "#t" line
+  // SystemC time ticks -> ps, fixed on first use (the resolution is frozen by then).
+  bool scale_known = false;
+  uint64_t ps_per_tick = 1;
+  uint64_t ticks_per_ps = 1;
+
+  uint64_t now_ps() {
+    if (!scale_known) {
+      const double ps = sc_core::sc_get_time_resolution().to_seconds() * 1e12;
+      if (ps >= 1.0) {
+        ps_per_tick = static_cast<uint64_t>(std::llround(ps));
+      } else {
+        ticks_per_ps = static_cast<uint64_t>(std::llround(1.0 / ps));  // sub-ps resolution truncates
+      }
+      scale_known = true;
+    }
+    return sc_core::sc_time_stamp().value() * ps_per_tick / ticks_per_ps;
+  }
+
+  void write_value(const Var& v, uint64_t value) {
+    std::ostream& os = file.stream();
+    if (v.width == 1) {
+      os << static_cast<char>('0' + (value & 1)) << v.code << '\n';
+      return;
+    }
+    char bits[65];
+    int n = 0;
+    do {
+      bits[n++] = static_cast<char>('0' + (value & 1));
+      value >>= 1;
+    } while (value != 0);
+    os << 'b';
+    while (n > 0) os << bits[--n];
+    os << ' ' << v.code << '\n';
+  }
+
+  void write_header() {
+    std::ostream& os = file.stream();
+    os << "$version ispsim $end\n$timescale 1ps $end\n";
+    std::vector<uint32_t> order(vars.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [this](uint32_t a, uint32_t b) { return names::HierarchicalLess()(vars[a].name, vars[b].name); });
+    std::vector<std::string> open;
+    for (uint32_t i : order) {
+      std::vector<std::string> parts = names::split(vars[i].name);
+      const std::string leaf = parts.back();
+      parts.pop_back();
+      size_t common = 0;
+      while (common < open.size() && common < parts.size() && open[common] == parts[common]) ++common;
+      for (; open.size() > common; open.pop_back()) os << "$upscope $end\n";
+      for (size_t k = common; k < parts.size(); ++k) {
+        os << "$scope module " << parts[k] << " $end\n";
+        open.push_back(parts[k]);
+      }
+      os << "$var wire " << vars[i].width << ' ' << vars[i].code << ' ' << leaf << " $end\n";
+    }
+    for (; !open.empty(); open.pop_back()) os << "$upscope $end\n";
+    os << "$enddefinitions $end\n#" << opts.window_begin_ps << "\n$dumpvars\n";
+    for (Var& v : vars) {
+      write_value(v, v.value);
+      v.written = v.value;
+    }
+    os << "$end\n";
+    header_written = true;
+    last_written_ps = opts.window_begin_ps;
+  }
+
+  // Writes the changes of pending_time_ps whose final value differs from the file.
+  void flush() {
+    if (pending.empty()) return;
+    std::sort(pending.begin(), pending.end());
+    bool time_written = false;
+    for (uint32_t id : pending) {
+      Var& v = vars[id];
+      v.pending = false;
+      if (v.value == v.written) continue;  // e.g. 0 -> 1 -> 0 within one time step
+      if (!time_written) {
+        file.stream() << '#' << pending_time_ps << '\n';
+        last_written_ps = pending_time_ps;
+        time_written = true;
+      }
+      write_value(v, v.value);
+      v.written = v.value;
+    }
+    pending.clear();
+  }
+
+  void record(uint32_t id, uint64_t value) {
+    Var& v = vars[id];
+    value &= v.mask;
+    const uint64_t t = now_ps();
+    if (t > opts.window_end_ps) return;
+    if (!header_written) {
+      if (t <= opts.window_begin_ps) {
+        v.value = value;  // folded into the initial value
+        return;
+      }
+      write_header();
+    }
+    if (t != pending_time_ps) {
+      if (t < pending_time_ps) throw std::logic_error("vcd: time went backwards at signal " + v.name);
+      flush();
+      pending_time_ps = t;
+    }
+    v.value = value;
+    if (!v.pending) {
+      v.pending = true;
+      pending.push_back(id);
+    }
+  }
+
+  void detach_all() {
+    for (Var& v : vars) {
+      if (v.signal) v.signal->writer_ = nullptr;
+      v.signal = nullptr;
+    }
+  }
+};
+
+void Signal::record(uint64_t value) { writer_->record(id_, value); }
+
+Writer::Writer(Options opts) {
+  if (opts.path.empty()) throw BadInput("vcd", "empty output file name");
+  if (opts.window_begin_ps > opts.window_end_ps)
+    throw BadInput(opts.path, "VCD window begins at " + std::to_string(opts.window_begin_ps) +
+                                  " ps, after its end at " + std::to_string(opts.window_end_ps) + " ps");
+  for (const std::string& f : opts.filters) {
+    if (f.empty()) throw BadInput(opts.path, "empty VCD signal filter");
+  }
+  impl_ = std::make_unique<Impl>(std::move(opts));
+}
+
+Writer::~Writer() {
+  if (impl_) impl_->detach_all();
+}
+
+bool Writer::add(const std::string& name, unsigned width, Signal& sig) {
+  Impl& im = *impl_;
+  const std::string bad_name = names::check(name);
+  if (!bad_name.empty()) throw std::logic_error("vcd signal: " + bad_name);
+  if (width < 1 || width > 64)
+    throw std::logic_error("vcd signal " + name + ": width " + std::to_string(width) + " is not in 1..64");
+  if (im.closed) throw std::logic_error("vcd signal " + name + ": writer already closed");
+  if (!matches(im.opts.filters, name)) return false;
+  if (sig.writer_) throw std::logic_error("vcd signal " + name + ": signal already attached");
+  if (im.header_written)
+    throw std::logic_error("vcd signal " + name + ": added after the waveform started; add signals before the simulation");
+  if (im.taken.count(name)) throw std::logic_error("vcd signal " + name + ": added twice");
+  for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
+    if (im.taken.count(name.substr(0, dot)))
+      throw std::logic_error("vcd signal " + name + ": " + name.substr(0, dot) + " is a signal, not a scope");
+  }
+  const auto next = im.taken.upper_bound(name);
+  if (next != im.taken.end() && starts_with(*next, name + "."))
+    throw std::logic_error("vcd signal " + name + ": already a scope (holds " + *next + ")");
+
+  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  const auto id = static_cast<uint32_t>(im.vars.size());
+  im.vars.push_back({name, width, mask, identifier_code(id), &sig, sig.value() & mask, 0, false});
+  im.taken.insert(name);
+  sig.writer_ = this;
+  sig.id_ = id;
+  return true;
+}
+
+void Writer::record(uint32_t id, uint64_t value) { impl_->record(id, value); }
+
+size_t Writer::signal_count() const { return impl_->vars.size(); }
+
+void Writer::close() {
+  Impl& im = *impl_;
+  if (im.closed) return;
+  im.detach_all();  // first: nothing may reach the writer while it is being finished
+  im.closed = true;
+  if (!im.header_written) im.write_header();
+  im.flush();
+  const uint64_t end = std::min(im.now_ps(), im.opts.window_end_ps);
+  if (end > im.last_written_ps) im.file.stream() << '#' << end << '\n';
+  im.file.commit();
+}
+
+}  // namespace ispsim::vcd
