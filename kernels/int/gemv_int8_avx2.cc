@@ -1,0 +1,59 @@
+#include "kernels/int/gemv_int8_avx2.h"
+
+#if defined(ISPSIM_HAVE_AVX2)
+#include <immintrin.h>
+#endif
+
+namespace ispsim::integer {
+
+#if defined(ISPSIM_HAVE_AVX2)
+
+bool avx2_supported() {
+  __builtin_cpu_init();  // may run from a static initializer, before main
+  return __builtin_cpu_supports("avx2");
+}
+
+namespace {
+__attribute__((target("avx2"))) inline int32_t horizontal_sum(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// 32 products per step: |w| (unsigned) times sign(w) * x (signed) in maddubs
+// gives exact int16 pair sums (at most 2 * 127 * 127), widened by madd.
+__attribute__((target("avx2"))) inline __m256i multiply_add(__m256i acc, const int8_t* w, const int8_t* x) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+  __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+  __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+}
+}  // namespace
+
+__attribute__((target("avx2"))) void dot_groups_avx2(const int8_t* w, const int8_t* x, int cols, int group,
+                                                     int32_t* partial) {
+  for (int start = 0, g = 0; start < cols; start += group, ++g) {
+    const int end = start + group < cols ? start + group : cols;
+    __m256i acc0 = _mm256_setzero_si256();
+    __m256i acc1 = _mm256_setzero_si256();
+    int k = start;
+    for (; k + 64 <= end; k += 64) {
+      acc0 = multiply_add(acc0, w + k, x + k);
+      acc1 = multiply_add(acc1, w + k + 32, x + k + 32);
+    }
+    for (; k + 32 <= end; k += 32) acc0 = multiply_add(acc0, w + k, x + k);
+    int32_t sum = horizontal_sum(_mm256_add_epi32(acc0, acc1));
+    for (; k < end; ++k) sum += int32_t{w[k]} * x[k];
+    partial[g] = sum;
+  }
+}
+
+#else  // no AVX2 on this compiler/target: the portable kernel is always used
+
+bool avx2_supported() { return false; }
+
+#endif
+
+}  // namespace ispsim::integer

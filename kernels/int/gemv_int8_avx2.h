@@ -1,0 +1,17 @@
+// AVX2 int8 dot products (integer intrinsics only). Compiled with the AVX2
+// target attribute so the rest of the build stays portable; callers check
+// avx2_supported() first.
+#pragma once
+
+#include <cstdint>
+
+namespace ispsim::integer {
+
+bool avx2_supported();
+
+#if defined(ISPSIM_HAVE_AVX2)
+// Same contract as dot_s8_groups in gemv_int8.h; values in [-127, 127].
+void dot_groups_avx2(const int8_t* w, const int8_t* x, int cols, int group, int32_t* partial);
+#endif
+
+}  // namespace ispsim::integer

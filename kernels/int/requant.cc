@@ -1,0 +1,52 @@
+#include "kernels/int/requant.h"
+
+namespace ispsim::integer {
+namespace {
+template <typename T>
+int requantize(const T* x, int n, int bits, int32_t* out) {
+  int64_t max_abs = 0;
+  for (int i = 0; i < n; ++i) max_abs = abs64(x[i]) > max_abs ? abs64(x[i]) : max_abs;
+  const int64_t limit = (int64_t{1} << (bits - 1)) - 1;
+  if (max_abs == 0) {
+    for (int i = 0; i < n; ++i) out[i] = 0;
+    return 0;
+  }
+  // max_abs < 2^b, so shift = b - (bits - 1) is the smallest that fits, unless
+  // rounding carries max_abs up to 2^(bits-1).
+  int shift = bit_length(static_cast<uint64_t>(max_abs)) - (bits - 1);
+  while (round_shift(max_abs, shift) > limit) ++shift;
+  for (int i = 0; i < n; ++i) out[i] = static_cast<int32_t>(clamp64(round_shift(x[i], shift), -limit, limit));
+  return shift;
+}
+}  // namespace
+
+int requantize_token(const int64_t* x, int n, int bits, int32_t* out) { return requantize(x, n, bits, out); }
+int requantize_token(const int32_t* x, int n, int bits, int32_t* out) { return requantize(x, n, bits, out); }
+
+Dyadic int8_scale_for_max(int64_t max_abs) {
+  // max_abs in [2^(b-1), 2^b): with shift = 21 - b, mult = round(max_abs * 2^shift
+  // / 127) lands in [8256, 16513], i.e. 13-14 significant bits.
+  int shift = 21 - bit_length(static_cast<uint64_t>(max_abs));
+  int64_t mult = shift >= 0 ? div_round(max_abs << shift, 127) : div_round(max_abs, int64_t{127} << -shift);
+  Dyadic d;
+  d.mult = static_cast<int32_t>(mult);
+  d.shift = shift;
+  return d;
+}
+
+void quantize_groups_int8(const int32_t* x, int n, int group, int8_t* q, Dyadic* scales) {
+  for (int start = 0, g = 0; start < n; start += group, ++g) {
+    int end = start + group < n ? start + group : n;
+    int64_t max_abs = 0;
+    for (int i = start; i < end; ++i) max_abs = abs64(x[i]) > max_abs ? abs64(x[i]) : max_abs;
+    if (max_abs == 0) {
+      for (int i = start; i < end; ++i) q[i] = 0;
+      scales[g] = Dyadic{};
+      continue;
+    }
+    for (int i = start; i < end; ++i) q[i] = saturate_int8(div_round(int64_t{x[i]} * 127, max_abs));
+    scales[g] = int8_scale_for_max(max_abs);
+  }
+}
+
+}  // namespace ispsim::integer
