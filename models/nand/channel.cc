@@ -1,0 +1,97 @@
+#include "models/nand/channel.h"
+
+#include <stdexcept>
+
+namespace ispsim::nand {
+
+Channel::Channel(sc_core::sc_module_name name, const FlashConfig& config, unsigned index)
+    : sc_core::sc_module(name), config_(config), index_(index), stats_(this->name()) {
+  SC_HAS_PROCESS(Channel);
+  SC_METHOD(on_transfer_done);
+  sensitive << transfer_done_;
+  dont_initialize();
+
+  for (unsigned d = 0; d < config_.dies_per_channel; ++d) {
+    const std::string die_name = "die" + std::to_string(d);
+    dies_.push_back(std::make_unique<Die>(die_name.c_str(), config_, *this, d));
+  }
+  ring_.resize(size_t(config_.dies_per_channel) * (config_.planes_per_die + 1));
+
+  const double page_bytes = config_.page_bytes;
+  stats_.formula("transfers_out", "count", "page data-outs (die to controller)",
+                 [this] { return double(transfers_out_); });
+  stats_.formula("transfers_in", "count", "page data-ins (controller to die)",
+                 [this] { return double(transfers_in_); });
+  stats_.formula("bytes_out", "bytes", "bytes moved from dies to the controller",
+                 [this, page_bytes] { return double(transfers_out_) * page_bytes; });
+  stats_.formula("bytes_in", "bytes", "bytes moved from the controller to dies",
+                 [this, page_bytes] { return double(transfers_in_) * page_bytes; });
+  stats_.formula("busy_time", "ns", "time the bus was transferring",
+                 [this] { return busy_ps_ * 1e-3; });
+  stats_.formula("utilization", "ratio", "busy time / simulated time so far", [this] {
+    const double now = double(sc_core::sc_time_stamp().value());
+    return now > 0 ? double(busy_ps_) / now : 0.0;
+  });
+  stats_.formula("bandwidth", "GB/s", "bytes moved (both directions) / simulated time so far, GB = 1e9 B",
+                 [this, page_bytes] {
+                   const double now_s = sc_core::sc_time_stamp().to_seconds();
+                   return now_s > 0 ? double(transfers_out_ + transfers_in_) * page_bytes / now_s / 1e9
+                                    : 0.0;
+                 });
+}
+
+void Channel::enqueue(Die& die, bool data_in) {
+  if (queued_ == ring_.size()) throw std::logic_error(std::string(name()) + ": request queue overflow");
+  ring_[(head_ + queued_) % ring_.size()] = Request{&die, data_in};
+  ++queued_;
+  try_grant();
+}
+
+void Channel::try_grant() {
+  if (busy_ || queued_ == 0) return;
+  const Request request = ring_[head_];
+  if (!request.data_in) {
+    FlashClient& client = request.die->output_client();
+    if (!client.may_start_data_out(index_)) return;
+    client.on_data_out_started(index_);
+  }
+  head_ = (head_ + 1) % ring_.size();
+  --queued_;
+  busy_ = true;
+  current_ = request;
+  busy_signal_.set(1);
+  owner_signal_.set(request.die->index() + 1);
+  if (request.data_in) {
+    request.die->begin_data_in();
+  } else {
+    request.die->begin_data_out();
+  }
+  busy_ps_ += config_.t_page_transfer.value();
+  transfer_done_.notify(config_.t_page_transfer);
+}
+
+void Channel::on_transfer_done() {
+  busy_ = false;
+  busy_signal_.set(0);
+  owner_signal_.set(0);
+  const Request done = current_;
+  if (done.data_in) {
+    ++transfers_in_;
+    done.die->end_data_in();
+  } else {
+    ++transfers_out_;
+    PageAddress page;
+    uint32_t tag = 0;
+    FlashClient& client = done.die->end_data_out(page, tag);
+    client.on_page_read(page, tag);
+  }
+  try_grant();
+}
+
+void Channel::trace(vcd::Writer& writer) {
+  writer.add(std::string(name()) + ".busy", 1, busy_signal_);
+  writer.add(std::string(name()) + ".owner", 6, owner_signal_);
+  for (auto& die : dies_) die->trace(writer);
+}
+
+}  // namespace ispsim::nand

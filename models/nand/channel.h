@@ -1,0 +1,76 @@
+// One flash channel: the bus shared by its dies. One transfer at a time; a page
+// transfer takes page_bytes / (channel_rate_mtps * 1e6 * channel_width_bits / 8).
+//
+// Arbitration is first come, first served: each page ready for data-out and
+// each program waiting for data-in queues one request, and the bus serves the
+// oldest request next (requests raised at the same simulated time keep the order
+// in which their dies raised them, which is deterministic). A data-out waits at
+// the head of the queue until its issuer has room for the page
+// (FlashClient::may_start_data_out); the requests behind it wait too (no
+// overtaking), which is what a controller with one in-order command queue per
+// channel does. Command and address cycles are not modelled separately (they
+// take well under 1% of tOut at 2400 MT/s and are taken as part of tR/tOut).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <systemc>
+#include <vector>
+
+#include "models/core/stats.h"
+#include "models/core/vcd.h"
+#include "models/nand/die.h"
+#include "models/nand/flash_config.h"
+
+namespace ispsim::nand {
+
+class Channel : public sc_core::sc_module {
+ public:
+  // Creates the channel's dies as children "die0", "die1", ...
+  Channel(sc_core::sc_module_name name, const FlashConfig& config, unsigned index);
+
+  unsigned index() const { return index_; }
+  Die& die(unsigned d) { return *dies_[d]; }
+  unsigned die_count() const { return unsigned(dies_.size()); }
+
+  // One page of `die`'s output stage is ready for data-out.
+  void request_data_out(Die& die) { enqueue(die, false); }
+  // `die` waits for the data-in of the page it will program.
+  void request_data_in(Die& die) { enqueue(die, true); }
+  // Room may have appeared at an issuer: retry the head of the queue.
+  void kick() { try_grant(); }
+
+  bool busy() const { return busy_; }
+  void trace(vcd::Writer& writer);
+
+ private:
+  struct Request {
+    Die* die = nullptr;
+    bool data_in = false;
+  };
+  void enqueue(Die& die, bool data_in);
+  void try_grant();
+  void on_transfer_done();
+
+  const FlashConfig& config_;
+  const unsigned index_;
+  std::vector<std::unique_ptr<Die>> dies_;
+
+  // Ring buffer of requests. A die has at most planes_per_die data-out requests
+  // plus one data-in request outstanding, so its capacity never runs out.
+  std::vector<Request> ring_;
+  size_t head_ = 0;
+  size_t queued_ = 0;
+  bool busy_ = false;
+  Request current_;
+  sc_core::sc_event transfer_done_;
+
+  uint64_t transfers_out_ = 0;
+  uint64_t transfers_in_ = 0;
+  uint64_t busy_ps_ = 0;
+  stats::Group stats_;
+  vcd::Signal busy_signal_;
+  vcd::Signal owner_signal_;  // 0 = free, else 1 + index of the transferring die
+};
+
+}  // namespace ispsim::nand

@@ -1,0 +1,168 @@
+#include "models/nand/die.h"
+
+#include <stdexcept>
+
+#include "models/nand/channel.h"
+
+namespace ispsim::nand {
+
+Die::Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& channel, unsigned index)
+    : sc_core::sc_module(name), config_(config), channel_(channel), index_(index), stats_(this->name()) {
+  SC_HAS_PROCESS(Die);
+  SC_METHOD(on_sense_done);
+  sensitive << sense_done_;
+  dont_initialize();
+  SC_METHOD(on_program_done);
+  sensitive << program_done_;
+  dont_initialize();
+
+  const double bytes_per_page = config_.page_bytes;
+  stats_.formula("pages_read", "count", "pages transferred out of this die", [this] {
+    return double(pages_read_);
+  });
+  stats_.formula("pages_programmed", "count", "pages programmed into this die", [this] {
+    return double(pages_programmed_);
+  });
+  stats_.formula("bytes_read", "bytes", "bytes transferred out of this die", [this, bytes_per_page] {
+    return double(pages_read_) * bytes_per_page;
+  });
+  stats_.formula("bytes_programmed", "bytes", "bytes programmed into this die",
+                 [this, bytes_per_page] { return double(pages_programmed_) * bytes_per_page; });
+  stats_.formula("senses", "count", "array sense operations (a multi-plane read counts once)",
+                 [this] { return double(senses_); });
+  stats_.formula("sense_time", "ns", "time spent sensing (tR)", [this] { return sense_ps_ * 1e-3; });
+  stats_.formula("transfer_time", "ns", "time spent in data-out and data-in on the channel",
+                 [this] { return transfer_ps_ * 1e-3; });
+  stats_.formula("program_time", "ns", "time spent programming (tPROG)",
+                 [this] { return program_ps_ * 1e-3; });
+}
+
+unsigned Die::channel_index() const { return channel_.index(); }
+
+void Die::read(const PageAddress* pages, const uint32_t* tags, unsigned count, FlashClient& client) {
+  if (!can_read()) throw std::logic_error(std::string(name()) + ": read while busy");
+  if (count == 0 || count > config_.planes_per_die) {
+    throw std::logic_error(std::string(name()) + ": multi-plane read of " + std::to_string(count) +
+                           " pages");
+  }
+  unsigned planes_used = 0;
+  for (unsigned i = 0; i < count; ++i) {
+    const unsigned bit = 1u << pages[i].plane;
+    if (pages[i].plane >= config_.planes_per_die || (planes_used & bit)) {
+      throw std::logic_error(std::string(name()) + ": multi-plane read needs distinct planes");
+    }
+    planes_used |= bit;
+    data_.pages[i] = pages[i];
+    data_.tags[i] = tags[i];
+  }
+  data_.count = count;
+  data_.next = 0;
+  data_.client = &client;
+  data_valid_ = true;
+  array_ = kArraySensing;
+  ++senses_;
+  sense_ps_ += config_.t_read.value();
+  sense_done_.notify(config_.t_read);
+  update_state();
+}
+
+void Die::on_sense_done() {
+  array_ = kArrayIdle;
+  move_to_output();
+  update_state();
+  if (can_read()) notify_idle();
+}
+
+void Die::move_to_output() {
+  if (!data_valid_ || array_ == kArraySensing || output_valid_) return;
+  output_ = data_;
+  output_valid_ = true;
+  // With cache read the data register is free again; without, it still holds the pages.
+  if (config_.cache_read) data_valid_ = false;
+  for (unsigned i = 0; i < output_.count; ++i) channel_.request_data_out(*this);
+}
+
+void Die::begin_data_out() {
+  io_busy_ = true;
+  update_state();
+}
+
+FlashClient& Die::end_data_out(PageAddress& page, uint32_t& tag) {
+  FlashClient& client = *output_.client;
+  page = output_.pages[output_.next];
+  tag = output_.tags[output_.next];
+  ++output_.next;
+  io_busy_ = false;
+  ++pages_read_;
+  transfer_ps_ += config_.t_page_transfer.value();
+  const bool freed = output_.next == output_.count;
+  if (freed) {
+    output_valid_ = false;
+    if (!config_.cache_read) data_valid_ = false;
+    move_to_output();  // cache read: a group sensed meanwhile takes the cache register
+  }
+  update_state();
+  if (freed && can_read()) notify_idle();
+  return client;
+}
+
+void Die::program(const PageAddress& page, uint32_t tag, FlashClient& client) {
+  if (!can_program()) throw std::logic_error(std::string(name()) + ": program while busy");
+  program_pending_ = true;
+  program_page_ = page;
+  program_tag_ = tag;
+  program_client_ = &client;
+  channel_.request_data_in(*this);
+}
+
+void Die::begin_data_in() {
+  io_busy_ = true;
+  update_state();
+}
+
+void Die::end_data_in() {
+  io_busy_ = false;
+  transfer_ps_ += config_.t_page_transfer.value();
+  array_ = kArrayProgramming;
+  program_ps_ += config_.t_prog.value();
+  program_done_.notify(config_.t_prog);
+  update_state();
+}
+
+void Die::on_program_done() {
+  array_ = kArrayIdle;
+  program_pending_ = false;
+  ++pages_programmed_;
+  update_state();
+  program_client_->on_page_programmed(program_page_, program_tag_);
+  if (can_read()) notify_idle();
+}
+
+void Die::notify_idle() {
+  for (FlashClient* client : clients_) {
+    if (!can_read()) break;  // an earlier client took the die
+    client->on_die_idle(*this);
+  }
+}
+
+void Die::update_state() {
+  State s;
+  if (array_ == kArrayProgramming) {
+    s = kProgram;
+  } else if (array_ == kArraySensing) {
+    s = io_busy_ ? kSenseTransfer : kSense;
+  } else if (io_busy_) {
+    s = kTransfer;
+  } else if (data_valid_ || output_valid_) {
+    s = kHolding;
+  } else {
+    s = kIdle;
+  }
+  state_signal_.set(s);
+}
+
+void Die::trace(vcd::Writer& writer) {
+  writer.add(std::string(name()) + ".state", 3, state_signal_);
+}
+
+}  // namespace ispsim::nand

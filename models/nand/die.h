@@ -1,0 +1,122 @@
+// One NAND die (LUN): planes, a data register and (with cache read) a cache
+// register per plane, the array operations tR and tPROG, and the die's side of
+// the channel transfers.
+//
+// Read: read() starts sensing a group of up to planes_per_die pages in distinct
+// planes (a multi-plane read: one tR for the whole group). When sensing ends the
+// group moves to the output stage and each page asks the channel for a data-out
+// (tOut per page). Without cache read the group occupies the data register
+// until its last page is out, so the next sense waits for that. With cache read
+// the group moves to the cache register when sensing ends (if the cache
+// register is free), so the next group can be sensed while this one transfers;
+// the copy data -> cache register (tRCBSY, well under 1 us) is not modelled.
+//
+// Program: program() reserves the die, asks the channel for a data-in (tIn =
+// tOut), then programs for tPROG. Single-plane only; no program suspend, no
+// cache program. Multi-plane address rules beyond "distinct planes" (same page
+// number on each plane) are not enforced.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+#include <vector>
+
+#include "models/core/stats.h"
+#include "models/core/vcd.h"
+#include "models/nand/flash_config.h"
+#include "models/nand/page_address.h"
+
+namespace ispsim::nand {
+
+class Channel;
+
+class Die : public sc_core::sc_module {
+ public:
+  // Waveform encoding of state_signal (3 bits).
+  enum State : uint8_t {
+    kIdle = 0,
+    kSense = 1,          // tR in progress
+    kTransfer = 2,       // data-out or data-in on the channel
+    kProgram = 3,        // tPROG in progress
+    kSenseTransfer = 4,  // cache read: sensing the next group while transferring
+    kHolding = 5,        // sensed data waiting for the channel or a buffer
+  };
+
+  Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& channel, unsigned index);
+
+  unsigned index() const { return index_; }  // on its channel
+  unsigned channel_index() const;
+
+  // Issuers register once; on_die_idle goes to each in registration order.
+  void add_client(FlashClient& client) { clients_.push_back(&client); }
+
+  // A new read may start: no sensing under way and the data register is free.
+  bool can_read() const { return array_ == kArrayIdle && !data_valid_ && !program_pending_; }
+  // A program may start: the die holds no data at all.
+  bool can_program() const { return can_read() && !output_valid_; }
+
+  // Starts sensing `count` (1..planes_per_die) pages of this die in distinct planes.
+  // Precondition can_read(); a violated precondition is a programming error (std::logic_error).
+  void read(const PageAddress* pages, const uint32_t* tags, unsigned count, FlashClient& client);
+  // Reserves the die for programming `page`; the data-in is queued on the channel.
+  void program(const PageAddress& page, uint32_t tag, FlashClient& client);
+
+  // Channel side.
+  FlashClient& output_client() const { return *output_.client; }
+  void begin_data_out();
+  // Ends the data-out of the oldest output page; returns it and its issuer.
+  FlashClient& end_data_out(PageAddress& page, uint32_t& tag);
+  void begin_data_in();
+  void end_data_in();
+
+  void trace(vcd::Writer& writer);
+
+  uint64_t pages_read() const { return pages_read_; }
+  uint64_t pages_programmed() const { return pages_programmed_; }
+
+ private:
+  struct Group {
+    PageAddress pages[kMaxPlanes];
+    uint32_t tags[kMaxPlanes];
+    unsigned count = 0;
+    unsigned next = 0;  // next page of the group to transfer
+    FlashClient* client = nullptr;
+  };
+  enum Array : uint8_t { kArrayIdle, kArraySensing, kArrayProgramming };
+
+  void on_sense_done();
+  void on_program_done();
+  void move_to_output();
+  void notify_idle();
+  void update_state();
+
+  const FlashConfig& config_;
+  Channel& channel_;
+  const unsigned index_;
+  std::vector<FlashClient*> clients_;
+
+  Array array_ = kArrayIdle;
+  bool data_valid_ = false;    // data_ holds a group (being sensed or sensed)
+  bool output_valid_ = false;  // output_ holds pages to transfer out
+  bool io_busy_ = false;       // a data-out or data-in is under way
+  bool program_pending_ = false;
+  Group data_;
+  Group output_;
+  PageAddress program_page_;
+  uint32_t program_tag_ = 0;
+  FlashClient* program_client_ = nullptr;
+
+  sc_core::sc_event sense_done_;
+  sc_core::sc_event program_done_;
+
+  uint64_t pages_read_ = 0;
+  uint64_t pages_programmed_ = 0;
+  uint64_t senses_ = 0;
+  uint64_t sense_ps_ = 0;
+  uint64_t transfer_ps_ = 0;
+  uint64_t program_ps_ = 0;
+  stats::Group stats_;
+  vcd::Signal state_signal_;
+};
+
+}  // namespace ispsim::nand

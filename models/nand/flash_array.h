@@ -1,0 +1,34 @@
+// The flash of one SSD: `channels` Channel modules ("ch0", "ch1", ...), each with
+// its dies ("ch0.die0", ...), built from one FlashConfig.
+#pragma once
+
+#include <memory>
+#include <systemc>
+#include <vector>
+
+#include "models/core/vcd.h"
+#include "models/nand/channel.h"
+#include "models/nand/flash_config.h"
+
+namespace ispsim::nand {
+
+class FlashArray : public sc_core::sc_module {
+ public:
+  FlashArray(sc_core::sc_module_name name, const FlashConfig& config);
+
+  const FlashConfig& config() const { return config_; }
+  Channel& channel(unsigned c) { return *channels_[c]; }
+  Die& die(unsigned channel, unsigned die) { return channels_[channel]->die(die); }
+  // Registers `client` with every die (for on_die_idle).
+  void add_client(FlashClient& client);
+  // Throws BadInput(where, ...) if `page` is outside the geometry.
+  void check_address(const PageAddress& page, const std::string& where) const;
+
+  void trace(vcd::Writer& writer);
+
+ private:
+  const FlashConfig config_;
+  std::vector<std::unique_ptr<Channel>> channels_;
+};
+
+}  // namespace ispsim::nand

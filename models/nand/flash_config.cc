@@ -1,0 +1,66 @@
+#include "models/nand/flash_config.h"
+
+#include <cmath>
+
+#include "common/error.h"
+#include "platforms/schema/defaults.h"
+#include "platforms/schema/validation.h"
+
+namespace ispsim::nand {
+
+namespace {
+
+// Rounds to the nearest picosecond so that a test can write the same formula.
+sc_core::sc_time picoseconds(double ps) {
+  return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(ps)));
+}
+
+}  // namespace
+
+FlashConfig FlashConfig::from_params(const schema::NandParams& params, const std::string& where) {
+  schema::NandParams p = params;
+  schema::apply_defaults(p);
+  schema::validate_parameters(p, where);
+
+  FlashConfig c;
+  c.channels = p.channels();
+  c.dies_per_channel = p.dies_per_channel();
+  c.planes_per_die = p.planes_per_die();
+  c.blocks_per_plane = p.blocks_per_plane();
+  c.pages_per_block = p.pages_per_block();
+  c.page_bytes = p.page_bytes();
+  c.cache_read = p.cache_read();
+  if (p.channel_width_bits() % 8 != 0) {
+    throw BadInput(where, "channel_width_bits = " + std::to_string(p.channel_width_bits()) +
+                              " bits is not a whole number of bytes");
+  }
+  c.channel_bytes_per_second = p.channel_rate_mtps() * 1e6 * (p.channel_width_bits() / 8);
+  c.t_read = picoseconds(p.t_read_us() * 1e6);
+  c.t_prog = picoseconds(p.t_prog_us() * 1e6);
+  c.t_page_transfer = c.transfer_time(c.page_bytes);
+  return c;
+}
+
+sc_core::sc_time FlashConfig::transfer_time(uint64_t bytes) const {
+  return picoseconds(double(bytes) * 1e12 / channel_bytes_per_second);
+}
+
+StreamConfig StreamConfig::from_params(const schema::NandStreamParams& params,
+                                       const std::string& where) {
+  schema::NandStreamParams p = params;
+  schema::apply_defaults(p);
+  schema::validate_parameters(p, where);
+
+  StreamConfig s;
+  s.mode = p.read_mode() == schema::NandStreamParams::SEQUENTIAL ? ReadMode::kSequential
+                                                                  : ReadMode::kPipelined;
+  s.consume_per_page = picoseconds(p.consumer_ns_per_page() * 1e3);
+  s.buffers_per_channel = p.scratchpad_buffers_per_channel();
+  return s;
+}
+
+const char* to_string(ReadMode mode) {
+  return mode == ReadMode::kSequential ? "SEQUENTIAL" : "PIPELINED";
+}
+
+}  // namespace ispsim::nand

@@ -1,0 +1,56 @@
+// Resolved parameters of the NAND flash and of a page stream, as the SystemC
+// modules use them: schema defaults applied, ranges checked, times as sc_time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <systemc>
+
+#include "platforms/schema/nand.pb.h"
+#include "platforms/schema/nand_stream.pb.h"
+
+namespace ispsim::nand {
+
+struct FlashConfig {
+  unsigned channels = 0;
+  unsigned dies_per_channel = 0;
+  unsigned planes_per_die = 0;
+  unsigned blocks_per_plane = 0;
+  unsigned pages_per_block = 0;
+  uint32_t page_bytes = 0;
+  bool cache_read = false;
+  double channel_bytes_per_second = 0;  // channel_rate_mtps * 1e6 * channel_width_bits / 8
+  sc_core::sc_time t_read;              // tR
+  sc_core::sc_time t_prog;              // tPROG
+  sc_core::sc_time t_page_transfer;     // tOut = tIn = transfer_time(page_bytes)
+
+  // Unset fields take their schema defaults; out-of-range values throw
+  // BadInput(where, ...) naming the parameter, its value and the allowed range.
+  static FlashConfig from_params(const schema::NandParams& params,
+                                 const std::string& where = "nand");
+
+  // Time to move `bytes` over one channel, rounded to the nearest picosecond
+  // (SystemC's default resolution): bytes / channel_bytes_per_second.
+  sc_core::sc_time transfer_time(uint64_t bytes) const;
+
+  uint64_t dies() const { return uint64_t(channels) * dies_per_channel; }
+  uint64_t pages_per_die() const {
+    return uint64_t(planes_per_die) * blocks_per_plane * pages_per_block;
+  }
+  uint64_t total_pages() const { return dies() * pages_per_die(); }
+};
+
+enum class ReadMode { kSequential, kPipelined };
+
+struct StreamConfig {
+  ReadMode mode = ReadMode::kPipelined;
+  sc_core::sc_time consume_per_page;  // consumer time for one page
+  unsigned buffers_per_channel = 0;   // scratchpad page buffers per channel
+
+  static StreamConfig from_params(const schema::NandStreamParams& params,
+                                  const std::string& where = "stream");
+};
+
+const char* to_string(ReadMode mode);
+
+}  // namespace ispsim::nand

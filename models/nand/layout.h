@@ -1,0 +1,36 @@
+// Placement of KV tiles on the flash (MemLLM Sec. V-C, SPEC section 3): tiles
+// are page-aligned (one tile = one page) and consecutive tiles are interleaved
+// across channels first, then striped across the dies of each channel, then the
+// planes of each die, then the pages and blocks:
+//
+//   tile i -> channel  i mod C
+//             die      (i / C) mod D
+//             plane    (i / (C*D)) mod P
+//             n = i / (C*D*P): block n / pages_per_block, page n mod pages_per_block
+//
+// so any C consecutive tiles use every channel once and any C*D use every die
+// once, which is what both the channel-parallel tiling and the die-level
+// pipeline need.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "models/nand/flash_config.h"
+#include "models/nand/page_address.h"
+
+namespace ispsim::nand {
+
+class Layout {
+ public:
+  explicit Layout(const FlashConfig& config);
+
+  // Address of tile (linear page index) `i`; throws BadInput(where, ...) past the capacity.
+  PageAddress address(uint64_t i, const std::string& where = "layout") const;
+  uint64_t capacity_pages() const { return capacity_; }
+
+ private:
+  uint64_t channels_, dies_, planes_, pages_per_block_, capacity_;
+};
+
+}  // namespace ispsim::nand

@@ -1,0 +1,147 @@
+#include "models/nand/stream_reader.h"
+
+#include <stdexcept>
+
+#include "common/error.h"
+
+namespace ispsim::nand {
+
+StreamReader::StreamReader(sc_core::sc_module_name name, FlashArray& flash, const StreamConfig& config)
+    : sc_core::sc_module(name), flash_(flash), config_(config), stats_(this->name()) {
+  const FlashConfig& fc = flash_.config();
+  for (unsigned c = 0; c < fc.channels; ++c) {
+    const std::string consumer_name = "consumer" + std::to_string(c);
+    consumers_.push_back(std::make_unique<PageConsumer>(
+        consumer_name.c_str(), flash_.channel(c), config_.buffers_per_channel, config_.consume_per_page,
+        fc.page_bytes, [this](const PageAddress& page, uint32_t tag) { on_consumed(page, tag); }));
+  }
+  flash_.add_client(*this);
+
+  const double page_bytes = fc.page_bytes;
+  stats_.formula("streams", "count", "page lists read", [this] { return double(streams_); });
+  stats_.formula("pages_delivered", "count", "pages consumed, over all streams",
+                 [this] { return double(total_delivered_); });
+  stats_.formula("bytes_delivered", "bytes", "bytes consumed, over all streams",
+                 [this, page_bytes] { return double(total_delivered_) * page_bytes; });
+  stats_.formula("stream_time", "ns", "time from start() to the last page consumed, summed over streams",
+                 [this] { return stream_ps_ * 1e-3; });
+  stats_.formula("bandwidth", "GB/s", "bytes delivered / stream time, GB = 1e9 B", [this, page_bytes] {
+    return stream_ps_ > 0 ? double(total_delivered_) * page_bytes / (stream_ps_ * 1e-12) / 1e9 : 0.0;
+  });
+}
+
+void StreamReader::start(std::vector<PageAddress> pages, const std::string& where) {
+  if (active_) throw std::logic_error(std::string(name()) + ": start() while a stream is under way");
+  if (pages.size() >= UINT32_MAX) throw BadInput(where, "more than 2^32 - 1 pages in one stream");
+  const FlashConfig& fc = flash_.config();
+  for (size_t i = 0; i < pages.size(); ++i) {
+    flash_.check_address(pages[i], where + ": page " + std::to_string(i));
+  }
+  pages_ = std::move(pages);
+  delivered_ = 0;
+  ++streams_;
+  started_at_ = sc_core::sc_time_stamp();
+  finished_at_ = started_at_;
+
+  // Bucket the page indices by queue, keeping list order inside each queue.
+  const bool sequential = config_.mode == ReadMode::kSequential;
+  const size_t queues = sequential ? fc.channels : fc.dies();
+  auto queue_of = [&](const PageAddress& p) -> size_t {
+    return sequential ? p.channel : size_t(p.channel) * fc.dies_per_channel + p.die;
+  };
+  begin_.assign(queues + 1, 0);
+  for (const PageAddress& p : pages_) ++begin_[queue_of(p) + 1];
+  for (size_t q = 0; q < queues; ++q) begin_[q + 1] += begin_[q];
+  next_.assign(begin_.begin(), begin_.end() - 1);
+  order_.resize(pages_.size());
+  for (uint32_t i = 0; i < pages_.size(); ++i) order_[next_[queue_of(pages_[i])]++] = i;
+  next_.assign(begin_.begin(), begin_.end() - 1);
+  channel_in_flight_.assign(fc.channels, 0);
+
+  if (pages_.empty()) {
+    done_event_.notify(sc_core::SC_ZERO_TIME);
+    return;
+  }
+  active_ = true;
+  if (sequential) {
+    for (unsigned c = 0; c < fc.channels; ++c) issue_for_channel(c);
+  } else {
+    for (unsigned c = 0; c < fc.channels; ++c) {
+      for (unsigned d = 0; d < fc.dies_per_channel; ++d) issue_for_die(flash_.die(c, d));
+    }
+  }
+}
+
+void StreamReader::issue_for_die(Die& die) {
+  const FlashConfig& fc = flash_.config();
+  const size_t q = size_t(die.channel_index()) * fc.dies_per_channel + die.index();
+  if (next_[q] == begin_[q + 1] || !die.can_read()) return;
+  // A multi-plane read takes the next pages of this die while their planes differ.
+  PageAddress group[kMaxPlanes];
+  uint32_t tags[kMaxPlanes];
+  unsigned count = 0;
+  unsigned planes_used = 0;
+  while (count < fc.planes_per_die && next_[q] < begin_[q + 1]) {
+    const uint32_t index = order_[next_[q]];
+    const unsigned bit = 1u << pages_[index].plane;
+    if (planes_used & bit) break;
+    planes_used |= bit;
+    group[count] = pages_[index];
+    tags[count] = index;
+    ++count;
+    ++next_[q];
+  }
+  die.read(group, tags, count, *this);
+}
+
+void StreamReader::issue_for_channel(unsigned channel) {
+  if (channel_in_flight_[channel] || next_[channel] == begin_[channel + 1]) return;
+  const uint32_t index = order_[next_[channel]];
+  Die& die = flash_.die(channel, pages_[index].die);
+  if (!die.can_read()) return;  // another issuer holds the die; retried on_die_idle
+  ++next_[channel];
+  channel_in_flight_[channel] = 1;
+  die.read(&pages_[index], &index, 1, *this);
+}
+
+void StreamReader::on_die_idle(Die& die) {
+  if (!active_) return;
+  if (config_.mode == ReadMode::kSequential) {
+    issue_for_channel(die.channel_index());
+  } else {
+    issue_for_die(die);
+  }
+}
+
+bool StreamReader::may_start_data_out(unsigned channel) {
+  return consumers_[channel]->has_free_buffer();
+}
+
+void StreamReader::on_data_out_started(unsigned channel) { consumers_[channel]->reserve_buffer(); }
+
+void StreamReader::on_page_read(const PageAddress& page, uint32_t tag) {
+  consumers_[page.channel]->page_arrived(page, tag);
+}
+
+void StreamReader::on_consumed(const PageAddress& page, uint32_t tag) {
+  ++delivered_;
+  ++total_delivered_;
+  if (delivery_) delivery_(page, tag);
+  if (delivered_ == pages_.size()) {
+    active_ = false;
+    finished_at_ = sc_core::sc_time_stamp();
+    stream_ps_ += (finished_at_ - started_at_).value();
+    done_event_.notify(sc_core::SC_ZERO_TIME);
+    return;
+  }
+  if (config_.mode == ReadMode::kSequential) {
+    channel_in_flight_[page.channel] = 0;
+    issue_for_channel(page.channel);
+  }
+}
+
+void StreamReader::trace(vcd::Writer& writer) {
+  for (auto& consumer : consumers_) consumer->trace(writer);
+}
+
+}  // namespace ispsim::nand
