@@ -1,0 +1,176 @@
+#include "kernels/int/int_engine.h"
+
+#include <string>
+
+#include "common/error.h"
+#include "kernels/int/gemv_int8.h"
+#include "kernels/int/int_activation.h"
+#include "kernels/int/int_exp.h"
+#include "kernels/int/int_norm.h"
+#include "kernels/int/int_rope.h"
+#include "kernels/int/requant.h"
+
+namespace ispsim::integer {
+
+int64_t IntegerModel::weight_bytes_per_token() const {
+  int64_t bytes = hidden + static_cast<int64_t>(lm_head.q.size());
+  for (const IntLayer& l : layers)
+    for (const IntLinear* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) bytes += w->q.size();
+  return bytes;
+}
+
+IntegerEngine::IntegerEngine(const IntegerModel& model, int capacity) : m_(model) {
+  capacity_ = capacity > 0 ? capacity : model.max_positions;
+  if (capacity_ > model.rope.positions)
+    throw BadInput("engine", "context of " + std::to_string(capacity_) + " tokens exceeds the RoPE table of " +
+                                 std::to_string(model.rope.positions) + " positions");
+  const size_t cache = model.layers.size() * static_cast<size_t>(capacity_) * model.kv_heads * model.head_dim;
+  k_cache_.assign(cache, 0);
+  v_cache_.assign(cache, 0);
+}
+
+// Token-wise requantization (INT16, or INT8 in the ablation) then integer RMSNorm.
+void IntegerEngine::norm_rows(const IntNorm& norm, int n, const int32_t* in, int32_t* out) {
+  const int h = m_.hidden, bits = m_.int16_requant ? 16 : 8;
+  NormWeights w;
+  w.gamma = norm.gamma.data();
+  w.gamma_frac_bits = norm.gamma_frac_bits;
+  w.eps_q40 = norm.eps_q40;
+  for (int r = 0; r < n; ++r) {
+    const int shift = requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp_.data());
+    int_rmsnorm(tmp_.data(), h, m_.residual_frac - shift, w, out + static_cast<size_t>(r) * h, norm.out_frac_bits);
+  }
+}
+
+// INT8 with one dynamic scale per (token, group) into xq_/xs_.
+void IntegerEngine::quantize_rows(const int32_t* in, int n, int cols) {
+  const int groups = (cols + m_.group - 1) / m_.group;
+  xq_.resize(static_cast<size_t>(n) * cols);
+  xs_.resize(static_cast<size_t>(n) * groups);
+  for (int r = 0; r < n; ++r)
+    quantize_groups_int8(in + static_cast<size_t>(r) * cols, cols, m_.group, &xq_[static_cast<size_t>(r) * cols],
+                         &xs_[static_cast<size_t>(r) * groups]);
+}
+
+void IntegerEngine::linear(const IntLinear& w, int n, int32_t* out) {
+  gemm_s8_grouped(w.q.data(), xq_.data(), n, w.rows, w.cols, w.group, xs_.data(), w.scale.data(), out);
+  if (!w.bias.empty())
+    for (int r = 0; r < n; ++r)
+      for (int o = 0; o < w.rows; ++o) {
+        int32_t& y = out[static_cast<size_t>(r) * w.rows + o];
+        y = saturate_int32(int64_t{y} + w.bias[o]);
+      }
+}
+
+void IntegerEngine::attend(int layer, int row, int pos) {
+  const IntLayer& L = m_.layers[layer];
+  const int hd = m_.head_dim, kvd = m_.kv_heads * hd, qd = m_.heads * hd, per_kv = m_.heads / m_.kv_heads;
+  const int bits = m_.int16_requant ? 16 : 8, n = pos + 1;
+  const size_t base = static_cast<size_t>(layer) * capacity_ * kvd;
+  for (int h = 0; h < m_.heads; ++h) {
+    const int32_t* q = &q_[static_cast<size_t>(row) * qd + h * hd];
+    const size_t off = base + static_cast<size_t>(h / per_kv) * hd;
+    for (int t = 0; t < n; ++t) {
+      const int32_t* k = &k_cache_[off + static_cast<size_t>(t) * kvd];
+      int64_t s = 0;
+      for (int i = 0; i < hd; ++i) s += int64_t{q[i]} * k[i];
+      scores_[t] = s;
+    }
+    // One scale for the whole row of scores (paper 1 §3.1.3), then integer Softmax.
+    const int shift = requantize_token(scores_.data(), n, bits, tmp_.data());
+    int_softmax(tmp_.data(), n, L.q_frac + L.k_frac - shift, probs_.data(), 30);
+    // sum_t p_t * v_t: at most 2^30 * max|v| < 2^61 since the p_t sum to ~1.
+    for (int i = 0; i < hd; ++i) acc_[i] = 0;
+    for (int t = 0; t < n; ++t) {
+      const int32_t* v = &v_cache_[off + static_cast<size_t>(t) * kvd];
+      const int64_t p = probs_[t];
+      for (int i = 0; i < hd; ++i) acc_[i] += p * v[i];
+    }
+    int32_t* out = &att_[static_cast<size_t>(row) * qd + h * hd];
+    for (int i = 0; i < hd; ++i) out[i] = saturate_int32(round_shift(acc_[i], 30));
+  }
+}
+
+void IntegerEngine::attention(int layer, int n) {
+  const IntLayer& L = m_.layers[layer];
+  const int h = m_.hidden, hd = m_.head_dim, qd = m_.heads * hd, kvd = m_.kv_heads * hd;
+  norm_rows(L.attn_norm, n, x_.data(), xn_.data());
+  quantize_rows(xn_.data(), n, h);
+  linear(L.wq, n, q_.data());
+  linear(L.wk, n, k_.data());
+  linear(L.wv, n, v_.data());
+  const size_t base = static_cast<size_t>(layer) * capacity_ * kvd;
+  for (int r = 0; r < n; ++r) {
+    const int pos = position_ + r;
+    for (int hh = 0; hh < m_.heads; ++hh)
+      int_rope(&q_[static_cast<size_t>(r) * qd + hh * hd], hd, m_.rope.cos_row(pos), m_.rope.sin_row(pos));
+    for (int hh = 0; hh < m_.kv_heads; ++hh)
+      int_rope(&k_[static_cast<size_t>(r) * kvd + hh * hd], hd, m_.rope.cos_row(pos), m_.rope.sin_row(pos));
+    for (int i = 0; i < kvd; ++i) {
+      k_cache_[base + static_cast<size_t>(pos) * kvd + i] = k_[static_cast<size_t>(r) * kvd + i];
+      v_cache_[base + static_cast<size_t>(pos) * kvd + i] = v_[static_cast<size_t>(r) * kvd + i];
+    }
+  }
+  for (int r = 0; r < n; ++r) attend(layer, r, position_ + r);
+  quantize_rows(att_.data(), n, qd);
+  linear(L.wo, n, xn_.data());  // o_proj writes straight into the residual format
+  for (size_t i = 0; i < static_cast<size_t>(n) * h; ++i) x_[i] = saturate_int32(int64_t{x_[i]} + xn_[i]);
+}
+
+void IntegerEngine::ffn(int layer, int n) {
+  const IntLayer& L = m_.layers[layer];
+  const int h = m_.hidden, f = m_.ffn;
+  norm_rows(L.ffn_norm, n, x_.data(), xn_.data());
+  quantize_rows(xn_.data(), n, h);
+  linear(L.w_gate, n, gate_.data());
+  linear(L.w_up, n, up_.data());
+  int_swiglu(gate_.data(), L.gate_frac, up_.data(), L.up_frac, n * f, gate_.data(), L.hidden_frac);
+  quantize_rows(gate_.data(), n, f);
+  linear(L.w_down, n, xn_.data());
+  for (size_t i = 0; i < static_cast<size_t>(n) * h; ++i) x_[i] = saturate_int32(int64_t{x_[i]} + xn_[i]);
+}
+
+void IntegerEngine::forward(const int* tokens, int n, bool all_logits, std::vector<int32_t>& logits) {
+  if (n <= 0) throw BadInput("engine", "forward() needs at least one token");
+  if (position_ + n > capacity_)
+    throw BadInput("engine", "context of " + std::to_string(position_ + n) + " tokens exceeds the KV cache of " +
+                                 std::to_string(capacity_) + " tokens");
+  const size_t rows = static_cast<size_t>(n);
+  const int h = m_.hidden, qd = m_.heads * m_.head_dim, kvd = m_.kv_heads * m_.head_dim;
+  x_.resize(rows * h);
+  xn_.resize(rows * (h > qd ? h : qd));
+  q_.resize(rows * qd);
+  k_.resize(rows * kvd);
+  v_.resize(rows * kvd);
+  att_.resize(rows * qd);
+  gate_.resize(rows * m_.ffn);
+  up_.resize(rows * m_.ffn);
+  const int widest = capacity_ > h ? capacity_ : h;
+  tmp_.resize(widest);
+  probs_.resize(capacity_);
+  scores_.resize(capacity_);
+  acc_.resize(m_.head_dim);
+  // Embedding: the INT8 row times its group scales, straight into the residual format.
+  const IntLinear& e = m_.embedding;
+  for (int r = 0; r < n; ++r) {
+    if (tokens[r] < 0 || tokens[r] >= m_.vocab)
+      throw BadInput("engine", "token id " + std::to_string(tokens[r]) + " is outside the vocabulary of " +
+                                   std::to_string(m_.vocab));
+    const size_t row = static_cast<size_t>(tokens[r]);
+    for (int k = 0; k < h; ++k)
+      x_[static_cast<size_t>(r) * h + k] =
+          saturate_int32(apply(e.scale[row * e.groups() + k / e.group], e.q[row * h + k]));
+  }
+  for (size_t l = 0; l < m_.layers.size(); ++l) {
+    attention(static_cast<int>(l), n);
+    ffn(static_cast<int>(l), n);
+  }
+  position_ += n;
+  const int first = all_logits ? 0 : n - 1, out_rows = n - first;
+  norm_rows(m_.final_norm, out_rows, &x_[static_cast<size_t>(first) * h], xn_.data());
+  quantize_rows(xn_.data(), out_rows, h);
+  logits.resize(static_cast<size_t>(out_rows) * m_.vocab);
+  linear(m_.lm_head, out_rows, logits.data());
+}
+
+}  // namespace ispsim::integer
