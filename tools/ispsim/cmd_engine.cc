@@ -1,8 +1,186 @@
-// Placeholder until the 'engine' command lands; replaced by its owner.
-#include <stdexcept>
+// `ispsim engine ppl | generate`: the functional engine on a Hugging Face
+// checkpoint directory. Results go to stdout (deterministic); wall-clock
+// timing goes to stderr.
+#include <boost/program_options.hpp>
 
+#include <chrono>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "common/error.h"
+#include "kernels/model/evaluation.h"
+#include "kernels/model/fp32_lm.h"
+#include "kernels/model/model.h"
+#include "kernels/model/tokenizer.h"
 #include "tools/ispsim/cli.h"
 
 namespace ispsim::cli {
-int engine(const Args&) { throw std::runtime_error("'engine' is not built yet"); }
+
+namespace {
+
+namespace po = boost::program_options;
+using model::CausalLm;
+
+// Every option of the engine subcommands. Engine variants (e.g. the integer
+// path's stage switches) add their fields here, register them in
+// add_engine_options() and pick the implementation in make_engine().
+struct EngineOptions {
+  std::string model_dir = "assets/brown-llama";  // default: the demo model, relative to the working directory
+  std::string text_file;                         // ppl
+  long long max_tokens = 0;                      // ppl: score at most this many tokens (0 = all)
+  int window = 0;                                // ppl: tokens per window (0 = the model's context)
+  std::string prompt;                            // generate
+  int new_tokens = 32;                           // generate: tokens to produce at most
+};
+
+void add_engine_options(po::options_description& d, EngineOptions& o) {
+  d.add_options()
+      ("help,h", "print this help")
+      ("model", po::value(&o.model_dir)->default_value(o.model_dir),
+       "checkpoint directory (config.json, model.safetensors, tokenizer.json)");
+}
+
+std::unique_ptr<CausalLm> make_engine(const model::Model& m, const EngineOptions& o) {
+  return std::make_unique<model::Fp32Lm>(m);
+}
+
+// Parses args into o; returns false after printing help.
+bool parse(const Args& args, const std::string& command, po::options_description& d) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(d).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: ispsim engine " << command << " [options]\n" << d;
+      return false;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw BadInput("ispsim engine " + command, e.what());
+  }
+  return true;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw BadInput(path, "cannot open file");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+double parameter_millions(const model::Model& m) {
+  const model::Weights& w = m.weights;
+  size_t n = w.token_embedding.size() + w.position_embedding.size() + w.final_norm.size() +
+             w.final_norm_bias.size() + w.lm_head.size();
+  for (const model::LayerWeights& L : w.layers)
+    for (const auto* v : {&L.attn_norm, &L.attn_norm_bias, &L.wq, &L.wk, &L.wv, &L.wo, &L.bq, &L.bk, &L.bv, &L.bo,
+                          &L.ffn_norm, &L.ffn_norm_bias, &L.w_gate, &L.w_up, &L.w_down, &L.b_up, &L.b_down})
+      n += v->size();
+  return static_cast<double>(n) / 1e6;
+}
+
+void print_model(const model::Model& m) {
+  const model::Config& c = m.config;
+  std::cout << "model: " << m.dir << " (" << model::family_name(c.family) << ", " << c.num_layers << " layers, hidden "
+            << c.hidden_size << ", " << c.num_heads << " heads / " << c.num_kv_heads << " KV heads, vocab "
+            << c.vocab_size << " tokens, context " << c.max_positions << " tokens, " << std::fixed
+            << std::setprecision(2) << parameter_millions(m) << " M parameters)\n";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run_ppl(const Args& args) {
+  EngineOptions o;
+  po::options_description d("ppl options");
+  add_engine_options(d, o);
+  d.add_options()
+      ("text", po::value(&o.text_file)->required(), "UTF-8 text file to score")
+      ("max-tokens", po::value(&o.max_tokens)->default_value(0), "score only the first N tokens (0 = all)")
+      ("window", po::value(&o.window)->default_value(0), "tokens per window (0 = the model's context)");
+  if (!parse(args, "ppl", d)) return 0;
+  if (o.max_tokens < 0) throw BadInput("--max-tokens", "must be >= 0");
+  if (o.window < 0) throw BadInput("--window", "must be >= 0");
+
+  model::Model m = model::load_model(o.model_dir);
+  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  const std::string text = read_text(o.text_file);
+  std::vector<int> ids;
+  if (tok.bos_id() >= 0) ids.push_back(tok.bos_id());
+  std::vector<int> body = tok.encode(text, o.text_file);
+  ids.insert(ids.end(), body.begin(), body.end());
+  if (o.max_tokens > 0 && static_cast<long long>(ids.size()) > o.max_tokens) ids.resize(o.max_tokens);
+  if (ids.size() < 2) throw BadInput(o.text_file, "text has fewer than 2 tokens");
+
+  std::unique_ptr<CausalLm> lm = make_engine(m, o);
+  const auto t0 = std::chrono::steady_clock::now();
+  model::PerplexityResult r = model::perplexity(*lm, ids, o.window);
+  const double wall = seconds_since(t0);
+
+  print_model(m);
+  std::cout << "text: " << o.text_file << " (" << text.size() << " bytes)\n";
+  std::cout << std::fixed << std::setprecision(4) << "perplexity " << r.perplexity << " over " << r.tokens
+            << " tokens (" << r.predicted << " tokens predicted, " << r.windows << " windows of at most "
+            << (o.window > 0 ? o.window : lm->capacity()) << " tokens); mean NLL " << r.mean_nll
+            << " nats/token\n";
+  std::cerr << std::fixed << std::setprecision(2) << "ispsim engine ppl: " << wall << " s wall, "
+            << static_cast<double>(r.tokens) / wall << " tokens/s\n";
+  return 0;
+}
+
+int run_generate(const Args& args) {
+  EngineOptions o;
+  po::options_description d("generate options");
+  add_engine_options(d, o);
+  d.add_options()
+      ("prompt", po::value(&o.prompt)->required(), "prompt text")
+      ("tokens", po::value(&o.new_tokens)->default_value(o.new_tokens), "new tokens to generate at most");
+  if (!parse(args, "generate", d)) return 0;
+  if (o.new_tokens < 1) throw BadInput("--tokens", "must be >= 1");
+
+  model::Model m = model::load_model(o.model_dir);
+  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  std::vector<int> prompt;
+  if (tok.bos_id() >= 0) prompt.push_back(tok.bos_id());
+  std::vector<int> body = tok.encode(o.prompt, "--prompt");
+  prompt.insert(prompt.end(), body.begin(), body.end());
+  if (prompt.empty()) throw BadInput("--prompt", "prompt is empty");
+
+  std::unique_ptr<CausalLm> lm = make_engine(m, o);
+  std::cout << o.prompt << std::flush;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<int> out = model::generate_greedy(*lm, prompt, o.new_tokens, [&](int id) {
+    std::cout << tok.decode_token(id) << std::flush;
+  });
+  const double wall = seconds_since(t0);
+  std::cout << "\n";
+  std::cerr << std::fixed << std::setprecision(2) << "ispsim engine generate: " << prompt.size()
+            << " prompt tokens, " << out.size() << " new tokens in " << wall << " s wall ("
+            << static_cast<double>(out.size()) / wall << " tokens/s incl. prefill)\n";
+  return 0;
+}
+
+const char* kEngineUsage =
+    "usage: ispsim engine <ppl|generate> [options]\n"
+    "  ppl       perplexity of a text file: --model DIR --text FILE [--max-tokens N] [--window N]\n"
+    "  generate  greedy continuation of a prompt: --model DIR --prompt TEXT [--tokens N]\n"
+    "run 'ispsim engine <subcommand> --help' for details\n";
+
+}  // namespace
+
+int engine(const Args& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kEngineUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const Args rest(args.begin() + 1, args.end());
+  if (args[0] == "ppl") return run_ppl(rest);
+  if (args[0] == "generate") return run_generate(rest);
+  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate)");
+}
+
 }  // namespace ispsim::cli

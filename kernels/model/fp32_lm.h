@@ -1,0 +1,40 @@
+// The FP32 reference forward pass with a KV cache, for every supported family.
+// Tokens may be appended in batches (prefill) or one at a time (decode); both
+// give the same numbers as a single pass over the whole sequence.
+#pragma once
+
+#include <vector>
+
+#include "kernels/model/causal_lm.h"
+
+namespace ispsim::model {
+
+class Fp32Lm : public CausalLm {
+ public:
+  // capacity: KV cache length in tokens; 0 = the model's max_positions.
+  explicit Fp32Lm(const Model& model, int capacity = 0);
+
+  const Config& config() const override { return model_.config; }
+  int capacity() const override { return capacity_; }
+  int position() const override { return position_; }
+  void reset() override { position_ = 0; }
+  void forward(const int* tokens, int n, bool all_logits, std::vector<float>& logits) override;
+
+ private:
+  void embed(const int* tokens, int n);
+  void attention_block(int layer, int n);
+  void ffn_block(int layer, int n);
+  void norm_rows(const std::vector<float>& weight, const std::vector<float>& bias, int n, const float* in, float* out);
+  void attend(int layer, int row, int pos);
+
+  const Model& model_;
+  int capacity_ = 0;
+  int position_ = 0;
+  std::vector<float> inv_freq_;
+  // KV cache, [layer][position][kv_dim].
+  std::vector<float> k_cache_, v_cache_;
+  // Activations for the current batch of n tokens, row-major [n, width].
+  std::vector<float> x_, xb_, q_, k_, v_, att_out_, hb_, hb2_, scores_, cos_, sin_;
+};
+
+}  // namespace ispsim::model
