@@ -3,8 +3,10 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <systemc>
 
@@ -82,25 +84,42 @@ struct Writer::Impl {
     return sc_core::sc_time_stamp().value() * ps_per_tick / ticks_per_ps;
   }
 
+  // Output goes through a buffer written in large blocks: one ostream call per
+  // character would dominate the cost of a change.
+  std::string buffer;
+  void drain(bool force) {
+    if (buffer.size() < (1u << 16) && !force) return;
+    file.stream().write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    buffer.clear();
+  }
+
+  void write_time(uint64_t t) {
+    char text[24];
+    const auto end = std::to_chars(text, text + sizeof text, t).ptr;
+    buffer += '#';
+    buffer.append(text, end);
+    buffer += '\n';
+    drain(false);
+  }
+
   void write_value(const Var& v, uint64_t value) {
-    std::ostream& os = file.stream();
+    char text[80];
+    char* p = text;
     if (v.width == 1) {
-      os << static_cast<char>('0' + (value & 1)) << v.code << '\n';
-      return;
+      *p++ = static_cast<char>('0' + (value & 1));
+    } else {
+      *p++ = 'b';
+      const int bits = value == 0 ? 1 : 64 - __builtin_clzll(value);
+      for (int b = bits - 1; b >= 0; --b) *p++ = static_cast<char>('0' + ((value >> b) & 1));
+      *p++ = ' ';
     }
-    char bits[65];
-    int n = 0;
-    do {
-      bits[n++] = static_cast<char>('0' + (value & 1));
-      value >>= 1;
-    } while (value != 0);
-    os << 'b';
-    while (n > 0) os << bits[--n];
-    os << ' ' << v.code << '\n';
+    buffer.append(text, p);
+    buffer += v.code;
+    buffer += '\n';
   }
 
   void write_header() {
-    std::ostream& os = file.stream();
+    std::ostringstream os;
     os << "$version ispsim $end\n$timescale 1ps $end\n";
     std::vector<uint32_t> order(vars.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -121,12 +140,16 @@ struct Writer::Impl {
       os << "$var wire " << vars[i].width << ' ' << vars[i].code << ' ' << leaf << " $end\n";
     }
     for (; !open.empty(); open.pop_back()) os << "$upscope $end\n";
-    os << "$enddefinitions $end\n#" << opts.window_begin_ps << "\n$dumpvars\n";
+    os << "$enddefinitions $end\n";
+    buffer += os.str();
+    write_time(opts.window_begin_ps);
+    buffer += "$dumpvars\n";
     for (Var& v : vars) {
       write_value(v, v.value);
       v.written = v.value;
     }
-    os << "$end\n";
+    buffer += "$end\n";
+    drain(false);
     header_written = true;
     last_written_ps = opts.window_begin_ps;
   }
@@ -141,7 +164,7 @@ struct Writer::Impl {
       v.pending = false;
       if (v.value == v.written) continue;  // e.g. 0 -> 1 -> 0 within one time step
       if (!time_written) {
-        file.stream() << '#' << pending_time_ps << '\n';
+        write_time(pending_time_ps);
         last_written_ps = pending_time_ps;
         time_written = true;
       }
@@ -241,7 +264,8 @@ void Writer::close() {
   if (!im.header_written) im.write_header();
   im.flush();
   const uint64_t end = std::min(im.now_ps(), im.opts.window_end_ps);
-  if (end > im.last_written_ps) im.file.stream() << '#' << end << '\n';
+  if (end > im.last_written_ps) im.write_time(end);
+  im.drain(true);
   im.file.commit();
 }
 
