@@ -1,0 +1,185 @@
+#include "traces/trace_io.h"
+
+#include <google/protobuf/stubs/logging.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "common/error.h"
+
+namespace ispsim::trace {
+
+namespace {
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+void append_varint(std::string& out, uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+// Parses without protobuf's own stderr logging (e.g. about invalid UTF-8): the
+// caller reports one clear error line instead.
+template <class Message>
+bool parse_quietly(Message& message, const std::string& bytes) {
+  google::protobuf::LogSilencer quiet;
+  return message.ParseFromString(bytes);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- reader
+
+TraceReader::TraceReader(std::string path) : path_(std::move(path)), validator_(path_) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path_, ec)) throw BadInput(path_, "no such file");
+  if (std::filesystem::is_directory(path_, ec)) throw BadInput(path_, "is a directory, not a trace file");
+  in_.open(path_, std::ios::binary);
+  if (!in_) throw BadInput(path_, std::string("cannot open: ") + std::strerror(errno));
+  file_bytes_ = std::filesystem::file_size(path_, ec);
+  if (ec) throw BadInput(path_, "cannot determine the file size: " + ec.message());
+  if (file_bytes_ == 0) throw BadInput(path_, "empty file (not a trace)");
+
+  char magic[kTraceMagicSize];
+  in_.read(magic, kTraceMagicSize);
+  const auto got = static_cast<size_t>(in_.gcount());
+  offset_ = got;
+  if (std::memcmp(magic, kTraceMagic, got) != 0) {
+    const bool text = std::string(magic, got).find_first_of("#h") == 0;
+    throw BadInput(path_, std::string("not an ispsim binary trace (bad magic bytes)") +
+                              (text ? "; text traces must be packed first: ispsim trace pack IN.txtpb OUT.trace"
+                                    : ""));
+  }
+  if (got < kTraceMagicSize) throw BadInput(path_, "truncated in the magic bytes");
+
+  uint64_t length = 0;
+  if (!read_length(length, "the header")) throw BadInput(path_, "truncated: the file ends before the header");
+  read_body(length, "the header");
+  Header header;
+  if (!parse_quietly(header, buffer_)) throw BadInput(path_, "header is not a valid Header message (corrupt file)");
+  validator_.check_header(header);
+}
+
+bool TraceReader::read_length(uint64_t& length, const std::string& record) {
+  length = 0;
+  const uint64_t start = offset_;
+  for (int shift = 0; shift < 64; shift += 7) {
+    const int c = in_.get();
+    if (c == std::char_traits<char>::eof()) {
+      if (shift == 0) return false;
+      throw BadInput(path_, "truncated in the length prefix of " + record + " (byte " + str(start) + ")");
+    }
+    ++offset_;
+    length |= static_cast<uint64_t>(c & 0x7f) << shift;
+    if (!(c & 0x80)) return true;
+  }
+  throw BadInput(path_, "corrupt length prefix of " + record + " (byte " + str(start) + ")");
+}
+
+void TraceReader::read_body(uint64_t length, const std::string& record) {
+  const uint64_t left = file_bytes_ - offset_;
+  if (length > left)
+    throw BadInput(path_, "truncated in " + record + " (byte " + str(offset_) + "): " + str(length) +
+                              " bytes announced, " + str(left) + " left in the file");
+  if (length > kMaxRecordBytes)
+    throw BadInput(path_, record + " (byte " + str(offset_) + ") is " + str(length) +
+                              " bytes, more than the limit " + str(kMaxRecordBytes));
+  buffer_.resize(length);
+  in_.read(buffer_.data(), static_cast<std::streamsize>(length));
+  if (static_cast<uint64_t>(in_.gcount()) != length)
+    throw BadInput(path_, "truncated in " + record + " (byte " + str(offset_) + ")");
+  offset_ += length;
+}
+
+bool TraceReader::next(Op& op) {
+  if (finished_) return false;
+  const uint64_t start = offset_;
+  const std::string name = "op record #" + str(validator_.ops_seen() + 1);
+  uint64_t length = 0;
+  if (!read_length(length, name)) {
+    finished_ = true;
+    validator_.check_end(/*counts_required=*/true);
+    return false;
+  }
+  if (length == 0) throw BadInput(path_, name + " (byte " + str(start) + ") is empty");
+  read_body(length, name);
+  op.Clear();
+  if (!parse_quietly(op, buffer_))
+    throw BadInput(path_, name + " (byte " + str(start) + ") is not a valid Op message (corrupt file)");
+  validator_.check_op(op);
+  return true;
+}
+
+// ---------------------------------------------------------------- writer
+
+TraceWriter::TraceWriter(std::string path, const Header& header)
+    : path_(path), file_(std::move(path), /*binary=*/true), validator_(path_), header_(header) {
+  validator_.check_header(header_);
+  // Placeholders of the same encoded size as the final counts (fixed64).
+  for (ProgramInfo& p : *header_.mutable_programs())
+    if (!p.has_op_count()) p.set_op_count(0);
+  std::string bytes;
+  if (!header_.SerializeToString(&bytes)) throw BadInput(path_, "cannot serialize the header");
+  buffer_.assign(kTraceMagic, kTraceMagicSize);
+  append_varint(buffer_, bytes.size());
+  header_body_offset_ = static_cast<std::streamoff>(buffer_.size());
+  header_body_bytes_ = bytes.size();
+  buffer_ += bytes;
+  file_.stream().write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+  check_stream();
+}
+
+void TraceWriter::check_stream() {
+  if (!file_.stream()) throw BadInput(path_, "write failed");
+}
+
+void TraceWriter::write(const Op& op) {
+  if (closed_) throw BadInput(path_, "op " + str(op.id()) + " written after close()");
+  validator_.check_op(op);
+  std::string bytes;
+  if (!op.SerializeToString(&bytes)) throw BadInput(path_, "op " + str(op.id()) + ": cannot serialize");
+  buffer_.clear();
+  append_varint(buffer_, bytes.size());
+  buffer_ += bytes;
+  file_.stream().write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+  check_stream();
+}
+
+void TraceWriter::close() {
+  if (closed_) return;
+  validator_.check_end(/*counts_required=*/false);
+  for (ProgramInfo& p : *header_.mutable_programs()) p.set_op_count(validator_.ops_of(p.program()));
+  std::string bytes;
+  if (!header_.SerializeToString(&bytes) || bytes.size() != header_body_bytes_)
+    throw std::logic_error("trace header changed size when patching op counts");
+  std::ostream& out = file_.stream();
+  out.seekp(header_body_offset_);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.seekp(0, std::ios::end);
+  check_stream();
+  file_.commit();
+  closed_ = true;
+}
+
+// ---------------------------------------------------------------- whole traces
+
+TraceText read_trace(const std::string& path) {
+  TraceReader reader(path);
+  TraceText trace;
+  *trace.mutable_header() = reader.header();
+  Op op;
+  while (reader.next(op)) *trace.add_op() = op;
+  return trace;
+}
+
+void write_trace(const std::string& path, const TraceText& trace) {
+  TraceWriter writer(path, trace.header());
+  for (const Op& op : trace.op()) writer.write(op);
+  writer.close();
+}
+
+}  // namespace ispsim::trace

@@ -1,0 +1,377 @@
+#include "traces/trace_validator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace ispsim::trace {
+
+namespace {
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+// Problem text for a size that must be in [1, max]; empty when fine.
+std::string size_problem(const std::string& name, uint64_t value, uint64_t max) {
+  if (value == 0) return name + " is 0; must be > 0";
+  if (value > max) return name + " is " + str(value) + "; exceeds the limit " + str(max);
+  return {};
+}
+
+std::string fraction_problem(const std::string& name, double value) {
+  if (!(value >= 0.0 && value <= 1.0))  // also rejects NaN
+    return name + " is " + std::to_string(value) + "; must be within 0..1";
+  return {};
+}
+
+bool is_valid_bits(uint32_t bits) { return bits == 4 || bits == 8 || bits == 16 || bits == 32; }
+
+}  // namespace
+
+uint32_t dtype_bits(DType dtype) {
+  switch (dtype) {
+    case DTYPE_FP32: case DTYPE_INT32: return 32;
+    case DTYPE_FP16: case DTYPE_BF16: case DTYPE_INT16: return 16;
+    case DTYPE_INT8: return 8;
+    case DTYPE_INT4: return 4;
+    default: return 0;
+  }
+}
+
+uint32_t kv_format_bits(KvFormat format) {
+  switch (format) {
+    case KV_FP16: return 16;
+    case KV_INT8: return 8;
+    case KV_INT4: return 4;
+    default: return 0;
+  }
+}
+
+uint64_t context_tokens(const Request& request) {
+  uint64_t total = 0;
+  for (const Document& d : request.documents()) total += d.tokens();
+  return total;
+}
+
+uint64_t dense_kv_bytes_per_token(const ModelShape& model, KvParts parts, uint32_t bits) {
+  const uint64_t halves = parts == KV_PARTS_K_AND_V ? 2 : 1;
+  return uint64_t{model.kv_heads()} * model.head_dim() * halves * bits / 8;
+}
+
+uint64_t popcount(const BitVector& bits) {
+  uint64_t n = 0;
+  for (unsigned char byte : bits.bits()) n += static_cast<uint64_t>(__builtin_popcount(byte));
+  return n;
+}
+
+TraceValidator::TraceValidator(std::string where) : where_(std::move(where)) {}
+
+void TraceValidator::fail_header(const std::string& problem) const {
+  throw BadInput(where_, "header: " + problem);
+}
+
+void TraceValidator::fail_op(const Op& op, const std::string& problem) const {
+  throw BadInput(where_, "op " + str(op.id()) + ": " + problem);
+}
+
+uint64_t TraceValidator::ops_of(Program program) const {
+  auto it = ids_.find(program);
+  return it == ids_.end() ? 0 : it->second.size();
+}
+
+void TraceValidator::check_header(const Header& header) {
+  if (!header.has_version() || header.version().major() == 0)
+    fail_header("no format version");
+  if (header.version().major() != kFormatMajor)
+    fail_header("unsupported format version " + str(header.version().major()) + "." +
+                str(header.version().minor()) + " (this reader understands major version " +
+                str(kFormatMajor) + ")");
+
+  if (!header.has_model()) fail_header("no model shape");
+  const ModelShape& m = header.model();
+  if (m.family() == ARCHITECTURE_UNSPECIFIED) fail_header("model.family not set");
+  const std::pair<const char*, uint32_t> dims[] = {
+      {"model.layers", m.layers()},   {"model.hidden", m.hidden()},
+      {"model.heads", m.heads()},     {"model.kv_heads", m.kv_heads()},
+      {"model.head_dim", m.head_dim()}, {"model.ffn_dim", m.ffn_dim()},
+      {"model.vocab", m.vocab()}};
+  for (const auto& [name, value] : dims)
+    if (value == 0) fail_header(std::string(name) + " is 0; must be > 0");
+  if (m.heads() % m.kv_heads() != 0)
+    fail_header("model.heads (" + str(m.heads()) + ") is not a multiple of model.kv_heads (" +
+                str(m.kv_heads()) + ")");
+  const std::pair<const char*, uint32_t> widths[] = {{"model.weight_bits", m.weight_bits()},
+                                                     {"model.kv_bits", m.kv_bits()},
+                                                     {"model.activation_bits", m.activation_bits()}};
+  for (const auto& [name, value] : widths)
+    if (!is_valid_bits(value)) fail_header(std::string(name) + " is " + str(value) + "; must be 4, 8, 16 or 32");
+
+  if (!header.has_request()) fail_header("no request");
+  const Request& r = header.request();
+  for (int i = 0; i < r.documents_size(); ++i) {
+    std::string p = size_problem("request.documents[" + str(i) + "].tokens", r.documents(i).tokens(), kMaxTokens);
+    if (!p.empty()) fail_header(p);
+  }
+  if (r.query_tokens() > kMaxTokens) fail_header("request.query_tokens exceeds the limit " + str(kMaxTokens));
+  if (r.answer_tokens() > kMaxTokens) fail_header("request.answer_tokens exceeds the limit " + str(kMaxTokens));
+  if (context_tokens(r) > kMaxTokens) fail_header("request context exceeds " + str(kMaxTokens) + " tokens");
+  if (std::string p = fraction_problem("request.recompute_ratio", r.recompute_ratio()); !p.empty())
+    fail_header(p);
+  if (r.kv_format() == KV_FORMAT_UNSPECIFIED) fail_header("request.kv_format not set");
+  const uint32_t format_bits = kv_format_bits(r.kv_format());
+  if (format_bits != 0 && format_bits != m.kv_bits())
+    fail_header("request.kv_format " + KvFormat_Name(r.kv_format()) + " has " + str(format_bits) +
+                "-bit elements but model.kv_bits is " + str(m.kv_bits()));
+  if (r.kv_format() == KV_DICTIONARY) {
+    if (!r.has_dictionary()) fail_header("request.kv_format is KV_DICTIONARY but request.dictionary is missing");
+    const DictionarySettings& d = r.dictionary();
+    const std::pair<const char*, uint32_t> counts[] = {
+        {"atoms", d.atoms()}, {"k_low", d.k_low()}, {"k_high", d.k_high()},
+        {"window_tokens", d.window_tokens()}, {"unit_tokens", d.unit_tokens()},
+        {"dictionary_bits", d.dictionary_bits()}, {"index_bits", d.index_bits()},
+        {"coefficient_bits", d.coefficient_bits()}};
+    for (const auto& [name, value] : counts)
+      if (value == 0) fail_header("request.dictionary." + std::string(name) + " is 0; must be > 0");
+    if (d.k_low() > d.k_high() || d.k_high() > d.atoms())
+      fail_header("request.dictionary needs k_low <= k_high <= atoms, got " + str(d.k_low()) + ", " +
+                  str(d.k_high()) + ", " + str(d.atoms()));
+    if (std::string p = fraction_problem("request.dictionary.refine_fraction", d.refine_fraction()); !p.empty())
+      fail_header(p);
+    if (d.unit_tokens() > d.window_tokens())
+      fail_header("request.dictionary.unit_tokens (" + str(d.unit_tokens()) + ") exceeds window_tokens (" +
+                  str(d.window_tokens()) + ")");
+  } else if (r.has_dictionary()) {
+    fail_header("request.dictionary is set but request.kv_format is " + KvFormat_Name(r.kv_format()));
+  }
+
+  if (!header.has_producer() || header.producer().kind() == PRODUCER_UNSPECIFIED)
+    fail_header("producer.kind not set");
+
+  if (header.programs_size() == 0) fail_header("no programs declared");
+  for (const ProgramInfo& p : header.programs()) {
+    if (p.program() == PROGRAM_UNSPECIFIED) fail_header("a program entry has no program set");
+    if (ids_.count(p.program())) fail_header("program " + Program_Name(p.program()) + " declared twice");
+    if (p.has_op_count() && p.op_count() == 0)
+      fail_header("program " + Program_Name(p.program()) + " declares 0 ops");
+    ids_[p.program()];
+  }
+  header_ = header;
+  have_header_ = true;
+}
+
+void TraceValidator::check_op(const Op& op) {
+  if (!have_header_) throw BadInput(where_, "op " + str(op.id()) + " before the header");
+  if (have_previous_id_ && op.id() <= previous_id_)
+    fail_op(op, "id is not greater than the previous op's id " + str(previous_id_));
+
+  auto program = ids_.find(op.program());
+  if (op.program() == PROGRAM_UNSPECIFIED) fail_op(op, "program not set");
+  if (program == ids_.end())
+    fail_op(op, "program " + Program_Name(op.program()) + " is not declared in the header");
+  std::vector<uint64_t>& seen = program->second;
+  for (const ProgramInfo& p : header_.programs())
+    if (p.program() == op.program() && p.has_op_count() && seen.size() >= p.op_count())
+      fail_op(op, "program " + Program_Name(op.program()) + " declares " + str(p.op_count()) +
+                      " ops in the header but has more");
+
+  if (op.phase() == PHASE_UNSPECIFIED) fail_op(op, "phase not set");
+  if (op.has_layer() && op.layer() >= header_.model().layers())
+    fail_op(op, "layer " + str(op.layer()) + " does not exist (model has " +
+                    str(header_.model().layers()) + " layers)");
+  if (op.has_decode_step() && op.decode_step() >= header_.request().answer_tokens())
+    fail_op(op, "decode_step " + str(op.decode_step()) + " is beyond request.answer_tokens " +
+                    str(header_.request().answer_tokens()));
+
+  std::set<uint64_t> deps_seen;
+  for (uint64_t dep : op.deps()) {
+    if (dep >= op.id()) fail_op(op, "depends on op " + str(dep) + ", which is not an earlier op");
+    if (!std::binary_search(seen.begin(), seen.end(), dep))
+      fail_op(op, "depends on op " + str(dep) + ", which is not an earlier op of program " +
+                      Program_Name(op.program()));
+    if (!deps_seen.insert(dep).second) fail_op(op, "lists dependency " + str(dep) + " twice");
+  }
+
+  check_kind(op);
+
+  if (op.has_measured_duration_ns() && op.measured_duration_ns() == 0)
+    fail_op(op, "measured_duration_ns is 0; omit it when not measured");
+  for (int i = 0; i < op.payloads_size(); ++i) {
+    const Tensor& t = op.payloads(i);
+    const std::string name = "payloads[" + str(i) + "]";
+    if (t.name().empty()) fail_op(op, name + " has no name");
+    if (dtype_bits(t.dtype()) == 0) fail_op(op, name + " (" + t.name() + ") dtype not set");
+    if (t.shape_size() == 0) fail_op(op, name + " (" + t.name() + ") has no shape");
+    uint64_t elements = 1;
+    for (uint64_t dim : t.shape()) {
+      if (std::string p = size_problem(name + " (" + t.name() + ") dimension", dim, kMaxElements); !p.empty())
+        fail_op(op, p);
+      if (elements > kMaxElements / dim) fail_op(op, name + " (" + t.name() + ") has too many elements");
+      elements *= dim;
+    }
+    const uint64_t expected = (elements * dtype_bits(t.dtype()) + 7) / 8;
+    if (t.data().size() != expected)
+      fail_op(op, name + " (" + t.name() + ") has " + str(t.data().size()) + " data bytes, expected " +
+                      str(expected));
+  }
+
+  seen.push_back(op.id());
+  previous_id_ = op.id();
+  have_previous_id_ = true;
+  ++ops_seen_;
+}
+
+void TraceValidator::check_mask(const Op& op, const BitVector& mask, uint64_t expected_bits,
+                                const std::string& name) const {
+  if (mask.bit_length() != expected_bits)
+    fail_op(op, name + " has " + str(mask.bit_length()) + " bits, expected " + str(expected_bits) +
+                    " (one per token it covers)");
+  const uint64_t bytes = (mask.bit_length() + 7) / 8;
+  if (mask.bits().size() != bytes)
+    fail_op(op, name + " holds " + str(mask.bits().size()) + " bytes, expected " + str(bytes) + " for " +
+                    str(mask.bit_length()) + " bits");
+  if (const unsigned spare = mask.bit_length() % 8; spare != 0) {
+    const auto last = static_cast<unsigned char>(mask.bits().back());
+    if (last >> spare) fail_op(op, name + " has bits set beyond its bit length");
+  }
+}
+
+void TraceValidator::check_kv_transfer(const Op& op, const KvTransfer& kv, const std::string& name) const {
+  if (!op.has_layer()) fail_op(op, name + " needs a layer");
+  if (kv.tokens().end() <= kv.tokens().begin())
+    fail_op(op, name + ".tokens [" + str(kv.tokens().begin()) + ", " + str(kv.tokens().end()) + ") is empty");
+  if (kv.tokens().end() > kMaxTokens) fail_op(op, name + ".tokens end exceeds " + str(kMaxTokens));
+  if (std::string p = size_problem(name + ".bytes", kv.bytes(), kMaxElements); !p.empty()) fail_op(op, p);
+  if (kv.region() == KV_REGION_UNSPECIFIED) fail_op(op, name + ".region not set");
+  if (kv.parts() == KV_PARTS_UNSPECIFIED) fail_op(op, name + ".parts not set");
+  const KvFormat format = kv.format() == KV_FORMAT_UNSPECIFIED ? header_.request().kv_format() : kv.format();
+  if (const uint32_t bits = kv_format_bits(format); bits != 0) {
+    const uint64_t tokens = kv.tokens().end() - kv.tokens().begin();
+    const uint64_t expected = tokens * dense_kv_bytes_per_token(header_.model(), kv.parts(), bits);
+    if (kv.bytes() != expected)
+      fail_op(op, name + ".bytes is " + str(kv.bytes()) + " but " + str(tokens) + " tokens of " +
+                      KvFormat_Name(format) + " " + KvParts_Name(kv.parts()) + " are " + str(expected) + " bytes");
+  }
+}
+
+void TraceValidator::check_kind(const Op& op) const {
+  auto need = [&](const std::string& problem) { if (!problem.empty()) fail_op(op, problem); };
+  auto need_layer = [&](const char* kind) {
+    if (!op.has_layer()) fail_op(op, std::string(kind) + " needs a layer");
+  };
+  switch (op.kind_case()) {
+    case Op::kGemm: {
+      const Gemm& g = op.gemm();
+      need(size_problem("gemm.m", g.m(), kMaxElements));
+      need(size_problem("gemm.n", g.n(), kMaxElements));
+      need(size_problem("gemm.k", g.k(), kMaxElements));
+      if (!dtype_bits(g.a_dtype()) || !dtype_bits(g.b_dtype()) || !dtype_bits(g.out_dtype()))
+        fail_op(op, "gemm dtypes (a_dtype, b_dtype, out_dtype) must all be set");
+      break;
+    }
+    case Op::kAttention: {
+      const Attention& a = op.attention();
+      need_layer("attention");
+      need(size_problem("attention.query_rows", a.query_rows(), kMaxTokens));
+      if (a.kv_size() == 0) fail_op(op, "attention sees no KV (attention.kv is empty)");
+      uint64_t precomputed = 0;
+      for (int i = 0; i < a.kv_size(); ++i) {
+        const KvSpan& s = a.kv(i);
+        const std::string name = "attention.kv[" + str(i) + "]";
+        if (s.tokens().end() <= s.tokens().begin())
+          fail_op(op, name + " [" + str(s.tokens().begin()) + ", " + str(s.tokens().end()) + ") is empty");
+        if (s.tokens().end() > kMaxTokens) fail_op(op, name + " end exceeds " + str(kMaxTokens));
+        if (s.region() == KV_REGION_UNSPECIFIED) fail_op(op, name + ".region not set");
+        if (s.region() == KV_REGION_PRECOMPUTED) precomputed += s.tokens().end() - s.tokens().begin();
+      }
+      if (!dtype_bits(a.dtype())) fail_op(op, "attention.dtype not set");
+      if (a.has_hkvd_mask()) {
+        if (precomputed == 0) fail_op(op, "attention.hkvd_mask given but no precomputed KV span to filter");
+        check_mask(op, a.hkvd_mask(), precomputed, "attention.hkvd_mask");
+      }
+      break;
+    }
+    case Op::kNonlinear: {
+      const Nonlinear& n = op.nonlinear();
+      if (n.kind() == NONLINEAR_UNSPECIFIED) fail_op(op, "nonlinear.kind not set");
+      need(size_problem("nonlinear.elements", n.elements(), kMaxElements));
+      if (!dtype_bits(n.dtype())) fail_op(op, "nonlinear.dtype not set");
+      break;
+    }
+    case Op::kKvLoad:
+      check_kv_transfer(op, op.kv_load(), "kv_load");
+      break;
+    case Op::kKvAppend:
+      check_kv_transfer(op, op.kv_append(), "kv_append");
+      if (op.kv_append().region() != KV_REGION_APPENDED)
+        fail_op(op, "kv_append.region must be KV_REGION_APPENDED (precomputed KV is never modified)");
+      break;
+    case Op::kHkvdSelect: {
+      const HkvdSelect& h = op.hkvd_select();
+      need_layer("hkvd_select");
+      need(size_problem("hkvd_select.context_tokens", h.context_tokens(), kMaxTokens));
+      need(fraction_problem("hkvd_select.ratio", h.ratio()));
+      check_mask(op, h.mask(), h.context_tokens(), "hkvd_select.mask");
+      if (popcount(h.mask()) != h.selected_tokens())
+        fail_op(op, "hkvd_select.selected_tokens is " + str(h.selected_tokens()) + " but the mask has " +
+                        str(popcount(h.mask())) + " bits set");
+      break;
+    }
+    case Op::kDictEncode: {
+      const DictEncode& d = op.dict_encode();
+      need_layer("dict_encode");
+      need(size_problem("dict_encode.tokens", d.tokens(), kMaxTokens));
+      need(size_problem("dict_encode.heads", d.heads(), kMaxElements));
+      need(size_problem("dict_encode.vector_dim", d.vector_dim(), kMaxElements));
+      need(size_problem("dict_encode.atoms", d.atoms(), kMaxElements));
+      need(size_problem("dict_encode.pursuit_iterations", d.pursuit_iterations(), d.atoms()));
+      if (d.method() == PURSUIT_UNSPECIFIED) fail_op(op, "dict_encode.method not set");
+      if (d.parts() == KV_PARTS_UNSPECIFIED) fail_op(op, "dict_encode.parts not set");
+      break;
+    }
+    case Op::kDictAttention: {
+      const DictAttention& d = op.dict_attention();
+      need_layer("dict_attention");
+      need(size_problem("dict_attention.query_rows", d.query_rows(), kMaxTokens));
+      if (d.compressed_tokens() + d.window_tokens() == 0)
+        fail_op(op, "dict_attention sees no tokens (compressed_tokens + window_tokens is 0)");
+      if (d.compressed_tokens() > kMaxTokens || d.window_tokens() > kMaxTokens)
+        fail_op(op, "dict_attention token counts exceed " + str(kMaxTokens));
+      need(size_problem("dict_attention.atoms", d.atoms(), kMaxElements));
+      if (d.k_low() == 0 || d.k_low() > d.k_high() || d.k_high() > d.atoms())
+        fail_op(op, "dict_attention needs 1 <= k_low <= k_high <= atoms, got " + str(d.k_low()) + ", " +
+                        str(d.k_high()) + ", " + str(d.atoms()));
+      need(fraction_problem("dict_attention.refine_fraction", d.refine_fraction()));
+      break;
+    }
+    case Op::kEmbedding:
+      need(size_problem("embedding.tokens", op.embedding().tokens(), kMaxTokens));
+      if (!dtype_bits(op.embedding().dtype())) fail_op(op, "embedding.dtype not set");
+      break;
+    case Op::kLmHead:
+      need(size_problem("lm_head.rows", op.lm_head().rows(), kMaxTokens));
+      if (!dtype_bits(op.lm_head().dtype())) fail_op(op, "lm_head.dtype not set");
+      break;
+    case Op::KIND_NOT_SET:
+      fail_op(op, "has no kind (gemm, attention, kv_load, ...)");
+  }
+}
+
+void TraceValidator::check_end(bool counts_required) const {
+  for (const ProgramInfo& p : header_.programs()) {
+    const uint64_t seen = ops_of(p.program());
+    if (p.has_op_count()) {
+      if (seen != p.op_count())
+        throw BadInput(where_, "program " + Program_Name(p.program()) + " declares " + str(p.op_count()) +
+                                   " ops in the header, but the trace ends after " + str(seen) +
+                                   " (truncated file?)");
+    } else if (counts_required) {
+      throw BadInput(where_, "header: program " + Program_Name(p.program()) + " has no op_count");
+    } else if (seen == 0) {
+      throw BadInput(where_, "program " + Program_Name(p.program()) + " is declared but has no ops");
+    }
+  }
+}
+
+}  // namespace ispsim::trace

@@ -1,0 +1,77 @@
+// Semantic checks of a trace, applied while it streams: the header once, then
+// every op in file order. The reader, the writer and the text loader all use it,
+// so no tool can write a trace that the reader would reject.
+//
+// Memory: one 8-byte id per op already seen (kept per program, sorted because ids
+// increase), needed to prove that each dependency names an earlier op of the same
+// program. Everything else is O(1) per op.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "traces/trace.pb.h"
+
+namespace ispsim::trace {
+
+// Format version this code writes and reads (see FormatVersion in trace.proto).
+constexpr uint32_t kFormatMajor = 1;
+constexpr uint32_t kFormatMinor = 0;
+
+// Sanity limits that catch corrupt or negative-turned-huge values (a negative
+// int64 stored into a uint64 field reads back as ~1.8e19).
+constexpr uint64_t kMaxTokens = uint64_t{1} << 40;    // token counts and positions
+constexpr uint64_t kMaxElements = uint64_t{1} << 50;  // elements, bytes, GEMM dims
+
+// Storage bits of one element; 0 for DTYPE_UNSPECIFIED.
+uint32_t dtype_bits(DType dtype);
+// Bits per dense KV element of a format; 0 for KV_DICTIONARY and unspecified.
+uint32_t kv_format_bits(KvFormat format);
+// Sum of the documents' tokens (the context the HKVD masks cover).
+uint64_t context_tokens(const Request& request);
+// Bytes of one token's KV in one layer for a dense format.
+uint64_t dense_kv_bytes_per_token(const ModelShape& model, KvParts parts, uint32_t bits);
+// Number of set bits of a bit vector (its byte size is not checked here).
+uint64_t popcount(const BitVector& bits);
+
+class TraceValidator {
+ public:
+  // `where` names the file in every error: BadInput(where, "op 12: ...").
+  explicit TraceValidator(std::string where);
+  // Changes the location named in later errors (the text loader points at each op's line).
+  void set_where(std::string where) { where_ = std::move(where); }
+
+  // Version, model shape, request, producer and program list.
+  void check_header(const Header& header);
+  // One op in file order (after check_header).
+  void check_op(const Op& op);
+  // End of the trace: each program's op count matches the header where declared.
+  // `counts_required` demands a declared count for every program (binary files).
+  void check_end(bool counts_required) const;
+
+  const Header& header() const { return header_; }
+  uint64_t ops_seen() const { return ops_seen_; }
+  // Ops seen so far per declared program.
+  uint64_t ops_of(Program program) const;
+
+ private:
+  [[noreturn]] void fail_header(const std::string& problem) const;
+  [[noreturn]] void fail_op(const Op& op, const std::string& problem) const;
+  void check_kind(const Op& op) const;
+  void check_mask(const Op& op, const BitVector& mask, uint64_t expected_bits,
+                  const std::string& name) const;
+  void check_kv_transfer(const Op& op, const KvTransfer& kv, const std::string& name) const;
+
+  std::string where_;
+  Header header_;
+  bool have_header_ = false;
+  bool have_previous_id_ = false;
+  uint64_t previous_id_ = 0;
+  uint64_t ops_seen_ = 0;
+  // Ids seen per declared program, increasing (for dependency checks).
+  std::map<Program, std::vector<uint64_t>> ids_;
+};
+
+}  // namespace ispsim::trace
