@@ -1,8 +1,183 @@
-// Placeholder until the 'describe' command lands; replaced by its owner.
-#include <stdexcept>
+// ispsim describe [PLATFORM|MODULE] [--set path=value]...
+//
+// No argument: lists the platforms on the search path and the modules (the
+// parameter groups of a platform). A platform (name or file): every parameter
+// with its full path, value, unit, where the value came from, default, range,
+// meaning and source. A module (e.g. "nand" or "NandParams"): its parameters
+// with unit, default, range, meaning and source. Everything is read from the
+// schema's field options, so this output cannot drift from the code.
+#include <boost/program_options.hpp>
 
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "platforms/schema/field_text.h"
+#include "platforms/schema/overrides.h"
+#include "platforms/schema/parameter_table.h"
+#include "platforms/schema/platform_loader.h"
 #include "tools/ispsim/cli.h"
 
 namespace ispsim::cli {
-int describe(const Args&) { throw std::runtime_error("'describe' is not built yet"); }
+
+namespace {
+
+namespace po = boost::program_options;
+using google::protobuf::FieldDescriptor;
+using schema::ParameterRow;
+
+const char* kUsage =
+    "usage: ispsim describe [PLATFORM|MODULE] [--set path=value]...\n"
+    "  (none)     list the platforms and the modules\n"
+    "  PLATFORM   a platform name (see the list) or a .textproto file: every parameter\n"
+    "             with value, unit, origin (file, default or --set), default, range,\n"
+    "             meaning and source (long text values are abbreviated in the table)\n"
+    "  MODULE     a parameter group, e.g. nand (or its message name, NandParams)\n";
+
+// The platform's parameter groups: fields of Platform that are messages.
+std::vector<const FieldDescriptor*> modules() {
+  std::vector<const FieldDescriptor*> groups;
+  const auto* platform = schema::Platform::descriptor();
+  for (int i = 0; i < platform->field_count(); ++i) {
+    const FieldDescriptor* field = platform->field(i);
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) groups.push_back(field);
+  }
+  return groups;
+}
+
+const FieldDescriptor* find_module(const std::string& name) {
+  for (const FieldDescriptor* field : modules()) {
+    if (field->name() == name || field->message_type()->name() == name) return field;
+  }
+  return nullptr;
+}
+
+std::string default_text(const ParameterRow& row, bool is_string) {
+  if (row.doc.required) return "(required)";
+  return is_string ? "\"" + row.doc.default_value + "\"" : row.doc.default_value;
+}
+
+bool is_string_field(const std::string& path) {
+  std::string problem;
+  const FieldDescriptor* field =
+      schema::find_parameter(*schema::Platform::descriptor(), path, &problem);
+  return field && field->cpp_type() == FieldDescriptor::CPPTYPE_STRING;
+}
+
+// Long text values (a platform's description) would widen the whole table; the
+// header above it prints them in full.
+std::string table_value(const std::string& value) {
+  constexpr std::size_t kMaxWidth = 40;
+  return value.size() <= kMaxWidth ? value : value.substr(0, kMaxWidth - 3) + "...";
+}
+
+int list_all() {
+  std::vector<std::vector<std::string>> rows = {{"NAME", "PROGRAM", "DISPLAY NAME", "DESCRIPTION"}};
+  std::string first_error;
+  for (const schema::PlatformFile& entry : schema::list_platform_files()) {
+    try {
+      const schema::Platform p = schema::load_platform_file(entry.file).platform;
+      rows.push_back({entry.name, schema::Platform::Program_Name(p.program()), p.name(),
+                      p.description()});
+    } catch (const BadInput& e) {
+      rows.push_back({entry.name, "-", "-", std::string("INVALID: ") + e.what()});
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  std::string search_path;
+  for (const std::string& dir : schema::platform_search_path()) {
+    search_path += (search_path.empty() ? "" : ":") + dir;
+  }
+  std::cout << "Platforms (ispsim describe NAME; search path " << search_path << "):\n"
+            << schema::aligned_table(rows);
+
+  rows = {{"MODULE", "MESSAGE", "PARAMETERS", "MEANING"}};
+  for (const FieldDescriptor* field : modules()) {
+    const auto count = schema::parameter_rows(*field->message_type(), nullptr).size();
+    rows.push_back({field->name(), field->message_type()->name(), std::to_string(count),
+                    schema::parameter_doc(*field).doc});
+  }
+  std::cout << "\nModules (ispsim describe MODULE):\n" << schema::aligned_table(rows);
+  std::cout.flush();
+  // A broken platform file is bad input even when listing: say so after the list.
+  if (!first_error.empty()) throw BadInput("", first_error);
+  return 0;
+}
+
+int describe_module(const FieldDescriptor& module) {
+  std::cout << "module " << module.name() << " (" << module.message_type()->full_name()
+            << "): " << schema::parameter_doc(module).doc << "\n"
+            << "set in a platform file as: " << module.name() << " { <parameter>: <value> }, "
+            << "or on the command line as: --set " << module.name() << ".<parameter>=<value>\n\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"PARAMETER", "UNIT", "DEFAULT", "RANGE", "MEANING", "SOURCE"}};
+  for (const ParameterRow& row : schema::parameter_rows(*module.message_type(), nullptr)) {
+    rows.push_back({row.path, row.doc.unit,
+                    default_text(row, is_string_field(module.name() + "." + row.path)),
+                    schema::range_text(row.doc), row.doc.doc, row.doc.source});
+  }
+  std::cout << schema::aligned_table(rows);
+  return 0;
+}
+
+int describe_platform(const std::string& name_or_path, const std::vector<std::string>& sets) {
+  const schema::LoadedPlatform loaded = schema::load_platform(name_or_path, sets);
+  const schema::Platform& p = loaded.platform;
+  std::cout << "platform " << p.name() << " (" << loaded.file << ")\n";
+  if (!p.description().empty()) std::cout << p.description() << "\n";
+  std::cout << "runs the trace program " << schema::Platform::Program_Name(p.program())
+            << "\n\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"PARAMETER", "VALUE", "UNIT", "FROM", "DEFAULT", "RANGE", "MEANING", "SOURCE"}};
+  for (const ParameterRow& row : schema::parameter_rows(*p.GetDescriptor(), &p)) {
+    rows.push_back({row.path, table_value(row.value), row.doc.unit, loaded.origin(row.path),
+                    default_text(row, is_string_field(row.path)), schema::range_text(row.doc),
+                    row.doc.doc, row.doc.source});
+  }
+  std::cout << schema::aligned_table(rows);
+  return 0;
+}
+
+}  // namespace
+
+int describe(const Args& args) {
+  po::options_description options("options");
+  options.add_options()
+      ("help,h", "print this help")
+      ("set", po::value<std::vector<std::string>>()->composing(),
+       "override a platform parameter, e.g. --set nand.t_read_us=20 (repeatable)")
+      ("target", po::value<std::string>(), "platform or module");
+  po::positional_options_description positional;
+  positional.add("target", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw BadInput("describe", e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << kUsage << "options:\n"
+              << "  --set path=value  override a platform parameter (repeatable)\n";
+    return 0;
+  }
+  const std::vector<std::string> sets =
+      vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (!vm.count("target")) {
+    if (!sets.empty()) throw BadInput("describe", "--set needs a platform to apply to");
+    return list_all();
+  }
+  const std::string target = vm["target"].as<std::string>();
+  // Module names are a small fixed set; a platform of the same name is still
+  // reachable by its file path.
+  if (!schema::looks_like_path(target)) {
+    if (const FieldDescriptor* module = find_module(target)) {
+      if (!sets.empty()) throw BadInput("describe", "--set applies to platforms, not modules");
+      return describe_module(*module);
+    }
+  }
+  return describe_platform(target, sets);
+}
+
 }  // namespace ispsim::cli

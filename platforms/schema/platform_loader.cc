@@ -1,0 +1,113 @@
+#include "platforms/schema/platform_loader.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "common/error.h"
+#include "platforms/schema/defaults.h"
+#include "platforms/schema/overrides.h"
+#include "platforms/schema/parameter_table.h"
+#include "platforms/schema/textproto_file.h"
+#include "platforms/schema/validation.h"
+
+namespace ispsim::schema {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kExtension = ".textproto";
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : separator) + item;
+  return text;
+}
+
+}  // namespace
+
+std::string LoadedPlatform::origin(const std::string& path) const {
+  if (std::find(from_overrides.begin(), from_overrides.end(), path) != from_overrides.end()) {
+    return "--set";
+  }
+  if (std::find(from_file.begin(), from_file.end(), path) != from_file.end()) return "file";
+  return "default";
+}
+
+std::vector<std::string> platform_search_path() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("ISPSIM_PLATFORM_PATH")) {
+    std::string list = env;
+    std::string::size_type start = 0;
+    while (start <= list.size()) {
+      const auto colon = std::min(list.find(':', start), list.size());
+      if (colon > start) dirs.push_back(list.substr(start, colon - start));
+      start = colon + 1;
+    }
+  }
+  dirs.push_back(ISPSIM_PLATFORM_DIR);
+  return dirs;
+}
+
+std::vector<PlatformFile> list_platform_files() {
+  std::map<std::string, std::string> by_name;  // sorted; first directory wins
+  for (const std::string& dir : platform_search_path()) {
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() == kExtension) files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) by_name.emplace(file.stem().string(), file.string());
+  }
+  std::vector<PlatformFile> list;
+  for (const auto& [name, file] : by_name) list.push_back({name, file});
+  return list;
+}
+
+bool looks_like_path(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos || ends_with(name_or_path, kExtension);
+}
+
+std::string find_platform_file(const std::string& name_or_path) {
+  if (name_or_path.empty()) throw BadInput("platform", "the platform name is empty");
+  if (looks_like_path(name_or_path)) return name_or_path;
+  for (const std::string& dir : platform_search_path()) {
+    const fs::path candidate = fs::path(dir) / (name_or_path + kExtension);
+    std::error_code ec;
+    if (fs::exists(candidate, ec)) return candidate.string();
+  }
+  std::vector<std::string> known;
+  for (const PlatformFile& p : list_platform_files()) known.push_back(p.name);
+  throw BadInput(name_or_path, "no platform of this name in " +
+                                   joined(platform_search_path(), ":") + " (known: " +
+                                   (known.empty() ? "none" : joined(known, ", ")) + ")");
+}
+
+LoadedPlatform load_platform_file(const std::string& file,
+                                  const std::vector<std::string>& overrides) {
+  LoadedPlatform loaded;
+  loaded.file = file;
+  parse_textproto_file(file, loaded.platform);
+  loaded.from_file = set_parameter_paths(loaded.platform);
+  apply_defaults(loaded.platform);
+  for (const std::string& assignment : overrides) {
+    loaded.from_overrides.push_back(apply_override(loaded.platform, assignment, file));
+  }
+  validate_parameters(loaded.platform, file);
+  return loaded;
+}
+
+LoadedPlatform load_platform(const std::string& name_or_path,
+                             const std::vector<std::string>& overrides) {
+  return load_platform_file(find_platform_file(name_or_path), overrides);
+}
+
+}  // namespace ispsim::schema

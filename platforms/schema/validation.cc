@@ -1,0 +1,59 @@
+#include "platforms/schema/validation.h"
+
+#include <cmath>
+
+#include "common/error.h"
+#include "platforms/schema/field_text.h"
+#include "platforms/schema/parameter_doc.h"
+
+namespace ispsim::schema {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+namespace {
+
+void validate(const Message& message, const std::string& prefix, const std::string& where) {
+  const auto* descriptor = message.GetDescriptor();
+  const auto* reflection = message.GetReflection();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const FieldDescriptor& field = *descriptor->field(i);
+    const std::string path = prefix + field.name();
+    if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      validate(reflection->GetMessage(message, &field), path + ".", where);
+      continue;
+    }
+    const ParameterDoc doc = parameter_doc(field);
+    if (!reflection->HasField(message, &field)) {
+      if (doc.required) throw BadInput(where, "'" + path + "' is required (" + doc.doc + ")");
+      continue;  // optional without a value: only in messages not passed through apply_defaults
+    }
+    const std::string value = field_value_text(message, field);
+    if (field.cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+      const int number = reflection->GetEnumValue(message, &field);
+      if (number == 0 || !field.enum_type()->FindValueByNumber(number)) {
+        throw BadInput(where, path + " = " + value + " is not a valid choice; use " +
+                                  accepted_values(field));
+      }
+      continue;
+    }
+    const std::optional<double> number = numeric_value(message, field);
+    if (!number) continue;
+    if (!std::isfinite(*number)) {
+      throw BadInput(where, path + " = " + value + " is not a finite number");
+    }
+    if ((doc.min && *number < *doc.min) || (doc.max && *number > *doc.max)) {
+      throw BadInput(where, path + " = " + value + " " + doc.unit +
+                                " is outside the allowed range " + range_text(doc) + " " +
+                                doc.unit);
+    }
+  }
+}
+
+}  // namespace
+
+void validate_parameters(const Message& message, const std::string& where) {
+  validate(message, "", where);
+}
+
+}  // namespace ispsim::schema

@@ -1,0 +1,202 @@
+// Loading platforms: by name and by path, defaults, file values, --set
+// overrides, the search path, and the helpers behind `ispsim describe`.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "common/error.h"
+#include "platforms/schema/field_text.h"
+#include "platforms/schema/parameter_table.h"
+#include "platforms/schema/platform_loader.h"
+#include "tests/platforms/test_util.h"
+
+namespace {
+
+using ispsim::schema::load_platform;
+using ispsim::schema::load_platform_file;
+using ispsim::schema::NandStreamParams;
+using ispsim::schema::Platform;
+using ispsim::test::write_file;
+
+const std::string kMinimal = "name: \"tiny\"\nprogram: DECODE_ONLY\n";
+
+// The default of a NandParams field as the schema states it (the NAND models
+// own those numbers; these tests only check that the loader applies them).
+double nand_default(const std::string& field) {
+  const auto* f = ispsim::schema::NandParams::descriptor()->FindFieldByName(field);
+  return std::stod(ispsim::schema::parameter_doc(*f).default_value);
+}
+
+TEST(Loader, LoadsTheNandStreamPlatformByName) {
+  const auto loaded = load_platform("nand_stream");
+  EXPECT_EQ(loaded.file, std::string(ISPSIM_SOURCE_DIR) + "/platforms/nand_stream.textproto");
+  const Platform& p = loaded.platform;
+  EXPECT_EQ(p.name(), "NAND-Stream");
+  EXPECT_EQ(p.program(), Platform::MICROBENCHMARK);
+  EXPECT_EQ(p.stream().read_mode(), NandStreamParams::PIPELINED);
+  EXPECT_EQ(p.stream().scratchpad_buffers_per_channel(), 2u);
+  EXPECT_EQ(p.stream().consumer_ns_per_page(), 64.0);
+  EXPECT_EQ(p.nand().channels(), nand_default("channels"));
+  EXPECT_EQ(p.nand().t_read_us(), nand_default("t_read_us"));
+  EXPECT_EQ(loaded.origin("stream.read_mode"), "file");
+  EXPECT_EQ(loaded.origin("stream.consumer_ns_per_page"), "default");
+  EXPECT_EQ(loaded.origin("nand.t_read_us"), "default");
+}
+
+TEST(Loader, LoadsByPathToo) {
+  const std::string file = std::string(ISPSIM_SOURCE_DIR) + "/platforms/nand_stream.textproto";
+  EXPECT_EQ(load_platform(file).platform.name(), "NAND-Stream");
+}
+
+TEST(Loader, DefaultsFillEveryUnsetParameter) {
+  const auto loaded = load_platform_file(write_file("tiny.textproto", kMinimal));
+  const Platform& p = loaded.platform;
+  EXPECT_EQ(p.program(), Platform::DECODE_ONLY);
+  EXPECT_TRUE(p.has_nand() && p.has_stream() && p.has_modules());
+  EXPECT_EQ(p.nand().page_bytes(), nand_default("page_bytes"));
+  EXPECT_EQ(p.stream().read_mode(), NandStreamParams::PIPELINED);
+  EXPECT_EQ(p.modules().isp_accelerator(), "elastic_simd");
+  EXPECT_EQ(loaded.from_file, (std::vector<std::string>{"name", "program"}));
+}
+
+TEST(Loader, FileValuesWinOverDefaults) {
+  const auto p = load_platform_file(write_file("f.textproto", kMinimal +
+                                                                  "nand { t_read_us: 12.5 channels: 2 }\n"
+                                                                  "stream { read_mode: SEQUENTIAL }\n"))
+                     .platform;
+  EXPECT_EQ(p.nand().t_read_us(), 12.5);
+  EXPECT_EQ(p.nand().channels(), 2u);
+  EXPECT_EQ(p.stream().read_mode(), NandStreamParams::SEQUENTIAL);
+}
+
+TEST(Loader, OverridesWinOverFileAndDefaults) {
+  const std::string file = write_file("o.textproto", kMinimal + "nand { t_read_us: 12.5 }\n");
+  const auto loaded = load_platform_file(
+      file, {"nand.t_read_us=20", "stream.read_mode=SEQUENTIAL", "nand.cache_read=false",
+             "modules.isp_accelerator=systolic_pair", "stream.consumer_ns_per_page=0",
+             "nand.channels=16", "nand.channels=4", "description=with spaces = and equals"});
+  const Platform& p = loaded.platform;
+  EXPECT_EQ(p.nand().t_read_us(), 20.0);
+  EXPECT_EQ(p.stream().read_mode(), NandStreamParams::SEQUENTIAL);
+  EXPECT_FALSE(p.nand().cache_read());
+  EXPECT_EQ(p.modules().isp_accelerator(), "systolic_pair");
+  EXPECT_EQ(p.stream().consumer_ns_per_page(), 0.0);
+  EXPECT_EQ(p.nand().channels(), 4u);  // the last --set of a path wins
+  EXPECT_EQ(p.description(), "with spaces = and equals");
+  EXPECT_EQ(loaded.origin("nand.t_read_us"), "--set");
+  EXPECT_EQ(loaded.origin("name"), "file");
+  EXPECT_EQ(loaded.origin("nand.page_bytes"), "default");
+}
+
+TEST(Loader, OverridesAreRangeCheckedLikeFileValues) {
+  const std::string file = write_file("r.textproto", kMinimal);
+  try {
+    load_platform_file(file, {"stream.scratchpad_buffers_per_channel=0"});
+    FAIL() << "no range error";
+  } catch (const ispsim::BadInput& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file + ": stream.scratchpad_buffers_per_channel = 0 count is outside the allowed "
+                     "range [1, 64] count");
+  }
+}
+
+TEST(Loader, SearchPathPutsTheEnvironmentFirst) {
+  const auto dir = ispsim::test::scratch_dir() / "mine";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "nand_stream.textproto") << "name: \"shadow\"\nprogram: MICROBENCHMARK\n";
+  std::ofstream(dir / "extra.textproto") << "name: \"extra\"\nprogram: FULL_PREFILL\n";
+  std::ofstream(dir / "notes.txt") << "not a platform\n";
+  const std::string env = "/nonexistent/dir::" + dir.string();
+  ASSERT_EQ(setenv("ISPSIM_PLATFORM_PATH", env.c_str(), 1), 0);
+
+  const auto search = ispsim::schema::platform_search_path();
+  ASSERT_EQ(search.size(), 3u);  // the empty entry is skipped
+  EXPECT_EQ(search[1], dir.string());
+  EXPECT_EQ(search[2], std::string(ISPSIM_SOURCE_DIR) + "/platforms");
+
+  EXPECT_EQ(load_platform("nand_stream").platform.name(), "shadow");
+  EXPECT_EQ(load_platform("extra").platform.program(), Platform::FULL_PREFILL);
+  int nand_stream_entries = 0;
+  bool has_extra = false;
+  for (const auto& entry : ispsim::schema::list_platform_files()) {
+    nand_stream_entries += entry.name == "nand_stream";
+    has_extra |= entry.name == "extra" && entry.file == (dir / "extra.textproto").string();
+  }
+  EXPECT_EQ(nand_stream_entries, 1);
+  EXPECT_TRUE(has_extra);
+  unsetenv("ISPSIM_PLATFORM_PATH");
+}
+
+TEST(Loader, UnknownNameListsTheKnownOnes) {
+  try {
+    load_platform("no_such_platform");
+    FAIL() << "no error";
+  } catch (const ispsim::BadInput& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("no_such_platform: no platform of this name in ", 0), 0u) << what;
+    EXPECT_NE(what.find("known: "), std::string::npos) << what;
+    EXPECT_NE(what.find("nand_stream"), std::string::npos) << what;
+  }
+}
+
+TEST(Loader, EveryPlatformInTheTreeLoads) {
+  const auto platforms = ispsim::schema::list_platform_files();
+  EXPECT_FALSE(platforms.empty());
+  for (const auto& entry : platforms) {
+    SCOPED_TRACE(entry.file);
+    EXPECT_NO_THROW(load_platform_file(entry.file));
+  }
+}
+
+TEST(FieldText, NumbersPrintInShortestRoundTripForm) {
+  using ispsim::schema::format_number;
+  EXPECT_EQ(format_number(5), "5");
+  EXPECT_EQ(format_number(0.001), "0.001");
+  EXPECT_EQ(format_number(16384.0 / 2.4), "6826.666666666667");
+  EXPECT_EQ(format_number(-1.5), "-1.5");
+}
+
+TEST(FieldText, ValuesAreParsedStrictly) {
+  ispsim::schema::NandParams nand;
+  const auto* d = nand.GetDescriptor();
+  const auto set = [&](const char* field, const char* text) {
+    return ispsim::schema::set_field_from_text(nand, *d->FindFieldByName(field), text);
+  };
+  EXPECT_FALSE(set("channels", "12"));
+  EXPECT_EQ(nand.channels(), 12u);
+  EXPECT_TRUE(set("channels", "-1"));          // no wrap-around to 4294967295
+  EXPECT_TRUE(set("channels", "4294967296"));  // does not fit in 32 bits
+  EXPECT_TRUE(set("channels", "12x"));
+  EXPECT_TRUE(set("channels", "1.5"));
+  EXPECT_TRUE(set("channels", ""));
+  EXPECT_EQ(nand.channels(), 12u);
+  EXPECT_FALSE(set("t_read_us", "2.5e1"));
+  EXPECT_EQ(nand.t_read_us(), 25.0);
+  EXPECT_TRUE(set("t_read_us", "nan"));
+  EXPECT_TRUE(set("t_read_us", "inf"));
+  EXPECT_TRUE(set("t_read_us", " 3"));
+  EXPECT_FALSE(set("cache_read", "false"));
+  EXPECT_FALSE(nand.cache_read());
+  EXPECT_TRUE(set("cache_read", "yes"));
+  EXPECT_EQ(*set("channels", "abc"), "'abc' is not a non-negative integer (32-bit) (channels)");
+}
+
+TEST(ParameterTable, AlignsColumnsAndLeavesTheLastOneUnpadded) {
+  EXPECT_EQ(ispsim::schema::aligned_table({{"A", "BB", "C"}, {"long", "x", "tail text"}, {"", "", ""}}),
+            "A     BB  C\n"
+            "long  x   tail text\n"
+            "\n");
+}
+
+TEST(ParameterTable, ListsFullPathsInSchemaOrder) {
+  const auto rows = ispsim::schema::parameter_rows(*Platform::descriptor(), nullptr);
+  ASSERT_GE(rows.size(), 6u);
+  EXPECT_EQ(rows[0].path, "name");
+  EXPECT_EQ(rows[1].path, "description");
+  EXPECT_EQ(rows[2].path, "program");
+  EXPECT_EQ(rows[3].path, "modules.isp_accelerator");
+  EXPECT_EQ(rows[4].path, "nand.channels");
+  EXPECT_EQ(rows.back().path, "stream.scratchpad_buffers_per_channel");
+}
+
+}  // namespace

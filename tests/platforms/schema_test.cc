@@ -1,0 +1,148 @@
+// The documentation rule, made enforceable: every parameter reachable from
+// Platform carries unit, meaning, default (or is required) and source, and the
+// defaults themselves parse and lie inside their ranges.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "common/error.h"
+
+#include "platforms/schema/defaults.h"
+#include "platforms/schema/field_text.h"
+#include "platforms/schema/parameter_doc.h"
+#include "platforms/schema/parameter_table.h"
+#include "platforms/schema/platform.pb.h"
+#include "platforms/schema/validation.h"
+
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using ispsim::schema::ParameterDoc;
+using ispsim::schema::Platform;
+
+// Every message type reachable from `root`, each once.
+void collect_types(const Descriptor* root, std::set<const Descriptor*>& seen) {
+  if (!seen.insert(root).second) return;
+  for (int i = 0; i < root->field_count(); ++i) {
+    if (root->field(i)->message_type()) collect_types(root->field(i)->message_type(), seen);
+  }
+}
+
+std::set<const Descriptor*> all_types() {
+  std::set<const Descriptor*> types;
+  collect_types(Platform::descriptor(), types);
+  return types;
+}
+
+Platform platform_with_defaults() {
+  Platform p;
+  p.set_name("defaults");
+  p.set_program(Platform::MICROBENCHMARK);
+  ispsim::schema::apply_defaults(p);
+  return p;
+}
+
+TEST(Schema, ReachesEveryComponent) {
+  std::set<std::string> names;
+  for (const Descriptor* type : all_types()) names.insert(type->full_name());
+  EXPECT_EQ(names, (std::set<std::string>{
+                       "ispsim.schema.Platform", "ispsim.schema.ModuleSelection",
+                       "ispsim.schema.NandParams", "ispsim.schema.NandStreamParams"}));
+}
+
+TEST(Schema, EveryFieldIsDocumented) {
+  for (const Descriptor* type : all_types()) {
+    for (int i = 0; i < type->field_count(); ++i) {
+      const FieldDescriptor& field = *type->field(i);
+      const ParameterDoc doc = ispsim::schema::parameter_doc(field);
+      SCOPED_TRACE(field.full_name());
+      EXPECT_FALSE(doc.doc.empty()) << "no (doc)";
+      // The loader handles singular fields only (defaults, --set, ranges).
+      EXPECT_FALSE(field.is_repeated()) << "repeated fields are not supported by the loader yet";
+      EXPECT_EQ(field.real_containing_oneof(), nullptr) << "oneofs are not supported by the loader yet";
+      if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) continue;  // a group
+
+      EXPECT_FALSE(doc.unit.empty()) << "no (unit)";
+      EXPECT_FALSE(doc.source.empty()) << "no (source)";
+      EXPECT_NE(doc.source.rfind("TODO", 0), 0u) << "a TODO is not a source: " << doc.source;
+      EXPECT_TRUE(doc.has_default != doc.required)
+          << "needs exactly one of (default_value) and (required)";
+      EXPECT_TRUE(field.has_presence()) << "must be 'optional' (unset must differ from zero)";
+
+      const bool numeric = field.cpp_type() == FieldDescriptor::CPPTYPE_INT32 ||
+                           field.cpp_type() == FieldDescriptor::CPPTYPE_INT64 ||
+                           field.cpp_type() == FieldDescriptor::CPPTYPE_UINT32 ||
+                           field.cpp_type() == FieldDescriptor::CPPTYPE_UINT64 ||
+                           field.cpp_type() == FieldDescriptor::CPPTYPE_DOUBLE ||
+                           field.cpp_type() == FieldDescriptor::CPPTYPE_FLOAT;
+      if (numeric) {
+        EXPECT_TRUE(doc.min && doc.max) << "numeric parameters need (min) and (max)";
+        if (doc.min && doc.max) {
+          EXPECT_LE(*doc.min, *doc.max);
+        }
+        EXPECT_NE(doc.unit, "enum");
+        EXPECT_NE(doc.unit, "text");
+      } else {
+        EXPECT_FALSE(doc.min || doc.max) << "(min)/(max) only apply to numbers";
+      }
+      if (field.cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {
+        EXPECT_EQ(doc.unit, "enum");
+        EXPECT_EQ(field.enum_type()->value(0)->number(), 0);
+        EXPECT_NE(field.enum_type()->value(0)->name().find("UNSPECIFIED"), std::string::npos)
+            << "value 0 must be the *_UNSPECIFIED placeholder";
+      }
+      if (field.cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
+        EXPECT_EQ(doc.unit, "flag");
+      }
+      if (field.cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+        EXPECT_EQ(doc.unit, "text");
+      }
+    }
+  }
+}
+
+TEST(Schema, DefaultsParseAndLieInTheirRanges) {
+  const Platform p = platform_with_defaults();
+  EXPECT_NO_THROW(ispsim::schema::validate_parameters(p, "schema defaults"));
+  // Every parameter now has a value, equal to its default's text.
+  for (const auto& row : ispsim::schema::parameter_rows(*Platform::descriptor(), &p)) {
+    SCOPED_TRACE(row.path);
+    ASSERT_FALSE(row.value.empty());
+    if (row.doc.required) continue;
+    const bool is_string = row.value.front() == '"';
+    EXPECT_EQ(row.value, is_string ? "\"" + row.doc.default_value + "\"" : row.doc.default_value);
+  }
+}
+
+TEST(Schema, StreamAndModuleDefaults) {
+  const Platform p = platform_with_defaults();
+  EXPECT_EQ(p.stream().read_mode(), ispsim::schema::NandStreamParams::PIPELINED);
+  EXPECT_EQ(p.stream().consumer_ns_per_page(), 64.0);
+  EXPECT_EQ(p.stream().scratchpad_buffers_per_channel(), 2u);
+  EXPECT_EQ(p.modules().isp_accelerator(), "elastic_simd");
+  EXPECT_EQ(p.description(), "");
+}
+
+TEST(Schema, DefaultsDoNotOverwriteSetValues) {
+  Platform p;
+  p.mutable_nand()->set_channels(3);
+  p.mutable_stream()->set_consumer_ns_per_page(0);  // zero is a value, not "unset"
+  ispsim::schema::apply_defaults(p);
+  EXPECT_EQ(p.nand().channels(), 3u);
+  EXPECT_EQ(p.stream().consumer_ns_per_page(), 0.0);
+  EXPECT_TRUE(p.nand().has_t_read_us());
+}
+
+TEST(Schema, RequiredFieldsAreReported) {
+  Platform p;
+  ispsim::schema::apply_defaults(p);
+  try {
+    ispsim::schema::validate_parameters(p, "x.textproto");
+    FAIL() << "no error for a platform without name";
+  } catch (const ispsim::BadInput& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("x.textproto: 'name' is required", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
