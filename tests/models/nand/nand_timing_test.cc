@@ -1,0 +1,250 @@
+// Exact simulated times of NAND reads, the die-level pipeline, channel
+// contention and appends, against closed-form expressions written out here.
+// Every TEST runs in its own process (SystemC elaborates once per process).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <systemc>
+#include <vector>
+
+#include "models/nand/appender.h"
+#include "models/nand/flash_array.h"
+#include "models/nand/layout.h"
+#include "models/nand/stream_reader.h"
+
+namespace ispsim::nand {
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_NS;
+using sc_core::SC_US;
+
+// tOut = page_bytes / (rate * 1e6 * width / 8), rounded to the nearest picosecond.
+sc_time transfer_time(double page_bytes, double rate_mtps, double width_bits) {
+  return sc_time::from_value(std::llround(page_bytes * 1e12 / (rate_mtps * 1e6 * width_bits / 8)));
+}
+
+schema::NandParams flash(unsigned channels, unsigned dies, unsigned planes, double t_read_us,
+                         bool cache_read) {
+  schema::NandParams p;
+  p.set_channels(channels);
+  p.set_dies_per_channel(dies);
+  p.set_planes_per_die(planes);
+  p.set_t_read_us(t_read_us);
+  p.set_cache_read(cache_read);
+  p.set_page_bytes(16384);
+  p.set_channel_rate_mtps(2400);
+  p.set_channel_width_bits(8);
+  p.set_t_prog_us(500);
+  return p;
+}
+
+schema::NandStreamParams stream(schema::NandStreamParams::ReadMode mode, double consume_ns,
+                                unsigned buffers) {
+  schema::NandStreamParams s;
+  s.set_read_mode(mode);
+  s.set_consumer_ns_per_page(consume_ns);
+  s.set_scratchpad_buffers_per_channel(buffers);
+  return s;
+}
+
+const auto kSequential = schema::NandStreamParams::SEQUENTIAL;
+const auto kPipelined = schema::NandStreamParams::PIPELINED;
+const sc_time kTout = transfer_time(16384, 2400, 8);  // 6826667 ps
+
+// A flash with a stream reader that records when each page was consumed.
+struct Rig {
+  FlashArray flash;
+  StreamReader reader;
+  std::vector<std::pair<uint32_t, sc_time>> consumed;
+
+  Rig(const schema::NandParams& n, const schema::NandStreamParams& s)
+      : flash("nand", FlashConfig::from_params(n)), reader("reader", flash, StreamConfig::from_params(s)) {
+    reader.set_delivery([this](const PageAddress&, uint32_t index) {
+      consumed.emplace_back(index, sc_core::sc_time_stamp());
+    });
+  }
+  // Reads `pages` and returns the time from start to the last page consumed.
+  sc_time run(std::vector<PageAddress> pages) {
+    reader.start(std::move(pages));
+    sc_core::sc_start();
+    EXPECT_TRUE(reader.done());
+    return reader.finished_at() - reader.started_at();
+  }
+};
+
+// `count` pages of channel 0 placed round-robin over `dies` dies, plane 0.
+std::vector<PageAddress> pages_on_channel0(unsigned count, unsigned dies) {
+  std::vector<PageAddress> pages;
+  for (unsigned i = 0; i < count; ++i) {
+    PageAddress p;
+    p.die = i % dies;
+    p.page = i / dies;
+    pages.push_back(p);
+  }
+  return pages;
+}
+
+TEST(NandTiming, TransferTimeOfDefaultPageIs6827ns) {
+  const FlashConfig c = FlashConfig::from_params(schema::NandParams());
+  EXPECT_EQ(c.t_page_transfer, kTout);
+  EXPECT_EQ(kTout, sc_time::from_value(6826667));
+  EXPECT_EQ(c.t_read, sc_time(5, SC_US));
+  EXPECT_EQ(c.channels, 8u);
+  EXPECT_EQ(c.page_bytes, 16384u);
+}
+
+TEST(NandTiming, OnePageOnOneDie) {
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig rig(flash(1, 1, 1, 5, false), stream(kPipelined, 100, 2));
+  // sense, data-out, consume
+  EXPECT_EQ(rig.run(pages_on_channel0(1, 1)), tR + kTout + tC);
+}
+
+TEST(NandTiming, TwoPagesOnOneDieWithoutCacheRead) {
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig rig(flash(1, 1, 1, 5, false), stream(kPipelined, 100, 2));
+  // The second sense waits for the first data-out: 2 (tR + tOut), then consume.
+  EXPECT_EQ(rig.run(pages_on_channel0(2, 1)), 2 * (tR + kTout) + tC);
+  ASSERT_EQ(rig.consumed.size(), 2u);
+  EXPECT_EQ(rig.consumed[0].second, tR + kTout + tC);
+}
+
+TEST(NandTiming, CacheReadOnOneDieWhenTransferDominates) {
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig rig(flash(1, 1, 1, 5, true), stream(kPipelined, 100, 2));
+  // Sensing of page k+1 overlaps the data-out of page k: tR + tOut + (N-1) max(tR, tOut) + tC.
+  const unsigned n = 5;
+  EXPECT_EQ(rig.run(pages_on_channel0(n, 1)), tR + kTout + (n - 1) * std::max(tR, kTout) + tC);
+}
+
+TEST(NandTiming, CacheReadOnOneDieWhenSensingDominates) {
+  const sc_time tR(20, SC_US), tC(100, SC_NS);
+  Rig rig(flash(1, 1, 1, 20, true), stream(kPipelined, 100, 2));
+  const unsigned n = 5;
+  EXPECT_EQ(rig.run(pages_on_channel0(n, 1)), tR + kTout + (n - 1) * std::max(tR, kTout) + tC);
+}
+
+TEST(NandTiming, DiesPlusOnePagesOnOneChannelAreChannelBound) {
+  // 4 dies sense at once; data-outs follow back to back; die 0 re-senses during
+  // the others' data-outs (tR <= 3 tOut), so page 5 follows without a gap.
+  const unsigned dies = 4;
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  ASSERT_LE(tR, (dies - 1) * kTout);
+  Rig rig(flash(1, dies, 1, 5, false), stream(kPipelined, 100, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(dies + 1, dies)), tR + (dies + 1) * kTout + tC);
+  for (size_t k = 0; k < rig.consumed.size(); ++k) {
+    EXPECT_EQ(rig.consumed[k].second, tR + (k + 1) * kTout + tC) << "page " << k;
+  }
+}
+
+TEST(NandTiming, DiesPlusOnePagesWithTooFewDiesExposeTr) {
+  // 2 dies, tR = 20 us > tOut: die 0 re-senses from tR + tOut to 2 tR + tOut, after
+  // the channel went idle at tR + 2 tOut, so the third page ends at 2 tR + 2 tOut.
+  const unsigned dies = 2;
+  const sc_time tR(20, SC_US), tC(100, SC_NS);
+  Rig rig(flash(1, dies, 1, 20, false), stream(kPipelined, 100, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(dies + 1, dies)), 2 * tR + 2 * kTout + tC);
+}
+
+TEST(NandTiming, SequentialExposesTrOnEveryPage) {
+  const unsigned dies = 4, n = dies + 1;
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig rig(flash(1, dies, 1, 5, true), stream(kSequential, 100, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(n, dies)), n * (tR + kTout + tC));
+  for (size_t k = 0; k < rig.consumed.size(); ++k) {
+    EXPECT_EQ(rig.consumed[k].second, (k + 1) * (tR + kTout + tC)) << "page " << k;
+  }
+}
+
+TEST(NandTiming, SequentialChannelsRunInParallel) {
+  const unsigned channels = 4, dies = 2, per_channel = 3;
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig rig(flash(channels, dies, 1, 5, false), stream(kSequential, 100, 2));
+  Layout layout(rig.flash.config());
+  std::vector<PageAddress> pages;
+  for (unsigned i = 0; i < channels * per_channel; ++i) pages.push_back(layout.address(i));
+  EXPECT_EQ(rig.run(pages), per_channel * (tR + kTout + tC));
+}
+
+TEST(NandTiming, ChannelContentionSerialisesTwoDies) {
+  // Two dies of one channel sense together; their data-outs take turns.
+  const sc_time tR(5, SC_US);
+  Rig rig(flash(1, 2, 1, 5, false), stream(kPipelined, 0, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(2, 2)), tR + 2 * kTout);
+  ASSERT_EQ(rig.consumed.size(), 2u);
+  EXPECT_EQ(rig.consumed[0].second, tR + kTout);
+  EXPECT_EQ(rig.consumed[1].second, tR + 2 * kTout);
+  EXPECT_NE(rig.consumed[0].first, rig.consumed[1].first);
+}
+
+TEST(NandTiming, TwoChannelsDoNotContend) {
+  const sc_time tR(5, SC_US);
+  Rig rig(flash(2, 1, 1, 5, false), stream(kPipelined, 0, 2));
+  std::vector<PageAddress> pages(2);
+  pages[1].channel = 1;
+  EXPECT_EQ(rig.run(pages), tR + kTout);
+}
+
+TEST(NandTiming, MultiPlaneReadSensesBothPlanesInOneTr) {
+  // One die, 2 planes: both pages are sensed together, then transferred in turn.
+  const sc_time tR(5, SC_US);
+  Rig rig(flash(1, 1, 2, 5, false), stream(kPipelined, 0, 2));
+  std::vector<PageAddress> pages(2);
+  pages[1].plane = 1;
+  EXPECT_EQ(rig.run(pages), tR + 2 * kTout);
+}
+
+TEST(NandTiming, SingleBufferSerialisesTransferAndConsume) {
+  // One scratchpad buffer: a data-out may start only when the previous page is
+  // consumed, so each page costs tOut + tC after the first tR (sensing is hidden by 4 dies).
+  const unsigned dies = 4, n = 6;
+  const sc_time tR(5, SC_US), tC(3, SC_US);
+  Rig rig(flash(1, dies, 1, 5, true), stream(kPipelined, 3000, 1));
+  EXPECT_EQ(rig.run(pages_on_channel0(n, dies)), tR + n * (kTout + tC));
+}
+
+TEST(NandTiming, DoubleBufferHidesConsumeTimeUpToTout) {
+  const unsigned dies = 4, n = 6;
+  const sc_time tR(5, SC_US), tC(3, SC_US);
+  Rig rig(flash(1, dies, 1, 5, true), stream(kPipelined, 3000, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(n, dies)), tR + n * kTout + tC);
+}
+
+TEST(NandTiming, SlowConsumerBoundsTheStream) {
+  // tC > tOut with two buffers: the consumer is the bottleneck after the first page.
+  const unsigned dies = 4, n = 6;
+  const sc_time tR(5, SC_US), tC(10, SC_US);
+  ASSERT_GT(tC, kTout);
+  Rig rig(flash(1, dies, 1, 5, true), stream(kPipelined, 10000, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(n, dies)), tR + kTout + n * tC);
+}
+
+TEST(NandTiming, AppendsPayDataInThenTprog) {
+  // One die: each page is data-in (tIn = tOut) then tPROG, one page at a time.
+  const sc_time tProg(500, SC_US);
+  FlashArray array("nand", FlashConfig::from_params(flash(1, 1, 1, 5, false)));
+  Appender appender("appender", array);
+  std::vector<PageAddress> pages = pages_on_channel0(3, 1);
+  appender.start(pages);
+  sc_core::sc_start();
+  ASSERT_TRUE(appender.done());
+  EXPECT_EQ(appender.finished_at() - appender.started_at(), 3 * (kTout + tProg));
+  EXPECT_EQ(array.die(0, 0).pages_programmed(), 3u);
+}
+
+TEST(NandTiming, AppendsOnTwoDiesOverlapTprog) {
+  // Die 1's data-in follows die 0's; both then program concurrently.
+  const sc_time tProg(500, SC_US);
+  FlashArray array("nand", FlashConfig::from_params(flash(1, 2, 1, 5, false)));
+  Appender appender("appender", array);
+  appender.start(pages_on_channel0(4, 2));
+  sc_core::sc_start();
+  // Die 0: data-in [0, tIn], program to tIn + tPROG, data-in to 2 tIn + tPROG, program
+  // to 2 (tIn + tPROG). Die 1 runs one tIn behind (its first data-in waits for die 0's),
+  // and its second data-in starts at 2 tIn + tPROG, just as die 0's ends: 3 tIn + 2 tPROG.
+  EXPECT_EQ(appender.finished_at(), kTout + 2 * (kTout + tProg));
+}
+
+}  // namespace
+}  // namespace ispsim::nand
