@@ -1,0 +1,129 @@
+// FP32 forward pass: internal consistency (prefill == decode, GQA == MHA with
+// duplicated KV heads), closed-form perplexity, windowing and greedy decoding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/error.h"
+#include "kernels/model/evaluation.h"
+#include "kernels/model/fp32_lm.h"
+#include "tests/kernels/model/test_model.h"
+
+namespace ispsim::model {
+namespace {
+
+using namespace testing;
+
+const std::vector<int> kTokens = {5, 17, 42, 299, 0, 7, 7, 128, 64, 3, 250, 11};
+
+std::vector<float> logits_all(CausalLm& lm, const std::vector<int>& tokens) {
+  std::vector<float> logits;
+  lm.reset();
+  lm.forward(tokens.data(), static_cast<int>(tokens.size()), true, logits);
+  return logits;
+}
+
+TEST(Fp32Forward, PrefillEqualsTokenByTokenDecodeForEveryFamily) {
+  for (const std::string family : {"llama", "qwen2", "opt"}) {
+    TinyModel tm;
+    tm.family = family;
+    Model m = load_model(make_tiny_model_dir("prefill_" + family, tm));
+    Fp32Lm lm(m);
+    std::vector<float> batch = logits_all(lm, kTokens);
+    lm.reset();
+    std::vector<float> one;
+    const int v = m.config.vocab_size;
+    for (size_t t = 0; t < kTokens.size(); ++t) {
+      lm.forward(&kTokens[t], 1, false, one);
+      for (int i = 0; i < v; ++i) ASSERT_NEAR(one[i], batch[t * v + i], 1e-4) << family << " t=" << t;
+    }
+    // Mixed: a prefill of 5 then a batch of the rest.
+    lm.reset();
+    lm.forward(kTokens.data(), 5, false, one);
+    lm.forward(kTokens.data() + 5, static_cast<int>(kTokens.size()) - 5, false, one);
+    for (int i = 0; i < v; ++i) ASSERT_NEAR(one[i], batch[(kTokens.size() - 1) * v + i], 1e-4) << family;
+    EXPECT_EQ(lm.position(), static_cast<int>(kTokens.size()));
+  }
+}
+
+TEST(Fp32Forward, GroupedQueryAttentionEqualsMhaWithDuplicatedKvHeads) {
+  TinyModel tm;  // 4 query heads share 2 KV heads: head h reads KV head h / 2
+  Model gqa = load_model(make_tiny_model_dir("gqa", tm));
+  Model mha = gqa;
+  mha.config.num_kv_heads = 4;
+  const size_t row = static_cast<size_t>(gqa.config.head_dim) * gqa.config.hidden_size;
+  for (LayerWeights& L : mha.weights.layers) {
+    for (std::vector<float>* w : {&L.wk, &L.wv}) {
+      std::vector<float> wide(4 * row);
+      for (int h = 0; h < 4; ++h) std::copy_n(w->begin() + (h / 2) * row, row, wide.begin() + h * row);
+      *w = wide;
+    }
+  }
+  Fp32Lm a(gqa), b(mha);
+  std::vector<float> la = logits_all(a, kTokens), lb = logits_all(b, kTokens);
+  ASSERT_EQ(la.size(), lb.size());
+  for (size_t i = 0; i < la.size(); ++i) ASSERT_NEAR(la[i], lb[i], 1e-5);
+}
+
+TEST(Fp32Forward, ZeroOutputMatrixGivesPerplexityEqualToVocabularySize) {
+  TinyModel tm;
+  tm.zero_lm_head = true;  // every logit 0: uniform over 300 tokens
+  Model m = load_model(make_tiny_model_dir("uniform", tm));
+  Fp32Lm lm(m);
+  PerplexityResult r = perplexity(lm, kTokens);
+  EXPECT_NEAR(r.perplexity, 300.0, 1e-9);
+  EXPECT_NEAR(r.mean_nll, std::log(300.0), 1e-12);
+  EXPECT_EQ(r.predicted, static_cast<long long>(kTokens.size()) - 1);
+  EXPECT_EQ(r.windows, 1);
+}
+
+TEST(Fp32Forward, PerplexityWindowsOverlapByOneTokenAndRestartTheCache) {
+  TinyModel tm;
+  Model m = load_model(make_tiny_model_dir("windows", tm));
+  Fp32Lm lm(m);
+  const int window = 5;  // 12 tokens: windows [0,5) [4,9) [8,12) predict 4 + 4 + 3 = 11 tokens
+  PerplexityResult r = perplexity(lm, kTokens, window);
+  EXPECT_EQ(r.windows, 3);
+  EXPECT_EQ(r.predicted, 11);
+  double nll = 0.0;
+  const int v = m.config.vocab_size;
+  for (size_t start : {0, 4, 8}) {
+    std::vector<int> w(kTokens.begin() + start, kTokens.begin() + std::min(start + window, kTokens.size()));
+    std::vector<float> logits = logits_all(lm, w);
+    for (size_t t = 0; t + 1 < w.size(); ++t) nll += negative_log_likelihood(&logits[t * v], v, w[t + 1]);
+  }
+  EXPECT_NEAR(r.mean_nll, nll / 11.0, 1e-12);
+}
+
+TEST(Fp32Forward, GreedyGenerationPicksTheArgmaxOfTheFullSequence) {
+  TinyModel tm;
+  tm.family = "qwen2";
+  Model m = load_model(make_tiny_model_dir("greedy", tm));
+  m.config.eos_token_ids.clear();  // run the full length
+  Fp32Lm lm(m);
+  std::vector<int> prompt(kTokens.begin(), kTokens.begin() + 4);
+  std::vector<int> streamed;
+  std::vector<int> out = generate_greedy(lm, prompt, 6, [&](int id) { streamed.push_back(id); });
+  ASSERT_EQ(out.size(), 6u);
+  EXPECT_EQ(out, streamed);
+  std::vector<int> seq = prompt;
+  seq.insert(seq.end(), out.begin(), out.end());
+  std::vector<float> logits = logits_all(lm, seq);
+  const int v = m.config.vocab_size;
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i], argmax(&logits[(prompt.size() - 1 + i) * v], v));
+}
+
+TEST(Fp32Forward, ContextBeyondTheCacheIsBadInput) {
+  TinyModel tm;
+  tm.max_positions = 8;
+  Model m = load_model(make_tiny_model_dir("capacity", tm));
+  Fp32Lm lm(m);
+  std::vector<float> logits;
+  EXPECT_THROW(lm.forward(kTokens.data(), 12, false, logits), BadInput);
+  EXPECT_THROW(perplexity(lm, kTokens, 9), BadInput);
+  std::vector<int> bad = {300};
+  EXPECT_THROW(lm.forward(bad.data(), 1, false, logits), BadInput);
+}
+
+}  // namespace
+}  // namespace ispsim::model
