@@ -21,7 +21,7 @@ std::optional<T> parse_whole(const std::string& text) {
   return value;
 }
 
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
+std::string quoted(const std::string& text) { return "'" + printable(text) + "'"; }
 
 std::string enum_names(const google::protobuf::EnumDescriptor& type) {
   std::string names;
@@ -65,6 +65,24 @@ std::string single_value_text(const Message& m, const FieldDescriptor& f, int in
 }
 
 }  // namespace
+
+std::string printable(const std::string& text) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (byte < 0x20 || byte >= 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 std::string format_number(double value) {
   char buffer[64];

@@ -42,10 +42,14 @@ const FieldDescriptor* find_parameter(const Descriptor& root, const std::string&
   std::string walked;
   const std::vector<std::string> parts = split_path(path);
   for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].empty()) {
+      *problem = "the path '" + printable(path) + "' has an empty name between dots";
+      return nullptr;
+    }
     const FieldDescriptor* field = type->FindFieldByName(parts[i]);
     const std::string here = walked.empty() ? parts[i] : walked + "." + parts[i];
     if (!field) {
-      *problem = "unknown parameter '" + here + "' (" + type->name() + " has: " +
+      *problem = "unknown parameter '" + printable(here) + "' (" + type->name() + " has: " +
                  field_names(*type) + ")";
       return nullptr;
     }
@@ -57,7 +61,7 @@ const FieldDescriptor* find_parameter(const Descriptor& root, const std::string&
       return nullptr;
     }
     if (!last && !is_group) {
-      *problem = "'" + here + "' is a single parameter and has no '" + parts[i + 1] + "'";
+      *problem = "'" + here + "' is a single parameter and has no '" + printable(parts[i + 1]) + "'";
       return nullptr;
     }
     if (last) return field;
@@ -70,7 +74,7 @@ const FieldDescriptor* find_parameter(const Descriptor& root, const std::string&
 std::string apply_override(Message& root, const std::string& assignment,
                            const std::string& where) {
   const auto fail = [&](const std::string& problem) {
-    throw BadInput(where, "--set " + assignment + ": " + problem);
+    throw BadInput(where, "--set " + printable(assignment) + ": " + problem);
   };
   const auto equals = assignment.find('=');
   if (equals == std::string::npos) fail("expected path=value, e.g. nand.t_read_us=20");

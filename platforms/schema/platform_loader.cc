@@ -91,17 +91,35 @@ std::string find_platform_file(const std::string& name_or_path) {
                                    (known.empty() ? "none" : joined(known, ", ")) + ")");
 }
 
+namespace {
+
+// Everything after parsing: defaults, overrides, checks.
+void configure(LoadedPlatform& loaded, const std::vector<std::string>& overrides) {
+  loaded.from_file = set_parameter_paths(loaded.platform);
+  apply_defaults(loaded.platform);
+  for (const std::string& assignment : overrides) {
+    loaded.from_overrides.push_back(apply_override(loaded.platform, assignment, loaded.file));
+  }
+  validate_parameters(loaded.platform, loaded.file);
+}
+
+}  // namespace
+
 LoadedPlatform load_platform_file(const std::string& file,
                                   const std::vector<std::string>& overrides) {
   LoadedPlatform loaded;
   loaded.file = file;
   parse_textproto_file(file, loaded.platform);
-  loaded.from_file = set_parameter_paths(loaded.platform);
-  apply_defaults(loaded.platform);
-  for (const std::string& assignment : overrides) {
-    loaded.from_overrides.push_back(apply_override(loaded.platform, assignment, file));
-  }
-  validate_parameters(loaded.platform, file);
+  configure(loaded, overrides);
+  return loaded;
+}
+
+LoadedPlatform load_platform_text(const std::string& text, const std::string& where,
+                                  const std::vector<std::string>& overrides) {
+  LoadedPlatform loaded;
+  loaded.file = where;
+  parse_textproto(text, where, loaded.platform);
+  configure(loaded, overrides);
   return loaded;
 }
 

@@ -46,6 +46,9 @@ std::string find_platform_file(const std::string& name_or_path);
 
 LoadedPlatform load_platform_file(const std::string& file,
                                   const std::vector<std::string>& overrides = {});
+// The same for platform text already in memory; `where` names it in errors.
+LoadedPlatform load_platform_text(const std::string& text, const std::string& where,
+                                  const std::vector<std::string>& overrides = {});
 LoadedPlatform load_platform(const std::string& name_or_path,
                              const std::vector<std::string>& overrides = {});
 

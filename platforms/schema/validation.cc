@@ -1,6 +1,7 @@
 #include "platforms/schema/validation.h"
 
 #include <cmath>
+#include <optional>
 
 #include "common/error.h"
 #include "platforms/schema/field_text.h"
@@ -12,6 +13,24 @@ using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 
 namespace {
+
+// Text parameters end up in tables, reports and file names: they must be
+// UTF-8 and one line.
+std::optional<std::string> text_problem(const std::string& text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte == 0x7f) return "contains a control character";
+    std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xe ? 3
+                                         : (byte >> 3) == 0x1e ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return "is not valid UTF-8";
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return "is not valid UTF-8";
+    }
+    i += length;
+  }
+  return std::nullopt;
+}
 
 void validate(const Message& message, const std::string& prefix, const std::string& where) {
   const auto* descriptor = message.GetDescriptor();
@@ -27,6 +46,12 @@ void validate(const Message& message, const std::string& prefix, const std::stri
     if (!reflection->HasField(message, &field)) {
       if (doc.required) throw BadInput(where, "'" + path + "' is required (" + doc.doc + ")");
       continue;  // optional without a value: only in messages not passed through apply_defaults
+    }
+    if (field.cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+      if (auto problem = text_problem(reflection->GetString(message, &field))) {
+        throw BadInput(where, "the text of '" + path + "' " + *problem);
+      }
+      continue;
     }
     const std::string value = field_value_text(message, field);
     if (field.cpp_type() == FieldDescriptor::CPPTYPE_ENUM) {

@@ -1,6 +1,7 @@
 // Checks a configured message after defaults and overrides: required parameters
 // are set, enums hold a named value, numbers are finite and inside the schema's
-// [min, max]. Errors name the file, the parameter path, the value and the range.
+// [min, max], text is one line of UTF-8. Errors name the file, the parameter
+// path, the value and the range.
 #pragma once
 
 #include <google/protobuf/message.h>
