@@ -57,59 +57,63 @@ TraceReader::TraceReader(std::string path) : path_(std::move(path)), validator_(
   if (got < kTraceMagicSize) throw BadInput(path_, "truncated in the magic bytes");
 
   uint64_t length = 0;
-  if (!read_length(length, "the header")) throw BadInput(path_, "truncated: the file ends before the header");
-  read_body(length, "the header");
+  if (!read_length(length, 0)) throw BadInput(path_, "truncated: the file ends before the header");
+  read_body(length, 0);
   Header header;
   if (!parse_quietly(header, buffer_)) throw BadInput(path_, "header is not a valid Header message (corrupt file)");
   validator_.check_header(header);
 }
 
-bool TraceReader::read_length(uint64_t& length, const std::string& record) {
+std::string TraceReader::record_name(uint64_t record) const {
+  return record == 0 ? "the header" : "op record #" + str(record);
+}
+
+bool TraceReader::read_length(uint64_t& length, uint64_t record) {
   length = 0;
   const uint64_t start = offset_;
   for (int shift = 0; shift < 64; shift += 7) {
     const int c = in_.get();
     if (c == std::char_traits<char>::eof()) {
       if (shift == 0) return false;
-      throw BadInput(path_, "truncated in the length prefix of " + record + " (byte " + str(start) + ")");
+      throw BadInput(path_, "truncated in the length prefix of " + record_name(record) + " (byte " + str(start) + ")");
     }
     ++offset_;
     length |= static_cast<uint64_t>(c & 0x7f) << shift;
     if (!(c & 0x80)) return true;
   }
-  throw BadInput(path_, "corrupt length prefix of " + record + " (byte " + str(start) + ")");
+  throw BadInput(path_, "corrupt length prefix of " + record_name(record) + " (byte " + str(start) + ")");
 }
 
-void TraceReader::read_body(uint64_t length, const std::string& record) {
+void TraceReader::read_body(uint64_t length, uint64_t record) {
   const uint64_t left = file_bytes_ - offset_;
   if (length > left)
-    throw BadInput(path_, "truncated in " + record + " (byte " + str(offset_) + "): " + str(length) +
+    throw BadInput(path_, "truncated in " + record_name(record) + " (byte " + str(offset_) + "): " + str(length) +
                               " bytes announced, " + str(left) + " left in the file");
   if (length > kMaxRecordBytes)
-    throw BadInput(path_, record + " (byte " + str(offset_) + ") is " + str(length) +
+    throw BadInput(path_, record_name(record) + " (byte " + str(offset_) + ") is " + str(length) +
                               " bytes, more than the limit " + str(kMaxRecordBytes));
   buffer_.resize(length);
   in_.read(buffer_.data(), static_cast<std::streamsize>(length));
   if (static_cast<uint64_t>(in_.gcount()) != length)
-    throw BadInput(path_, "truncated in " + record + " (byte " + str(offset_) + ")");
+    throw BadInput(path_, "truncated in " + record_name(record) + " (byte " + str(offset_) + ")");
   offset_ += length;
 }
 
 bool TraceReader::next(Op& op) {
   if (finished_) return false;
   const uint64_t start = offset_;
-  const std::string name = "op record #" + str(validator_.ops_seen() + 1);
+  const uint64_t record = validator_.ops_seen() + 1;
   uint64_t length = 0;
-  if (!read_length(length, name)) {
+  if (!read_length(length, record)) {
     finished_ = true;
     validator_.check_end(/*counts_required=*/true);
     return false;
   }
-  if (length == 0) throw BadInput(path_, name + " (byte " + str(start) + ") is empty");
-  read_body(length, name);
+  if (length == 0) throw BadInput(path_, record_name(record) + " (byte " + str(start) + ") is empty");
+  read_body(length, record);
   op.Clear();
   if (!parse_quietly(op, buffer_))
-    throw BadInput(path_, name + " (byte " + str(start) + ") is not a valid Op message (corrupt file)");
+    throw BadInput(path_, record_name(record) + " (byte " + str(start) + ") is not a valid Op message (corrupt file)");
   validator_.check_op(op);
   return true;
 }

@@ -36,10 +36,12 @@ class TraceReader {
   uint64_t ops_read() const { return validator_.ops_seen(); }
 
  private:
+  // Records are numbered 0 = header, 1.. = ops; named only when an error is reported.
+  std::string record_name(uint64_t record) const;
   // Reads a varint length prefix; false on a clean end of file at its first byte.
-  bool read_length(uint64_t& length, const std::string& record);
-  // Reads `length` bytes of the named record into buffer_.
-  void read_body(uint64_t length, const std::string& record);
+  bool read_length(uint64_t& length, uint64_t record);
+  // Reads `length` bytes of the record into buffer_.
+  void read_body(uint64_t length, uint64_t record);
 
   std::string path_;
   std::ifstream in_;

@@ -1,6 +1,7 @@
 #include "traces/trace_text.h"
 
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
 
 #include <filesystem>
@@ -53,7 +54,12 @@ TraceText parse_text_trace(const std::string& text, const std::string& where) {
   google::protobuf::TextFormat::ParseInfoTree locations;
   parser.WriteLocationsTo(&locations);
   TraceText trace;
-  if (!parser.ParseFromString(text, &trace)) {
+  bool parsed;
+  {
+    google::protobuf::LogSilencer quiet;  // errors go to `errors`; no stray stderr lines
+    parsed = parser.ParseFromString(text, &trace);
+  }
+  if (!parsed) {
     if (errors.empty()) throw BadInput(where, "not a valid text trace");
     throw BadInput(errors.where(where), errors.message());
   }

@@ -3,6 +3,7 @@
 // hang or throw anything else. Run under the asan preset as well.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <random>
 
 #include "common/error.h"
@@ -10,6 +11,7 @@
 #include "traces/trace_io.h"
 #include "traces/trace_stats.h"
 #include "traces/trace_format.h"
+#include "traces/trace_text.h"
 
 using namespace ispsim::trace;
 using namespace ispsim::trace::testing;
@@ -42,9 +44,11 @@ TEST(TraceFuzz, MutatedTracesAreRejectedCleanlyOrRead) {
   std::mt19937_64 rng(20261130);
   int rejected = 0, accepted = 0;
   for (int i = 0; i < 3000; ++i) {
-    write_file(dir + "/m.trace", mutate(valid, rng));
+    // A fresh name each time: rewriting one truncated file makes ext4 flush it.
+    const std::string path = dir + "/m" + std::to_string(i) + ".trace";
+    write_file(path, mutate(valid, rng));
     try {
-      TraceReader reader(dir + "/m.trace");
+      TraceReader reader(path);
       TraceStats stats(reader.header());
       Op op;
       while (reader.next(op)) {
@@ -55,7 +59,23 @@ TEST(TraceFuzz, MutatedTracesAreRejectedCleanlyOrRead) {
     } catch (const ispsim::BadInput&) {
       ++rejected;
     }
+    std::filesystem::remove(path);
   }
   EXPECT_GT(rejected, 2000) << "most mutations must be caught";
   RecordProperty("accepted", accepted);
+}
+
+TEST(TraceFuzz, MutatedTextTracesAreRejectedCleanlyOrParsed) {
+  const std::string valid = read_file(std::string(ISPSIM_SOURCE_DIR) + "/traces/samples/nand_stream.txtpb");
+  std::mt19937_64 rng(7);
+  int rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    try {
+      const TraceText t = parse_text_trace(mutate(valid, rng), "mutated.txtpb");
+      for (const Op& op : t.op()) (void)format_op(op);
+    } catch (const ispsim::BadInput&) {
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, 1000) << "most mutations must be caught";
 }
