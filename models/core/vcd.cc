@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -41,6 +42,59 @@ bool matches(const std::vector<std::string>& filters, const std::string& name) {
     if (::fnmatch(pattern.c_str(), name.c_str(), 0) == 0) return true;
   }
   return false;
+}
+
+uint64_t parse_time_ps(const std::string& text, const std::string& where) {
+  const std::string problem = "bad time '" + text + "': expected a number and a unit (ps, ns, us, ms, s), e.g. 1.5us";
+  size_t i = 0;
+  std::string whole, fraction;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) whole += text[i++];
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) fraction += text[i++];
+  }
+  if (whole.empty() && fraction.empty()) throw BadInput(where, problem);
+  const std::string unit = text.substr(i);
+  int exponent;  // ps per unit = 10^exponent
+  if (unit == "ps") {
+    exponent = 0;
+  } else if (unit == "ns") {
+    exponent = 3;
+  } else if (unit == "us") {
+    exponent = 6;
+  } else if (unit == "ms") {
+    exponent = 9;
+  } else if (unit == "s") {
+    exponent = 12;
+  } else {
+    throw BadInput(where, problem);
+  }
+  // Trailing zeros of the fraction carry no precision ("1.500ns" is fine).
+  while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+  if (static_cast<int>(fraction.size()) > exponent)
+    throw BadInput(where, "time '" + text + "' is finer than the 1 ps resolution");
+  // Digits of the value in ps: whole, fraction, then zeros up to the exponent.
+  const std::string digits = whole + fraction + std::string(exponent - fraction.size(), '0');
+  uint64_t ps = 0;
+  for (char c : digits) {
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (ps > (UINT64_MAX - d) / 10) throw BadInput(where, "time '" + text + "' is too large");
+    ps = ps * 10 + d;
+  }
+  return ps;
+}
+
+void parse_window(const std::string& text, const std::string& where, Options& opts) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos)
+    throw BadInput(where, "bad time window '" + text + "': expected BEGIN:END, e.g. 10us:20us (either may be empty)");
+  const std::string begin = text.substr(0, colon);
+  const std::string end = text.substr(colon + 1);
+  const uint64_t begin_ps = begin.empty() ? 0 : parse_time_ps(begin, where);
+  const uint64_t end_ps = end.empty() ? UINT64_MAX : parse_time_ps(end, where);
+  if (begin_ps > end_ps) throw BadInput(where, "time window '" + text + "' ends before it begins");
+  opts.window_begin_ps = begin_ps;
+  opts.window_end_ps = end_ps;
 }
 
 struct Writer::Impl {

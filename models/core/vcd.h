@@ -97,4 +97,12 @@ class Writer {
 // Whether `name` passes `filters` (empty = everything passes).
 bool matches(const std::vector<std::string>& filters, const std::string& name);
 
+// Command-line helpers. parse_time_ps("1.5us") = 1500000: a decimal number and
+// a unit (ps, ns, us, ms, s), converted exactly (no floating point); a value
+// finer than 1 ps or beyond 2^64-1 ps is an error. Throws BadInput(where, ...).
+uint64_t parse_time_ps(const std::string& text, const std::string& where);
+// parse_window("10us:20us", where, opts) sets opts.window_begin_ps/end_ps;
+// either side may be empty ("10us:" runs to the end, ":5ns" starts at 0).
+void parse_window(const std::string& text, const std::string& where, Options& opts);
+
 }  // namespace ispsim::vcd

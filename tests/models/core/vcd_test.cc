@@ -362,6 +362,42 @@ TEST(Vcd, CopiesAreDetached) {
   w.close();
 }
 
+TEST(Vcd, ParsesTimesExactly) {
+  EXPECT_EQ(parse_time_ps("0ps", "--vcd-window"), 0u);
+  EXPECT_EQ(parse_time_ps("7ps", "x"), 7u);
+  EXPECT_EQ(parse_time_ps("1.5us", "x"), 1500000u);
+  EXPECT_EQ(parse_time_ps("0.001ns", "x"), 1u);
+  EXPECT_EQ(parse_time_ps("1.500ns", "x"), 1500u);
+  EXPECT_EQ(parse_time_ps(".25ms", "x"), 250000000u);
+  EXPECT_EQ(parse_time_ps("3s", "x"), 3000000000000u);
+  EXPECT_EQ(parse_time_ps("18446744073709551615ps", "x"), UINT64_MAX);
+  for (const char* bad : {"", "5", "ns", "5 ns", "-5ns", "5min", "1.2.3ns", "0.0001ns", "18446744073709551616ps"}) {
+    EXPECT_THROW(parse_time_ps(bad, "x"), BadInput) << bad;
+  }
+  try {
+    parse_time_ps("0.5ps", "--vcd-window");
+    FAIL() << "expected BadInput";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), "--vcd-window: time '0.5ps' is finer than the 1 ps resolution");
+  }
+}
+
+TEST(Vcd, ParsesWindows) {
+  Options opts;
+  parse_window("10us:20us", "w", opts);
+  EXPECT_EQ(opts.window_begin_ps, 10000000u);
+  EXPECT_EQ(opts.window_end_ps, 20000000u);
+  parse_window("5ns:", "w", opts);
+  EXPECT_EQ(opts.window_begin_ps, 5000u);
+  EXPECT_EQ(opts.window_end_ps, UINT64_MAX);
+  parse_window(":5ns", "w", opts);
+  EXPECT_EQ(opts.window_begin_ps, 0u);
+  EXPECT_EQ(opts.window_end_ps, 5000u);
+  EXPECT_THROW(parse_window("5ns", "w", opts), BadInput);
+  EXPECT_THROW(parse_window("5ns:1ns", "w", opts), BadInput);
+  EXPECT_THROW(parse_window("1ns:2ns:3ns", "w", opts), BadInput);
+}
+
 // The checker itself must be able to fail.
 TEST(VcdCheck, ParserRejectsMalformedFiles) {
   auto errors_of = [](const std::string& text) {
