@@ -22,12 +22,18 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // Shortest decimal text that reads back to exactly `v` (std::to_chars), so the
-// same value always prints the same way. Non-finite values (a formula dividing
-// by zero) have no JSON spelling: null in JSON, nan/inf/-inf in CSV.
+// same value always prints the same way. Whole numbers below 1e15 print as
+// integers: the shortest form of 1000000.0 would be "1e+06", which reads badly
+// for a time in ns. Non-finite values (a formula dividing by zero) have no JSON
+// spelling: null in JSON, nan/inf/-inf in CSV.
 std::string format_double(double v, bool json) {
   if (std::isnan(v)) return json ? "null" : "nan";
   if (std::isinf(v)) return json ? "null" : (v > 0 ? "inf" : "-inf");
   char buf[64];
+  if (v == std::trunc(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
+  }
   const auto result = std::to_chars(buf, buf + sizeof buf, v);
   return std::string(buf, result.ptr);
 }

@@ -142,6 +142,9 @@ TEST(Stats, NumbersAreExactAndShortest) {
   g.scalar("third", "ratio", "one third") = 1.0 / 3.0;
   g.scalar("tiny", "s", "tiny") = 1e-300;
   g.scalar("neg", "pJ", "negative") = -2.5;
+  g.scalar("million", "ns", "whole number") = 1e6;
+  g.scalar("big", "ns", "whole number beyond 1e15") = 1e20;
+  g.scalar("small", "s", "below one") = 0.0001;
   g.formula("nan", "ratio", "0/0", [] { return std::nan(""); });
   g.formula("inf", "GB/s", "1/0", [] { return std::numeric_limits<double>::infinity(); });
   Entry e;
@@ -153,11 +156,14 @@ TEST(Stats, NumbersAreExactAndShortest) {
   r.add(e);
   EXPECT_EQ(csv_of(r),
             "name,value,unit,description\n"
+            "n.big,1e+20,ns,whole number beyond 1e15\n"
             "n.inf,inf,GB/s,1/0\n"
             "n.max,18446744073709551615,count,largest counter\n"
+            "n.million,1000000,ns,whole number\n"
             "n.nan,nan,ratio,0/0\n"
             "n.neg,-2.5,pJ,negative\n"
             "n.rounded,100000000000000000000,count,integral without exact reader\n"
+            "n.small,1e-04,s,below one\n"
             "n.third,0.3333333333333333,ratio,one third\n"
             "n.tiny,1e-300,s,tiny\n");
   const std::string json = json_of(r);
