@@ -254,4 +254,18 @@ void Group::formula(const std::string& name, const std::string& unit, const std:
   names_.push_back(e.name);
 }
 
+void Group::formula_integer(const std::string& name, const std::string& unit, const std::string& desc,
+                            std::function<uint64_t()> f) {
+  Entry e;
+  e.name = full_name(name);
+  e.unit = unit;
+  e.desc = desc;
+  if (f) e.read = [f] { return static_cast<double>(f()); };
+  e.read_integer = std::move(f);
+  e.integral = true;
+  names_.reserve(names_.size() + 1);
+  registry_.add(e);
+  names_.push_back(e.name);
+}
+
 }  // namespace ispsim::stats

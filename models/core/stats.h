@@ -105,6 +105,10 @@ class Group {
   // A value derived from others, evaluated at dump time (e.g. bandwidth = bytes / time).
   void formula(const std::string& name, const std::string& unit, const std::string& desc,
                std::function<double()> f);
+  // The same for an exact integer (e.g. bytes = pages * page size), printed
+  // without a fraction and exact beyond 2^53.
+  void formula_integer(const std::string& name, const std::string& unit, const std::string& desc,
+                       std::function<uint64_t()> f);
   const std::string& path() const { return path_; }
 
  private:

@@ -117,7 +117,7 @@ struct Writer::Impl {
   std::set<std::string, names::HierarchicalLess> taken;
   bool header_written = false;
   bool closed = false;
-  std::vector<uint32_t> pending;    // vars changed at pending_time_ps, in order of change
+  std::vector<uint32_t> pending;    // vars changed at pending_time_ps (written in declaration order)
   uint64_t pending_time_ps = 0;
   uint64_t last_written_ps = 0;     // time of the last "#t" line
   // SystemC time ticks -> ps, fixed on first use (the resolution is frozen by then).

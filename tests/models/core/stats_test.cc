@@ -145,6 +145,7 @@ TEST(Stats, NumbersAreExactAndShortest) {
   g.scalar("million", "ns", "whole number") = 1e6;
   g.scalar("big", "ns", "whole number beyond 1e15") = 1e20;
   g.scalar("small", "s", "below one") = 0.0001;
+  g.formula_integer("exact", "bytes", "2^60 + 1", [] { return (uint64_t{1} << 60) + 1; });
   g.formula("nan", "ratio", "0/0", [] { return std::nan(""); });
   g.formula("inf", "GB/s", "1/0", [] { return std::numeric_limits<double>::infinity(); });
   Entry e;
@@ -157,6 +158,7 @@ TEST(Stats, NumbersAreExactAndShortest) {
   EXPECT_EQ(csv_of(r),
             "name,value,unit,description\n"
             "n.big,1e+20,ns,whole number beyond 1e15\n"
+            "n.exact,1152921504606846977,bytes,2^60 + 1\n"
             "n.inf,inf,GB/s,1/0\n"
             "n.max,18446744073709551615,count,largest counter\n"
             "n.million,1000000,ns,whole number\n"
@@ -184,6 +186,7 @@ TEST(Stats, RejectsDuplicatesEmptyUnitsAndBadNames) {
   EXPECT_THROW(g.counter("a..b", "count", "empty component"), std::logic_error);
   EXPECT_THROW(g.counter("has space", "count", "space"), std::logic_error);
   EXPECT_THROW(g.formula("f", "ns", "no function", nullptr), std::logic_error);
+  EXPECT_THROW(g.formula_integer("f", "count", "no function", nullptr), std::logic_error);
   // A failed declaration leaves nothing behind, and the name stays free.
   EXPECT_EQ(r.size(), 1u);
   g.scalar("energy", "pJ", "energy");
