@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "kernels/int/quantized_lm.h"
 #include "kernels/model/evaluation.h"
 #include "kernels/model/fp32_lm.h"
 #include "kernels/model/model.h"
@@ -34,17 +35,40 @@ struct EngineOptions {
   int window = 0;                                // ppl: tokens per window (0 = the model's context)
   std::string prompt;                            // generate
   int new_tokens = 32;                           // generate: tokens to produce at most
+  // Quantized engines (kernels/int/quantized_lm.h): the ablation stage, or "all" (ppl only).
+  std::string quant = "fp32";
+  std::string calib_file = "kernels/int/data/brown_calibration.txt";  // relative to the working directory
+  int calib_tokens = 2048;
+  integer::IntegerOptions integer;
 };
 
 void add_engine_options(po::options_description& d, EngineOptions& o) {
   d.add_options()
       ("help,h", "print this help")
       ("model", po::value(&o.model_dir)->default_value(o.model_dir),
-       "checkpoint directory (config.json, model.safetensors, tokenizer.json)");
+       "checkpoint directory (config.json, model.safetensors, tokenizer.json)")
+      ("quant", po::value(&o.quant)->default_value(o.quant),
+       "engine: fp32 | w8a8 | smoothquant | int-nonlinear | int16 (cumulative stages; ppl also takes 'all')")
+      ("calib", po::value(&o.calib_file)->default_value(o.calib_file), "calibration text for the quantized stages")
+      ("calib-tokens", po::value(&o.calib_tokens)->default_value(o.calib_tokens), "calibration tokens to use at most")
+      ("smooth-alpha", po::value(&o.integer.smooth_alpha)->default_value(o.integer.smooth_alpha, "0.5"),
+       "SmoothQuant migration strength alpha in [0, 1]")
+      ("group-size", po::value(&o.integer.group_size)->default_value(o.integer.group_size),
+       "quantization group along the hidden dimension, elements");
 }
 
+std::string read_text(const std::string& path);
+
 std::unique_ptr<CausalLm> make_engine(const model::Model& m, const EngineOptions& o) {
-  return std::make_unique<model::Fp32Lm>(m);
+  const integer::QuantStage stage = integer::parse_stage(o.quant);
+  if (stage == integer::QuantStage::kFp32) return std::make_unique<model::Fp32Lm>(m);
+  if (o.calib_tokens < 1) throw BadInput("--calib-tokens", "must be >= 1");
+  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  std::vector<int> calib = tok.encode(read_text(o.calib_file), o.calib_file);
+  if (static_cast<int>(calib.size()) > o.calib_tokens) calib.resize(o.calib_tokens);
+  integer::IntegerOptions io = o.integer;
+  io.stage = stage;
+  return integer::make_quantized_lm(m, io, calib);
 }
 
 // Parses args into o; returns false after printing help.
@@ -116,6 +140,22 @@ int run_ppl(const Args& args) {
   if (o.max_tokens > 0 && static_cast<long long>(ids.size()) > o.max_tokens) ids.resize(o.max_tokens);
   if (ids.size() < 2) throw BadInput(o.text_file, "text has fewer than 2 tokens");
 
+  if (o.quant == "all") {  // the cumulative ablation, one row per stage
+    print_model(m);
+    std::cout << "text: " << o.text_file << " (" << text.size() << " bytes)\n";
+    double fp32_ppl = 0;
+    for (integer::QuantStage stage : integer::all_stages()) {
+      o.quant = integer::stage_name(stage);
+      std::unique_ptr<CausalLm> lm = make_engine(m, o);
+      model::PerplexityResult r = model::perplexity(*lm, ids, o.window);
+      if (stage == integer::QuantStage::kFp32) fp32_ppl = r.perplexity;
+      std::cout << std::fixed << std::setprecision(4) << "stage " << std::left << std::setw(14) << o.quant
+                << std::right << " perplexity " << r.perplexity << " over " << r.tokens << " tokens ("
+                << std::showpos << std::setprecision(2) << 100.0 * (r.perplexity / fp32_ppl - 1.0) << std::noshowpos
+                << " % vs fp32)\n";
+    }
+    return 0;
+  }
   std::unique_ptr<CausalLm> lm = make_engine(m, o);
   const auto t0 = std::chrono::steady_clock::now();
   model::PerplexityResult r = model::perplexity(*lm, ids, o.window);
@@ -123,6 +163,7 @@ int run_ppl(const Args& args) {
 
   print_model(m);
   std::cout << "text: " << o.text_file << " (" << text.size() << " bytes)\n";
+  if (o.quant != "fp32") std::cout << "engine: " << o.quant << "\n";
   std::cout << std::fixed << std::setprecision(4) << "perplexity " << r.perplexity << " over " << r.tokens
             << " tokens (" << r.predicted << " tokens predicted, " << r.windows << " windows of at most "
             << (o.window > 0 ? o.window : lm->capacity()) << " tokens); mean NLL " << r.mean_nll
@@ -166,8 +207,8 @@ int run_generate(const Args& args) {
 
 const char* kEngineUsage =
     "usage: ispsim engine <ppl|generate> [options]\n"
-    "  ppl       perplexity of a text file: --model DIR --text FILE [--max-tokens N] [--window N]\n"
-    "  generate  greedy continuation of a prompt: --model DIR --prompt TEXT [--tokens N]\n"
+    "  ppl       perplexity of a text file: --model DIR --text FILE [--max-tokens N] [--window N] [--quant STAGE|all]\n"
+    "  generate  greedy continuation of a prompt: --model DIR --prompt TEXT [--tokens N] [--quant STAGE]\n"
     "run 'ispsim engine <subcommand> --help' for details\n";
 
 }  // namespace
