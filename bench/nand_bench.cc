@@ -3,7 +3,8 @@
 // the bare SystemC kernel's timed SC_METHOD events per second on this machine
 // as the ceiling to compare against.
 //
-//   ispsim_bench_nand [pages per mode, default 2000000]
+//   ispsim_bench_nand [pages per mode, default 2000000] [kernel|sequential|pipelined]
+// (the optional second argument runs only that part, e.g. for profiling)
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -70,12 +71,13 @@ int sc_main(int argc, char** argv) {
     std::fprintf(stderr, "usage: ispsim_bench_nand [pages per mode > 0]\n");
     return 2;
   }
+  const std::string only = argc > 2 ? argv[2] : "";
   Ticker ticker("ticker");
   Mode sequential("sequential", ispsim::schema::NandStreamParams::SEQUENTIAL);
   Mode pipelined("pipelined", ispsim::schema::NandStreamParams::PIPELINED);
 
   // Kernel ceiling: timed SC_METHOD activations per wall second.
-  const uint64_t ticks = 10000000;
+  const uint64_t ticks = only.empty() || only == "kernel" ? 10000000 : 0;
   ticker.remaining = ticks;
   ticker.tick.notify(sc_core::SC_ZERO_TIME);
   auto t0 = Clock::now();
@@ -88,6 +90,7 @@ int sc_main(int argc, char** argv) {
               ticks / kernel_wall / 1e6);
 
   for (Mode* mode : {&sequential, &pipelined}) {
+    if (!only.empty() && only != mode->label) continue;
     const ispsim::nand::Layout layout(mode->flash.config());
     std::vector<ispsim::nand::PageAddress> list;
     list.reserve(pages);

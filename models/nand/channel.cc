@@ -42,7 +42,9 @@ Channel::Channel(sc_core::sc_module_name name, const FlashConfig& config, unsign
 
 void Channel::enqueue(Die& die, bool data_in) {
   if (queued_ == ring_.size()) throw std::logic_error(std::string(name()) + ": request queue overflow");
-  ring_[(head_ + queued_) % ring_.size()] = Request{&die, data_in};
+  size_t tail = head_ + queued_;
+  if (tail >= ring_.size()) tail -= ring_.size();
+  ring_[tail] = Request{&die, data_in};
   ++queued_;
   try_grant();
 }
@@ -55,7 +57,7 @@ void Channel::try_grant() {
     if (!client.may_start_data_out(index_)) return;
     client.on_data_out_started(index_);
   }
-  head_ = (head_ + 1) % ring_.size();
+  if (++head_ == ring_.size()) head_ = 0;
   --queued_;
   busy_ = true;
   current_ = request;

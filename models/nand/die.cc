@@ -45,19 +45,21 @@ void Die::read(const PageAddress* pages, const uint32_t* tags, unsigned count, F
     throw std::logic_error(std::string(name()) + ": multi-plane read of " + std::to_string(count) +
                            " pages");
   }
+  Group& group = groups_[data_slot_];
   unsigned planes_used = 0;
   for (unsigned i = 0; i < count; ++i) {
-    const unsigned bit = 1u << pages[i].plane;
-    if (pages[i].plane >= config_.planes_per_die || (planes_used & bit)) {
+    const PageAddress& page = pages[tags[i]];
+    const unsigned bit = 1u << page.plane;
+    if (page.plane >= config_.planes_per_die || (planes_used & bit)) {
       throw std::logic_error(std::string(name()) + ": multi-plane read needs distinct planes");
     }
     planes_used |= bit;
-    data_.pages[i] = pages[i];
-    data_.tags[i] = tags[i];
+    group.pages[i] = page;
+    group.tags[i] = tags[i];
   }
-  data_.count = count;
-  data_.next = 0;
-  data_.client = &client;
+  group.count = count;
+  group.next = 0;
+  group.client = &client;
   data_valid_ = true;
   array_ = kArraySensing;
   ++senses_;
@@ -75,11 +77,15 @@ void Die::on_sense_done() {
 
 void Die::move_to_output() {
   if (!data_valid_ || array_ == kArraySensing || output_valid_) return;
-  output_ = data_;
+  output_slot_ = data_slot_;
   output_valid_ = true;
   // With cache read the data register is free again; without, it still holds the pages.
-  if (config_.cache_read) data_valid_ = false;
-  for (unsigned i = 0; i < output_.count; ++i) channel_.request_data_out(*this);
+  if (config_.cache_read) {
+    data_valid_ = false;
+    data_slot_ = output_slot_ ^ 1u;
+  }
+  const unsigned count = groups_[output_slot_].count;
+  for (unsigned i = 0; i < count; ++i) channel_.request_data_out(*this);
 }
 
 void Die::begin_data_out() {
@@ -88,14 +94,15 @@ void Die::begin_data_out() {
 }
 
 FlashClient& Die::end_data_out(PageAddress& page, uint32_t& tag) {
-  FlashClient& client = *output_.client;
-  page = output_.pages[output_.next];
-  tag = output_.tags[output_.next];
-  ++output_.next;
+  Group& output = groups_[output_slot_];
+  FlashClient& client = *output.client;
+  page = output.pages[output.next];
+  tag = output.tags[output.next];
+  ++output.next;
   io_busy_ = false;
   ++pages_read_;
   transfer_ps_ += config_.t_page_transfer.value();
-  const bool freed = output_.next == output_.count;
+  const bool freed = output.next == output.count;
   if (freed) {
     output_valid_ = false;
     if (!config_.cache_read) data_valid_ = false;

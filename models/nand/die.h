@@ -55,14 +55,16 @@ class Die : public sc_core::sc_module {
   // A program may start: the die holds no data at all.
   bool can_program() const { return can_read() && !output_valid_; }
 
-  // Starts sensing `count` (1..planes_per_die) pages of this die in distinct planes.
-  // Precondition can_read(); a violated precondition is a programming error (std::logic_error).
+  // Starts sensing `count` (1..planes_per_die) pages of this die in distinct planes:
+  // pages[tags[0]], ..., pages[tags[count - 1]]; each page is reported with its tag.
+  // (Tags index the issuer's page list, so a read copies no list.) Precondition
+  // can_read(); a violated precondition is a programming error (std::logic_error).
   void read(const PageAddress* pages, const uint32_t* tags, unsigned count, FlashClient& client);
   // Reserves the die for programming `page`; the data-in is queued on the channel.
   void program(const PageAddress& page, uint32_t tag, FlashClient& client);
 
   // Channel side.
-  FlashClient& output_client() const { return *output_.client; }
+  FlashClient& output_client() const { return *groups_[output_slot_].client; }
   void begin_data_out();
   // Ends the data-out of the oldest output page; returns it and its issuer.
   FlashClient& end_data_out(PageAddress& page, uint32_t& tag);
@@ -100,8 +102,12 @@ class Die : public sc_core::sc_module {
   bool output_valid_ = false;  // output_ holds pages to transfer out
   bool io_busy_ = false;       // a data-out or data-in is under way
   bool program_pending_ = false;
-  Group data_;
-  Group output_;
+  // Two register sets: data_slot_ is the data register's group, output_slot_ the
+  // group being transferred. Without cache read both are the same slot; with
+  // cache read a move to the cache register just swaps slots (no copy).
+  Group groups_[2];
+  unsigned data_slot_ = 0;
+  unsigned output_slot_ = 0;
   PageAddress program_page_;
   uint32_t program_tag_ = 0;
   FlashClient* program_client_ = nullptr;

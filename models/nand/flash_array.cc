@@ -18,9 +18,9 @@ void FlashArray::add_client(FlashClient& client) {
   }
 }
 
-void FlashArray::check_address(const PageAddress& p, const std::string& where) const {
+void FlashArray::check_address(const PageAddress& p, const std::string& where, uint64_t index) const {
   auto fail = [&](const char* what, uint32_t value, uint32_t limit) {
-    throw BadInput(where, std::string(what) + " " + std::to_string(value) + " does not exist (" +
+    throw BadInput(where + ": page " + std::to_string(index), std::string(what) + " " + std::to_string(value) + " does not exist (" +
                               std::to_string(limit) + " " + what + "s)");
   };
   if (p.channel >= config_.channels) fail("channel", p.channel, config_.channels);

@@ -21,8 +21,8 @@ class FlashArray : public sc_core::sc_module {
   Die& die(unsigned channel, unsigned die) { return channels_[channel]->die(die); }
   // Registers `client` with every die (for on_die_idle).
   void add_client(FlashClient& client);
-  // Throws BadInput(where, ...) if `page` is outside the geometry.
-  void check_address(const PageAddress& page, const std::string& where) const;
+  // Throws BadInput("<where>: page <index>", ...) if `page` is outside the geometry.
+  void check_address(const PageAddress& page, const std::string& where, uint64_t index) const;
 
   void trace(vcd::Writer& writer);
 

@@ -1,5 +1,6 @@
 #include "models/nand/page_consumer.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/nand/channel.h"
@@ -7,12 +8,13 @@
 namespace ispsim::nand {
 
 PageConsumer::PageConsumer(sc_core::sc_module_name name, Channel& channel, unsigned buffers,
-                           const sc_core::sc_time& time_per_page, uint32_t page_bytes,
+                           const sc_core::sc_time& time_per_page, uint32_t page_bytes, bool eager,
                            Consumed consumed)
     : sc_core::sc_module(name),
       channel_(channel),
       buffers_(buffers),
       time_per_page_(time_per_page),
+      eager_(eager),
       consumed_(std::move(consumed)),
       ring_(buffers),
       stats_(this->name()) {
@@ -26,10 +28,20 @@ PageConsumer::PageConsumer(sc_core::sc_module_name name, Channel& channel, unsig
                  [this] { return double(pages_); });
   stats_.formula("bytes_consumed", "bytes", "bytes processed by the consumer",
                  [this, bytes] { return double(pages_) * bytes; });
-  stats_.formula("busy_time", "ns", "time spent processing pages", [this] { return busy_ps_ * 1e-3; });
+  stats_.formula("busy_time", "ns", "time spent processing pages (counted when a page arrives)",
+                 [this] { return busy_ps_ * 1e-3; });
   stats_.formula("buffers", "count", "page buffers in the scratchpad", [this] { return double(buffers_); });
   stats_.formula("max_occupancy", "count", "most buffers in use at once",
                  [this] { return double(max_reserved_); });
+}
+
+bool PageConsumer::has_free_buffer() {
+  retire_due();
+  if (reserved_ < buffers_) return true;
+  // Held: wake the channel when the oldest page is finished.
+  channel_waiting_ = true;
+  if (waiting_ > 0) schedule(ring_[head_].done_ps);
+  return false;
 }
 
 void PageConsumer::reserve_buffer() {
@@ -40,44 +52,63 @@ void PageConsumer::reserve_buffer() {
 }
 
 void PageConsumer::page_arrived(const PageAddress& page, uint32_t tag) {
-  ring_[(head_ + waiting_) % ring_.size()] = Slot{page, tag};
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t done = std::max(now, busy_until_ps_) + time_per_page_.value();
+  busy_until_ps_ = done;
+  busy_ps_ += time_per_page_.value();
+  size_t tail = head_ + waiting_;
+  if (tail >= ring_.size()) tail -= ring_.size();
+  ring_[tail] = Slot{page, tag, done};
   ++waiting_;
-  if (!busy_) start_next();
+  if (done == now) {
+    retire_due();
+  } else if (eager_ || flushing_) {
+    schedule(ring_[head_].done_ps);
+  }
 }
 
-void PageConsumer::start_next() {
-  if (time_per_page_ == sc_core::SC_ZERO_TIME) {
-    while (waiting_ > 0) finish_head();
-    return;
-  }
-  if (waiting_ == 0) return;
-  busy_ = true;
-  busy_signal_.set(1);
-  busy_ps_ += time_per_page_.value();
-  consume_done_.notify(time_per_page_);
+void PageConsumer::flush() {
+  flushing_ = true;
+  if (waiting_ > 0) schedule(ring_[head_].done_ps);
+}
+
+void PageConsumer::schedule(uint64_t at_ps) {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  if (event_pending_ && event_at_ps_ <= at_ps) return;  // an earlier wake-up comes anyway
+  event_pending_ = true;
+  event_at_ps_ = at_ps;
+  consume_done_.notify(sc_core::sc_time::from_value(at_ps - now));
 }
 
 void PageConsumer::on_consume_done() {
-  busy_ = false;
-  busy_signal_.set(0);
-  finish_head();
-  start_next();
+  event_pending_ = false;
+  retire_due();
+  if (waiting_ > 0 && (eager_ || flushing_)) schedule(ring_[head_].done_ps);
+  if (channel_waiting_) {
+    channel_waiting_ = false;
+    channel_.kick();  // a buffer is free: the held data-out may start
+  }
+}
+
+void PageConsumer::retire_due() {
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  while (waiting_ > 0 && ring_[head_].done_ps <= now) finish_head();
+  if (waiting_ == 0) flushing_ = false;
 }
 
 void PageConsumer::finish_head() {
   const Slot slot = ring_[head_];
-  head_ = (head_ + 1) % ring_.size();
+  if (++head_ == ring_.size()) head_ = 0;
   --waiting_;
   --reserved_;
   occupancy_signal_.set(reserved_);
   ++pages_;
-  consumed_(slot.page, slot.tag);
-  channel_.kick();  // a buffer is free: a held data-out may start
+  consumed_(slot.page, slot.tag, sc_core::sc_time::from_value(slot.done_ps));
+  if (eager_) channel_.kick();
 }
 
 void PageConsumer::trace(vcd::Writer& writer) {
   writer.add(std::string(name()) + ".occupancy", 7, occupancy_signal_);
-  writer.add(std::string(name()) + ".busy", 1, busy_signal_);
 }
 
 }  // namespace ispsim::nand

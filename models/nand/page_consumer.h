@@ -5,8 +5,16 @@
 // A buffer is reserved when a data-out into it starts and freed when the
 // accelerator has finished the page, so with two buffers one page can arrive
 // while the previous one is processed (double buffering). Pages are processed
-// in arrival order. A processing time of zero consumes a page the moment it
-// arrives, without an event.
+// in arrival order: a page arriving at time a finishes at
+// done = max(a, previous done) + time_per_page, fixed the moment it arrives.
+//
+// Two ways to report a finished page (the times are the same in both):
+// - eager: an event at every `done`; the callback runs at exactly that time.
+// - lazy: no event per page. Finished pages are retired (buffer freed, callback
+//   run with their `done` time) whenever the channel asks for a free buffer, and
+//   an event is scheduled only when the channel is held waiting for one or
+//   flush() asks for it. Callbacks then run at or after `done`, in order per
+//   channel; this saves one kernel event per page in the pipelined stream.
 #pragma once
 
 #include <cstdint>
@@ -24,15 +32,21 @@ class Channel;
 
 class PageConsumer : public sc_core::sc_module {
  public:
-  // Called when the accelerator has finished a page (its buffer is free again).
-  using Consumed = std::function<void(const PageAddress& page, uint32_t tag)>;
+  // Called when a page is finished (its buffer is free again); `done_at` is the
+  // simulated time the accelerator finished it.
+  using Consumed =
+      std::function<void(const PageAddress& page, uint32_t tag, const sc_core::sc_time& done_at)>;
 
   PageConsumer(sc_core::sc_module_name name, Channel& channel, unsigned buffers,
-               const sc_core::sc_time& time_per_page, uint32_t page_bytes, Consumed consumed);
+               const sc_core::sc_time& time_per_page, uint32_t page_bytes, bool eager,
+               Consumed consumed);
 
-  bool has_free_buffer() const { return reserved_ < buffers_; }
+  // Retires finished pages first; when none is free the channel is kicked later.
+  bool has_free_buffer();
   void reserve_buffer();
   void page_arrived(const PageAddress& page, uint32_t tag);
+  // Lazy mode: make sure every page that has arrived is retired at its done time.
+  void flush();
 
   uint64_t pages_consumed() const { return pages_; }
   unsigned max_occupancy() const { return max_reserved_; }
@@ -42,28 +56,34 @@ class PageConsumer : public sc_core::sc_module {
   struct Slot {
     PageAddress page;
     uint32_t tag = 0;
+    uint64_t done_ps = 0;
   };
-  void start_next();
+  void retire_due();
   void finish_head();
+  void schedule(uint64_t at_ps);
   void on_consume_done();
 
   Channel& channel_;
   const unsigned buffers_;
   const sc_core::sc_time time_per_page_;
+  const bool eager_;
   const Consumed consumed_;
-  std::vector<Slot> ring_;  // arrived pages in order; capacity = buffers
+  std::vector<Slot> ring_;  // arrived, unfinished-or-unretired pages in order; capacity = buffers
   size_t head_ = 0;
   size_t waiting_ = 0;
   unsigned reserved_ = 0;
   unsigned max_reserved_ = 0;
-  bool busy_ = false;
+  uint64_t busy_until_ps_ = 0;   // when the accelerator finishes the last arrived page
+  uint64_t event_at_ps_ = 0;     // time of the pending consume_done_ notification
+  bool event_pending_ = false;
+  bool channel_waiting_ = false; // the channel was refused a buffer
+  bool flushing_ = false;
   sc_core::sc_event consume_done_;
 
   uint64_t pages_ = 0;
   uint64_t busy_ps_ = 0;
   stats::Group stats_;
-  vcd::Signal occupancy_signal_;  // buffers in use
-  vcd::Signal busy_signal_;       // accelerator processing a page
+  vcd::Signal occupancy_signal_;  // buffers in use (lazy mode: updated when pages retire)
 };
 
 }  // namespace ispsim::nand

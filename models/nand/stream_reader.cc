@@ -13,7 +13,10 @@ StreamReader::StreamReader(sc_core::sc_module_name name, FlashArray& flash, cons
     const std::string consumer_name = "consumer" + std::to_string(c);
     consumers_.push_back(std::make_unique<PageConsumer>(
         consumer_name.c_str(), flash_.channel(c), config_.buffers_per_channel, config_.consume_per_page,
-        fc.page_bytes, [this](const PageAddress& page, uint32_t tag) { on_consumed(page, tag); }));
+        fc.page_bytes, config_.mode == ReadMode::kSequential,
+        [this](const PageAddress& page, uint32_t tag, const sc_core::sc_time& done_at) {
+          on_consumed(page, tag, done_at);
+        }));
   }
   flash_.add_client(*this);
 
@@ -34,11 +37,10 @@ void StreamReader::start(std::vector<PageAddress> pages, const std::string& wher
   if (active_) throw std::logic_error(std::string(name()) + ": start() while a stream is under way");
   if (pages.size() >= UINT32_MAX) throw BadInput(where, "more than 2^32 - 1 pages in one stream");
   const FlashConfig& fc = flash_.config();
-  for (size_t i = 0; i < pages.size(); ++i) {
-    flash_.check_address(pages[i], where + ": page " + std::to_string(i));
-  }
+  for (size_t i = 0; i < pages.size(); ++i) flash_.check_address(pages[i], where, i);
   pages_ = std::move(pages);
   delivered_ = 0;
+  arrived_ = 0;
   ++streams_;
   started_at_ = sc_core::sc_time_stamp();
   finished_at_ = started_at_;
@@ -76,32 +78,29 @@ void StreamReader::issue_for_die(Die& die) {
   const FlashConfig& fc = flash_.config();
   const size_t q = size_t(die.channel_index()) * fc.dies_per_channel + die.index();
   if (next_[q] == begin_[q + 1] || !die.can_read()) return;
-  // A multi-plane read takes the next pages of this die while their planes differ.
-  PageAddress group[kMaxPlanes];
-  uint32_t tags[kMaxPlanes];
+  // A multi-plane read takes the next pages of this die while their planes differ;
+  // they sit next to each other in order_, which the die reads the tags from.
+  const uint32_t first = next_[q];
   unsigned count = 0;
   unsigned planes_used = 0;
   while (count < fc.planes_per_die && next_[q] < begin_[q + 1]) {
-    const uint32_t index = order_[next_[q]];
-    const unsigned bit = 1u << pages_[index].plane;
+    const unsigned bit = 1u << pages_[order_[next_[q]]].plane;
     if (planes_used & bit) break;
     planes_used |= bit;
-    group[count] = pages_[index];
-    tags[count] = index;
     ++count;
     ++next_[q];
   }
-  die.read(group, tags, count, *this);
+  die.read(pages_.data(), &order_[first], count, *this);
 }
 
 void StreamReader::issue_for_channel(unsigned channel) {
   if (channel_in_flight_[channel] || next_[channel] == begin_[channel + 1]) return;
-  const uint32_t index = order_[next_[channel]];
-  Die& die = flash_.die(channel, pages_[index].die);
+  const uint32_t* index = &order_[next_[channel]];
+  Die& die = flash_.die(channel, pages_[*index].die);
   if (!die.can_read()) return;  // another issuer holds the die; retried on_die_idle
   ++next_[channel];
   channel_in_flight_[channel] = 1;
-  die.read(&pages_[index], &index, 1, *this);
+  die.read(pages_.data(), index, 1, *this);
 }
 
 void StreamReader::on_die_idle(Die& die) {
@@ -121,15 +120,18 @@ void StreamReader::on_data_out_started(unsigned channel) { consumers_[channel]->
 
 void StreamReader::on_page_read(const PageAddress& page, uint32_t tag) {
   consumers_[page.channel]->page_arrived(page, tag);
+  if (++arrived_ == pages_.size()) {
+    for (auto& consumer : consumers_) consumer->flush();
+  }
 }
 
-void StreamReader::on_consumed(const PageAddress& page, uint32_t tag) {
+void StreamReader::on_consumed(const PageAddress& page, uint32_t tag, const sc_core::sc_time& done_at) {
   ++delivered_;
   ++total_delivered_;
-  if (delivery_) delivery_(page, tag);
+  if (done_at > finished_at_) finished_at_ = done_at;
+  if (delivery_) delivery_(page, tag, done_at);
   if (delivered_ == pages_.size()) {
     active_ = false;
-    finished_at_ = sc_core::sc_time_stamp();
     stream_ps_ += (finished_at_ - started_at_).value();
     done_event_.notify(sc_core::SC_ZERO_TIME);
     return;

@@ -15,6 +15,10 @@
 //   max(tOut, t_consume, (tR + tOut) / dies) (without cache read), so tR is hidden
 //   once dies_per_channel >= (tR + tOut) / tOut.
 //
+// Consumers are eager in SEQUENTIAL mode (the next sense must start the moment
+// the consumer finishes) and lazy in PIPELINED mode (one kernel event less per
+// page); simulated times are identical either way.
+//
 // One stream at a time: start() while a stream is under way is a programming
 // error. Page tags given to the callback are indices into the list.
 #pragma once
@@ -35,8 +39,12 @@ namespace ispsim::nand {
 
 class StreamReader : public sc_core::sc_module, public FlashClient {
  public:
-  // Called when the consumer has finished a page; `index` is its place in the list.
-  using Delivery = std::function<void(const PageAddress& page, uint32_t index)>;
+  // Called once per page when the consumer has finished it; `index` is its place in
+  // the list, `done_at` the simulated time the consumer finished it. SEQUENTIAL
+  // calls at exactly done_at; PIPELINED (lazy consumers, see page_consumer.h) at or
+  // after it, in order per channel.
+  using Delivery =
+      std::function<void(const PageAddress& page, uint32_t index, const sc_core::sc_time& done_at)>;
 
   // Creates one PageConsumer per channel as children "consumer0", ...
   StreamReader(sc_core::sc_module_name name, FlashArray& flash, const StreamConfig& config);
@@ -65,7 +73,7 @@ class StreamReader : public sc_core::sc_module, public FlashClient {
   void on_page_read(const PageAddress& page, uint32_t tag) override;
 
  private:
-  void on_consumed(const PageAddress& page, uint32_t tag);
+  void on_consumed(const PageAddress& page, uint32_t tag, const sc_core::sc_time& done_at);
   void issue_for_die(Die& die);
   void issue_for_channel(unsigned channel);
 
@@ -81,6 +89,7 @@ class StreamReader : public sc_core::sc_module, public FlashClient {
   std::vector<uint32_t> begin_;
   std::vector<uint32_t> next_;
   std::vector<uint8_t> channel_in_flight_;  // SEQUENTIAL: a page of the channel is under way
+  uint64_t arrived_ = 0;  // pages whose data-out has finished
   uint64_t delivered_ = 0;
   bool active_ = false;
   sc_core::sc_time started_at_;

@@ -50,11 +50,15 @@ std::vector<PageAddress> striped(const FlashArray& flash, uint64_t count) {
 struct DefaultRig {
   FlashArray flash{"nand", FlashConfig::from_params(schema::NandParams())};
   StreamReader reader;
-  std::vector<std::pair<uint32_t, sc_time>> consumed;
+  std::vector<std::pair<uint32_t, sc_time>> consumed;  // (index, done_at) in callback order
+  std::vector<uint32_t> channel_of;                      // channel of each callback
+  std::vector<sc_time> called_at;                        // simulated time of each callback
   explicit DefaultRig(schema::NandStreamParams::ReadMode m)
       : reader("reader", flash, StreamConfig::from_params(mode(m))) {
-    reader.set_delivery([this](const PageAddress&, uint32_t i) {
-      consumed.emplace_back(i, sc_core::sc_time_stamp());
+    reader.set_delivery([this](const PageAddress& page, uint32_t i, const sc_time& done_at) {
+      consumed.emplace_back(i, done_at);
+      channel_of.push_back(page.channel);
+      called_at.push_back(sc_core::sc_time_stamp());
     });
   }
   sc_time run(std::vector<PageAddress> pages) {
@@ -107,12 +111,20 @@ void check_invariants(schema::NandStreamParams::ReadMode m) {
   rig.run(shuffled_pages(rig.flash, n));
   ASSERT_EQ(rig.consumed.size(), n);
   std::vector<int> seen(n, 0);
+  std::vector<sc_time> last_done(rig.flash.config().channels, sc_core::SC_ZERO_TIME);
   for (size_t k = 0; k < rig.consumed.size(); ++k) {
     ++seen[rig.consumed[k].first];
+    // Simulated time never goes back; a page is reported at or after it is finished,
+    // and each channel's pages finish in the order they are reported.
     if (k > 0) {
-      EXPECT_LE(rig.consumed[k - 1].second, rig.consumed[k].second) << "time went back";
+      EXPECT_LE(rig.called_at[k - 1], rig.called_at[k]) << "time went back";
     }
+    EXPECT_LE(rig.consumed[k].second, rig.called_at[k]);
+    EXPECT_LE(last_done[rig.channel_of[k]], rig.consumed[k].second) << "channel order";
+    last_done[rig.channel_of[k]] = rig.consumed[k].second;
   }
+  // The stream ends when its last page is finished.
+  EXPECT_EQ(rig.reader.finished_at(), *std::max_element(last_done.begin(), last_done.end()));
   for (uint64_t i = 0; i < n; ++i) EXPECT_EQ(seen[i], 1) << "page " << i;
   // Bytes read out of the dies == bytes over the channels == bytes consumed.
   const FlashConfig& c = rig.flash.config();

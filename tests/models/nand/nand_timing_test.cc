@@ -60,8 +60,9 @@ struct Rig {
 
   Rig(const schema::NandParams& n, const schema::NandStreamParams& s)
       : flash("nand", FlashConfig::from_params(n)), reader("reader", flash, StreamConfig::from_params(s)) {
-    reader.set_delivery([this](const PageAddress&, uint32_t index) {
-      consumed.emplace_back(index, sc_core::sc_time_stamp());
+    reader.set_delivery([this](const PageAddress&, uint32_t index, const sc_time& done_at) {
+      EXPECT_LE(done_at, sc_core::sc_time_stamp());
+      consumed.emplace_back(index, done_at);
     });
   }
   // Reads `pages` and returns the time from start to the last page consumed.
