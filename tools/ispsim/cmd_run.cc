@@ -1,8 +1,55 @@
-// Placeholder until the 'run' command lands; replaced by its owner.
-#include <stdexcept>
+// ispsim run --platform P --trace T [--set path=value]... [--stats F] [--vcd F ...]
+#include <boost/program_options.hpp>
 
+#include <iostream>
+
+#include "common/error.h"
+#include "platforms/schema/platform_loader.h"
+#include "platforms/systems/nand_stream_run.h"
+#include "platforms/systems/run_options.h"
 #include "tools/ispsim/cli.h"
+#include "traces/trace_io.h"
+
+namespace po = boost::program_options;
 
 namespace ispsim::cli {
-int run(const Args&) { throw std::runtime_error("'run' is not built yet"); }
+
+int run(const Args& args) {
+  std::string platform_name, trace_path, window;
+  std::vector<std::string> overrides;
+  systems::RunOptions options;
+  po::options_description desc("usage: ispsim run --platform P --trace T [options]");
+  desc.add_options()
+      ("help,h", "print this help")
+      ("platform,p", po::value(&platform_name)->required(), "platform name (see 'ispsim describe') or .textproto file")
+      ("trace,t", po::value(&trace_path)->required(), "binary trace file")
+      ("set", po::value(&overrides)->composing(), "override a parameter: path=value (repeatable), e.g. nand.t_read_us=20")
+      ("stats", po::value(&options.stats_path), "write statistics to this .json or .csv file")
+      ("vcd", po::value(&options.vcd_path), "write a VCD waveform to this file")
+      ("vcd-filter", po::value(&options.vcd_filters)->composing(), "only signals matching this glob (repeatable), e.g. '*.ch0.*'")
+      ("vcd-window", po::value(&window), "only changes within BEGIN:END simulated time, e.g. 0us:200us");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::cout << desc;
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw BadInput("ispsim run", e.what());
+  }
+  if (!window.empty()) systems::parse_time_window(window, options);
+  if (!options.vcd_filters.empty() && options.vcd_path.empty())
+    throw BadInput("--vcd-filter", "needs --vcd FILE");
+
+  const schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
+  trace::TraceReader trace(trace_path);
+  if (platform.platform.program() != schema::Platform::MICROBENCHMARK)
+    throw BadInput(platform.file, "program " + schema::Platform::Program_Name(platform.platform.program()) +
+                                      ": no system assembles it yet (only MICROBENCHMARK: the NAND stream)");
+  systems::run_nand_stream(platform, trace, options, std::cout);
+  return 0;
+}
+
 }  // namespace ispsim::cli

@@ -1,0 +1,62 @@
+// Running the `ispsim` CLI from a test: exit code, stdout and stderr, plus a
+// per-process scratch directory (every TEST runs in its own process).
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace ispsim::testing {
+
+inline std::filesystem::path scratch_dir() {
+  auto dir = std::filesystem::temp_directory_path() / ("ispsim_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Single-quotes an argument for /bin/sh.
+inline std::string shell_quote(const std::string& arg) {
+  std::string quoted = "'";
+  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  // Number of lines on stderr (a bad input must produce exactly one).
+  int err_lines() const {
+    int n = 0;
+    for (char c : err) n += c == '\n';
+    return n;
+  }
+};
+
+// Runs `ispsim <args>` (args already shell-quoted where needed) in the source tree.
+inline CliResult run_cli(const std::string& args) {
+  const auto out = scratch_dir() / "cli.out";
+  const auto err = scratch_dir() / "cli.err";
+  const std::string command = "cd " + shell_quote(ISPSIM_SOURCE_DIR) + " && " + ISPSIM_CLI + " " + args +
+                              " </dev/null >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string());
+  const int status = std::system(command.c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_text(out);
+  result.err = read_text(err);
+  return result;
+}
+
+}  // namespace ispsim::testing

@@ -1,0 +1,101 @@
+// End-to-end tests of `ispsim run` on the shipped NAND streaming microbenchmark.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/support/cli.h"
+#include "tests/support/vcd_check.h"
+
+namespace fs = std::filesystem;
+using ispsim::testing::run_cli;
+using ispsim::testing::scratch_dir;
+using ispsim::testing::shell_quote;
+
+namespace {
+
+const std::string kDemo = "run --platform nand_stream --trace traces/samples/nand_stream.trace";
+
+std::string out_path(const std::string& name) { return (scratch_dir() / name).string(); }
+
+// A bad invocation: exit code 2, one stderr line containing `needle`, and no output file left.
+void expect_bad(const std::string& args, const std::string& needle, const std::string& output) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(output)) << output;
+  for (const auto& entry : fs::directory_iterator(scratch_dir()))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+}  // namespace
+
+TEST(RunCli, DemoPrintsSummaryWithUnits) {
+  const auto r = run_cli(kDemo);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GB/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("end-to-end"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(RunCli, StatisticsAreByteIdenticalAcrossRuns) {
+  const std::string a = out_path("a.json"), b = out_path("b.json"), c = out_path("c.csv");
+  ASSERT_EQ(run_cli(kDemo + " --stats " + a).exit_code, 0);
+  ASSERT_EQ(run_cli(kDemo + " --stats " + b).exit_code, 0);
+  ASSERT_EQ(run_cli(kDemo + " --stats " + c).exit_code, 0);
+  const std::string json = ispsim::testing::read_text(a);
+  EXPECT_EQ(json, ispsim::testing::read_text(b));
+  EXPECT_NE(json.find("\"unit\": \"GB/s\""), std::string::npos);
+  EXPECT_EQ(ispsim::testing::read_text(c).rfind("name,value,unit,description\n", 0), 0u);
+}
+
+TEST(RunCli, PipelinedReadsFasterThanSequential) {
+  const std::string seq = out_path("seq.csv"), pipe = out_path("pipe.csv");
+  ASSERT_EQ(run_cli(kDemo + " --set stream.read_mode=SEQUENTIAL --stats " + seq).exit_code, 0);
+  ASSERT_EQ(run_cli(kDemo + " --set stream.read_mode=PIPELINED --stats " + pipe).exit_code, 0);
+  auto bandwidth = [](const std::string& csv_path) {
+    std::ifstream in(csv_path);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("run.read_bandwidth,", 0) == 0) return std::stod(line.substr(19));
+    return 0.0;
+  };
+  const double s = bandwidth(seq), p = bandwidth(pipe);
+  // MemLLM: about 11 GB/s with tR exposed, about 19 GB/s pipelined; this short
+  // stream includes pipeline fill and drain, so only a loose band is checked here
+  // (tests/models/nand checks the steady state within 15 %).
+  EXPECT_GT(s, 9.0);
+  EXPECT_LT(s, 12.7);
+  EXPECT_GT(p, 16.0);
+  EXPECT_LT(p, 21.9);
+}
+
+TEST(RunCli, WaveformIsValidAndWindowed) {
+  const std::string full = out_path("full.vcd"), part = out_path("part.vcd");
+  ASSERT_EQ(run_cli(kDemo + " --vcd " + full).exit_code, 0);
+  ASSERT_EQ(run_cli(kDemo + " --vcd " + part + " --vcd-window 0us:50us --vcd-filter '*.ch0.*'").exit_code, 0);
+  ispsim::testing::expect_vcd_valid(full);
+  ispsim::testing::expect_vcd_valid(part);
+  EXPECT_LT(fs::file_size(part), fs::file_size(full));
+  const std::string text = ispsim::testing::read_text(part);
+  EXPECT_EQ(text.find("ch1"), std::string::npos);
+  EXPECT_NE(text.find("ch0"), std::string::npos);
+}
+
+TEST(RunCli, BadInputsExitTwoAndLeaveNoOutput) {
+  const std::string stats = out_path("stats.json");
+  const std::string truncated = out_path("truncated.trace");
+  {
+    const std::string bytes = ispsim::testing::read_text(std::string(ISPSIM_SOURCE_DIR) + "/traces/samples/nand_stream.trace");
+    std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() - 7);
+  }
+  expect_bad("run --platform nand_stream --trace " + truncated + " --stats " + stats, "truncated.trace", stats);
+  expect_bad(kDemo + " --set nand.t_read_us=-1 --stats " + stats, "t_read_us", stats);
+  expect_bad(kDemo + " --set nand.channels=0 --stats " + stats, "channels", stats);
+  expect_bad(kDemo + " --stats " + out_path("stats.txt"), "stats.txt", out_path("stats.txt"));
+  expect_bad(kDemo + " --vcd " + out_path("w.vcd") + " --vcd-window 5us:1us", "--vcd-window", out_path("w.vcd"));
+  expect_bad(kDemo + " --vcd " + out_path("w.vcd") + " --vcd-window 5parsecs:", "--vcd-window", out_path("w.vcd"));
+  expect_bad("run --platform no_such_platform --trace traces/samples/nand_stream.trace", "no_such_platform", stats);
+  expect_bad("run --platform nand_stream --trace " + out_path("missing.trace"), "missing.trace", stats);
+  expect_bad("run --trace traces/samples/nand_stream.trace", "platform", stats);
+}
