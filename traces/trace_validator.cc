@@ -285,6 +285,15 @@ void TraceValidator::check_kind(const Op& op) const {
         if (s.region() == KV_REGION_UNSPECIFIED) fail_op(op, name + ".region not set");
         if (s.region() == KV_REGION_PRECOMPUTED) precomputed += s.tokens().end() - s.tokens().begin();
       }
+      std::vector<std::pair<uint64_t, int>> starts;  // (begin, span index), to find overlaps
+      for (int i = 0; i < a.kv_size(); ++i) starts.emplace_back(a.kv(i).tokens().begin(), i);
+      std::sort(starts.begin(), starts.end());
+      for (size_t i = 1; i < starts.size(); ++i) {
+        const TokenRange& before = a.kv(starts[i - 1].second).tokens();
+        if (starts[i].first < before.end())
+          fail_op(op, "attention.kv[" + str(starts[i].second) + "] overlaps attention.kv[" +
+                          str(starts[i - 1].second) + "]");
+      }
       if (!dtype_bits(a.dtype())) fail_op(op, "attention.dtype not set");
       if (a.has_hkvd_mask()) {
         if (precomputed == 0) fail_op(op, "attention.hkvd_mask given but no precomputed KV span to filter");

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -190,12 +191,29 @@ TraceText every_kind_trace() {
   return t;
 }
 
+namespace {
+
+// Removes the scratch directories when the test process ends, unless
+// ISPSIM_KEEP_TEST_FILES is set (to look at them after a failure).
+struct ScratchDirs {
+  std::vector<std::string> dirs;
+  ~ScratchDirs() {
+    if (std::getenv("ISPSIM_KEEP_TEST_FILES")) return;
+    std::error_code ignored;
+    for (const std::string& d : dirs) std::filesystem::remove_all(d, ignored);
+  }
+};
+ScratchDirs scratch_dirs;
+
+}  // namespace
+
 std::string scratch_dir(const std::string& test_name) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() /
                        ("ispsim_traces_" + std::to_string(::getpid()) + "_" + test_name);
   fs::remove_all(dir);
   fs::create_directories(dir);
+  scratch_dirs.dirs.push_back(dir.string());
   return dir.string();
 }
 

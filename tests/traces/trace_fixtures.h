@@ -21,7 +21,8 @@ BitVector make_mask(const std::vector<bool>& bits);
 // dependencies, a measured duration and a functional payload.
 TraceText every_kind_trace();
 
-// A fresh empty directory for one test (removed and recreated).
+// A fresh empty directory for one test, removed when the process exits
+// (kept if ISPSIM_KEEP_TEST_FILES is set).
 std::string scratch_dir(const std::string& test_name);
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);

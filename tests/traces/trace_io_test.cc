@@ -216,4 +216,5 @@ TEST(TraceIo, LargeTraceStreams) {
   EXPECT_EQ(stats.totals(DECODE_ONLY).ops, kOps);
   EXPECT_TRUE(stats.totals(DECODE_ONLY).gemm_flop == static_cast<unsigned __int128>(2 * 64 * 64) * kOps);
   EXPECT_FALSE(reader.next(op));
+  fs::remove(path);  // ~24 MB
 }

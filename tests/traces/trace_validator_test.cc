@@ -183,6 +183,10 @@ TEST(TraceValidator, SizesMustBeMeaningful) {
   EXPECT_EQ(check_changed([](TraceText& t) { op_with_id(t, 5).mutable_attention()->clear_kv(); }),
             "t.trace: op 5: attention sees no KV (attention.kv is empty)");
   EXPECT_EQ(check_changed([](TraceText& t) {
+              op_with_id(t, 5).mutable_attention()->mutable_kv(1)->mutable_tokens()->set_begin(63);
+            }),
+            "t.trace: op 5: attention.kv[1] overlaps attention.kv[0]");
+  EXPECT_EQ(check_changed([](TraceText& t) {
               op_with_id(t, 3).mutable_kv_load()->mutable_tokens()->set_begin(64);
             }),
             "t.trace: op 3: kv_load.tokens [64, 64) is empty");
