@@ -35,6 +35,7 @@ struct EngineOptions {
   int window = 0;                                // ppl: tokens per window (0 = the model's context)
   std::string prompt;                            // generate
   int new_tokens = 32;                           // generate: tokens to produce at most
+  bool add_bos = true;                           // start the token stream with BOS (see bos_id())
   // Quantized engines (kernels/int/quantized_lm.h): the ablation stage, or "all" (ppl only).
   std::string quant = "fp32";
   std::string calib_file = "kernels/int/data/brown_calibration.txt";  // relative to the working directory
@@ -47,6 +48,8 @@ void add_engine_options(po::options_description& d, EngineOptions& o) {
       ("help,h", "print this help")
       ("model", po::value(&o.model_dir)->default_value(o.model_dir),
        "checkpoint directory (config.json, model.safetensors, tokenizer.json)")
+      ("no-bos", po::bool_switch()->notifier([&o](bool off) { o.add_bos = !off; }),
+       "do not start the token stream with the BOS token")
       ("quant", po::value(&o.quant)->default_value(o.quant),
        "engine: fp32 | w8a8 | smoothquant | int-nonlinear | int16 (cumulative stages; ppl also takes 'all')")
       ("calib", po::value(&o.calib_file)->default_value(o.calib_file), "calibration text for the quantized stages")
@@ -58,6 +61,14 @@ void add_engine_options(po::options_description& d, EngineOptions& o) {
 }
 
 std::string read_text(const std::string& path);
+
+// The token a sequence starts with: the one the tokenizer's post-processor adds
+// (Llama-3, OPT), else config.json's bos_token_id (SmolLM2; the demo model, whose
+// training put <|endoftext|> before every document); -1 for none.
+int bos_id(const model::Tokenizer& tok, const model::Model& m, const EngineOptions& o) {
+  if (!o.add_bos) return -1;
+  return tok.bos_id() >= 0 ? tok.bos_id() : m.config.bos_token_id;
+}
 
 std::unique_ptr<CausalLm> make_engine(const model::Model& m, const EngineOptions& o) {
   const integer::QuantStage stage = integer::parse_stage(o.quant);
@@ -134,7 +145,8 @@ int run_ppl(const Args& args) {
   model::Tokenizer tok(o.model_dir + "/tokenizer.json");
   const std::string text = read_text(o.text_file);
   std::vector<int> ids;
-  if (tok.bos_id() >= 0) ids.push_back(tok.bos_id());
+  const int bos = bos_id(tok, m, o);
+  if (bos >= 0) ids.push_back(bos);
   std::vector<int> body = tok.encode(text, o.text_file);
   ids.insert(ids.end(), body.begin(), body.end());
   if (o.max_tokens > 0 && static_cast<long long>(ids.size()) > o.max_tokens) ids.resize(o.max_tokens);
@@ -165,7 +177,8 @@ int run_ppl(const Args& args) {
   std::cout << "text: " << o.text_file << " (" << text.size() << " bytes)\n";
   if (o.quant != "fp32") std::cout << "engine: " << o.quant << "\n";
   std::cout << std::fixed << std::setprecision(4) << "perplexity " << r.perplexity << " over " << r.tokens
-            << " tokens (" << r.predicted << " tokens predicted, " << r.windows << " windows of at most "
+            << " tokens (" << (bos >= 0 ? "BOS id " + std::to_string(bos) + " first, " : std::string("no BOS, "))
+            << r.predicted << " tokens predicted, " << r.windows << " windows of at most "
             << (o.window > 0 ? o.window : lm->capacity()) << " tokens); mean NLL " << r.mean_nll
             << " nats/token\n";
   std::cerr << std::fixed << std::setprecision(2) << "ispsim engine ppl: " << wall << " s wall, "
@@ -186,7 +199,8 @@ int run_generate(const Args& args) {
   model::Model m = model::load_model(o.model_dir);
   model::Tokenizer tok(o.model_dir + "/tokenizer.json");
   std::vector<int> prompt;
-  if (tok.bos_id() >= 0) prompt.push_back(tok.bos_id());
+  const int bos = bos_id(tok, m, o);
+  if (bos >= 0) prompt.push_back(bos);
   std::vector<int> body = tok.encode(o.prompt, "--prompt");
   prompt.insert(prompt.end(), body.begin(), body.end());
   if (prompt.empty()) throw BadInput("--prompt", "prompt is empty");
