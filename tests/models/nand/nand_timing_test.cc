@@ -58,8 +58,9 @@ struct Rig {
   StreamReader reader;
   std::vector<std::pair<uint32_t, sc_time>> consumed;
 
-  Rig(const schema::NandParams& n, const schema::NandStreamParams& s)
-      : flash("nand", FlashConfig::from_params(n)), reader("reader", flash, StreamConfig::from_params(s)) {
+  Rig(const schema::NandParams& n, const schema::NandStreamParams& s, const std::string& prefix = "")
+      : flash((prefix + "nand").c_str(), FlashConfig::from_params(n)),
+        reader((prefix + "reader").c_str(), flash, StreamConfig::from_params(s)) {
     reader.set_delivery([this](const PageAddress&, uint32_t index, const sc_time& done_at) {
       EXPECT_LE(done_at, sc_core::sc_time_stamp());
       consumed.emplace_back(index, done_at);
@@ -100,6 +101,20 @@ TEST(NandTiming, OnePageOnOneDie) {
   Rig rig(flash(1, 1, 1, 5, false), stream(kPipelined, 100, 2));
   // sense, data-out, consume
   EXPECT_EQ(rig.run(pages_on_channel0(1, 1)), tR + kTout + tC);
+}
+
+TEST(NandTiming, OneTwoAndDiesPlusOnePagesOnOneDieAndOnManyDies) {
+  // Without cache read. One die: every page pays tR + tOut in turn. Four dies of
+  // one channel: the senses overlap and the data-outs follow back to back
+  // (tR <= 3 tOut, so die 0's second sense is ready before the channel is free).
+  const unsigned dies = 4;
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig one_die(flash(1, 1, 1, 5, false), stream(kPipelined, 100, 2), "one_");
+  Rig many_dies(flash(1, dies, 1, 5, false), stream(kPipelined, 100, 2), "many_");
+  for (unsigned n : {1u, 2u, dies + 1}) {
+    EXPECT_EQ(one_die.run(pages_on_channel0(n, 1)), n * (tR + kTout) + tC) << n << " pages";
+    EXPECT_EQ(many_dies.run(pages_on_channel0(n, dies)), tR + n * kTout + tC) << n << " pages";
+  }
 }
 
 TEST(NandTiming, TwoPagesOnOneDieWithoutCacheRead) {
