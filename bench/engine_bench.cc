@@ -112,8 +112,17 @@ void bench_gemv(int rows, int cols, int reps) {
     Timer timer;
     for (int r = 0; r < reps; ++r) integer::gemv_s8(W.data(), x.data(), rows, cols, y.data());
     const double t = timer.cpu() / reps;
-    std::printf("  gemv int8 %6d x %-5d (%7.2f MB) %-8s %8.3f ms  %7.2f GMAC/s  %6.2f GB/s of weights\n", rows, cols,
-                W.size() / 1e6, simd ? "AVX2" : "portable", t * 1e3, W.size() / t / 1e9, W.size() / t / 1e9);
+    std::printf("  gemv int8 %6d x %-5d (%7.2f MB) %-8s plain       %8.3f ms  %7.2f GMAC/s  %6.2f GB/s of weights\n",
+                rows, cols, W.size() / 1e6, simd ? "AVX2" : "portable", t * 1e3, W.size() / t / 1e9, W.size() / t / 1e9);
+    // The engine's variant: group-wise scales (g = 128) applied per (row, group).
+    const int groups = (cols + 127) / 128;
+    std::vector<integer::Dyadic> act(groups, integer::Dyadic{12345, 20}), wsc(static_cast<size_t>(rows) * groups,
+                                                                              integer::Dyadic{1234567, 30});
+    Timer grouped;
+    for (int r = 0; r < reps; ++r) integer::gemv_s8_grouped(W.data(), x.data(), rows, cols, 128, act.data(), wsc.data(), y.data());
+    const double tg = grouped.cpu() / reps;
+    std::printf("  gemv int8 %6d x %-5d (%7.2f MB) %-8s group-wise  %8.3f ms  %7.2f GMAC/s  %6.2f GB/s of weights\n",
+                rows, cols, W.size() / 1e6, simd ? "AVX2" : "portable", tg * 1e3, W.size() / tg / 1e9, W.size() / tg / 1e9);
   }
   integer::set_simd_enabled(true);
 }

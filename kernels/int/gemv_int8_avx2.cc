@@ -32,20 +32,38 @@ __attribute__((target("avx2"))) inline __m256i multiply_add(__m256i acc, const i
 }
 }  // namespace
 
+// Sum of one 32-byte-multiple span into a vector accumulator (two chains for ILP).
+__attribute__((target("avx2"))) inline __m256i span_sum(const int8_t* w, const int8_t* x, int len) {
+  __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+  int k = 0;
+  for (; k + 64 <= len; k += 64) {
+    acc0 = multiply_add(acc0, w + k, x + k);
+    acc1 = multiply_add(acc1, w + k + 32, x + k + 32);
+  }
+  if (k < len) acc0 = multiply_add(acc0, w + k, x + k);
+  return _mm256_add_epi32(acc0, acc1);
+}
+
 __attribute__((target("avx2"))) void dot_groups_avx2(const int8_t* w, const int8_t* x, int cols, int group,
                                                      int32_t* partial) {
-  for (int start = 0, g = 0; start < cols; start += group, ++g) {
-    const int end = start + group < cols ? start + group : cols;
-    __m256i acc0 = _mm256_setzero_si256();
-    __m256i acc1 = _mm256_setzero_si256();
-    int k = start;
-    for (; k + 64 <= end; k += 64) {
-      acc0 = multiply_add(acc0, w + k, x + k);
-      acc1 = multiply_add(acc1, w + k + 32, x + k + 32);
+  int start = 0, g = 0;
+  // Four full groups at a time when the group is a multiple of 32: their
+  // horizontal sums share one hadd tree instead of four.
+  if (group % 32 == 0)
+    for (; start + 4 * group <= cols; start += 4 * group, g += 4) {
+      __m256i a0 = span_sum(w + start, x + start, group);
+      __m256i a1 = span_sum(w + start + group, x + start + group, group);
+      __m256i a2 = span_sum(w + start + 2 * group, x + start + 2 * group, group);
+      __m256i a3 = span_sum(w + start + 3 * group, x + start + 3 * group, group);
+      __m256i t = _mm256_hadd_epi32(_mm256_hadd_epi32(a0, a1), _mm256_hadd_epi32(a2, a3));
+      __m128i sums = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(partial + g), sums);
     }
-    for (; k + 32 <= end; k += 32) acc0 = multiply_add(acc0, w + k, x + k);
-    int32_t sum = horizontal_sum(_mm256_add_epi32(acc0, acc1));
-    for (; k < end; ++k) sum += int32_t{w[k]} * x[k];
+  for (; start < cols; start += group, ++g) {
+    const int end = start + group < cols ? start + group : cols;
+    const int vector_end = start + (end - start) / 32 * 32;
+    int32_t sum = horizontal_sum(span_sum(w + start, x + start, vector_end - start));
+    for (int k = vector_end; k < end; ++k) sum += int32_t{w[k]} * x[k];
     partial[g] = sum;
   }
 }

@@ -49,9 +49,10 @@ TEST(GemvS8, AllExtremesDoNotSaturate) {
   }
 }
 
-TEST(GemmS8Grouped, MatchesDoubleReferenceWithinOneUnitPerGroup) {
-  std::mt19937 rng(13);
-  const int tokens = 3, rows = 42, cols = 300, group = 128, groups = 3;
+// Shapes cover a ragged last group, a block of four full groups (the AVX2
+// kernel's shared reduction) followed by single groups, and SmolLM2's 576.
+void check_grouped(int cols, int group, std::mt19937& rng) {
+  const int tokens = 3, rows = 42, groups = (cols + group - 1) / group;
   auto W = random_int8(static_cast<size_t>(rows) * cols, rng), X = random_int8(static_cast<size_t>(tokens) * cols, rng);
   std::vector<Dyadic> act(tokens * groups), wsc(rows * groups);
   std::uniform_int_distribution<int32_t> m(1 << 13, (1 << 15) - 1), sh(10, 30);
@@ -70,7 +71,7 @@ TEST(GemmS8Grouped, MatchesDoubleReferenceWithinOneUnitPerGroup) {
         ref += dot * std::ldexp(static_cast<double>(a.mult) * w.mult, -(a.shift + w.shift));
       }
       if (std::fabs(ref) < 2e9) {
-        ASSERT_NEAR(Y[t * rows + r], ref, 0.5 * groups + 1e-6) << t << " " << r;
+        ASSERT_NEAR(Y[t * rows + r], ref, 0.5 * groups + 1e-6) << cols << " " << t << " " << r;
       }
     }
   // The portable kernel gives bit-identical results.
@@ -83,6 +84,11 @@ TEST(GemmS8Grouped, MatchesDoubleReferenceWithinOneUnitPerGroup) {
   std::vector<int32_t> y(rows);
   gemv_s8_grouped(W.data(), X.data(), rows, cols, group, act.data(), wsc.data(), y.data());
   for (int r = 0; r < rows; ++r) EXPECT_EQ(y[r], Y[r]);
+}
+
+TEST(GemmS8Grouped, MatchesDoubleReferenceWithinOneUnitPerGroup) {
+  std::mt19937 rng(13);
+  for (auto [cols, group] : {std::pair{300, 128}, {1000, 128}, {576, 128}, {576, 64}, {1536, 128}, {100, 32}}) check_grouped(cols, group, rng);
 }
 
 }  // namespace
