@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "kernels/model/evaluation.h"
 #include "kernels/model/fp32_lm.h"
+#include "kernels/model/ops.h"
 #include "tests/kernels/model/test_model.h"
 
 namespace ispsim::model {
@@ -123,6 +124,53 @@ TEST(Fp32Forward, ContextBeyondTheCacheIsBadInput) {
   EXPECT_THROW(perplexity(lm, kTokens, 9), BadInput);
   std::vector<int> bad = {300};
   EXPECT_THROW(lm.forward(bad.data(), 1, false, logits), BadInput);
+}
+
+}  // namespace
+}  // namespace ispsim::model
+
+namespace ispsim::model {
+namespace {
+
+TEST(Fp32Forward, OptPostLayerNormWiringForOneTokenByHand) {
+  // do_layer_norm_before false (post-LN): x = LN1(x + attn(x)); x = LN2(x + ffn(x)); no final norm.
+  TinyModel tm;
+  tm.family = "opt";
+  tm.layers = 1;
+  tm.tie = true;
+  std::string dir = make_tiny_model_dir("opt_post_ln", tm);
+  std::string config = tiny_config_json(tm);
+  config.replace(config.find("\"do_layer_norm_before\":true"), 27, "\"do_layer_norm_before\":false");
+  write_file(dir + "/config.json", config);
+  std::vector<RawTensor> t = tiny_tensors(tm);
+  t.resize(t.size() - 2);  // post-LN OPT has no model.decoder.final_layer_norm
+  write_safetensors(dir + "/model.safetensors", t);
+  Model m = load_model(dir);
+  ASSERT_FALSE(m.config.norm_before);
+  ASSERT_FALSE(m.config.final_norm);
+
+  const int h = 32, f = 48, tok = 7;
+  const Weights& w = m.weights;
+  const LayerWeights& L = w.layers[0];
+  std::vector<float> x(h), a(h), o(h), up(f), down(h);
+  for (int i = 0; i < h; ++i) x[i] = w.token_embedding[tok * h + i] + w.position_embedding[2 * h + i];
+  // One token attends only to itself: the attention output is its value vector.
+  linear(x.data(), 1, h, L.wv.data(), L.bv.data(), h, a.data());
+  linear(a.data(), 1, h, L.wo.data(), L.bo.data(), h, o.data());
+  for (int i = 0; i < h; ++i) x[i] += o[i];
+  layer_norm(x.data(), L.attn_norm.data(), L.attn_norm_bias.data(), h, 1e-5f, x.data());
+  linear(x.data(), 1, h, L.w_up.data(), L.b_up.data(), f, up.data());
+  for (float& u : up) u = std::max(u, 0.0f);
+  linear(up.data(), 1, f, L.w_down.data(), L.b_down.data(), h, down.data());
+  for (int i = 0; i < h; ++i) x[i] += down[i];
+  layer_norm(x.data(), L.ffn_norm.data(), L.ffn_norm_bias.data(), h, 1e-5f, x.data());
+  std::vector<float> want(m.config.vocab_size);
+  linear(x.data(), 1, h, w.token_embedding.data(), nullptr, m.config.vocab_size, want.data());
+
+  Fp32Lm lm(m);
+  std::vector<float> got;
+  lm.forward(&tok, 1, false, got);
+  for (int i = 0; i < m.config.vocab_size; ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
 }
 
 }  // namespace

@@ -177,3 +177,22 @@ TEST(Tokenizer, InvalidUtf8InputNamesTheSourceAndOffset) {
 
 }  // namespace
 }  // namespace ispsim::model
+
+namespace ispsim::model {
+namespace {
+
+TEST(Tokenizer, IgnoreMergesTakesWholeWordsFromTheVocabulary) {
+  // Llama-3 sets ignore_merges: a pre-token found in the vocabulary is one token
+  // even when no merge sequence builds it.
+  std::string json = byte_level_tokenizer_json({{"a", "b"}});  // ab=256, <|endoftext|>=257
+  json.replace(json.find("\"<|endoftext|>\":257"), 19, "\"<|endoftext|>\":257,\"abc\":258");
+  Tokenizer plain = load(json, "no_ignore");
+  EXPECT_EQ(plain.encode("abc"), (std::vector<int>{256, 'c'}));
+  json.replace(json.find("\"byte_fallback\":false"), 21, "\"byte_fallback\":false,\"ignore_merges\":true");
+  Tokenizer ignoring = load(json, "ignore");
+  EXPECT_EQ(ignoring.encode("abc"), (std::vector<int>{258}));
+  EXPECT_EQ(ignoring.encode("abd"), (std::vector<int>{256, 'd'}));
+}
+
+}  // namespace
+}  // namespace ispsim::model
