@@ -232,7 +232,11 @@ struct Writer::Impl {
     Var& v = vars[id];
     value &= v.mask;
     const uint64_t t = now_ps();
-    if (t > opts.window_end_ps) return;
+    if (t > opts.window_end_ps) {
+      // Nothing later can be written: detach, so set() costs one branch again.
+      detach_all();
+      return;
+    }
     if (!header_written) {
       if (t <= opts.window_begin_ps) {
         v.value = value;  // folded into the initial value

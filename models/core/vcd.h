@@ -46,6 +46,8 @@ class Signal {
     last_ = value;
   }
   uint64_t value() const { return last_; }
+  // Whether set() reaches a writer: false when filtered out, after close(), and
+  // once the simulation has passed the window end (nothing more is written).
   bool attached() const { return writer_ != nullptr; }
 
  private:
