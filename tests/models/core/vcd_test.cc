@@ -235,6 +235,23 @@ TEST(Vcd, WindowFoldsEarlierChangesAndDropsLaterOnes) {
   ispsim::testing::expect_vcd_valid(opts.path);
 }
 
+TEST(Vcd, SignalsDetachOncePastTheWindowEnd) {
+  Options opts;
+  opts.path = temp_path("detach.vcd");
+  opts.window_end_ps = 45000;
+  Top top("top");
+  Writer writer(opts);
+  top.trace(writer);
+  sc_core::sc_start(sc_time(45, SC_NS));
+  EXPECT_TRUE(top.a.state.attached());
+  sc_core::sc_start(sc_time(55, SC_NS));  // the change at 60 ns is past the end
+  EXPECT_FALSE(top.a.state.attached());
+  EXPECT_FALSE(top.b.count.attached());
+  writer.close();
+  EXPECT_EQ(ispsim::testing::parse_vcd_file(opts.path).end_time, 45000u);
+  ispsim::testing::expect_vcd_valid(opts.path);
+}
+
 TEST(Vcd, WindowBeginningAtAChangeFoldsIt) {
   Options opts;
   opts.path = temp_path("window_at_change.vcd");
