@@ -13,32 +13,38 @@
 namespace ispsim::integer {
 
 int64_t IntegerModel::weight_bytes_per_token() const {
-  int64_t bytes = hidden + static_cast<int64_t>(lm_head.q.size());
+  int64_t bytes = (rotary ? hidden : 2 * hidden) + static_cast<int64_t>(lm_head.q.size());
   for (const IntLayer& l : layers)
-    for (const IntLinear* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) bytes += w->q.size();
+    for (const IntLinear* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) bytes += w->q.size();  // w_gate empty for OPT
   return bytes;
 }
 
 IntegerEngine::IntegerEngine(const IntegerModel& model, int capacity) : m_(model) {
   capacity_ = capacity > 0 ? capacity : model.max_positions;
-  if (capacity_ > model.rope.positions)
-    throw BadInput("engine", "context of " + std::to_string(capacity_) + " tokens exceeds the RoPE table of " +
-                                 std::to_string(model.rope.positions) + " positions");
+  const int positions = model.rotary ? model.rope.positions : model.max_positions;
+  if (capacity_ > positions)
+    throw BadInput("engine", "context of " + std::to_string(capacity_) + " tokens exceeds the " +
+                                 std::to_string(positions) + " positions of the model");
   const size_t cache = model.layers.size() * static_cast<size_t>(capacity_) * model.kv_heads * model.head_dim;
   k_cache_.assign(cache, 0);
   v_cache_.assign(cache, 0);
 }
 
-// Token-wise requantization (INT16, or INT8 in the ablation) then integer RMSNorm.
+// Token-wise requantization (INT16, or INT8 in the ablation) then integer RMSNorm or LayerNorm.
 void IntegerEngine::norm_rows(const IntNorm& norm, int n, const int32_t* in, int32_t* out) {
   const int h = m_.hidden, bits = m_.int16_requant ? 16 : 8;
   NormWeights w;
   w.gamma = norm.gamma.data();
   w.gamma_frac_bits = norm.gamma_frac_bits;
   w.eps_q40 = norm.eps_q40;
+  w.beta = norm.beta.empty() ? nullptr : norm.beta.data();
   for (int r = 0; r < n; ++r) {
     const int shift = requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp_.data());
-    int_rmsnorm(tmp_.data(), h, m_.residual_frac - shift, w, out + static_cast<size_t>(r) * h, norm.out_frac_bits);
+    int32_t* y = out + static_cast<size_t>(r) * h;
+    if (norm.layer_norm)
+      int_layernorm(tmp_.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+    else
+      int_rmsnorm(tmp_.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
   }
 }
 
@@ -102,10 +108,12 @@ void IntegerEngine::attention(int layer, int n) {
   const size_t base = static_cast<size_t>(layer) * capacity_ * kvd;
   for (int r = 0; r < n; ++r) {
     const int pos = position_ + r;
-    for (int hh = 0; hh < m_.heads; ++hh)
-      int_rope(&q_[static_cast<size_t>(r) * qd + hh * hd], hd, m_.rope.cos_row(pos), m_.rope.sin_row(pos));
-    for (int hh = 0; hh < m_.kv_heads; ++hh)
-      int_rope(&k_[static_cast<size_t>(r) * kvd + hh * hd], hd, m_.rope.cos_row(pos), m_.rope.sin_row(pos));
+    if (m_.rotary) {
+      for (int hh = 0; hh < m_.heads; ++hh)
+        int_rope(&q_[static_cast<size_t>(r) * qd + hh * hd], hd, m_.rope.cos_row(pos), m_.rope.sin_row(pos));
+      for (int hh = 0; hh < m_.kv_heads; ++hh)
+        int_rope(&k_[static_cast<size_t>(r) * kvd + hh * hd], hd, m_.rope.cos_row(pos), m_.rope.sin_row(pos));
+    }
     for (int i = 0; i < kvd; ++i) {
       k_cache_[base + static_cast<size_t>(pos) * kvd + i] = k_[static_cast<size_t>(r) * kvd + i];
       v_cache_[base + static_cast<size_t>(pos) * kvd + i] = v_[static_cast<size_t>(r) * kvd + i];
@@ -122,9 +130,14 @@ void IntegerEngine::ffn(int layer, int n) {
   const int h = m_.hidden, f = m_.ffn;
   norm_rows(L.ffn_norm, n, x_.data(), xn_.data());
   quantize_rows(xn_.data(), n, h);
-  linear(L.w_gate, n, gate_.data());
-  linear(L.w_up, n, up_.data());
-  int_swiglu(gate_.data(), L.gate_frac, up_.data(), L.up_frac, n * f, gate_.data(), L.hidden_frac);
+  if (m_.swiglu) {
+    linear(L.w_gate, n, gate_.data());
+    linear(L.w_up, n, up_.data());
+    int_swiglu(gate_.data(), L.gate_frac, up_.data(), L.up_frac, n * f, gate_.data(), L.hidden_frac);
+  } else {
+    linear(L.w_up, n, gate_.data());  // fc1 (+ bias), then ReLU at the same scale
+    int_relu(gate_.data(), n * f, gate_.data());
+  }
   quantize_rows(gate_.data(), n, f);
   linear(L.w_down, n, xn_.data());
   for (size_t i = 0; i < static_cast<size_t>(n) * h; ++i) x_[i] = saturate_int32(int64_t{x_[i]} + xn_[i]);
@@ -160,6 +173,14 @@ void IntegerEngine::forward(const int* tokens, int n, bool all_logits, std::vect
     for (int k = 0; k < h; ++k)
       x_[static_cast<size_t>(r) * h + k] =
           saturate_int32(apply(e.scale[row * e.groups() + k / e.group], e.q[row * h + k]));
+    if (!m_.rotary) {  // OPT: learned position row p + 2 (HF OPTLearnedPositionalEmbedding offset), same format
+      const IntLinear& p = m_.positions;
+      const size_t prow = static_cast<size_t>(position_ + r + 2);
+      for (int k = 0; k < h; ++k) {
+        int32_t& x = x_[static_cast<size_t>(r) * h + k];
+        x = saturate_int32(int64_t{x} + apply(p.scale[prow * p.groups() + k / p.group], p.q[prow * h + k]));
+      }
+    }
   }
   for (size_t l = 0; l < m_.layers.size(); ++l) {
     attention(static_cast<int>(l), n);

@@ -1,5 +1,6 @@
-// The integer-only forward pass of the Llama family (RMSNorm, SwiGLU, RoPE;
-// GQA/MHA; optional q/k/v biases as in Qwen2). Everything here is integer: the
+// The integer-only forward pass of pre-norm decoder models: the Llama family
+// (RMSNorm, SwiGLU, RoPE; GQA/MHA; optional q/k/v biases as in Qwen2) and OPT
+// (LayerNorm, ReLU, learned positions, biases). Everything here is integer: the
 // model arrives prepared by quantized_lm.h (which may use float at load), and
 // the logits leave as int32 with a known number of fractional bits.
 //
@@ -32,7 +33,9 @@ struct IntLinear {
 };
 
 struct IntNorm {
+  bool layer_norm = false;     // LayerNorm (OPT) instead of RMSNorm
   std::vector<int32_t> gamma;  // norm weight (divided by the SmoothQuant factors)
+  std::vector<int32_t> beta;   // LayerNorm bias at out_frac_bits (divided likewise); empty for RMSNorm
   int gamma_frac_bits = 0;
   int64_t eps_q40 = 0;
   int out_frac_bits = 0;
@@ -42,15 +45,18 @@ struct IntLayer {
   IntNorm attn_norm, ffn_norm;
   IntLinear wq, wk, wv, wo, w_gate, w_up, w_down;
   int q_frac = 0, k_frac = 0, v_frac = 0;
-  int gate_frac = 0, up_frac = 0, hidden_frac = 0;
+  int gate_frac = 0, up_frac = 0, hidden_frac = 0;  // OPT: no gate, hidden = ReLU(fc1) at up_frac
 };
 
 struct IntegerModel {
   int vocab = 0, hidden = 0, ffn = 0, heads = 0, kv_heads = 0, head_dim = 0, max_positions = 0;
   int group = 128;
   bool int16_requant = true;  // false: norm and Softmax inputs requantized to INT8 instead (ablation)
+  bool swiglu = true;         // SwiGLU FFN (Llama) or ReLU FFN (OPT)
+  bool rotary = true;         // RoPE (Llama) or learned positions (OPT)
   int residual_frac = 0;
   IntLinear embedding;        // [vocab][hidden]; scale maps straight to the residual format
+  IntLinear positions;        // OPT: [max_positions + 2][hidden], row p + 2 for position p, same format
   IntLinear lm_head;          // [vocab][hidden]
   IntNorm final_norm;
   int logits_frac = 0;

@@ -22,11 +22,18 @@ void track_max(float& m, const float* x, size_t n) {
 QuantSimLm::QuantSimLm(const model::Model& model, SimSettings settings, int capacity, CalibrationStats* record)
     : model_(model), settings_(std::move(settings)), record_(record) {
   const Config& c = model.config;
-  if (c.norm != model::NormKind::kRms || c.ffn != model::FfnKind::kSwiGlu || c.positions != model::PositionKind::kRope)
-    throw BadInput(model.dir, std::string("the quantized engines support the Llama and Qwen2 families, not ") +
-                                  model::family_name(c.family));
+  const bool llama_like = c.norm == model::NormKind::kRms && c.ffn == model::FfnKind::kSwiGlu &&
+                          c.positions == model::PositionKind::kRope;
+  const bool opt_like = c.norm == model::NormKind::kLayer && c.ffn == model::FfnKind::kRelu &&
+                        c.positions == model::PositionKind::kLearned;
+  if (!(llama_like || opt_like) || !c.norm_before || !c.final_norm)
+    throw BadInput(model.dir, std::string("the quantized engines support pre-norm Llama, Qwen2 and OPT models; this ") +
+                                  model::family_name(c.family) + " model is not one");
   capacity_ = capacity > 0 ? capacity : c.max_positions;
-  inv_freq_ = model::rope_inv_freq(c);
+  if (c.positions == model::PositionKind::kLearned && capacity_ > c.max_positions)
+    throw BadInput("engine", "context of " + std::to_string(capacity_) + " tokens exceeds the " +
+                                 std::to_string(c.max_positions) + " learned positions of the model");
+  if (c.positions == model::PositionKind::kRope) inv_freq_ = model::rope_inv_freq(c);
   const size_t cache = static_cast<size_t>(c.num_layers) * capacity_ * c.kv_dim();
   k_cache_.assign(cache, 0.0f);
   v_cache_.assign(cache, 0.0f);
@@ -65,12 +72,24 @@ const float* QuantSimLm::quantized_input(const float* in, int n, int cols, int l
   return xq_.data();
 }
 
+void QuantSimLm::norm_rows(const std::vector<float>& weight, const std::vector<float>& bias, int n, const float* in,
+                           float* out) {
+  const Config& c = model_.config;
+  for (int r = 0; r < n; ++r) {
+    const float* x = in + static_cast<size_t>(r) * c.hidden_size;
+    float* y = out + static_cast<size_t>(r) * c.hidden_size;
+    if (c.norm == model::NormKind::kRms)
+      model::rms_norm(x, weight.data(), c.hidden_size, c.norm_eps, y);
+    else
+      model::layer_norm(x, weight.data(), bias.data(), c.hidden_size, c.norm_eps, y);
+  }
+}
+
 void QuantSimLm::attention(int layer, int n) {
   const Config& c = model_.config;
   const model::LayerWeights& L = model_.weights.layers[layer];
   const int h = c.hidden_size, qd = c.q_dim(), kvd = c.kv_dim(), hd = c.head_dim, half = hd / 2;
-  for (int r = 0; r < n; ++r)
-    model::rms_norm(&x_[static_cast<size_t>(r) * h], L.attn_norm.data(), h, c.norm_eps, &xb_[static_cast<size_t>(r) * h]);
+  norm_rows(L.attn_norm, L.attn_norm_bias, n, x_.data(), xb_.data());
   const float* in = quantized_input(xb_.data(), n, h, layer, kAttnIn);
   model::linear(in, n, h, L.wq.data(), data_or_null(L.bq), qd, q_.data());
   model::linear(in, n, h, L.wk.data(), data_or_null(L.bk), kvd, k_.data());
@@ -80,8 +99,10 @@ void QuantSimLm::attention(int layer, int n) {
   for (int r = 0; r < n; ++r) {
     float* q = &q_[static_cast<size_t>(r) * qd];
     float* k = &k_[static_cast<size_t>(r) * kvd];
-    for (int hh = 0; hh < c.num_heads; ++hh) model::apply_rope(q + hh * hd, hd, &cos_[r * half], &sin_[r * half]);
-    for (int hh = 0; hh < c.num_kv_heads; ++hh) model::apply_rope(k + hh * hd, hd, &cos_[r * half], &sin_[r * half]);
+    if (c.positions == model::PositionKind::kRope) {
+      for (int hh = 0; hh < c.num_heads; ++hh) model::apply_rope(q + hh * hd, hd, &cos_[r * half], &sin_[r * half]);
+      for (int hh = 0; hh < c.num_kv_heads; ++hh) model::apply_rope(k + hh * hd, hd, &cos_[r * half], &sin_[r * half]);
+    }
     for (int i = 0; i < qd; ++i) q[i] *= inv_sqrt;  // the integer path folds 1/sqrt(d) into W_q
     std::copy_n(k, kvd, &k_cache_[base + static_cast<size_t>(position_ + r) * kvd]);
     std::copy_n(&v_[static_cast<size_t>(r) * kvd], kvd, &v_cache_[base + static_cast<size_t>(position_ + r) * kvd]);
@@ -119,16 +140,19 @@ void QuantSimLm::ffn(int layer, int n) {
   const model::LayerWeights& L = model_.weights.layers[layer];
   const int h = c.hidden_size, f = c.ffn_size;
   const size_t cells = static_cast<size_t>(n) * f;
-  for (int r = 0; r < n; ++r)
-    model::rms_norm(&x_[static_cast<size_t>(r) * h], L.ffn_norm.data(), h, c.norm_eps, &xb_[static_cast<size_t>(r) * h]);
+  norm_rows(L.ffn_norm, L.ffn_norm_bias, n, x_.data(), xb_.data());
   const float* in = quantized_input(xb_.data(), n, h, layer, kFfnIn);
-  model::linear(in, n, h, L.w_gate.data(), nullptr, f, hb2_.data());
+  const bool swiglu = c.ffn == model::FfnKind::kSwiGlu;
+  if (swiglu) model::linear(in, n, h, L.w_gate.data(), nullptr, f, hb2_.data());
   model::linear(in, n, h, L.w_up.data(), data_or_null(L.b_up), f, hb_.data());
   if (record_) {
-    track_max(record_->layers[layer].gate_max, hb2_.data(), cells);
+    if (swiglu) track_max(record_->layers[layer].gate_max, hb2_.data(), cells);
     track_max(record_->layers[layer].up_max, hb_.data(), cells);
   }
-  for (size_t i = 0; i < cells; ++i) hb_[i] *= model::silu(hb2_[i]);
+  if (swiglu)
+    for (size_t i = 0; i < cells; ++i) hb_[i] *= model::silu(hb2_[i]);
+  else
+    for (size_t i = 0; i < cells; ++i) hb_[i] = std::max(hb_[i], 0.0f);
   in = quantized_input(hb_.data(), n, f, layer, kDownIn);
   model::linear(in, n, f, L.w_down.data(), data_or_null(L.b_down), h, xb_.data());
   for (size_t i = 0; i < static_cast<size_t>(n) * h; ++i) x_[i] += xb_[i];
@@ -154,13 +178,19 @@ void QuantSimLm::forward(const int* tokens, int n, bool all_logits, std::vector<
   scores_.resize(capacity_);
   cos_.resize(rows * half);
   sin_.resize(rows * half);
-  for (int r = 0; r < n; ++r) model::rope_angles(inv_freq_, position_ + r, &cos_[r * half], &sin_[r * half]);
+  if (c.positions == model::PositionKind::kRope)
+    for (int r = 0; r < n; ++r) model::rope_angles(inv_freq_, position_ + r, &cos_[r * half], &sin_[r * half]);
   for (int r = 0; r < n; ++r) {
     if (tokens[r] < 0 || tokens[r] >= c.vocab_size)
       throw BadInput("engine", "token id " + std::to_string(tokens[r]) + " is outside the vocabulary of " +
                                    std::to_string(c.vocab_size));
-    std::copy_n(&model_.weights.token_embedding[static_cast<size_t>(tokens[r]) * c.hidden_size], c.hidden_size,
-                &x_[static_cast<size_t>(r) * c.hidden_size]);
+    float* x = &x_[static_cast<size_t>(r) * c.hidden_size];
+    std::copy_n(&model_.weights.token_embedding[static_cast<size_t>(tokens[r]) * c.hidden_size], c.hidden_size, x);
+    if (c.positions == model::PositionKind::kLearned) {
+      const float* p = &model_.weights.position_embedding[static_cast<size_t>(position_ + r + model::kOptPositionOffset) *
+                                                          c.hidden_size];
+      for (int i = 0; i < c.hidden_size; ++i) x[i] += p[i];
+    }
   }
   if (record_) {
     track_max(record_->residual_max, x_.data(), rows * c.hidden_size);
@@ -173,9 +203,7 @@ void QuantSimLm::forward(const int* tokens, int n, bool all_logits, std::vector<
   position_ += n;
   const int first = all_logits ? 0 : n - 1, out_rows = n - first;
   float* x = &x_[static_cast<size_t>(first) * c.hidden_size];
-  for (int r = 0; r < out_rows; ++r)
-    model::rms_norm(x + static_cast<size_t>(r) * c.hidden_size, model_.weights.final_norm.data(), c.hidden_size,
-                    c.norm_eps, x + static_cast<size_t>(r) * c.hidden_size);
+  norm_rows(model_.weights.final_norm, model_.weights.final_norm_bias, out_rows, x, x);
   const float* in = quantized_input(x, out_rows, c.hidden_size, -1, 0);
   logits.resize(static_cast<size_t>(out_rows) * c.vocab_size);
   model::linear(in, out_rows, c.hidden_size, model_.weights.output_matrix().data(), nullptr, c.vocab_size, logits.data());

@@ -7,7 +7,8 @@
 //     the caller, see quantized_lm.h), activations with static per-tensor scales;
 //   - ablation row "+SmoothQuant + group-wise": smoothed weights quantized per
 //     (row, group), activations per (token, group) with dynamic scales.
-// Nonlinear operators stay in float here. Llama and Qwen2 only (RMSNorm, SwiGLU, RoPE).
+// Nonlinear operators stay in float here. Pre-norm Llama/Qwen2 (RMSNorm, SwiGLU,
+// RoPE) and pre-norm OPT (LayerNorm, ReLU, learned positions).
 #pragma once
 
 #include <vector>
@@ -24,7 +25,7 @@ struct LayerStats {
   std::vector<float> channel_max[kSlots];  // max |x_j| per input channel
   float input_max[kSlots] = {0, 0, 0, 0};  // max |x| over the whole input tensor
   float q_max = 0, k_max = 0, v_max = 0;   // after RoPE (q already divided by sqrt(head_dim))
-  float gate_max = 0, up_max = 0;
+  float gate_max = 0, up_max = 0;          // up = fc1 for OPT (no gate)
 };
 
 struct CalibrationStats {
@@ -57,6 +58,7 @@ class QuantSimLm : public model::CausalLm {
 
  private:
   const float* quantized_input(const float* in, int n, int cols, int layer, int slot);
+  void norm_rows(const std::vector<float>& weight, const std::vector<float>& bias, int n, const float* in, float* out);
   void attention(int layer, int n);
   void ffn(int layer, int n);
 

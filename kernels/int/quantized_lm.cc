@@ -42,6 +42,7 @@ void fake_quantize_weights(Model& m, int group) {
   const int h = m.config.hidden_size;
   for (model::LayerWeights& l : m.weights.layers)
     for (std::vector<float>* w : linear_weights(l)) {
+      if (w->empty()) continue;  // OPT has no gate
       const int cols = w == &l.wo ? m.config.q_dim() : (w == &l.w_down ? m.config.ffn_size : h);
       *w = dequantize(quantize_matrix(w->data(), static_cast<int>(w->size() / cols), cols, group));
     }
@@ -61,8 +62,11 @@ IntLinear make_linear(const std::vector<float>& w, const std::vector<float>& bia
   return l;
 }
 
-IntNorm make_norm(const std::vector<float>& gamma, float eps, int out_frac) {
+IntNorm make_norm(const std::vector<float>& gamma, const std::vector<float>& beta, bool layer_norm, float eps,
+                  int out_frac) {
   IntNorm n;
+  n.layer_norm = layer_norm;
+  for (float b : beta) n.beta.push_back(static_cast<int32_t>(std::llround(std::ldexp(static_cast<double>(b), out_frac))));
   float max = 0;
   for (float g : gamma) max = std::max(max, std::fabs(g));
   n.gamma_frac_bits = frac_bits_for(max, kGammaBits);
@@ -106,7 +110,7 @@ void validate(const IntegerOptions& o) {
 CalibrationStats calibrate(const Model& model, const std::vector<int>& tokens, int window) {
   if (tokens.empty()) throw BadInput("calibration", "no calibration tokens (quantized stages need calibration text)");
   CalibrationStats stats;
-  window = std::min<int>(window, static_cast<int>(tokens.size()));
+  window = std::min({window, static_cast<int>(tokens.size()), model.config.max_positions});
   QuantSimLm sim(model, SimSettings{}, window, &stats);
   std::vector<float> logits;
   for (size_t start = 0; start < tokens.size(); start += window) {
@@ -123,12 +127,18 @@ Model smooth_model(const Model& model, const CalibrationStats& stats, float alph
   for (size_t i = 0; i < m.weights.layers.size(); ++i) {
     model::LayerWeights& l = m.weights.layers[i];
     const LayerStats& s = stats.layers[i];
+    // The norm output X_j is divided by s_j: its weight and (LayerNorm) bias.
     std::vector<float> sa = smoothquant_factors(s.channel_max[kAttnIn], {&l.wq, &l.wk, &l.wv}, h, alpha);
     for (int j = 0; j < h; ++j) l.attn_norm[j] /= sa[j];
+    for (size_t j = 0; j < l.attn_norm_bias.size(); ++j) l.attn_norm_bias[j] /= sa[j];
     for (std::vector<float>* w : {&l.wq, &l.wk, &l.wv}) scale_columns(*w, h, sa);
-    std::vector<float> sf = smoothquant_factors(s.channel_max[kFfnIn], {&l.w_gate, &l.w_up}, h, alpha);
+    std::vector<const std::vector<float>*> ffn_in = {&l.w_up};
+    if (!l.w_gate.empty()) ffn_in.push_back(&l.w_gate);
+    std::vector<float> sf = smoothquant_factors(s.channel_max[kFfnIn], ffn_in, h, alpha);
     for (int j = 0; j < h; ++j) l.ffn_norm[j] /= sf[j];
-    for (std::vector<float>* w : {&l.w_gate, &l.w_up}) scale_columns(*w, h, sf);
+    for (size_t j = 0; j < l.ffn_norm_bias.size(); ++j) l.ffn_norm_bias[j] /= sf[j];
+    for (std::vector<float>* w : {&l.w_gate, &l.w_up})
+      if (!w->empty()) scale_columns(*w, h, sf);
   }
   return m;
 }
@@ -142,6 +152,9 @@ IntegerModel build_integer_model(const Model& model, const CalibrationStats& sta
   im.max_positions = max_positions;
   im.group = group;
   im.int16_requant = int16_requant;
+  im.swiglu = c.ffn == model::FfnKind::kSwiGlu;
+  im.rotary = c.positions == model::PositionKind::kRope;
+  const bool layer_norm = c.norm == model::NormKind::kLayer;
   im.residual_frac = frac_bits_for(stats.residual_max, kActivationBits);
   const int h = c.hidden_size, qd = c.q_dim(), kvd = c.kv_dim(), f = c.ffn_size;
   const double inv_sqrt = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
@@ -151,30 +164,37 @@ IntegerModel build_integer_model(const Model& model, const CalibrationStats& sta
     IntLayer L;
     const int attn_in = frac_bits_for(s.input_max[kAttnIn], kActivationBits);
     const int ffn_in = frac_bits_for(s.input_max[kFfnIn], kActivationBits);
-    L.attn_norm = make_norm(w.attn_norm, c.norm_eps, attn_in);
-    L.ffn_norm = make_norm(w.ffn_norm, c.norm_eps, ffn_in);
+    L.attn_norm = make_norm(w.attn_norm, w.attn_norm_bias, layer_norm, c.norm_eps, attn_in);
+    L.ffn_norm = make_norm(w.ffn_norm, w.ffn_norm_bias, layer_norm, c.norm_eps, ffn_in);
     L.q_frac = frac_bits_for(s.q_max, kActivationBits);
     L.k_frac = frac_bits_for(s.k_max, kActivationBits);
     L.v_frac = frac_bits_for(s.v_max, kActivationBits);
     L.gate_frac = frac_bits_for(s.gate_max, kActivationBits);
     L.up_frac = frac_bits_for(s.up_max, kActivationBits);
-    L.hidden_frac = frac_bits_for(s.input_max[kDownIn], kActivationBits);
+    // SwiGLU output has its own format; ReLU keeps fc1's.
+    L.hidden_frac = im.swiglu ? frac_bits_for(s.input_max[kDownIn], kActivationBits) : L.up_frac;
     L.wq = make_linear(w.wq, w.bq, qd, h, group, attn_in, L.q_frac, inv_sqrt);  // 1/sqrt(d) folded into q
     L.wk = make_linear(w.wk, w.bk, kvd, h, group, attn_in, L.k_frac);
     L.wv = make_linear(w.wv, w.bv, kvd, h, group, attn_in, L.v_frac);
     L.wo = make_linear(w.wo, w.bo, h, qd, group, L.v_frac, im.residual_frac);
-    L.w_gate = make_linear(w.w_gate, {}, f, h, group, ffn_in, L.gate_frac);
+    if (im.swiglu) L.w_gate = make_linear(w.w_gate, {}, f, h, group, ffn_in, L.gate_frac);
     L.w_up = make_linear(w.w_up, w.b_up, f, h, group, ffn_in, L.up_frac);
     L.w_down = make_linear(w.w_down, w.b_down, h, f, group, L.hidden_frac, im.residual_frac);
     im.layers.push_back(std::move(L));
   }
   const int head_in = frac_bits_for(stats.head_in_max, kActivationBits);
-  im.final_norm = make_norm(model.weights.final_norm, c.norm_eps, head_in);
+  im.final_norm = make_norm(model.weights.final_norm, model.weights.final_norm_bias, layer_norm, c.norm_eps, head_in);
   im.logits_frac = frac_bits_for(stats.logits_max, kActivationBits);
   im.embedding = make_linear(model.weights.token_embedding, {}, c.vocab_size, h, group, 0, im.residual_frac);
   im.lm_head = make_linear(model.weights.output_matrix(), {}, c.vocab_size, h, group, head_in, im.logits_frac);
-  std::vector<float> inv_freq_f = model::rope_inv_freq(c);
-  im.rope = build_rope_table(std::vector<double>(inv_freq_f.begin(), inv_freq_f.end()), max_positions);
+  if (im.rotary) {
+    std::vector<float> inv_freq_f = model::rope_inv_freq(c);
+    im.rope = build_rope_table(std::vector<double>(inv_freq_f.begin(), inv_freq_f.end()), max_positions);
+  } else {
+    im.max_positions = std::min(max_positions, c.max_positions);
+    im.positions = make_linear(model.weights.position_embedding, {}, c.max_positions + model::kOptPositionOffset, h,
+                               group, 0, im.residual_frac);
+  }
   return im;
 }
 

@@ -8,8 +8,8 @@
 //   smoothquant    + SmoothQuant smoothing folded into the RMSNorm weights, and
 //                  group-wise scales (g = 128 along the input dimension) for
 //                  weights (per output row) and activations (per token, dynamic)
-//   int-nonlinear  + the integer-only engine: integer RMSNorm, Softmax, SiLU,
-//                  RoPE and residual stream; the inputs of RMSNorm and Softmax
+//   int-nonlinear  + the integer-only engine: integer RMSNorm (LayerNorm for
+//                  OPT), Softmax, SiLU (ReLU), RoPE and residual stream; the inputs of RMSNorm and Softmax
 //                  are requantized token-wise to INT8 (one scale per token)
 //   int16          + INT16 token-wise requantization of those inputs (the full method)
 //
