@@ -9,6 +9,9 @@ namespace ispsim::nand {
 Die::Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& channel, unsigned index)
     : sc_core::sc_module(name), config_(config), channel_(channel), index_(index), stats_(this->name()) {
   SC_HAS_PROCESS(Die);
+  SC_METHOD(on_sense_start);
+  sensitive << sense_start_;
+  dont_initialize();
   SC_METHOD(on_sense_done);
   sensitive << sense_done_;
   dont_initialize();
@@ -39,7 +42,8 @@ Die::Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& chann
 
 unsigned Die::channel_index() const { return channel_.index(); }
 
-void Die::read(const PageAddress* pages, const uint32_t* tags, unsigned count, FlashClient& client) {
+void Die::read(const PageAddress* pages, const uint32_t* tags, unsigned count, FlashClient& client,
+               const sc_core::sc_time& start_delay) {
   if (!can_read()) throw std::logic_error(std::string(name()) + ": read while busy");
   if (count == 0 || count > config_.planes_per_die) {
     throw std::logic_error(std::string(name()) + ": multi-plane read of " + std::to_string(count) +
@@ -64,7 +68,18 @@ void Die::read(const PageAddress* pages, const uint32_t* tags, unsigned count, F
   array_ = kArraySensing;
   ++senses_;
   sense_ps_ += config_.t_read.value();
-  sense_done_.notify(config_.t_read);
+  sense_done_.notify(start_delay + config_.t_read);
+  // The waveform shows the sense from its true start; without a waveform the
+  // start needs no event of its own.
+  if (start_delay != sc_core::SC_ZERO_TIME && state_signal_.attached()) {
+    sense_waiting_start_ = true;
+    sense_start_.notify(start_delay);
+  }
+  update_state();
+}
+
+void Die::on_sense_start() {
+  sense_waiting_start_ = false;
   update_state();
 }
 
@@ -156,11 +171,11 @@ void Die::update_state() {
   State s;
   if (array_ == kArrayProgramming) {
     s = kProgram;
-  } else if (array_ == kArraySensing) {
+  } else if (array_ == kArraySensing && !sense_waiting_start_) {
     s = io_busy_ ? kSenseTransfer : kSense;
   } else if (io_busy_) {
     s = kTransfer;
-  } else if (data_valid_ || output_valid_) {
+  } else if ((data_valid_ && array_ != kArraySensing) || output_valid_) {
     s = kHolding;
   } else {
     s = kIdle;

@@ -59,7 +59,10 @@ class Die : public sc_core::sc_module {
   // pages[tags[0]], ..., pages[tags[count - 1]]; each page is reported with its tag.
   // (Tags index the issuer's page list, so a read copies no list.) Precondition
   // can_read(); a violated precondition is a programming error (std::logic_error).
-  void read(const PageAddress* pages, const uint32_t* tags, unsigned count, FlashClient& client);
+  // With `start_delay` the die is reserved now and starts sensing that much later
+  // (the issuer knows now when it wants the sense to start).
+  void read(const PageAddress* pages, const uint32_t* tags, unsigned count, FlashClient& client,
+            const sc_core::sc_time& start_delay = sc_core::SC_ZERO_TIME);
   // Reserves the die for programming `page`; the data-in is queued on the channel.
   void program(const PageAddress& page, uint32_t tag, FlashClient& client);
 
@@ -86,6 +89,7 @@ class Die : public sc_core::sc_module {
   };
   enum Array : uint8_t { kArrayIdle, kArraySensing, kArrayProgramming };
 
+  void on_sense_start();
   void on_sense_done();
   void on_program_done();
   void move_to_output();
@@ -102,6 +106,7 @@ class Die : public sc_core::sc_module {
   bool output_valid_ = false;  // output_ holds pages to transfer out
   bool io_busy_ = false;       // a data-out or data-in is under way
   bool program_pending_ = false;
+  bool sense_waiting_start_ = false;  // reserved by a delayed read, not sensing yet
   // Two register sets: data_slot_ is the data register's group, output_slot_ the
   // group being transferred. Without cache read both are the same slot; with
   // cache read a move to the cache register just swaps slots (no copy).
@@ -112,6 +117,7 @@ class Die : public sc_core::sc_module {
   uint32_t program_tag_ = 0;
   FlashClient* program_client_ = nullptr;
 
+  sc_core::sc_event sense_start_;  // only when the state is traced (exact waveform)
   sc_core::sc_event sense_done_;
   sc_core::sc_event program_done_;
 

@@ -8,13 +8,12 @@
 namespace ispsim::nand {
 
 PageConsumer::PageConsumer(sc_core::sc_module_name name, Channel& channel, unsigned buffers,
-                           const sc_core::sc_time& time_per_page, uint32_t page_bytes, bool eager,
+                           const sc_core::sc_time& time_per_page, uint32_t page_bytes,
                            Consumed consumed)
     : sc_core::sc_module(name),
       channel_(channel),
       buffers_(buffers),
       time_per_page_(time_per_page),
-      eager_(eager),
       consumed_(std::move(consumed)),
       ring_(buffers),
       stats_(this->name()) {
@@ -51,7 +50,8 @@ void PageConsumer::reserve_buffer() {
   occupancy_signal_.set(reserved_);
 }
 
-void PageConsumer::page_arrived(const PageAddress& page, uint32_t tag) {
+sc_core::sc_time PageConsumer::page_arrived(const PageAddress& page, uint32_t tag) {
+  retire_due();
   const uint64_t now = sc_core::sc_time_stamp().value();
   const uint64_t done = std::max(now, busy_until_ps_) + time_per_page_.value();
   busy_until_ps_ = done;
@@ -62,9 +62,10 @@ void PageConsumer::page_arrived(const PageAddress& page, uint32_t tag) {
   ++waiting_;
   if (done == now) {
     retire_due();
-  } else if (eager_ || flushing_) {
+  } else if (flushing_) {
     schedule(ring_[head_].done_ps);
   }
+  return sc_core::sc_time::from_value(done);
 }
 
 void PageConsumer::flush() {
@@ -83,7 +84,7 @@ void PageConsumer::schedule(uint64_t at_ps) {
 void PageConsumer::on_consume_done() {
   event_pending_ = false;
   retire_due();
-  if (waiting_ > 0 && (eager_ || flushing_)) schedule(ring_[head_].done_ps);
+  if (waiting_ > 0 && flushing_) schedule(ring_[head_].done_ps);
   if (channel_waiting_) {
     channel_waiting_ = false;
     channel_.kick();  // a buffer is free: the held data-out may start
@@ -104,7 +105,6 @@ void PageConsumer::finish_head() {
   occupancy_signal_.set(reserved_);
   ++pages_;
   consumed_(slot.page, slot.tag, sc_core::sc_time::from_value(slot.done_ps));
-  if (eager_) channel_.kick();
 }
 
 void PageConsumer::trace(vcd::Writer& writer) {

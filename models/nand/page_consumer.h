@@ -8,13 +8,12 @@
 // in arrival order: a page arriving at time a finishes at
 // done = max(a, previous done) + time_per_page, fixed the moment it arrives.
 //
-// Two ways to report a finished page (the times are the same in both):
-// - eager: an event at every `done`; the callback runs at exactly that time.
-// - lazy: no event per page. Finished pages are retired (buffer freed, callback
-//   run with their `done` time) whenever the channel asks for a free buffer, and
-//   an event is scheduled only when the channel is held waiting for one or
-//   flush() asks for it. Callbacks then run at or after `done`, in order per
-//   channel; this saves one kernel event per page in the pipelined stream.
+// Finished pages are reported lazily, to spend no kernel event per page: a page
+// is retired (buffer freed, callback run with its exact `done` time) when the
+// channel next asks for a free buffer or another page arrives; an event is
+// scheduled only when the channel is held waiting for a buffer, or after flush()
+// (the issuer's last page has arrived). Callbacks therefore run at or after
+// `done`, in arrival order per channel; all simulated times are exact.
 #pragma once
 
 #include <cstdint>
@@ -38,14 +37,14 @@ class PageConsumer : public sc_core::sc_module {
       std::function<void(const PageAddress& page, uint32_t tag, const sc_core::sc_time& done_at)>;
 
   PageConsumer(sc_core::sc_module_name name, Channel& channel, unsigned buffers,
-               const sc_core::sc_time& time_per_page, uint32_t page_bytes, bool eager,
-               Consumed consumed);
+               const sc_core::sc_time& time_per_page, uint32_t page_bytes, Consumed consumed);
 
   // Retires finished pages first; when none is free the channel is kicked later.
   bool has_free_buffer();
   void reserve_buffer();
-  void page_arrived(const PageAddress& page, uint32_t tag);
-  // Lazy mode: make sure every page that has arrived is retired at its done time.
+  // Returns the time the accelerator will have finished this page.
+  sc_core::sc_time page_arrived(const PageAddress& page, uint32_t tag);
+  // Retire every page that has arrived at its done time (schedules the events).
   void flush();
 
   uint64_t pages_consumed() const { return pages_; }
@@ -66,7 +65,6 @@ class PageConsumer : public sc_core::sc_module {
   Channel& channel_;
   const unsigned buffers_;
   const sc_core::sc_time time_per_page_;
-  const bool eager_;
   const Consumed consumed_;
   std::vector<Slot> ring_;  // arrived, unfinished-or-unretired pages in order; capacity = buffers
   size_t head_ = 0;
@@ -83,7 +81,7 @@ class PageConsumer : public sc_core::sc_module {
   uint64_t pages_ = 0;
   uint64_t busy_ps_ = 0;
   stats::Group stats_;
-  vcd::Signal occupancy_signal_;  // buffers in use (lazy mode: updated when pages retire)
+  vcd::Signal occupancy_signal_;  // buffers in use (a freed buffer shows when its page retires)
 };
 
 }  // namespace ispsim::nand

@@ -13,7 +13,7 @@ StreamReader::StreamReader(sc_core::sc_module_name name, FlashArray& flash, cons
     const std::string consumer_name = "consumer" + std::to_string(c);
     consumers_.push_back(std::make_unique<PageConsumer>(
         consumer_name.c_str(), flash_.channel(c), config_.buffers_per_channel, config_.consume_per_page,
-        fc.page_bytes, config_.mode == ReadMode::kSequential,
+        fc.page_bytes,
         [this](const PageAddress& page, uint32_t tag, const sc_core::sc_time& done_at) {
           on_consumed(page, tag, done_at);
         }));
@@ -59,6 +59,7 @@ void StreamReader::start(std::vector<PageAddress> pages, const std::string& wher
   for (uint32_t i = 0; i < pages_.size(); ++i) order_[next_[queue_of(pages_[i])]++] = i;
   next_.assign(begin_.begin(), begin_.end() - 1);
   channel_in_flight_.assign(fc.channels, 0);
+  channel_ready_ps_.assign(fc.channels, 0);
 
   if (pages_.empty()) {
     done_event_.notify(sc_core::SC_ZERO_TIME);
@@ -100,7 +101,10 @@ void StreamReader::issue_for_channel(unsigned channel) {
   if (!die.can_read()) return;  // another issuer holds the die; retried on_die_idle
   ++next_[channel];
   channel_in_flight_[channel] = 1;
-  die.read(pages_.data(), index, 1, *this);
+  // The sense starts when the consumer has finished the channel's previous page.
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t ready = channel_ready_ps_[channel];
+  die.read(pages_.data(), index, 1, *this, sc_core::sc_time::from_value(ready > now ? ready - now : 0));
 }
 
 void StreamReader::on_die_idle(Die& die) {
@@ -119,9 +123,14 @@ bool StreamReader::may_start_data_out(unsigned channel) {
 void StreamReader::on_data_out_started(unsigned channel) { consumers_[channel]->reserve_buffer(); }
 
 void StreamReader::on_page_read(const PageAddress& page, uint32_t tag) {
-  consumers_[page.channel]->page_arrived(page, tag);
+  const sc_core::sc_time done = consumers_[page.channel]->page_arrived(page, tag);
   if (++arrived_ == pages_.size()) {
     for (auto& consumer : consumers_) consumer->flush();
+  }
+  if (config_.mode == ReadMode::kSequential) {
+    channel_ready_ps_[page.channel] = done.value();
+    channel_in_flight_[page.channel] = 0;
+    issue_for_channel(page.channel);
   }
 }
 
@@ -134,11 +143,6 @@ void StreamReader::on_consumed(const PageAddress& page, uint32_t tag, const sc_c
     active_ = false;
     stream_ps_ += (finished_at_ - started_at_).value();
     done_event_.notify(sc_core::SC_ZERO_TIME);
-    return;
-  }
-  if (config_.mode == ReadMode::kSequential) {
-    channel_in_flight_[page.channel] = 0;
-    issue_for_channel(page.channel);
   }
 }
 

@@ -15,9 +15,10 @@
 //   max(tOut, t_consume, (tR + tOut) / dies) (without cache read), so tR is hidden
 //   once dies_per_channel >= (tR + tOut) / tOut.
 //
-// Consumers are eager in SEQUENTIAL mode (the next sense must start the moment
-// the consumer finishes) and lazy in PIPELINED mode (one kernel event less per
-// page); simulated times are identical either way.
+// Kernel events per page: SEQUENTIAL 2 (sense end, data-out end: when a page
+// arrives, its consumer's finish time is known, so the next sense is issued at
+// once with that start delay); PIPELINED 1 + 1/planes (one sense end per
+// multi-plane group, one data-out end). Consumers are lazy (page_consumer.h).
 //
 // One stream at a time: start() while a stream is under way is a programming
 // error. Page tags given to the callback are indices into the list.
@@ -40,9 +41,8 @@ namespace ispsim::nand {
 class StreamReader : public sc_core::sc_module, public FlashClient {
  public:
   // Called once per page when the consumer has finished it; `index` is its place in
-  // the list, `done_at` the simulated time the consumer finished it. SEQUENTIAL
-  // calls at exactly done_at; PIPELINED (lazy consumers, see page_consumer.h) at or
-  // after it, in order per channel.
+  // the list, `done_at` the simulated time the consumer finished it. The call comes
+  // at or after done_at (lazy consumers, see page_consumer.h), in order per channel.
   using Delivery =
       std::function<void(const PageAddress& page, uint32_t index, const sc_core::sc_time& done_at)>;
 
@@ -89,6 +89,7 @@ class StreamReader : public sc_core::sc_module, public FlashClient {
   std::vector<uint32_t> begin_;
   std::vector<uint32_t> next_;
   std::vector<uint8_t> channel_in_flight_;  // SEQUENTIAL: a page of the channel is under way
+  std::vector<uint64_t> channel_ready_ps_;  // SEQUENTIAL: when the channel's consumer is done
   uint64_t arrived_ = 0;  // pages whose data-out has finished
   uint64_t delivered_ = 0;
   bool active_ = false;

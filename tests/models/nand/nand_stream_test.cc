@@ -269,5 +269,22 @@ TEST(NandWaveform, DieChannelAndBufferStatesAreValidVcd) {
   EXPECT_EQ(content.values.at(kTr.value()).at("nand.ch0.busy"), "1");
 }
 
+TEST(NandWaveform, SequentialSenseStartsWhenTheConsumerIsDone) {
+  // Channel 0 reads page 0 on die 0, then page 8 on die 1. Die 1 is reserved when
+  // page 0 arrives (tR + tOut) but senses only from tR + tOut + tC.
+  DefaultRig rig(schema::NandStreamParams::SEQUENTIAL);
+  const std::string path = ::testing::TempDir() + "nand_sequential.vcd";
+  vcd::Writer writer(vcd::Options{path, {"nand.ch0.*"}, 0, UINT64_MAX});
+  rig.flash.trace(writer);
+  const sc_time t = rig.run(striped(rig.flash, 16));
+  writer.close();
+  EXPECT_EQ(t, 2 * (kTr + kTout + kTc));
+  ispsim::testing::expect_vcd_valid(path);
+  const auto content = ispsim::testing::parse_vcd_file(path);
+  EXPECT_EQ(content.values.at((kTr + kTout).value()).at("nand.ch0.die0.state"), "0");
+  EXPECT_EQ(content.values.at((kTr + kTout + kTc).value()).at("nand.ch0.die1.state"), "1");
+  EXPECT_EQ(content.values.at((2 * kTr + kTout + kTc).value()).at("nand.ch0.die1.state"), "10");
+}
+
 }  // namespace
 }  // namespace ispsim::nand
