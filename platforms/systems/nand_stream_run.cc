@@ -75,9 +75,7 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
   std::optional<AtomicFile> stats_file;
   if (!options.stats_path.empty()) stats_file.emplace(options.stats_path);
   std::unique_ptr<vcd::Writer> waveform;
-  if (!options.vcd_path.empty())
-    waveform = std::make_unique<vcd::Writer>(vcd::Options{options.vcd_path, options.vcd_filters,
-                                                          options.vcd_begin_ps, options.vcd_end_ps});
+  if (!options.waveform.path.empty()) waveform = std::make_unique<vcd::Writer>(options.waveform);
 
   nand::NandStreamSystem system("ssd", platform.nand(), platform.stream());
   stats::Group summary("run");
@@ -120,7 +118,7 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
          << "appends        " << result.pages_programmed << " pages, " << result.bytes_programmed
          << " bytes in " << to_us(result.append_time) << " us\n";
   if (!options.stats_path.empty()) report << "statistics     " << options.stats_path << "\n";
-  if (!options.vcd_path.empty()) report << "waveform       " << options.vcd_path << "\n";
+  if (waveform) report << "waveform       " << options.waveform.path << "\n";
 }
 
 }  // namespace ispsim::systems

@@ -25,8 +25,8 @@ int run(const Args& args) {
       ("trace,t", po::value(&trace_path)->required(), "binary trace file")
       ("set", po::value(&overrides)->composing(), "override a parameter: path=value (repeatable), e.g. nand.t_read_us=20")
       ("stats", po::value(&options.stats_path), "write statistics to this .json or .csv file")
-      ("vcd", po::value(&options.vcd_path), "write a VCD waveform to this file")
-      ("vcd-filter", po::value(&options.vcd_filters)->composing(), "only signals matching this glob (repeatable), e.g. '*.ch0.*'")
+      ("vcd", po::value(&options.waveform.path), "write a VCD waveform to this file")
+      ("vcd-filter", po::value(&options.waveform.filters)->composing(), "only signals matching this glob (repeatable), e.g. '*.ch0.*'")
       ("vcd-window", po::value(&window), "only changes within BEGIN:END simulated time, e.g. 0us:200us");
   po::variables_map vm;
   try {
@@ -39,9 +39,9 @@ int run(const Args& args) {
   } catch (const po::error& e) {
     throw BadInput("ispsim run", e.what());
   }
-  if (!window.empty()) systems::parse_time_window(window, options);
-  if (!options.vcd_filters.empty() && options.vcd_path.empty())
-    throw BadInput("--vcd-filter", "needs --vcd FILE");
+  if (!window.empty()) vcd::parse_window(window, "--vcd-window", options.waveform);
+  if ((!options.waveform.filters.empty() || !window.empty()) && options.waveform.path.empty())
+    throw BadInput("--vcd-filter/--vcd-window", "need --vcd FILE");
 
   const schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
   trace::TraceReader trace(trace_path);
