@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "traces/trace_format.h"
 
 namespace ispsim::trace {
 
@@ -98,7 +99,7 @@ void TraceValidator::check_header(const Header& header) {
       {"model.head_dim", m.head_dim()}, {"model.ffn_dim", m.ffn_dim()},
       {"model.vocab", m.vocab()}};
   for (const auto& [name, value] : dims)
-    if (value == 0) fail_header(std::string(name) + " is 0; must be > 0");
+    if (std::string p = size_problem(name, value, kMaxModelDim); !p.empty()) fail_header(p);
   if (m.heads() % m.kv_heads() != 0)
     fail_header("model.heads (" + str(m.heads()) + ") is not a multiple of model.kv_heads (" +
                 str(m.kv_heads()) + ")");
@@ -248,10 +249,12 @@ void TraceValidator::check_kv_transfer(const Op& op, const KvTransfer& kv, const
   const KvFormat format = kv.format() == KV_FORMAT_UNSPECIFIED ? header_.request().kv_format() : kv.format();
   if (const uint32_t bits = kv_format_bits(format); bits != 0) {
     const uint64_t tokens = kv.tokens().end() - kv.tokens().begin();
-    const uint64_t expected = tokens * dense_kv_bytes_per_token(header_.model(), kv.parts(), bits);
+    // 128 bits: tokens (< 2^40) x bytes per token (< 2^53) cannot overflow.
+    const unsigned __int128 expected =
+        static_cast<unsigned __int128>(tokens) * dense_kv_bytes_per_token(header_.model(), kv.parts(), bits);
     if (kv.bytes() != expected)
       fail_op(op, name + ".bytes is " + str(kv.bytes()) + " but " + str(tokens) + " tokens of " +
-                      KvFormat_Name(format) + " " + KvParts_Name(kv.parts()) + " are " + str(expected) + " bytes");
+                      KvFormat_Name(format) + " " + KvParts_Name(kv.parts()) + " are " + format_u128(expected) + " bytes");
   }
 }
 

@@ -24,6 +24,7 @@ constexpr uint32_t kFormatMinor = 0;
 // int64 stored into a uint64 field reads back as ~1.8e19).
 constexpr uint64_t kMaxTokens = uint64_t{1} << 40;    // token counts and positions
 constexpr uint64_t kMaxElements = uint64_t{1} << 50;  // elements, bytes, GEMM dims
+constexpr uint32_t kMaxModelDim = uint32_t{1} << 24;  // layers, hidden, heads, vocab, ...
 
 // Storage bits of one element; 0 for DTYPE_UNSPECIFIED.
 uint32_t dtype_bits(DType dtype);

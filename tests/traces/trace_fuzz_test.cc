@@ -63,6 +63,7 @@ TEST(TraceFuzz, MutatedTracesAreRejectedCleanlyOrRead) {
   }
   EXPECT_GT(rejected, 2000) << "most mutations must be caught";
   RecordProperty("accepted", accepted);
+  RecordProperty("rejected", rejected);
 }
 
 TEST(TraceFuzz, MutatedTextTracesAreRejectedCleanlyOrParsed) {
@@ -78,4 +79,5 @@ TEST(TraceFuzz, MutatedTextTracesAreRejectedCleanlyOrParsed) {
     }
   }
   EXPECT_GT(rejected, 1000) << "most mutations must be caught";
+  RecordProperty("rejected", rejected);
 }
