@@ -262,5 +262,30 @@ TEST(NandTiming, AppendsOnTwoDiesOverlapTprog) {
   EXPECT_EQ(appender.finished_at(), kTout + 2 * (kTout + tProg));
 }
 
+TEST(NandTiming, ReadWaitsForAProgramOnTheSameDie) {
+  // The appender reserves die 0 first; the reader's page on that die is sensed
+  // only after data-in and tPROG, while die 1's page is read at once.
+  const sc_time tR(5, SC_US), tC(100, SC_NS), tProg(500, SC_US);
+  Rig rig(flash(1, 2, 1, 5, false), stream(kPipelined, 100, 2));
+  Appender appender("appender", rig.flash);
+  PageAddress programmed;
+  programmed.page = 1;
+  appender.start({programmed});
+  std::vector<PageAddress> reads(2);
+  reads[1].die = 1;
+  rig.reader.start(reads);
+  sc_core::sc_start();
+  ASSERT_TRUE(rig.reader.done());
+  ASSERT_TRUE(appender.done());
+  EXPECT_EQ(appender.finished_at(), kTout + tProg);
+  ASSERT_EQ(rig.consumed.size(), 2u);
+  // Die 1 senses from 0, but its data-out cannot start before die 0's data-in has
+  // left the channel at tOut.
+  EXPECT_EQ(rig.consumed[0].first, 1u);
+  EXPECT_EQ(rig.consumed[0].second, std::max(tR, kTout) + kTout + tC);
+  EXPECT_EQ(rig.consumed[1].first, 0u);
+  EXPECT_EQ(rig.consumed[1].second, kTout + tProg + tR + kTout + tC);
+}
+
 }  // namespace
 }  // namespace ispsim::nand
