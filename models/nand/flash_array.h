@@ -15,6 +15,9 @@ namespace ispsim::nand {
 class FlashArray : public sc_core::sc_module {
  public:
   FlashArray(sc_core::sc_module_name name, const FlashConfig& config);
+  // Resolves `params` first (defaults, range checks: BadInput("nand", ...)).
+  FlashArray(sc_core::sc_module_name name, const schema::NandParams& params)
+      : FlashArray(name, FlashConfig::from_params(params)) {}
 
   const FlashConfig& config() const { return config_; }
   Channel& channel(unsigned c) { return *channels_[c]; }

@@ -48,7 +48,7 @@ std::vector<PageAddress> striped(const FlashArray& flash, uint64_t count) {
 }
 
 struct DefaultRig {
-  FlashArray flash{"nand", FlashConfig::from_params(schema::NandParams())};
+  FlashArray flash{"nand", schema::NandParams()};
   StreamReader reader;
   std::vector<std::pair<uint32_t, sc_time>> consumed;  // (index, done_at) in callback order
   std::vector<uint32_t> channel_of;                      // channel of each callback
@@ -228,6 +228,14 @@ TEST(NandBadInput, ParametersOutOfRange) {
   schema::NandStreamParams s;
   s.set_scratchpad_buffers_per_channel(0);
   EXPECT_THROW(StreamConfig::from_params(s), BadInput);
+  schema::NandParams w;
+  w.set_channel_width_bits(12);
+  try {
+    FlashConfig::from_params(w);
+    FAIL() << "12-bit channel accepted";
+  } catch (const BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), "nand: channel_width_bits = 12 bits is not a whole number of bytes");
+  }
 }
 
 TEST(NandBadInput, PageOutsideTheFlash) {
