@@ -53,11 +53,10 @@ void Die::read(const PageAddress* pages, const uint32_t* tags, unsigned count, F
   unsigned planes_used = 0;
   for (unsigned i = 0; i < count; ++i) {
     const PageAddress& page = pages[tags[i]];
-    const unsigned bit = 1u << page.plane;
-    if (page.plane >= config_.planes_per_die || (planes_used & bit)) {
+    if (page.plane >= config_.planes_per_die || (planes_used & (1u << page.plane))) {
       throw std::logic_error(std::string(name()) + ": multi-plane read needs distinct planes");
     }
-    planes_used |= bit;
+    planes_used |= 1u << page.plane;
     group.pages[i] = page;
     group.tags[i] = tags[i];
   }
