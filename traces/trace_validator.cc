@@ -223,6 +223,17 @@ void TraceValidator::check_op(const Op& op) {
   ++ops_seen_;
 }
 
+uint64_t TraceValidator::request_positions() const {
+  const Request& r = header_.request();
+  return context_tokens(r) + r.query_tokens() + r.answer_tokens();
+}
+
+void TraceValidator::check_positions(const Op& op, const TokenRange& range, const std::string& name) const {
+  if (range.end() > request_positions())
+    fail_op(op, name + " [" + str(range.begin()) + ", " + str(range.end()) + ") goes beyond the request's " +
+                    str(request_positions()) + " token positions (context + query + answer)");
+}
+
 void TraceValidator::check_mask(const Op& op, const BitVector& mask, uint64_t expected_bits,
                                 const std::string& name) const {
   if (mask.bit_length() != expected_bits)
@@ -242,7 +253,7 @@ void TraceValidator::check_kv_transfer(const Op& op, const KvTransfer& kv, const
   if (!op.has_layer()) fail_op(op, name + " needs a layer");
   if (kv.tokens().end() <= kv.tokens().begin())
     fail_op(op, name + ".tokens [" + str(kv.tokens().begin()) + ", " + str(kv.tokens().end()) + ") is empty");
-  if (kv.tokens().end() > kMaxTokens) fail_op(op, name + ".tokens end exceeds " + str(kMaxTokens));
+  check_positions(op, kv.tokens(), name + ".tokens");
   if (std::string p = size_problem(name + ".bytes", kv.bytes(), kMaxElements); !p.empty()) fail_op(op, p);
   if (kv.region() == KV_REGION_UNSPECIFIED) fail_op(op, name + ".region not set");
   if (kv.parts() == KV_PARTS_UNSPECIFIED) fail_op(op, name + ".parts not set");
@@ -284,7 +295,7 @@ void TraceValidator::check_kind(const Op& op) const {
         const std::string name = "attention.kv[" + str(i) + "]";
         if (s.tokens().end() <= s.tokens().begin())
           fail_op(op, name + " [" + str(s.tokens().begin()) + ", " + str(s.tokens().end()) + ") is empty");
-        if (s.tokens().end() > kMaxTokens) fail_op(op, name + " end exceeds " + str(kMaxTokens));
+        check_positions(op, s.tokens(), name);
         if (s.region() == KV_REGION_UNSPECIFIED) fail_op(op, name + ".region not set");
         if (s.region() == KV_REGION_PRECOMPUTED) precomputed += s.tokens().end() - s.tokens().begin();
       }
@@ -323,6 +334,9 @@ void TraceValidator::check_kind(const Op& op) const {
       const HkvdSelect& h = op.hkvd_select();
       need_layer("hkvd_select");
       need(size_problem("hkvd_select.context_tokens", h.context_tokens(), kMaxTokens));
+      if (h.context_tokens() > context_tokens(header_.request()))
+        fail_op(op, "hkvd_select.context_tokens is " + str(h.context_tokens()) + " but the request has only " +
+                        str(context_tokens(header_.request())) + " context tokens");
       need(fraction_problem("hkvd_select.ratio", h.ratio()));
       check_mask(op, h.mask(), h.context_tokens(), "hkvd_select.mask");
       if (popcount(h.mask()) != h.selected_tokens())
@@ -348,8 +362,10 @@ void TraceValidator::check_kind(const Op& op) const {
       need(size_problem("dict_attention.query_rows", d.query_rows(), kMaxTokens));
       if (d.compressed_tokens() + d.window_tokens() == 0)
         fail_op(op, "dict_attention sees no tokens (compressed_tokens + window_tokens is 0)");
-      if (d.compressed_tokens() > kMaxTokens || d.window_tokens() > kMaxTokens)
-        fail_op(op, "dict_attention token counts exceed " + str(kMaxTokens));
+      if (d.compressed_tokens() > kMaxTokens || d.window_tokens() > kMaxTokens ||
+          d.compressed_tokens() + d.window_tokens() > request_positions())
+        fail_op(op, "dict_attention sees " + str(d.compressed_tokens()) + " + " + str(d.window_tokens()) +
+                        " tokens, more than the request's " + str(request_positions()) + " token positions");
       need(size_problem("dict_attention.atoms", d.atoms(), kMaxElements));
       if (d.k_low() == 0 || d.k_low() > d.k_high() || d.k_high() > d.atoms())
         fail_op(op, "dict_attention needs 1 <= k_low <= k_high <= atoms, got " + str(d.k_low()) + ", " +

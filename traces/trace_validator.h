@@ -63,6 +63,9 @@ class TraceValidator {
   void check_kind(const Op& op) const;
   void check_mask(const Op& op, const BitVector& mask, uint64_t expected_bits,
                   const std::string& name) const;
+  // Context + query + answer tokens: every token position lies below this.
+  uint64_t request_positions() const;
+  void check_positions(const Op& op, const TokenRange& range, const std::string& name) const;
   void check_kv_transfer(const Op& op, const KvTransfer& kv, const std::string& name) const;
 
   std::string where_;

@@ -167,6 +167,31 @@ TEST(TraceValidator, MasksMatchTheTokensTheyCover) {
             "t.trace: op 5: attention.hkvd_mask given but no precomputed KV span to filter");
 }
 
+TEST(TraceValidator, PositionsLieWithinTheRequest) {
+  // The fixture's request: 64 context + 8 query + 4 answer = 76 positions.
+  EXPECT_EQ(check_changed([](TraceText& t) {
+              op_with_id(t, 5).mutable_attention()->mutable_kv(1)->mutable_tokens()->set_end(77);
+            }),
+            "t.trace: op 5: attention.kv[1] [64, 77) goes beyond the request's 76 token positions "
+            "(context + query + answer)");
+  EXPECT_EQ(check_changed([](TraceText& t) {
+              KvTransfer* kv = op_with_id(t, 7).mutable_kv_append();
+              kv->mutable_tokens()->set_end(80);
+              kv->set_bytes(16 * 128);
+            }),
+            "t.trace: op 7: kv_append.tokens [64, 80) goes beyond the request's 76 token positions "
+            "(context + query + answer)");
+  EXPECT_EQ(check_changed([](TraceText& t) {
+              HkvdSelect* h = op_with_id(t, 4).mutable_hkvd_select();
+              h->set_context_tokens(72);
+              *h->mutable_mask() = make_mask(std::vector<bool>(72));
+              h->set_selected_tokens(0);
+            }),
+            "t.trace: op 4: hkvd_select.context_tokens is 72 but the request has only 64 context tokens");
+  EXPECT_EQ(check_changed([](TraceText& t) { op_with_id(t, 11).mutable_dict_attention()->set_window_tokens(13); }),
+            "t.trace: op 11: dict_attention sees 64 + 13 tokens, more than the request's 76 token positions");
+}
+
 TEST(TraceValidator, SizesMustBeMeaningful) {
   EXPECT_EQ(check_changed([](TraceText& t) { op_with_id(t, 2).mutable_gemm()->set_k(0); }),
             "t.trace: op 2: gemm.k is 0; must be > 0");
