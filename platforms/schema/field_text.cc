@@ -73,7 +73,7 @@ std::string printable(const std::string& text) {
     const auto byte = static_cast<unsigned char>(c);
     if (c == '\n') {
       out += "\\n";
-    } else if (byte < 0x20 || byte >= 0x7f) {
+    } else if (byte < 0x20 || byte == 0x7f) {
       out += "\\x";
       out += kHex[byte >> 4];
       out += kHex[byte & 0xf];

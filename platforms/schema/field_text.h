@@ -31,8 +31,8 @@ std::optional<double> numeric_value(const google::protobuf::Message& message,
 // Shortest decimal text that reads back as the same double: 5, 0.001, 6826.666666666667.
 std::string format_number(double value);
 
-// User text made safe to echo in a one-line message: control characters and
-// bytes outside ASCII's printable range become escapes (\n, \xff).
+// User text made safe to echo in a one-line message: control characters
+// become escapes (\n, \x1b); other bytes pass through.
 std::string printable(const std::string& text);
 
 // What a field accepts, for error messages: "an unsigned integer", "a number", ...

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "platforms/schema/defaults.h"
+#include "platforms/schema/field_text.h"
 #include "platforms/schema/overrides.h"
 #include "platforms/schema/parameter_table.h"
 #include "platforms/schema/textproto_file.h"
@@ -86,7 +87,7 @@ std::string find_platform_file(const std::string& name_or_path) {
   }
   std::vector<std::string> known;
   for (const PlatformFile& p : list_platform_files()) known.push_back(p.name);
-  throw BadInput(name_or_path, "no platform of this name in " +
+  throw BadInput(printable(name_or_path), "no platform of this name in " +
                                    joined(platform_search_path(), ":") + " (known: " +
                                    (known.empty() ? "none" : joined(known, ", ")) + ")");
 }

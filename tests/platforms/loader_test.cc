@@ -156,6 +156,11 @@ TEST(FieldText, NumbersPrintInShortestRoundTripForm) {
   EXPECT_EQ(format_number(-1.5), "-1.5");
 }
 
+TEST(FieldText, PrintableEscapesControlCharactersOnly) {
+  EXPECT_EQ(ispsim::schema::printable("a\nb\x1b\x7f"), "a\\nb\\x1b\\x7f");
+  EXPECT_EQ(ispsim::schema::printable("5 \xc2\xb5s"), "5 \xc2\xb5s");  // UTF-8 passes
+}
+
 TEST(FieldText, ValuesAreParsedStrictly) {
   ispsim::schema::NandParams nand;
   const auto* d = nand.GetDescriptor();
