@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 
 #include "kernels/model/evaluation.h"
@@ -58,6 +59,26 @@ TEST(Golden, Qwen2TinyRandomLogits) {
 
 TEST(Golden, OptTinyRandomLogits) {
   check_golden(kFixtures + "opt-tiny-random", kFixtures + "opt-tiny-random/golden.safetensors");
+}
+
+TEST(Golden, TrainedBrownLlamaLogits) {
+  check_golden(std::string(ISPSIM_SOURCE_DIR) + "/assets/brown-llama", kFixtures + "brown-llama/golden.safetensors");
+}
+
+TEST(Golden, TrainedBrownLlamaPromptTokenizesAsInPython) {
+  // golden input_ids = <|endoftext|> + encode(prompt), the prompt kept in the file's metadata.
+  const std::string path = kFixtures + "brown-llama/golden.safetensors";
+  std::string bytes = testing::read_file(path);
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  boost::json::object header = boost::json::parse(bytes.substr(8, n)).as_object();
+  const std::string prompt(header.at("__metadata__").at("prompt").as_string());
+  Tokenizer tok(std::string(ISPSIM_SOURCE_DIR) + "/assets/brown-llama/tokenizer.json");
+  std::vector<int> ids = {4095};
+  std::vector<int> body = tok.encode(prompt);
+  ids.insert(ids.end(), body.begin(), body.end());
+  std::vector<int64_t> want = SafetensorsFile(path).read_i64("input_ids");
+  EXPECT_EQ(std::vector<int64_t>(ids.begin(), ids.end()), want);
 }
 
 TEST(Golden, TokenizerIdsMatchThePythonTokenizer) {
