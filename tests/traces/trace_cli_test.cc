@@ -267,5 +267,7 @@ TEST(TraceCliBadInput, UnknownActionAndOption) {
   const std::string dir = scratch_dir("bad_usage");
   expect_bad_input(run_cli(dir, "trace frobnicate"), "ispsim trace", "unknown action 'frobnicate'");
   expect_bad_input(run_cli(dir, "trace dump --colour " + kSampleBinary), "ispsim trace dump", "colour");
-  expect_bad_input(run_cli(dir, "trace pack " + kSampleText), "ispsim trace pack", "output");
+  expect_bad_input(run_cli(dir, "trace pack " + kSampleText), "ispsim trace pack", "missing the output argument");
+  expect_bad_input(run_cli(dir, "trace stats"), "ispsim trace stats", "missing the file argument");
+  expect_bad_input(run_cli(dir, "trace dump a b"), "ispsim trace dump", "too many positional options");
 }

@@ -38,17 +38,20 @@ po::variables_map parse(const std::string& action, const Args& args, po::options
   all.add(named);
   po::positional_options_description positional;
   for (const std::string& name : positional_names) {
-    all.add_options()(name.c_str(), po::value<std::string>()->required(), "");
+    all.add_options()(name.c_str(), po::value<std::string>(), "");
     positional.add(name.c_str(), 1);
   }
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    if (vm.count("help")) return vm;
     po::notify(vm);
   } catch (const po::error& e) {
     throw BadInput("ispsim trace " + action, std::string(e.what()) + " (see 'ispsim trace --help')");
   }
+  if (vm.count("help")) return vm;
+  for (const std::string& name : positional_names)
+    if (!vm.count(name))
+      throw BadInput("ispsim trace " + action, "missing the " + name + " argument (see 'ispsim trace --help')");
   return vm;
 }
 
