@@ -76,13 +76,22 @@ std::string edited_sample(const std::string& from, const std::string& to) {
 
 }  // namespace
 
-TEST(TraceCli, PackingTheSampleGivesTheCommittedBytes) {
+TEST(TraceCli, PackingEachSampleGivesTheCommittedBytes) {
   const std::string dir = scratch_dir("cli_pack_sample");
-  const Result r = run_cli(dir, "trace pack " + kSampleText + " " + dir + "/out.trace");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "");
-  EXPECT_EQ(read_file(dir + "/out.trace"), read_file(kSampleBinary))
-      << "traces/samples/nand_stream.trace is stale: re-pack it (see traces/README.md)";
+  int samples = 0;
+  for (const auto& entry : fs::directory_iterator(std::string(ISPSIM_SOURCE_DIR) + "/traces/samples")) {
+    if (entry.path().extension() != ".txtpb") continue;
+    ++samples;
+    fs::path binary = entry.path();
+    binary.replace_extension(".trace");
+    const Result r = run_cli(dir, "trace pack " + entry.path().string() + " " + dir + "/out.trace");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    ASSERT_TRUE(fs::exists(binary)) << binary << " is not committed";
+    EXPECT_EQ(read_file(dir + "/out.trace"), read_file(binary.string()))
+        << binary << " is stale: re-pack it (see traces/README.md)";
+  }
+  EXPECT_GE(samples, 1);
 }
 
 TEST(TraceCli, DumpTextPacksBackToTheSameBytes) {
