@@ -46,9 +46,10 @@ std::string mask_text(const BitVector& mask) {
 }
 
 std::string kv_transfer_text(const KvTransfer& kv) {
-  const uint64_t tokens = kv.tokens().end() - kv.tokens().begin();
-  std::string s = "tokens " + range(kv.tokens()) + " = " + std::to_string(tokens) + " tokens, " +
-                  region_name(kv.region()) + ", " + parts_name(kv.parts());
+  std::string s = "tokens " + range(kv.tokens());
+  if (kv.has_token_mask()) s += " masked by " + mask_text(kv.token_mask());
+  s += " = " + std::to_string(moved_tokens(kv)) + " tokens, " + region_name(kv.region()) + ", " +
+       parts_name(kv.parts());
   if (kv.format() != KV_FORMAT_UNSPECIFIED) s += ", " + kv_format_name(kv.format());
   return s + ", " + format_bytes(kv.bytes());
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "traces/trace_format.h"
+#include "traces/trace_validator.h"
 
 namespace ispsim::trace {
 
@@ -35,11 +36,11 @@ void TraceStats::add(const Op& op) {
   ++t.ops_by_kind[kind_name(op.kind_case())];
   switch (op.kind_case()) {
     case Op::kKvLoad:
-      t.kv_load_tokens += op.kv_load().tokens().end() - op.kv_load().tokens().begin();
+      t.kv_load_tokens += moved_tokens(op.kv_load());
       t.kv_load_bytes += op.kv_load().bytes();
       break;
     case Op::kKvAppend:
-      t.kv_append_tokens += op.kv_append().tokens().end() - op.kv_append().tokens().begin();
+      t.kv_append_tokens += moved_tokens(op.kv_append());
       t.kv_append_bytes += op.kv_append().bytes();
       break;
     case Op::kGemm:

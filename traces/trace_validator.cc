@@ -67,6 +67,11 @@ uint64_t popcount(const BitVector& bits) {
   return n;
 }
 
+uint64_t moved_tokens(const KvTransfer& kv) {
+  if (kv.has_token_mask()) return popcount(kv.token_mask());
+  return kv.tokens().end() > kv.tokens().begin() ? kv.tokens().end() - kv.tokens().begin() : 0;
+}
+
 TraceValidator::TraceValidator(std::string where) : where_(std::move(where)) {}
 
 void TraceValidator::fail_header(const std::string& problem) const {
@@ -257,9 +262,13 @@ void TraceValidator::check_kv_transfer(const Op& op, const KvTransfer& kv, const
   if (std::string p = size_problem(name + ".bytes", kv.bytes(), kMaxElements); !p.empty()) fail_op(op, p);
   if (kv.region() == KV_REGION_UNSPECIFIED) fail_op(op, name + ".region not set");
   if (kv.parts() == KV_PARTS_UNSPECIFIED) fail_op(op, name + ".parts not set");
+  if (kv.has_token_mask()) {
+    check_mask(op, kv.token_mask(), kv.tokens().end() - kv.tokens().begin(), name + ".token_mask");
+    if (popcount(kv.token_mask()) == 0) fail_op(op, name + ".token_mask selects no token");
+  }
   const KvFormat format = kv.format() == KV_FORMAT_UNSPECIFIED ? header_.request().kv_format() : kv.format();
   if (const uint32_t bits = kv_format_bits(format); bits != 0) {
-    const uint64_t tokens = kv.tokens().end() - kv.tokens().begin();
+    const uint64_t tokens = moved_tokens(kv);
     // 128 bits: tokens (< 2^40) x bytes per token (< 2^53) cannot overflow.
     const unsigned __int128 expected =
         static_cast<unsigned __int128>(tokens) * dense_kv_bytes_per_token(header_.model(), kv.parts(), bits);

@@ -36,6 +36,8 @@ uint64_t context_tokens(const Request& request);
 uint64_t dense_kv_bytes_per_token(const ModelShape& model, KvParts parts, uint32_t bits);
 // Number of set bits of a bit vector (its byte size is not checked here).
 uint64_t popcount(const BitVector& bits);
+// Tokens a KV transfer moves: the range length, or the set bits of its token_mask.
+uint64_t moved_tokens(const KvTransfer& kv);
 
 class TraceValidator {
  public:

@@ -156,6 +156,17 @@ TraceText every_kind_trace() {
   op->mutable_lm_head()->set_rows(1);
   op->mutable_lm_head()->set_dtype(DTYPE_FP16);
 
+  // Out-of-place append of the recomputed HKVD tokens' KV: scattered positions.
+  op = add_op(t, 9, PRECOMPUTED_BLEND, PHASE_FUSED_PREFILL, {5});
+  op->set_layer(1);
+  kv = op->mutable_kv_append();
+  kv->mutable_tokens()->set_begin(0);
+  kv->mutable_tokens()->set_end(64);
+  *kv->mutable_token_mask() = mask;
+  kv->set_bytes(16 * 128);
+  kv->set_region(KV_REGION_APPENDED);
+  kv->set_parts(KV_PARTS_K_AND_V);
+
   op = add_op(t, 10, DECODE_ONLY, PHASE_DECODE);
   op->set_layer(0);
   op->set_decode_step(1);

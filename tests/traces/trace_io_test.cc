@@ -47,7 +47,7 @@ TEST(TraceIo, EveryOpKindRoundTrips) {
   MessageDifferencer differ;
   differ.ReportDifferencesToString(&diff);
   EXPECT_TRUE(differ.Compare(with_counts(original), back)) << diff;
-  EXPECT_EQ(back.header().programs(0).op_count(), 8u);
+  EXPECT_EQ(back.header().programs(0).op_count(), 9u);
   EXPECT_EQ(back.header().programs(1).op_count(), 2u);
   EXPECT_EQ(back.header().programs(2).op_count(), 1u);
 }
@@ -152,7 +152,7 @@ TEST(TraceIo, TruncationMessagesSayWhere) {
   EXPECT_EQ(message_for(4), dir + "/cut.trace: truncated in the magic bytes");
   EXPECT_EQ(message_for(kTraceMagicSize), dir + "/cut.trace: truncated: the file ends before the header");
   EXPECT_NE(message_for(kTraceMagicSize + 3).find("truncated in the header (byte "), std::string::npos);
-  EXPECT_NE(message_for(bytes.size() - 1).find("truncated in op record #11"), std::string::npos)
+  EXPECT_NE(message_for(bytes.size() - 1).find("truncated in op record #12"), std::string::npos)
       << message_for(bytes.size() - 1);
 }
 

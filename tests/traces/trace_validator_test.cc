@@ -217,6 +217,16 @@ TEST(TraceValidator, SizesMustBeMeaningful) {
             "t.trace: op 3: kv_load.tokens [64, 64) is empty");
   EXPECT_EQ(check_changed([](TraceText& t) { op_with_id(t, 3).mutable_kv_load()->set_bytes(8000); }),
             "t.trace: op 3: kv_load.bytes is 8000 but 64 tokens of KV_FP16 KV_PARTS_K_AND_V are 8192 bytes");
+  EXPECT_EQ(check_changed([](TraceText& t) { op_with_id(t, 9).mutable_kv_append()->set_bytes(64 * 128); }),
+            "t.trace: op 9: kv_append.bytes is 8192 but 16 tokens of KV_FP16 KV_PARTS_K_AND_V are 2048 bytes");
+  EXPECT_EQ(check_changed([](TraceText& t) {
+              op_with_id(t, 9).mutable_kv_append()->mutable_tokens()->set_end(72);
+            }),
+            "t.trace: op 9: kv_append.token_mask has 64 bits, expected 72 (one per token it covers)");
+  EXPECT_EQ(check_changed([](TraceText& t) {
+              *op_with_id(t, 9).mutable_kv_append()->mutable_token_mask() = make_mask(std::vector<bool>(64));
+            }),
+            "t.trace: op 9: kv_append.token_mask selects no token");
   EXPECT_EQ(check_changed([](TraceText& t) { op_with_id(t, 3).clear_layer(); }),
             "t.trace: op 3: kv_load needs a layer");
   EXPECT_EQ(check_changed([](TraceText& t) {
