@@ -34,12 +34,17 @@ PerplexityResult perplexity(CausalLm& lm, const std::vector<int>& tokens, int wi
   r.tokens = static_cast<long long>(tokens.size());
   double nll = 0.0;
   std::vector<float> logits;
+  // A window is fed in chunks so activations and logits stay bounded for long contexts.
+  constexpr int kChunk = 256;
   for (size_t start = 0; start + 1 < tokens.size(); start += window - 1) {
     const int n = static_cast<int>(std::min<size_t>(window, tokens.size() - start));
     lm.reset();
-    lm.forward(&tokens[start], n, true, logits);
-    for (int t = 0; t + 1 < n; ++t)
-      nll += negative_log_likelihood(&logits[static_cast<size_t>(t) * vocab], vocab, tokens[start + t + 1]);
+    for (int c = 0; c < n; c += kChunk) {
+      const int len = std::min(kChunk, n - c);
+      lm.forward(&tokens[start + c], len, true, logits);
+      for (int t = 0; t < len && c + t + 1 < n; ++t)
+        nll += negative_log_likelihood(&logits[static_cast<size_t>(t) * vocab], vocab, tokens[start + c + t + 1]);
+    }
     r.predicted += n - 1;
     ++r.windows;
   }

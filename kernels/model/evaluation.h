@@ -19,7 +19,8 @@ struct PerplexityResult {
 // Scores the token stream in windows of `window` tokens (0 = lm.capacity()).
 // Consecutive windows overlap by one token so that every token after the first
 // is predicted exactly once; each window starts from an empty KV cache, so a
-// token sees at most window-1 tokens of context. NLL is accumulated in double.
+// token sees at most window-1 tokens of context. Windows are fed to the model in
+// chunks of 256 tokens (bounded memory; same numbers). NLL is accumulated in double.
 PerplexityResult perplexity(CausalLm& lm, const std::vector<int>& tokens, int window = 0);
 
 // Greedy decoding: prefills `prompt` (from an empty cache), then appends the

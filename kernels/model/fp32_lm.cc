@@ -21,9 +21,8 @@ Fp32Lm::Fp32Lm(const Model& model, int capacity) : model_(model) {
     throw BadInput("engine", "context of " + std::to_string(capacity_) + " tokens exceeds the " +
                                  std::to_string(c.max_positions) + " learned positions of the model");
   if (c.positions == PositionKind::kRope) inv_freq_ = rope_inv_freq(c);
-  const size_t cache = static_cast<size_t>(c.num_layers) * capacity_ * c.kv_dim();
-  k_cache_.assign(cache, 0.0f);
-  v_cache_.assign(cache, 0.0f);
+  k_cache_.resize(c.num_layers);
+  v_cache_.resize(c.num_layers);
 }
 
 void Fp32Lm::norm_rows(const std::vector<float>& weight, const std::vector<float>& bias, int n, const float* in,
@@ -61,17 +60,18 @@ void Fp32Lm::attend(int layer, int row, int pos) {
   const Config& c = model_.config;
   const int hd = c.head_dim, group = c.num_heads / c.num_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const size_t layer_base = static_cast<size_t>(layer) * capacity_ * c.kv_dim();
+  const std::vector<float>& k_cache = k_cache_[layer];
+  const std::vector<float>& v_cache = v_cache_[layer];
   float* scores = scores_.data();
   for (int h = 0; h < c.num_heads; ++h) {
     const float* q = &q_[static_cast<size_t>(row) * c.q_dim() + h * hd];
-    const size_t kv_off = layer_base + static_cast<size_t>(h / group) * hd;
-    for (int t = 0; t <= pos; ++t) scores[t] = dot(q, &k_cache_[kv_off + static_cast<size_t>(t) * c.kv_dim()], hd) * scale;
+    const size_t kv_off = static_cast<size_t>(h / group) * hd;
+    for (int t = 0; t <= pos; ++t) scores[t] = dot(q, &k_cache[kv_off + static_cast<size_t>(t) * c.kv_dim()], hd) * scale;
     softmax(scores, pos + 1);
     float* out = &att_out_[static_cast<size_t>(row) * c.q_dim() + h * hd];
     std::fill(out, out + hd, 0.0f);
     for (int t = 0; t <= pos; ++t) {
-      const float* v = &v_cache_[kv_off + static_cast<size_t>(t) * c.kv_dim()];
+      const float* v = &v_cache[kv_off + static_cast<size_t>(t) * c.kv_dim()];
       const float a = scores[t];
       for (int i = 0; i < hd; ++i) out[i] += a * v[i];
     }
@@ -90,7 +90,6 @@ void Fp32Lm::attention_block(int layer, int n) {
   linear(in, n, h, L.wq.data(), data_or_null(L.bq), qd, q_.data());
   linear(in, n, h, L.wk.data(), data_or_null(L.bk), kvd, k_.data());
   linear(in, n, h, L.wv.data(), data_or_null(L.bv), kvd, v_.data());
-  const size_t layer_base = static_cast<size_t>(layer) * capacity_ * kvd;
   for (int r = 0; r < n; ++r) {
     if (c.positions == PositionKind::kRope) {
       const float* cs = &cos_[static_cast<size_t>(r) * half];
@@ -98,9 +97,9 @@ void Fp32Lm::attention_block(int layer, int n) {
       for (int hh = 0; hh < c.num_heads; ++hh) apply_rope(&q_[static_cast<size_t>(r) * qd + hh * c.head_dim], c.head_dim, cs, sn);
       for (int hh = 0; hh < c.num_kv_heads; ++hh) apply_rope(&k_[static_cast<size_t>(r) * kvd + hh * c.head_dim], c.head_dim, cs, sn);
     }
-    const size_t slot = layer_base + static_cast<size_t>(position_ + r) * kvd;
-    std::copy_n(&k_[static_cast<size_t>(r) * kvd], kvd, &k_cache_[slot]);
-    std::copy_n(&v_[static_cast<size_t>(r) * kvd], kvd, &v_cache_[slot]);
+    const size_t slot = static_cast<size_t>(position_ + r) * kvd;
+    std::copy_n(&k_[static_cast<size_t>(r) * kvd], kvd, &k_cache_[layer][slot]);
+    std::copy_n(&v_[static_cast<size_t>(r) * kvd], kvd, &v_cache_[layer][slot]);
   }
   for (int r = 0; r < n; ++r) attend(layer, r, position_ + r);
   linear(att_out_.data(), n, qd, L.wo.data(), data_or_null(L.bo), h, xb_.data());
@@ -145,7 +144,14 @@ void Fp32Lm::forward(const int* tokens, int n, bool all_logits, std::vector<floa
   att_out_.resize(rows * c.q_dim());
   hb_.resize(rows * c.ffn_size);
   hb2_.resize(rows * c.ffn_size);
-  scores_.resize(capacity_);
+  if (position_ + n > cache_positions_) {
+    cache_positions_ = std::min(capacity_, std::max(position_ + n, 2 * cache_positions_));
+    for (int l = 0; l < c.num_layers; ++l) {
+      k_cache_[l].resize(static_cast<size_t>(cache_positions_) * c.kv_dim());
+      v_cache_[l].resize(static_cast<size_t>(cache_positions_) * c.kv_dim());
+    }
+  }
+  scores_.resize(cache_positions_);
   if (c.positions == PositionKind::kRope) {
     const int half = c.head_dim / 2;
     cos_.resize(rows * half);

@@ -11,7 +11,7 @@ namespace ispsim::model {
 
 class Fp32Lm : public CausalLm {
  public:
-  // capacity: KV cache length in tokens; 0 = the model's max_positions.
+  // capacity: most tokens the KV cache may hold; 0 = the model's max_positions.
   explicit Fp32Lm(const Model& model, int capacity = 0);
 
   const Config& config() const override { return model_.config; }
@@ -31,8 +31,10 @@ class Fp32Lm : public CausalLm {
   int capacity_ = 0;
   int position_ = 0;
   std::vector<float> inv_freq_;
-  // KV cache, [layer][position][kv_dim].
-  std::vector<float> k_cache_, v_cache_;
+  // KV cache per layer, [position][kv_dim]; grown on demand (doubling) up to
+  // capacity_, so a long-context model does not reserve its whole context up front.
+  std::vector<std::vector<float>> k_cache_, v_cache_;
+  int cache_positions_ = 0;  // positions allocated in each layer's cache
   // Activations for the current batch of n tokens, row-major [n, width].
   std::vector<float> x_, xb_, q_, k_, v_, att_out_, hb_, hb2_, scores_, cos_, sin_;
 };

@@ -175,3 +175,25 @@ TEST(Fp32Forward, OptPostLayerNormWiringForOneTokenByHand) {
 
 }  // namespace
 }  // namespace ispsim::model
+
+namespace ispsim::model {
+namespace {
+
+TEST(Fp32Forward, LongWindowsAreFedInChunksWithTheSameResult) {
+  TinyModel tm;  // RoPE model: the cache may exceed max_positions when asked to
+  Model m = load_model(make_tiny_model_dir("chunks", tm));
+  Fp32Lm lm(m, 700);
+  std::vector<int> tokens(600);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int>((i * 7919) % 300);
+  PerplexityResult r = perplexity(lm, tokens, 600);  // one window, three chunks of <= 256
+  EXPECT_EQ(r.windows, 1);
+  std::vector<float> logits;
+  lm.reset();
+  lm.forward(tokens.data(), 600, true, logits);
+  double nll = 0.0;
+  for (int t = 0; t + 1 < 600; ++t) nll += negative_log_likelihood(&logits[size_t(t) * 300], 300, tokens[t + 1]);
+  EXPECT_NEAR(r.mean_nll, nll / 599.0, 1e-12);
+}
+
+}  // namespace
+}  // namespace ispsim::model
