@@ -226,6 +226,13 @@ Config load_config(const std::string& dir) {
   else
     read_llama_or_qwen2(root, f, file, c);
 
+  // Sanity limits far above any real checkpoint, so a corrupt config cannot overflow
+  // int index arithmetic or request absurd allocations before the weights are checked.
+  constexpr long long kMaxWidth = 1 << 24, kMaxLayers = 4096;
+  if (static_cast<long long>(c.num_heads) * c.head_dim > kMaxWidth || c.hidden_size > kMaxWidth ||
+      c.ffn_size > kMaxWidth || c.vocab_size > kMaxWidth || c.max_positions > kMaxWidth)
+    throw BadInput(file, "shape fields exceed 16M elements (hidden, FFN, heads x head_dim, vocab, positions)");
+  if (c.num_layers > kMaxLayers) throw BadInput(file, "field 'num_hidden_layers': more than 4096 layers");
   if (c.num_heads % c.num_kv_heads != 0)
     throw BadInput(file, "field 'num_key_value_heads': " + std::to_string(c.num_kv_heads) +
                              " does not divide num_attention_heads " + std::to_string(c.num_heads));

@@ -64,21 +64,20 @@ Model load_model(const std::string& dir) {
   Checkpoint ck(dir);
   Weights& w = m.weights;
   const int64_t h = c.hidden_size, v = c.vocab_size;
-  w.layers.resize(c.num_layers);
 
   if (c.family == Family::kOpt) {
     // Hub OPT checkpoints exist both with and without the "model." prefix.
     const std::string prefix = ck.contains("decoder.embed_tokens.weight") ? "decoder." : "model.decoder.";
     w.token_embedding = ck.load(prefix + "embed_tokens.weight", {v, h});
     w.position_embedding = ck.load(prefix + "embed_positions.weight", {c.max_positions + kOptPositionOffset, h});
-    for (int i = 0; i < c.num_layers; ++i) load_opt_layer(ck, c, prefix, i, w.layers[i]);
+    for (int i = 0; i < c.num_layers; ++i) load_opt_layer(ck, c, prefix, i, w.layers.emplace_back());
     if (c.final_norm) {
       w.final_norm = ck.load(prefix + "final_layer_norm.weight", {h});
       w.final_norm_bias = ck.load(prefix + "final_layer_norm.bias", {h});
     }
   } else {
     w.token_embedding = ck.load("model.embed_tokens.weight", {v, h});
-    for (int i = 0; i < c.num_layers; ++i) load_llama_layer(ck, c, i, w.layers[i]);
+    for (int i = 0; i < c.num_layers; ++i) load_llama_layer(ck, c, i, w.layers.emplace_back());
     w.final_norm = ck.load("model.norm.weight", {h});
   }
   // A tied checkpoint may still carry a copy of lm_head.weight; the embedding wins, as in transformers.

@@ -106,7 +106,7 @@ void Tokenizer::parse_model(const json::object& m) {
   auto* vocab = m.if_contains("vocab");
   if (!vocab || !vocab->is_object()) throw BadInput(path_, "missing object 'model.vocab'");
   for (const auto& [key, value] : vocab->as_object()) {
-    if (!value.is_int64() || value.as_int64() < 0 || value.as_int64() >= (1 << 24))
+    if (!value.is_int64() || value.as_int64() < 0 || value.as_int64() >= (1 << 21))
       throw BadInput(path_, "model.vocab: entry '" + std::string(key) + "' has no valid id");
     int id = static_cast<int>(value.as_int64());
     if (static_cast<size_t>(id) >= tokens_.size()) tokens_.resize(id + 1);
@@ -194,7 +194,7 @@ void Tokenizer::parse_added_tokens(const json::value& added) {
     const json::object& o = v.as_object();
     auto* id = o.if_contains("id");
     auto* content = o.if_contains("content");
-    if (!id || !id->is_int64() || id->as_int64() < 0 || id->as_int64() >= (1 << 24) || !content || !content->is_string())
+    if (!id || !id->is_int64() || id->as_int64() < 0 || id->as_int64() >= (1 << 21) || !content || !content->is_string())
       throw BadInput(path_, "added_tokens: entry without a valid id and content");
     std::string text(content->as_string());
     for (const char* key : {"lstrip", "rstrip", "single_word"})

@@ -179,6 +179,8 @@ TEST(Config, RejectsInconsistentOrUnsupportedFields) {
             file + "field 'eos_token_id': 999 is outside the vocabulary of 300");
   EXPECT_EQ(bad(edit("\"hidden_act\":\"silu\"", "\"hidden_act\":\"gelu\"")),
             file + "field 'hidden_act': 'gelu' is not supported (silu)");
+  EXPECT_EQ(bad(edit("\"num_hidden_layers\":2", "\"num_hidden_layers\":100000")),
+            file + "field 'num_hidden_layers': more than 4096 layers");
   tm.family = "opt";
   base = tiny_config_json(tm);
   EXPECT_EQ(bad(edit("\"word_embed_proj_dim\":32", "\"word_embed_proj_dim\":16")),
