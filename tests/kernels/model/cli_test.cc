@@ -44,7 +44,7 @@ void expect_one_error_line(const CliRun& r, const std::string& expected) {
   EXPECT_EQ(r.out, "");
 }
 
-TEST(EngineCli, PerplexityOfUniformModelIsTheVocabularySize) {
+TEST(ModelEngineCli, PerplexityOfUniformModelIsTheVocabularySize) {
   std::string dir = valid_dir("cli_valid");
   CliRun r = ppl(dir);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -54,7 +54,7 @@ TEST(EngineCli, PerplexityOfUniformModelIsTheVocabularySize) {
   EXPECT_EQ(g.out.rfind("the", 0), 0u) << g.out;  // the prompt is echoed first
 }
 
-TEST(EngineCli, TruncatedSafetensors) {
+TEST(ModelEngineCli, TruncatedSafetensors) {
   std::string dir = valid_dir("cli_truncated");
   std::string bytes = read_file(dir + "/model.safetensors");
   write_file(dir + "/model.safetensors", bytes.substr(0, bytes.size() / 2));
@@ -64,7 +64,7 @@ TEST(EngineCli, TruncatedSafetensors) {
   EXPECT_NE(r.err.find("(file truncated?)\n"), std::string::npos) << r.err;
 }
 
-TEST(EngineCli, HeaderLengthLies) {
+TEST(ModelEngineCli, HeaderLengthLies) {
   std::string dir = valid_dir("cli_header_len");
   std::string bytes = read_file(dir + "/model.safetensors");
   uint64_t n = bytes.size();  // claims more header than the file holds
@@ -75,7 +75,7 @@ TEST(EngineCli, HeaderLengthLies) {
                                       " bytes): truncated or not a safetensors file");
 }
 
-TEST(EngineCli, HeaderOffsetsLie) {
+TEST(ModelEngineCli, HeaderOffsetsLie) {
   std::string dir = valid_dir("cli_offsets");
   // model.norm.weight is [32] F32 = 128 bytes; claim it starts inside the embedding.
   edit_safetensors_header(dir + "/model.safetensors", "\"model.embed_tokens.weight\":{\"dtype\":\"F32\",\"shape\":[300,32],\"data_offsets\":[0,38400]",
@@ -84,7 +84,7 @@ TEST(EngineCli, HeaderOffsetsLie) {
                                         "data_offsets overlap those of tensor 'model.embed_tokens.weight'");
 }
 
-TEST(EngineCli, DtypeMismatch) {
+TEST(ModelEngineCli, DtypeMismatch) {
   std::string dir = valid_dir("cli_dtype");
   edit_safetensors_header(dir + "/model.safetensors", "\"model.norm.weight\":{\"dtype\":\"F32\"",
                           "\"model.norm.weight\":{\"dtype\":\"BF16\"");
@@ -92,7 +92,7 @@ TEST(EngineCli, DtypeMismatch) {
                                         "but BF16 [32] needs 64 bytes");
 }
 
-TEST(EngineCli, MissingTensor) {
+TEST(ModelEngineCli, MissingTensor) {
   TinyModel tm;
   std::string dir = valid_dir("cli_missing");
   std::vector<RawTensor> t = tiny_tensors(tm);
@@ -101,7 +101,7 @@ TEST(EngineCli, MissingTensor) {
   expect_one_error_line(ppl(dir), dir + "/model.safetensors: tensor 'lm_head.weight': missing");
 }
 
-TEST(EngineCli, ConfigWeightShapeMismatch) {
+TEST(ModelEngineCli, ConfigWeightShapeMismatch) {
   TinyModel tm;
   std::string dir = valid_dir("cli_shape");
   tm.ffn = 40;
@@ -110,7 +110,7 @@ TEST(EngineCli, ConfigWeightShapeMismatch) {
                                         "[48, 32] does not match [40, 32] from config.json");
 }
 
-TEST(EngineCli, UnsupportedTokenizerType) {
+TEST(ModelEngineCli, UnsupportedTokenizerType) {
   std::string dir = valid_dir("cli_tokenizer");
   std::string json = read_file(dir + "/tokenizer.json");
   json.replace(json.find("\"type\":\"BPE\""), 12, "\"type\":\"Unigram\"");
@@ -118,7 +118,7 @@ TEST(EngineCli, UnsupportedTokenizerType) {
   expect_one_error_line(ppl(dir), dir + "/tokenizer.json: model.type 'Unigram' is not supported (byte-level BPE only)");
 }
 
-TEST(EngineCli, MissingDirectoryAndBadOptions) {
+TEST(ModelEngineCli, MissingDirectoryAndBadOptions) {
   expect_one_error_line(run_cli("engine ppl --model /nonexistent/dir --text x"),
                         "/nonexistent/dir/config.json: cannot open file");
   CliRun r = run_cli("engine ppl --bogus 1");

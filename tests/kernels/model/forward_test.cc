@@ -24,7 +24,7 @@ std::vector<float> logits_all(CausalLm& lm, const std::vector<int>& tokens) {
   return logits;
 }
 
-TEST(Fp32Forward, PrefillEqualsTokenByTokenDecodeForEveryFamily) {
+TEST(ModelForward, PrefillEqualsTokenByTokenDecodeForEveryFamily) {
   for (const std::string family : {"llama", "qwen2", "opt"}) {
     TinyModel tm;
     tm.family = family;
@@ -47,7 +47,7 @@ TEST(Fp32Forward, PrefillEqualsTokenByTokenDecodeForEveryFamily) {
   }
 }
 
-TEST(Fp32Forward, GroupedQueryAttentionEqualsMhaWithDuplicatedKvHeads) {
+TEST(ModelForward, GroupedQueryAttentionEqualsMhaWithDuplicatedKvHeads) {
   TinyModel tm;  // 4 query heads share 2 KV heads: head h reads KV head h / 2
   Model gqa = load_model(make_tiny_model_dir("gqa", tm));
   Model mha = gqa;
@@ -66,7 +66,7 @@ TEST(Fp32Forward, GroupedQueryAttentionEqualsMhaWithDuplicatedKvHeads) {
   for (size_t i = 0; i < la.size(); ++i) ASSERT_NEAR(la[i], lb[i], 1e-5);
 }
 
-TEST(Fp32Forward, ZeroOutputMatrixGivesPerplexityEqualToVocabularySize) {
+TEST(ModelForward, ZeroOutputMatrixGivesPerplexityEqualToVocabularySize) {
   TinyModel tm;
   tm.zero_lm_head = true;  // every logit 0: uniform over 300 tokens
   Model m = load_model(make_tiny_model_dir("uniform", tm));
@@ -78,7 +78,7 @@ TEST(Fp32Forward, ZeroOutputMatrixGivesPerplexityEqualToVocabularySize) {
   EXPECT_EQ(r.windows, 1);
 }
 
-TEST(Fp32Forward, PerplexityWindowsOverlapByOneTokenAndRestartTheCache) {
+TEST(ModelForward, PerplexityWindowsOverlapByOneTokenAndRestartTheCache) {
   TinyModel tm;
   Model m = load_model(make_tiny_model_dir("windows", tm));
   Fp32Lm lm(m);
@@ -96,7 +96,7 @@ TEST(Fp32Forward, PerplexityWindowsOverlapByOneTokenAndRestartTheCache) {
   EXPECT_NEAR(r.mean_nll, nll / 11.0, 1e-12);
 }
 
-TEST(Fp32Forward, GreedyGenerationPicksTheArgmaxOfTheFullSequence) {
+TEST(ModelForward, GreedyGenerationPicksTheArgmaxOfTheFullSequence) {
   TinyModel tm;
   tm.family = "qwen2";
   Model m = load_model(make_tiny_model_dir("greedy", tm));
@@ -114,7 +114,7 @@ TEST(Fp32Forward, GreedyGenerationPicksTheArgmaxOfTheFullSequence) {
   for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i], argmax(&logits[(prompt.size() - 1 + i) * v], v));
 }
 
-TEST(Fp32Forward, ContextBeyondTheCacheIsBadInput) {
+TEST(ModelForward, ContextBeyondTheCacheIsBadInput) {
   TinyModel tm;
   tm.max_positions = 8;
   Model m = load_model(make_tiny_model_dir("capacity", tm));
@@ -132,7 +132,7 @@ TEST(Fp32Forward, ContextBeyondTheCacheIsBadInput) {
 namespace ispsim::model {
 namespace {
 
-TEST(Fp32Forward, OptPostLayerNormWiringForOneTokenByHand) {
+TEST(ModelForward, OptPostLayerNormWiringForOneTokenByHand) {
   // do_layer_norm_before false (post-LN): x = LN1(x + attn(x)); x = LN2(x + ffn(x)); no final norm.
   TinyModel tm;
   tm.family = "opt";
@@ -179,7 +179,7 @@ TEST(Fp32Forward, OptPostLayerNormWiringForOneTokenByHand) {
 namespace ispsim::model {
 namespace {
 
-TEST(Fp32Forward, LongWindowsAreFedInChunksWithTheSameResult) {
+TEST(ModelForward, LongWindowsAreFedInChunksWithTheSameResult) {
   TinyModel tm;  // RoPE model: the cache may exceed max_positions when asked to
   Model m = load_model(make_tiny_model_dir("chunks", tm));
   Fp32Lm lm(m, 700);

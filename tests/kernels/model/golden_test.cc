@@ -53,19 +53,19 @@ void check_golden(const std::string& model_dir, const std::string& golden_path) 
   std::cout << golden_path << ": decode max |diff| " << worst << "\n";
 }
 
-TEST(Golden, Qwen2TinyRandomLogits) {
+TEST(ModelGolden, Qwen2TinyRandomLogits) {
   check_golden(kFixtures + "qwen2-tiny-random", kFixtures + "qwen2-tiny-random/golden.safetensors");
 }
 
-TEST(Golden, OptTinyRandomLogits) {
+TEST(ModelGolden, OptTinyRandomLogits) {
   check_golden(kFixtures + "opt-tiny-random", kFixtures + "opt-tiny-random/golden.safetensors");
 }
 
-TEST(Golden, TrainedBrownLlamaLogits) {
+TEST(ModelGolden, TrainedBrownLlamaLogits) {
   check_golden(std::string(ISPSIM_SOURCE_DIR) + "/assets/brown-llama", kFixtures + "brown-llama/golden.safetensors");
 }
 
-TEST(Golden, TrainedBrownLlamaPromptTokenizesAsInPython) {
+TEST(ModelGolden, TrainedBrownLlamaPromptTokenizesAsInPython) {
   // golden input_ids = <|endoftext|> + encode(prompt), the prompt kept in the file's metadata.
   const std::string path = kFixtures + "brown-llama/golden.safetensors";
   std::string bytes = testing::read_file(path);
@@ -81,7 +81,7 @@ TEST(Golden, TrainedBrownLlamaPromptTokenizesAsInPython) {
   EXPECT_EQ(std::vector<int64_t>(ids.begin(), ids.end()), want);
 }
 
-TEST(Golden, TokenizerIdsMatchThePythonTokenizer) {
+TEST(ModelGolden, TokenizerIdsMatchThePythonTokenizer) {
   std::string text = testing::read_file(kFixtures + "tokenizer_golden.json");
   boost::json::object root = boost::json::parse(text).as_object();
   Tokenizer tok(std::string(ISPSIM_SOURCE_DIR) + "/" + std::string(root.at("tokenizer").as_string()));

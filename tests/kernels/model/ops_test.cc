@@ -10,7 +10,7 @@
 namespace ispsim::model {
 namespace {
 
-TEST(Ops, RopeRotatesPairsIAndIPlusHalfByPositionTimesInverseFrequency) {
+TEST(ModelOps, RopeRotatesPairsIAndIPlusHalfByPositionTimesInverseFrequency) {
   Config c;
   c.head_dim = 4;
   c.rope_theta = 100.0f;
@@ -29,7 +29,7 @@ TEST(Ops, RopeRotatesPairsIAndIPlusHalfByPositionTimesInverseFrequency) {
   EXPECT_NEAR(x[3], 4 * std::cos(0.3) + 2 * std::sin(0.3), 1e-5);
 }
 
-TEST(Ops, RopeScoresDependOnlyOnRelativePosition) {
+TEST(ModelOps, RopeScoresDependOnlyOnRelativePosition) {
   Config c;
   c.head_dim = 8;
   std::vector<float> inv = rope_inv_freq(c);
@@ -47,7 +47,7 @@ TEST(Ops, RopeScoresDependOnlyOnRelativePosition) {
   EXPECT_NEAR(score(7, 7), score(0, 0), 1e-4);
 }
 
-TEST(Ops, Llama3RopeScalingKeepsHighDividesLowAndBlendsMiddleFrequencies) {
+TEST(ModelOps, Llama3RopeScalingKeepsHighDividesLowAndBlendsMiddleFrequencies) {
   Config c;  // Llama-3.1-8B values
   c.head_dim = 128;
   c.rope_theta = 500000.0f;
@@ -80,7 +80,7 @@ TEST(Ops, Llama3RopeScalingKeepsHighDividesLowAndBlendsMiddleFrequencies) {
   EXPECT_GT(mid, 0);
 }
 
-TEST(Ops, SoftmaxMatchesClosedFormAndSurvivesLargeInputs) {
+TEST(ModelOps, SoftmaxMatchesClosedFormAndSurvivesLargeInputs) {
   std::vector<float> x = {1.0f, 2.0f, 3.0f};
   softmax(x.data(), 3);
   double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
@@ -92,7 +92,7 @@ TEST(Ops, SoftmaxMatchesClosedFormAndSurvivesLargeInputs) {
   EXPECT_FLOAT_EQ(big[2], 0.0f);
 }
 
-TEST(Ops, RmsNormAndLayerNormMatchClosedForms) {
+TEST(ModelOps, RmsNormAndLayerNormMatchClosedForms) {
   const float x[4] = {1.0f, 2.0f, 3.0f, 4.0f};
   const float w[4] = {1.0f, 0.5f, 2.0f, 1.0f};
   const float b[4] = {0.0f, 1.0f, 0.0f, -1.0f};
@@ -105,7 +105,7 @@ TEST(Ops, RmsNormAndLayerNormMatchClosedForms) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(y[i], (x[i] - 2.5) / sd * w[i] + b[i], 1e-6);
 }
 
-TEST(Ops, LinearMatchesNaiveLoopsWithBias) {
+TEST(ModelOps, LinearMatchesNaiveLoopsWithBias) {
   const int rows = 11, in = 37, out = 13;  // odd sizes cross every block boundary
   std::vector<float> x(rows * in), w(out * in), b(out), y(rows * out);
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.1f * i);
@@ -120,7 +120,7 @@ TEST(Ops, LinearMatchesNaiveLoopsWithBias) {
     }
 }
 
-TEST(Ops, HalfAndBfloat16DecodeKnownBitPatterns) {
+TEST(ModelOps, HalfAndBfloat16DecodeKnownBitPatterns) {
   EXPECT_EQ(f16_to_f32(0x3C00), 1.0f);
   EXPECT_EQ(f16_to_f32(0xC000), -2.0f);
   EXPECT_EQ(f16_to_f32(0x7BFF), 65504.0f);

@@ -29,7 +29,7 @@ std::string mutate(std::string s, size_t span, std::mt19937& rng) {
   return s;
 }
 
-TEST(Robustness, CorruptedCheckpointFilesLoadOrGiveBadInput) {
+TEST(ModelRobustness, CorruptedCheckpointFilesLoadOrGiveBadInput) {
   TinyModel tm;
   const std::string dir = make_tiny_model_dir("robust", tm);
   const std::string config = read_file(dir + "/config.json");

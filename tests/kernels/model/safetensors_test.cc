@@ -27,7 +27,7 @@ std::string error_of(const std::function<void()>& f) {
   return "(no error)";
 }
 
-TEST(Safetensors, ReadsF32F16Bf16AndIntegers) {
+TEST(ModelSafetensors, ReadsF32F16Bf16AndIntegers) {
   std::string dir = temp_dir("st_valid");
   RawTensor half{"h", "F16", {3}, std::string("\x00\x3C\x00\xC0\x01\x00", 6)};
   RawTensor bf{"b", "BF16", {2}, std::string("\x80\x3F\xA0\xC0", 4)};
@@ -55,7 +55,7 @@ std::string with_header(const std::string& path, const std::string& from, const 
   return path;
 }
 
-TEST(Safetensors, RejectsTruncatedFiles) {
+TEST(ModelSafetensors, RejectsTruncatedFiles) {
   std::string dir = temp_dir("st_trunc");
   std::string path = valid_file(dir);
   std::string bytes = read_file(path);
@@ -67,7 +67,7 @@ TEST(Safetensors, RejectsTruncatedFiles) {
             path + ": tensor 'b': data_offsets [24, 32) lie outside the data section of 28 bytes (file truncated?)");
 }
 
-TEST(Safetensors, RejectsHeaderLengthBeyondFile) {
+TEST(ModelSafetensors, RejectsHeaderLengthBeyondFile) {
   std::string path = valid_file(temp_dir("st_hlen"));
   std::string bytes = read_file(path);
   uint64_t huge = 1ull << 40;
@@ -77,7 +77,7 @@ TEST(Safetensors, RejectsHeaderLengthBeyondFile) {
             std::string::npos);
 }
 
-TEST(Safetensors, RejectsOffsetsOutOfRangeOverlappingOrNotMatchingDtypeTimesShape) {
+TEST(ModelSafetensors, RejectsOffsetsOutOfRangeOverlappingOrNotMatchingDtypeTimesShape) {
   std::string dir = temp_dir("st_offsets");
   std::string path = with_header(valid_file(dir), "[24,32]", "[24,40]");
   EXPECT_NE(error_of([&] { SafetensorsFile f(path); }).find("tensor 'b': data_offsets [24, 40) lie outside"),
@@ -93,7 +93,7 @@ TEST(Safetensors, RejectsOffsetsOutOfRangeOverlappingOrNotMatchingDtypeTimesShap
             path + ": tensor 'a': data_offsets span 24 bytes but F16 [2, 3] needs 12 bytes");
 }
 
-TEST(Safetensors, RejectsUnknownDtypeAndBadJson) {
+TEST(ModelSafetensors, RejectsUnknownDtypeAndBadJson) {
   std::string dir = temp_dir("st_dtype");
   std::string path = with_header(valid_file(dir), "\"dtype\":\"F32\",\"shape\":[2]", "\"dtype\":\"Q4\",\"shape\":[2]");
   EXPECT_EQ(error_of([&] { SafetensorsFile f(path); }), path + ": tensor 'b': unknown dtype 'Q4'");
@@ -101,7 +101,7 @@ TEST(Safetensors, RejectsUnknownDtypeAndBadJson) {
   EXPECT_NE(error_of([&] { SafetensorsFile f(path); }).find("header is not valid JSON"), std::string::npos);
 }
 
-TEST(Checkpoint, LoadsTinyModelsOfEveryFamily) {
+TEST(ModelCheckpoint, LoadsTinyModelsOfEveryFamily) {
   for (const std::string family : {"llama", "qwen2", "opt"}) {
     TinyModel tm;
     tm.family = family;
@@ -116,7 +116,7 @@ TEST(Checkpoint, LoadsTinyModelsOfEveryFamily) {
   }
 }
 
-TEST(Checkpoint, ShardedCheckpointViaIndex) {
+TEST(ModelCheckpoint, ShardedCheckpointViaIndex) {
   TinyModel tm;
   std::string dir = make_tiny_model_dir("sharded", tm);
   std::vector<RawTensor> all = tiny_tensors(tm);
@@ -134,7 +134,7 @@ TEST(Checkpoint, ShardedCheckpointViaIndex) {
   EXPECT_EQ(sharded.weights.layers[0].wq, single.weights.layers[0].wq);
 }
 
-TEST(Checkpoint, MissingTensorAndShapeMismatchNameFileAndTensor) {
+TEST(ModelCheckpoint, MissingTensorAndShapeMismatchNameFileAndTensor) {
   TinyModel tm;
   std::string dir = make_tiny_model_dir("missing", tm);
   std::vector<RawTensor> t = tiny_tensors(tm);
@@ -152,7 +152,7 @@ TEST(Checkpoint, MissingTensorAndShapeMismatchNameFileAndTensor) {
                   "match [32, 32] from config.json");
 }
 
-TEST(Config, RejectsInconsistentOrUnsupportedFields) {
+TEST(ModelConfig, RejectsInconsistentOrUnsupportedFields) {
   std::string dir = temp_dir("config");
   auto bad = [&](const std::string& json) {
     write_file(dir + "/config.json", json);
@@ -188,7 +188,7 @@ TEST(Config, RejectsInconsistentOrUnsupportedFields) {
   EXPECT_NE(bad("{\"model_type\": ").find(file + "invalid JSON"), std::string::npos);
 }
 
-TEST(Config, ReadsLlama3RopeScalingAndEosLists) {
+TEST(ModelConfig, ReadsLlama3RopeScalingAndEosLists) {
   std::string dir = temp_dir("config_llama3");
   TinyModel tm;
   std::string s = tiny_config_json(tm);

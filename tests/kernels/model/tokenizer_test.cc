@@ -35,7 +35,7 @@ std::vector<std::string> split(const std::string& text, SplitPattern p) {
 
 using Pieces = std::vector<std::string>;
 
-TEST(Pretokenizer, Gpt2PatternSplits) {
+TEST(ModelPretokenizer, Gpt2PatternSplits) {
   const SplitPattern p = SplitPattern::kGpt2;
   EXPECT_EQ(split("Hello world", p), (Pieces{"Hello", " world"}));
   EXPECT_EQ(split("don't stop", p), (Pieces{"don", "'t", " stop"}));
@@ -47,7 +47,7 @@ TEST(Pretokenizer, Gpt2PatternSplits) {
   EXPECT_EQ(split("caf\u00e9 \u03a9 ?!", p), (Pieces{"caf\u00e9", " \u03a9", " ?!"}));
 }
 
-TEST(Pretokenizer, Llama3AndQwen2PatternSplits) {
+TEST(ModelPretokenizer, Llama3AndQwen2PatternSplits) {
   const SplitPattern p = SplitPattern::kLlama3;
   EXPECT_EQ(split("Hello world", p), (Pieces{"Hello", " world"}));
   EXPECT_EQ(split("DON'T it's", p), (Pieces{"DON", "'T", " it", "'s"}));  // (?i) contractions
@@ -60,14 +60,14 @@ TEST(Pretokenizer, Llama3AndQwen2PatternSplits) {
   EXPECT_EQ(split("a\tb", p), (Pieces{"a", "\tb"}));
 }
 
-TEST(Pretokenizer, RecognisesExactlyTheKnownRegexes) {
+TEST(ModelPretokenizer, RecognisesExactlyTheKnownRegexes) {
   SplitPattern p;
   EXPECT_TRUE(split_pattern_from_regex(R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)", p));
   EXPECT_EQ(p, SplitPattern::kGpt2);
   EXPECT_FALSE(split_pattern_from_regex(R"(\w+|\s+)", p));
 }
 
-TEST(Unicode, ClassesAndUtf8) {
+TEST(ModelUnicode, ClassesAndUtf8) {
   EXPECT_TRUE(is_letter(U'\u00e9'));
   EXPECT_TRUE(is_letter(U'\u65e5'));   // CJK ideograph
   EXPECT_FALSE(is_letter(U'\u2014'));  // em dash
@@ -92,7 +92,7 @@ Tokenizer load(const std::string& json, const std::string& name) {
   return Tokenizer(dir + "/tokenizer.json");
 }
 
-TEST(Tokenizer, AppliesMergesByRankInBothMergeForms) {
+TEST(ModelTokenizer, AppliesMergesByRankInBothMergeForms) {
   // ids: bytes 0..255, then Ġt=256, he=257, Ġthe=258, in=259, ing=260, <|endoftext|>=261
   for (bool arrays : {false, true}) {
     Tokenizer tok = load(byte_level_tokenizer_json(kMerges, arrays), arrays ? "arr" : "str");
@@ -103,7 +103,7 @@ TEST(Tokenizer, AppliesMergesByRankInBothMergeForms) {
   }
 }
 
-TEST(Tokenizer, DecodeInvertsEncode) {
+TEST(ModelTokenizer, DecodeInvertsEncode) {
   Tokenizer tok = load(byte_level_tokenizer_json(kMerges), "roundtrip");
   for (const std::string s : {"the thing", "  leading and trailing  ", "na\u00efve caf\u00e9 \u2014 \u65e5\u672c \U0001F642",
                               "tabs\tand\nnewlines\r\n", "don't 12345 <|endoftext|> end", ""}) {
@@ -111,7 +111,7 @@ TEST(Tokenizer, DecodeInvertsEncode) {
   }
 }
 
-TEST(Tokenizer, SplitPreTokenizerChangesMergeBoundaries) {
+TEST(ModelTokenizer, SplitPreTokenizerChangesMergeBoundaries) {
   const std::vector<std::pair<std::string, std::string>> merges = {{"3", "4"}, {"1", "2"}, {"12", "3"}, {"4", "5"}};
   // ids: 34=256, 12=257, 123=258, 45=259
   Tokenizer gpt2 = load(byte_level_tokenizer_json(merges), "digits_gpt2");
@@ -126,7 +126,7 @@ TEST(Tokenizer, SplitPreTokenizerChangesMergeBoundaries) {
   EXPECT_EQ(smol.encode("12345"), (std::vector<int>{'1', '2', '3', '4', '5'}));
 }
 
-TEST(Tokenizer, AddPrefixSpaceAddsOneSpace) {
+TEST(ModelTokenizer, AddPrefixSpaceAddsOneSpace) {
   const std::string pre = R"({"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true})";
   Tokenizer tok = load(byte_level_tokenizer_json(kMerges, false, pre), "prefix");
   EXPECT_EQ(tok.encode("the"), (std::vector<int>{258}));
@@ -146,7 +146,7 @@ void expect_bad(const std::string& json, const std::string& name, const std::str
   }
 }
 
-TEST(Tokenizer, RejectsUnsupportedTokenizersNamingTheField) {
+TEST(ModelTokenizer, RejectsUnsupportedTokenizersNamingTheField) {
   std::string base = byte_level_tokenizer_json(kMerges);
   auto replace = [&](const std::string& from, const std::string& to) {
     std::string s = base;
@@ -165,7 +165,7 @@ TEST(Tokenizer, RejectsUnsupportedTokenizersNamingTheField) {
   expect_bad("{\"model\": 3", "json", "invalid JSON");
 }
 
-TEST(Tokenizer, InvalidUtf8InputNamesTheSourceAndOffset) {
+TEST(ModelTokenizer, InvalidUtf8InputNamesTheSourceAndOffset) {
   Tokenizer tok = load(byte_level_tokenizer_json(kMerges), "utf8");
   try {
     tok.encode("abc\xFF", "notes.txt");
@@ -181,7 +181,7 @@ TEST(Tokenizer, InvalidUtf8InputNamesTheSourceAndOffset) {
 namespace ispsim::model {
 namespace {
 
-TEST(Tokenizer, IgnoreMergesTakesWholeWordsFromTheVocabulary) {
+TEST(ModelTokenizer, IgnoreMergesTakesWholeWordsFromTheVocabulary) {
   // Llama-3 sets ignore_merges: a pre-token found in the vocabulary is one token
   // even when no merge sequence builds it.
   std::string json = byte_level_tokenizer_json({{"a", "b"}});  // ab=256, <|endoftext|>=257
