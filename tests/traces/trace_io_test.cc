@@ -5,6 +5,7 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -216,5 +217,5 @@ TEST(TraceIo, LargeTraceStreams) {
   EXPECT_EQ(stats.totals(DECODE_ONLY).ops, kOps);
   EXPECT_TRUE(stats.totals(DECODE_ONLY).gemm_flop == static_cast<unsigned __int128>(2 * 64 * 64) * kOps);
   EXPECT_FALSE(reader.next(op));
-  fs::remove(path);  // ~24 MB
+  if (!std::getenv("ISPSIM_KEEP_TEST_FILES")) fs::remove(path);  // 36 MB
 }
