@@ -15,7 +15,7 @@ const char* kUsage =
     "usage: ispsim <command> [options]\n"
     "commands:\n"
     "  run       simulate a trace on a platform (--platform P --trace T [--stats F] [--vcd F])\n"
-    "  trace     inspect a trace: dump | stats\n"
+    "  trace     inspect or write a trace: dump | stats | pack\n"
     "  describe  print the parameters of a platform or module with unit, default and meaning\n"
     "  engine    functional integer-only LLM engine: ppl | generate\n"
     "run 'ispsim <command> --help' for the options of a command\n";
