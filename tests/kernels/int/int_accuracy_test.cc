@@ -37,7 +37,9 @@ TEST(TrainedModelAccuracy, Int16EngineHeldOutPerplexityWithin3PercentOfFp32) {
   model::Model m = model::load_model(kModelDir);
   model::Tokenizer tok(kModelDir + "/tokenizer.json");
   std::vector<int> eval = tok.encode(read(kModelDir + "/heldout.txt"), "heldout.txt");
-  if (tok.bos_id() >= 0) eval.insert(eval.begin(), tok.bos_id());
+  // BOS first, as `ispsim engine ppl` does: the tokenizer's, else config.json's (the demo model's).
+  const int bos = tok.bos_id() >= 0 ? tok.bos_id() : m.config.bos_token_id;
+  if (bos >= 0) eval.insert(eval.begin(), bos);
   if (eval.size() > kEvalTokens) eval.resize(kEvalTokens);
   std::vector<int> calib = tok.encode(read(kCalibration), "calibration");
   if (calib.size() > kCalibTokens) calib.resize(kCalibTokens);
