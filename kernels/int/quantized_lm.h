@@ -44,7 +44,9 @@ struct IntegerOptions {
   float smooth_alpha = 0.5f;
   // Group size along the hidden (input) dimension: paper 1 §3.1.2 uses 128.
   int group_size = 128;
-  // Calibration runs in windows of this many tokens from an empty KV cache.
+  // Calibration runs in windows of this many tokens from an empty KV cache;
+  // 256 = the demo model's context (max_position_embeddings). Capped at the
+  // model's context.
   int calibration_window = 256;
 };
 
