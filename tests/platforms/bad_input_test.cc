@@ -10,8 +10,8 @@
 
 namespace {
 
-using ispsim::test::run_cli;
-using ispsim::test::shell_quote;
+using ispsim::testing::run_cli;
+using ispsim::testing::shell_quote;
 
 struct BadCase {
   std::string label;
@@ -84,7 +84,7 @@ std::vector<BadCase> cases() {
 }
 
 std::string file_for(const BadCase& c) {
-  return ispsim::test::write_file(c.label + ".textproto", c.text);
+  return ispsim::testing::write_file(c.label + ".textproto", c.text);
 }
 
 void expect_problem(const std::string& message, const std::string& file, const BadCase& c) {
@@ -115,7 +115,7 @@ TEST_P(BadPlatform, CliExitsWithCode2AndOneStderrLine) {
   const auto result = run_cli(args);
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(result.out, "");
-  ASSERT_EQ(ispsim::test::count_lines(result.err), 1) << result.err;
+  ASSERT_EQ(result.err_lines(), 1) << result.err;
   const std::string prefix = "ispsim: error: ";
   ASSERT_EQ(result.err.rfind(prefix, 0), 0u) << result.err;
   expect_problem(result.err.substr(prefix.size(), result.err.size() - prefix.size() - 1), file,
@@ -126,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, BadPlatform, testing::ValuesIn(cases()),
                          [](const auto& info) { return info.param.label; });
 
 TEST(BadPlatformFile, MissingFile) {
-  const std::string file = (ispsim::test::scratch_dir() / "absent.textproto").string();
+  const std::string file = (ispsim::testing::scratch_dir() / "absent.textproto").string();
   try {
     ispsim::schema::load_platform_file(file);
     FAIL() << "accepted";
@@ -139,7 +139,7 @@ TEST(BadPlatformFile, MissingFile) {
 }
 
 TEST(BadPlatformFile, DirectoryInsteadOfFile) {
-  const auto dir = ispsim::test::scratch_dir() / "dir.textproto";
+  const auto dir = ispsim::testing::scratch_dir() / "dir.textproto";
   std::filesystem::create_directories(dir);
   const auto result = run_cli("describe " + shell_quote(dir.string()));
   EXPECT_EQ(result.exit_code, 2);
@@ -149,7 +149,7 @@ TEST(BadPlatformFile, DirectoryInsteadOfFile) {
 TEST(BadPlatformFile, UnknownPlatformName) {
   const auto result = run_cli("describe no_such_platform");
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_EQ(ispsim::test::count_lines(result.err), 1);
+  EXPECT_EQ(result.err_lines(), 1);
   EXPECT_EQ(result.err.rfind("ispsim: error: no_such_platform: no platform of this name in ", 0),
             0u)
       << result.err;
@@ -157,10 +157,10 @@ TEST(BadPlatformFile, UnknownPlatformName) {
 
 TEST(BadPlatformFile, BinaryGarbage) {
   const std::string file =
-      ispsim::test::write_file("garbage.textproto", std::string("\x00\xff\x13garbage\x01", 11));
+      ispsim::testing::write_file("garbage.textproto", std::string("\x00\xff\x13garbage\x01", 11));
   const auto result = run_cli("describe " + shell_quote(file));
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_EQ(ispsim::test::count_lines(result.err), 1) << result.err;
+  EXPECT_EQ(result.err_lines(), 1) << result.err;
   EXPECT_EQ(result.err.rfind("ispsim: error: " + file + ":1:", 0), 0u) << result.err;
 }
 

@@ -11,7 +11,7 @@
 
 namespace {
 
-using ispsim::test::run_cli;
+using ispsim::testing::run_cli;
 
 // The output line whose first column is `key`, or "".
 std::string line_of(const std::string& text, const std::string& key) {
@@ -119,7 +119,7 @@ TEST(Describe, HelpAndUsageErrors) {
 
   const auto two = run_cli("describe nand_stream nand");
   EXPECT_EQ(two.exit_code, 2);
-  EXPECT_EQ(ispsim::test::count_lines(two.err), 1) << two.err;
+  EXPECT_EQ(two.err_lines(), 1) << two.err;
 
   const auto set_on_module = run_cli("describe nand --set nand.channels=2");
   EXPECT_EQ(set_on_module.exit_code, 2);
@@ -127,7 +127,7 @@ TEST(Describe, HelpAndUsageErrors) {
 }
 
 TEST(Describe, ListingReportsABrokenPlatformFile) {
-  const auto dir = ispsim::test::scratch_dir() / "broken";
+  const auto dir = ispsim::testing::scratch_dir() / "broken";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "broken.textproto") << "name: \"b\"\nprogram: MICROBENCHMARK\nbogus: 1\n";
   const auto r = run_cli("describe", "ISPSIM_PLATFORM_PATH=" + dir.string());

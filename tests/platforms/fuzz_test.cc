@@ -15,7 +15,7 @@ using ispsim::schema::load_platform_text;
 
 const std::string& valid_text() {
   static const std::string text =
-      ispsim::test::read_file(std::string(ISPSIM_SOURCE_DIR) + "/platforms/nand_stream.textproto");
+      ispsim::testing::read_text(std::string(ISPSIM_SOURCE_DIR) + "/platforms/nand_stream.textproto");
   return text;
 }
 

@@ -16,7 +16,7 @@ using ispsim::schema::load_platform;
 using ispsim::schema::load_platform_file;
 using ispsim::schema::NandStreamParams;
 using ispsim::schema::Platform;
-using ispsim::test::write_file;
+using ispsim::testing::write_file;
 
 const std::string kMinimal = "name: \"tiny\"\nprogram: DECODE_ONLY\n";
 
@@ -101,7 +101,7 @@ TEST(Loader, OverridesAreRangeCheckedLikeFileValues) {
 }
 
 TEST(Loader, SearchPathPutsTheEnvironmentFirst) {
-  const auto dir = ispsim::test::scratch_dir() / "mine";
+  const auto dir = ispsim::testing::scratch_dir() / "mine";
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "nand_stream.textproto") << "name: \"shadow\"\nprogram: MICROBENCHMARK\n";
   std::ofstream(dir / "extra.textproto") << "name: \"extra\"\nprogram: FULL_PREFILL\n";

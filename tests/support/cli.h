@@ -45,17 +45,23 @@ struct CliResult {
   }
 };
 
-// Runs `ispsim <args>` (args already shell-quoted where needed) in the source tree.
-inline CliResult run_cli(const std::string& args) {
+// Runs `ispsim <args>` (args already shell-quoted where needed) in the source
+// tree, so repository paths such as traces/samples/... may be relative.
+// `env` ("NAME=value ...", already shell-safe) is set for this command only.
+inline CliResult run_cli(const std::string& args, const std::string& env = "") {
   const auto out = scratch_dir() / "cli.out";
   const auto err = scratch_dir() / "cli.err";
-  const std::string command = "cd " + shell_quote(ISPSIM_SOURCE_DIR) + " && " + ISPSIM_CLI + " " + args +
-                              " </dev/null >" + shell_quote(out.string()) + " 2>" + shell_quote(err.string());
+  const std::string command = "cd " + shell_quote(ISPSIM_SOURCE_DIR) + " && " + (env.empty() ? "" : env + " ") +
+                              ISPSIM_CLI + " " + args + " </dev/null >" + shell_quote(out.string()) + " 2>" +
+                              shell_quote(err.string());
   const int status = std::system(command.c_str());
   CliResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   result.out = read_text(out);
   result.err = read_text(err);
+  // The captures are not part of what a test looks at in the scratch directory.
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
   return result;
 }
 
