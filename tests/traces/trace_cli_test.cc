@@ -3,45 +3,26 @@
 // and the problem, no output file left behind).
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 
+#include "tests/support/cli.h"
 #include "tests/traces/trace_fixtures.h"
 #include "traces/trace_io.h"
 
 namespace fs = std::filesystem;
 using namespace ispsim::trace;
 using namespace ispsim::trace::testing;
+using ispsim::testing::CliResult;
+using ispsim::testing::run_cli;
 
 namespace {
-
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs `ispsim <args>` with stdout and stderr captured in files of `dir`.
-Result run_cli(const std::string& dir, const std::string& args) {
-  const std::string out = dir + "/cli.stdout", err = dir + "/cli.stderr";
-  const std::string command = std::string(ISPSIM_CLI) + " " + args + " >" + out + " 2>" + err;
-  const int status = std::system(command.c_str());
-  Result r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(out);
-  r.err = read_file(err);
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
 
 const std::string kSampleText = std::string(ISPSIM_SOURCE_DIR) + "/traces/samples/nand_stream.txtpb";
 const std::string kSampleBinary = std::string(ISPSIM_SOURCE_DIR) + "/traces/samples/nand_stream.trace";
 
 // The error contract: exit code 2 and one line "ispsim: error: <file>[:line:col]: ...<problem>...".
-void expect_bad_input(const Result& r, const std::string& file, const std::string& problem) {
+void expect_bad_input(const CliResult& r, const std::string& file, const std::string& problem) {
   EXPECT_EQ(r.exit_code, 2);
   ASSERT_FALSE(r.err.empty());
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "more than one stderr line:\n" << r.err;
@@ -74,6 +55,19 @@ std::string edited_sample(const std::string& from, const std::string& to) {
   return text.replace(at, from.size(), to);
 }
 
+// `ispsim trace pack` of the small sample with `from` replaced by `to`, in a
+// scratch directory named `test_name`: refused with `problem` at `position`
+// ("line:col: ") of the input, and no output written. Returns the directory.
+std::string expect_edited_sample_refused(const std::string& test_name, const std::string& from, const std::string& to,
+                                         const std::string& position, const std::string& problem) {
+  const std::string dir = scratch_dir(test_name);
+  write_file(dir + "/in.txtpb", edited_sample(from, to));
+  expect_bad_input(run_cli("trace pack " + dir + "/in.txtpb " + dir + "/out.trace"), dir + "/in.txtpb:" + position,
+                   problem);
+  EXPECT_FALSE(fs::exists(dir + "/out.trace"));
+  return dir;
+}
+
 }  // namespace
 
 TEST(TraceCli, PackingEachSampleGivesTheCommittedBytes) {
@@ -84,7 +78,7 @@ TEST(TraceCli, PackingEachSampleGivesTheCommittedBytes) {
     ++samples;
     fs::path binary = entry.path();
     binary.replace_extension(".trace");
-    const Result r = run_cli(dir, "trace pack " + entry.path().string() + " " + dir + "/out.trace");
+    const CliResult r = run_cli("trace pack " + entry.path().string() + " " + dir + "/out.trace");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
     ASSERT_TRUE(fs::exists(binary)) << binary << " is not committed";
@@ -96,17 +90,16 @@ TEST(TraceCli, PackingEachSampleGivesTheCommittedBytes) {
 
 TEST(TraceCli, DumpTextPacksBackToTheSameBytes) {
   const std::string dir = scratch_dir("cli_dump_text");
-  const Result dump = run_cli(dir, "trace dump --text " + kSampleBinary);
+  const CliResult dump = run_cli("trace dump --text " + kSampleBinary);
   ASSERT_EQ(dump.exit_code, 0) << dump.err;
   write_file(dir + "/again.txtpb", dump.out);
-  const Result pack = run_cli(dir, "trace pack " + dir + "/again.txtpb " + dir + "/again.trace");
+  const CliResult pack = run_cli("trace pack " + dir + "/again.txtpb " + dir + "/again.trace");
   ASSERT_EQ(pack.exit_code, 0) << pack.err;
   EXPECT_EQ(read_file(dir + "/again.trace"), read_file(kSampleBinary));
 }
 
 TEST(TraceCli, DumpPrintsOneLinePerOp) {
-  const std::string dir = scratch_dir("cli_dump");
-  const Result r = run_cli(dir, "trace dump " + kSampleBinary);
+  const CliResult r = run_cli("trace dump " + kSampleBinary);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_NE(r.out.find("program   MICROBENCHMARK: 5 ops"), std::string::npos) << r.out;
@@ -121,8 +114,7 @@ TEST(TraceCli, DumpPrintsOneLinePerOp) {
 }
 
 TEST(TraceCli, StatsCountsBytesWithUnits) {
-  const std::string dir = scratch_dir("cli_stats");
-  const Result r = run_cli(dir, "trace stats " + kSampleBinary);
+  const CliResult r = run_cli("trace stats " + kSampleBinary);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // 4 layers x 4096 tokens x 768 B; one 64-token append of 768 B per token.
   EXPECT_NE(r.out.find("MICROBENCHMARK: 5 ops\n"
@@ -138,7 +130,7 @@ TEST(TraceCli, StatsCountsBytesWithUnits) {
 TEST(TraceCli, StatsReportsGemmFlops) {
   const std::string dir = scratch_dir("cli_stats_flops");
   write_trace(dir + "/all.trace", every_kind_trace());
-  const Result r = run_cli(dir, "trace stats " + dir + "/all.trace");
+  const CliResult r = run_cli("trace stats " + dir + "/all.trace");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // KV: load 64 tokens x 128 B; appends 8 query tokens + 16 masked HKVD tokens, 128 B each.
   // Op 2: 2 x 72 x 128 x 64 = 1179648 FLOP; LM head: 2 x 1 x 64 x 100 = 12800 FLOP.
@@ -153,9 +145,8 @@ TEST(TraceCli, StatsReportsGemmFlops) {
 }
 
 TEST(TraceCli, HelpWorks) {
-  const std::string dir = scratch_dir("cli_help");
   for (const char* args : {"trace --help", "trace dump --help", "trace pack --help"}) {
-    const Result r = run_cli(dir, args);
+    const CliResult r = run_cli(args);
     EXPECT_EQ(r.exit_code, 0) << args;
     EXPECT_NE(r.out.find("usage: ispsim trace"), std::string::npos) << args;
   }
@@ -165,13 +156,13 @@ TEST(TraceCli, HelpWorks) {
 
 TEST(TraceCliBadInput, MissingFile) {
   const std::string dir = scratch_dir("bad_missing");
-  expect_bad_input(run_cli(dir, "trace dump " + dir + "/nope.trace"), dir + "/nope.trace: ", "no such file");
+  expect_bad_input(run_cli("trace dump " + dir + "/nope.trace"), dir + "/nope.trace: ", "no such file");
 }
 
 TEST(TraceCliBadInput, EmptyFile) {
   const std::string dir = scratch_dir("bad_empty");
   write_file(dir + "/empty.trace", "");
-  expect_bad_input(run_cli(dir, "trace stats " + dir + "/empty.trace"), dir + "/empty.trace", "empty file");
+  expect_bad_input(run_cli("trace stats " + dir + "/empty.trace"), dir + "/empty.trace", "empty file");
 }
 
 TEST(TraceCliBadInput, BadMagic) {
@@ -179,12 +170,11 @@ TEST(TraceCliBadInput, BadMagic) {
   std::string bytes = read_file(kSampleBinary);
   bytes[1] = 'X';
   write_file(dir + "/x.trace", bytes);
-  expect_bad_input(run_cli(dir, "trace dump " + dir + "/x.trace"), dir + "/x.trace", "bad magic bytes");
+  expect_bad_input(run_cli("trace dump " + dir + "/x.trace"), dir + "/x.trace", "bad magic bytes");
 }
 
 TEST(TraceCliBadInput, TextTraceGivenToDumpGetsAHint) {
-  const std::string dir = scratch_dir("bad_text_to_dump");
-  expect_bad_input(run_cli(dir, "trace dump " + kSampleText), kSampleText, "ispsim trace pack");
+  expect_bad_input(run_cli("trace dump " + kSampleText), kSampleText, "ispsim trace pack");
 }
 
 TEST(TraceCliBadInput, WrongMajorVersion) {
@@ -192,21 +182,21 @@ TEST(TraceCliBadInput, WrongMajorVersion) {
   Header header = small_header();
   header.mutable_version()->set_major(2);
   write_file(dir + "/v2.trace", raw_trace(header));
-  expect_bad_input(run_cli(dir, "trace dump " + dir + "/v2.trace"), dir + "/v2.trace",
+  expect_bad_input(run_cli("trace dump " + dir + "/v2.trace"), dir + "/v2.trace",
                    "unsupported format version 2.0");
 }
 
 TEST(TraceCliBadInput, TruncatedHeader) {
   const std::string dir = scratch_dir("bad_trunc_header");
   write_file(dir + "/t.trace", read_file(kSampleBinary).substr(0, 40));
-  expect_bad_input(run_cli(dir, "trace stats " + dir + "/t.trace"), dir + "/t.trace", "truncated in the header");
+  expect_bad_input(run_cli("trace stats " + dir + "/t.trace"), dir + "/t.trace", "truncated in the header");
 }
 
 TEST(TraceCliBadInput, TruncatedOp) {
   const std::string dir = scratch_dir("bad_trunc_op");
   const std::string bytes = read_file(kSampleBinary);
   write_file(dir + "/t.trace", bytes.substr(0, bytes.size() - 5));
-  const Result r = run_cli(dir, "trace dump " + dir + "/t.trace");
+  const CliResult r = run_cli("trace dump " + dir + "/t.trace");
   expect_bad_input(r, dir + "/t.trace", "truncated in op record #5");
   EXPECT_NE(r.out.find("op 3 MICROBENCHMARK"), std::string::npos) << "dump streams the ops before the damage";
 }
@@ -220,7 +210,7 @@ TEST(TraceCliBadInput, CutBetweenOps) {
   ASSERT_LT(last_record, 128u);
   const std::string full = read_file(dir + "/full.trace");
   write_file(dir + "/cut.trace", full.substr(0, full.size() - last_record));
-  expect_bad_input(run_cli(dir, "trace stats " + dir + "/cut.trace"), dir + "/cut.trace",
+  expect_bad_input(run_cli("trace stats " + dir + "/cut.trace"), dir + "/cut.trace",
                    "program MICROBENCHMARK declares 1 ops in the header, but the trace ends after 0");
 }
 
@@ -231,55 +221,41 @@ TEST(TraceCliBadInput, MaskLengthNotMatchingTokenCount) {
   std::string text;
   ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(t, &text));
   write_file(dir + "/mask.txtpb", text);
-  expect_bad_input(run_cli(dir, "trace pack " + dir + "/mask.txtpb " + dir + "/out.trace"), dir + "/mask.txtpb:",
+  expect_bad_input(run_cli("trace pack " + dir + "/mask.txtpb " + dir + "/out.trace"), dir + "/mask.txtpb:",
                    "op 5: attention.hkvd_mask has 70 bits, expected 64");
   EXPECT_FALSE(fs::exists(dir + "/out.trace"));
 }
 
 TEST(TraceCliBadInput, DependencyOnALaterOp) {
-  const std::string dir = scratch_dir("bad_dep");
-  write_file(dir + "/dep.txtpb", edited_sample("deps: 0", "deps: 7"));
-  const Result r = run_cli(dir, "trace pack " + dir + "/dep.txtpb " + dir + "/out.trace");
   // The error points at the op's line in the text file.
-  expect_bad_input(r, dir + "/dep.txtpb:67:1: ", "op 4: depends on op 7, which is not an earlier op");
+  const std::string dir = expect_edited_sample_refused("bad_dep", "deps: 0", "deps: 7", "67:1: ",
+                                                       "op 4: depends on op 7, which is not an earlier op");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "only the input remains";
 }
 
 TEST(TraceCliBadInput, UndeclaredProgram) {
-  const std::string dir = scratch_dir("bad_program");
-  write_file(dir + "/p.txtpb", edited_sample("id: 2 program: MICROBENCHMARK", "id: 2 program: DECODE_ONLY"));
-  expect_bad_input(run_cli(dir, "trace pack " + dir + "/p.txtpb " + dir + "/out.trace"), dir + "/p.txtpb:59:1: ",
-                   "op 2: program DECODE_ONLY is not declared in the header");
-  EXPECT_FALSE(fs::exists(dir + "/out.trace"));
+  expect_edited_sample_refused("bad_program", "id: 2 program: MICROBENCHMARK", "id: 2 program: DECODE_ONLY", "59:1: ",
+                               "op 2: program DECODE_ONLY is not declared in the header");
 }
 
 TEST(TraceCliBadInput, UnknownFieldInText) {
-  const std::string dir = scratch_dir("bad_field");
-  write_file(dir + "/f.txtpb", edited_sample("query_tokens: 64", "query_tokens: 64 colour: 3"));
-  expect_bad_input(run_cli(dir, "trace pack " + dir + "/f.txtpb " + dir + "/out.trace"), dir + "/f.txtpb:36:28: ",
-                   "no field named \"colour\"");
-  EXPECT_FALSE(fs::exists(dir + "/out.trace"));
+  expect_edited_sample_refused("bad_field", "query_tokens: 64", "query_tokens: 64 colour: 3", "36:28: ",
+                               "no field named \"colour\"");
 }
 
 TEST(TraceCliBadInput, NegativeSizeInText) {
-  const std::string dir = scratch_dir("bad_negative");
-  write_file(dir + "/n.txtpb", edited_sample("bytes: 49152", "bytes: -49152"));
-  expect_bad_input(run_cli(dir, "trace pack " + dir + "/n.txtpb " + dir + "/out.trace"), dir + "/n.txtpb:70:55: ",
-                   "Expected integer");
-  EXPECT_FALSE(fs::exists(dir + "/out.trace"));
+  expect_edited_sample_refused("bad_negative", "bytes: 49152", "bytes: -49152", "70:55: ", "Expected integer");
 }
 
 TEST(TraceCliBadInput, UnwritableOutput) {
-  const std::string dir = scratch_dir("bad_output");
-  expect_bad_input(run_cli(dir, "trace pack " + kSampleText + " /nonexistent-dir/out.trace"),
+  expect_bad_input(run_cli("trace pack " + kSampleText + " /nonexistent-dir/out.trace"),
                    "/nonexistent-dir/out.trace", "cannot open for writing");
 }
 
 TEST(TraceCliBadInput, UnknownActionAndOption) {
-  const std::string dir = scratch_dir("bad_usage");
-  expect_bad_input(run_cli(dir, "trace frobnicate"), "ispsim trace", "unknown action 'frobnicate'");
-  expect_bad_input(run_cli(dir, "trace dump --colour " + kSampleBinary), "ispsim trace dump", "colour");
-  expect_bad_input(run_cli(dir, "trace pack " + kSampleText), "ispsim trace pack", "missing the output argument");
-  expect_bad_input(run_cli(dir, "trace stats"), "ispsim trace stats", "missing the file argument");
-  expect_bad_input(run_cli(dir, "trace dump a b"), "ispsim trace dump", "too many positional options");
+  expect_bad_input(run_cli("trace frobnicate"), "ispsim trace", "unknown action 'frobnicate'");
+  expect_bad_input(run_cli("trace dump --colour " + kSampleBinary), "ispsim trace dump", "colour");
+  expect_bad_input(run_cli("trace pack " + kSampleText), "ispsim trace pack", "missing the output argument");
+  expect_bad_input(run_cli("trace stats"), "ispsim trace stats", "missing the file argument");
+  expect_bad_input(run_cli("trace dump a b"), "ispsim trace dump", "too many positional options");
 }
