@@ -3,29 +3,17 @@
 // naming the file and the problem.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <filesystem>
 
 #include "tests/kernels/model/test_model.h"
+#include "tests/support/cli.h"
 
 namespace ispsim::model {
 namespace {
 
 using namespace testing;
-
-struct CliRun {
-  int code;
-  std::string out, err;
-};
-
-CliRun run_cli(const std::string& args) {
-  const std::string dir = temp_dir("cli_output");
-  const std::string cmd = std::string(ISPSIM_CLI) + " " + args + " >" + dir + "/out 2>" + dir + "/err";
-  int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir + "/out"), read_file(dir + "/err")};
-}
+using ispsim::testing::CliResult;
+using ispsim::testing::run_cli;
 
 // A valid tiny Llama model with an all-zero lm_head (perplexity = vocab = 300) and a text file.
 std::string valid_dir(const std::string& name) {
@@ -36,21 +24,21 @@ std::string valid_dir(const std::string& name) {
   return dir;
 }
 
-CliRun ppl(const std::string& dir) { return run_cli("engine ppl --model " + dir + " --text " + dir + "/text.txt"); }
+CliResult ppl(const std::string& dir) { return run_cli("engine ppl --model " + dir + " --text " + dir + "/text.txt"); }
 
-void expect_one_error_line(const CliRun& r, const std::string& expected) {
-  EXPECT_EQ(r.code, 2) << r.err;
+void expect_one_error_line(const CliResult& r, const std::string& expected) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "ispsim: error: " + expected + "\n");
   EXPECT_EQ(r.out, "");
 }
 
 TEST(ModelEngineCli, PerplexityOfUniformModelIsTheVocabularySize) {
   std::string dir = valid_dir("cli_valid");
-  CliRun r = ppl(dir);
-  ASSERT_EQ(r.code, 0) << r.err;
+  CliResult r = ppl(dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("perplexity 300.0000 over "), std::string::npos) << r.out;
-  CliRun g = run_cli("engine generate --model " + dir + " --prompt 'the' --tokens 3");
-  ASSERT_EQ(g.code, 0) << g.err;
+  CliResult g = run_cli("engine generate --model " + dir + " --prompt 'the' --tokens 3");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
   EXPECT_EQ(g.out.rfind("the", 0), 0u) << g.out;  // the prompt is echoed first
 }
 
@@ -58,8 +46,8 @@ TEST(ModelEngineCli, TruncatedSafetensors) {
   std::string dir = valid_dir("cli_truncated");
   std::string bytes = read_file(dir + "/model.safetensors");
   write_file(dir + "/model.safetensors", bytes.substr(0, bytes.size() / 2));
-  CliRun r = ppl(dir);
-  EXPECT_EQ(r.code, 2);
+  CliResult r = ppl(dir);
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.rfind("ispsim: error: " + dir + "/model.safetensors: tensor '", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("(file truncated?)\n"), std::string::npos) << r.err;
 }
@@ -121,8 +109,8 @@ TEST(ModelEngineCli, UnsupportedTokenizerType) {
 TEST(ModelEngineCli, MissingDirectoryAndBadOptions) {
   expect_one_error_line(run_cli("engine ppl --model /nonexistent/dir --text x"),
                         "/nonexistent/dir/config.json: cannot open file");
-  CliRun r = run_cli("engine ppl --bogus 1");
-  EXPECT_EQ(r.code, 2);
+  CliResult r = run_cli("engine ppl --bogus 1");
+  EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("ispsim engine ppl: unrecognised option '--bogus'"), std::string::npos) << r.err;
 }
 
