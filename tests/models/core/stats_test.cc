@@ -1,15 +1,14 @@
 #include "models/core/stats.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 
 #include "common/error.h"
+#include "tests/models/core/test_files.h"
 
 namespace ispsim::stats {
 namespace {
@@ -26,17 +25,8 @@ std::string csv_of(const Registry& r) {
   return os.str();
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-bool file_exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
+using ispsim::testing::file_exists;
+using ispsim::testing::read_file;
 
 // A small system: two groups under "top", one nested deeper, and a sibling
 // whose name sorts between "top" and "top.x" in a plain string compare.

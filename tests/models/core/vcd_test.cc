@@ -1,15 +1,14 @@
 #include "models/core/vcd.h"
 
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <systemc>
 #include <vector>
 
 #include "common/error.h"
+#include "tests/models/core/test_files.h"
 #include "tests/support/vcd_check.h"
 
 namespace ispsim::vcd {
@@ -18,17 +17,8 @@ namespace {
 using sc_core::sc_time;
 using sc_core::SC_NS;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-bool file_exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
+using ispsim::testing::file_exists;
+using ispsim::testing::read_file;
 
 std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/core_vcd_" + name; }
 
@@ -106,6 +96,21 @@ class Top : public sc_core::sc_module {
   }
 };
 
+// The definitions section of a VCD of all of Top's signals.
+const std::string kHeaderOfTop =
+    "$version ispsim $end\n"
+    "$timescale 1ps $end\n"
+    "$scope module top $end\n"
+    "$scope module a $end\n"
+    "$var wire 1 ! busy $end\n"
+    "$var wire 4 \" state $end\n"
+    "$upscope $end\n"
+    "$scope module b $end\n"
+    "$var wire 8 # count $end\n"
+    "$upscope $end\n"
+    "$upscope $end\n"
+    "$enddefinitions $end\n";
+
 std::string run(Options opts, unsigned run_ns = 100) {
   Top top("top");
   Writer writer(opts);
@@ -119,18 +124,7 @@ TEST(Vcd, ExactTextOfAFullRun) {
   Options opts;
   opts.path = temp_path("full.vcd");
   EXPECT_EQ(run(opts),
-            "$version ispsim $end\n"
-            "$timescale 1ps $end\n"
-            "$scope module top $end\n"
-            "$scope module a $end\n"
-            "$var wire 1 ! busy $end\n"
-            "$var wire 4 \" state $end\n"
-            "$upscope $end\n"
-            "$scope module b $end\n"
-            "$var wire 8 # count $end\n"
-            "$upscope $end\n"
-            "$upscope $end\n"
-            "$enddefinitions $end\n"
+            kHeaderOfTop +
             "#0\n"
             "$dumpvars\n"
             "1!\n"
@@ -208,18 +202,7 @@ TEST(Vcd, WindowFoldsEarlierChangesAndDropsLaterOnes) {
   opts.window_begin_ps = 20000;
   opts.window_end_ps = 45000;
   EXPECT_EQ(run(opts),
-            "$version ispsim $end\n"
-            "$timescale 1ps $end\n"
-            "$scope module top $end\n"
-            "$scope module a $end\n"
-            "$var wire 1 ! busy $end\n"
-            "$var wire 4 \" state $end\n"
-            "$upscope $end\n"
-            "$scope module b $end\n"
-            "$var wire 8 # count $end\n"
-            "$upscope $end\n"
-            "$upscope $end\n"
-            "$enddefinitions $end\n"
+            kHeaderOfTop +
             "#20000\n"
             "$dumpvars\n"
             "1!\n"
