@@ -7,9 +7,9 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "tests/support/files.h"
 
 namespace ispsim::testing {
 
@@ -17,13 +17,6 @@ inline std::filesystem::path scratch_dir() {
   auto dir = std::filesystem::temp_directory_path() / ("ispsim_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir;
-}
-
-inline std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Single-quotes an argument for /bin/sh.

@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include "tests/support/files.h"
+
 namespace ispsim::model::testing {
 
 namespace fs = std::filesystem;
@@ -25,12 +27,7 @@ void write_file(const std::string& path, const std::string& bytes) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_file(const std::string& path) { return ispsim::testing::read_text(path); }
 
 void write_safetensors(const std::string& path, const std::vector<RawTensor>& tensors) {
   std::string header = "{\"__metadata__\":{\"format\":\"pt\"}";

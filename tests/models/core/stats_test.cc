@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
-#include "tests/models/core/test_files.h"
+#include "tests/support/files.h"
 
 namespace ispsim::stats {
 namespace {
@@ -26,7 +26,7 @@ std::string csv_of(const Registry& r) {
 }
 
 using ispsim::testing::file_exists;
-using ispsim::testing::read_file;
+using ispsim::testing::read_text;
 
 // A small system: two groups under "top", one nested deeper, and a sibling
 // whose name sorts between "top" and "top.x" in a plain string compare.
@@ -121,8 +121,8 @@ TEST(Stats, DumpsAreDeterministicWhateverTheDeclarationOrder) {
   const std::string dir = ::testing::TempDir();
   a.write_file(dir + "/core_stats_1.json");
   b.write_file(dir + "/core_stats_2.json");
-  EXPECT_EQ(read_file(dir + "/core_stats_1.json"), read_file(dir + "/core_stats_2.json"));
-  EXPECT_EQ(read_file(dir + "/core_stats_1.json"), json_of(a));
+  EXPECT_EQ(read_text(dir + "/core_stats_1.json"), read_text(dir + "/core_stats_2.json"));
+  EXPECT_EQ(read_text(dir + "/core_stats_1.json"), json_of(a));
 }
 
 TEST(Stats, NumbersAreExactAndShortest) {
@@ -258,9 +258,9 @@ TEST(Stats, WriteFileChoosesFormatByExtension) {
   SmallSystem sys(r);
   const std::string dir = ::testing::TempDir();
   r.write_file(dir + "/core_stats.csv");
-  EXPECT_EQ(read_file(dir + "/core_stats.csv"), csv_of(r));
+  EXPECT_EQ(read_text(dir + "/core_stats.csv"), csv_of(r));
   r.write_file(dir + "/core_stats.json");
-  EXPECT_EQ(read_file(dir + "/core_stats.json"), json_of(r));
+  EXPECT_EQ(read_text(dir + "/core_stats.json"), json_of(r));
 
   try {
     r.write_file(dir + "/core_stats.txt");

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "tests/models/core/test_files.h"
+#include "tests/support/files.h"
 #include "tests/support/vcd_check.h"
 
 namespace ispsim::vcd {
@@ -18,7 +18,7 @@ using sc_core::sc_time;
 using sc_core::SC_NS;
 
 using ispsim::testing::file_exists;
-using ispsim::testing::read_file;
+using ispsim::testing::read_text;
 
 std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/core_vcd_" + name; }
 
@@ -117,7 +117,7 @@ std::string run(Options opts, unsigned run_ns = 100) {
   top.trace(writer);
   sc_core::sc_start(sc_time(run_ns, SC_NS));
   writer.close();
-  return read_file(opts.path);
+  return read_text(opts.path);
 }
 
 TEST(Vcd, ExactTextOfAFullRun) {
@@ -283,7 +283,7 @@ TEST(Vcd, ManySignalsGetDistinctMultiCharacterCodesAnd64BitValues) {
   } driver("driver", signals);
   sc_core::sc_start(sc_time(10, SC_NS));
   writer.close();
-  const std::string text = read_file(opts.path);
+  const std::string text = read_text(opts.path);
   EXPECT_NE(text.find("b" + std::string(64, '1') + " "), std::string::npos);
   const auto content = ispsim::testing::parse_vcd_file(opts.path);
   EXPECT_TRUE(content.errors.empty());

@@ -1,8 +1,9 @@
-// Reading back what a core test wrote, shared by the stats and VCD tests.
+// Reading back files a test wrote.
 #pragma once
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -10,11 +11,11 @@
 namespace ispsim::testing {
 
 // The whole file as bytes ("" when it cannot be opened).
-inline std::string read_file(const std::string& path) {
+inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 inline bool file_exists(const std::string& path) {
