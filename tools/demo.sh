@@ -17,3 +17,7 @@ echo "== NAND streaming microbenchmark: three-stage die-level pipeline =="
   --set stream.read_mode=PIPELINED --stats out/nand_pipelined.json --vcd out/nand_pipelined.vcd \
   --vcd-window 0us:200us
 echo "statistics: out/nand_sequential.json out/nand_pipelined.json; waveform: out/nand_pipelined.vcd"
+
+echo
+echo "== Integer-only engine: greedy continuation with the project's trained model (INT8 weights, INT16 requantization) =="
+"$ispsim" engine generate --model assets/brown-llama --prompt "The jury said" --tokens 32 --quant int16
