@@ -64,6 +64,12 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
   if (!declared)
     throw BadInput(trace.path(), "has no " + program_name + " program, which platform '" +
                                      platform.name() + "' runs");
+  // The stream's consumer is the fixed-time-per-page model of the per-channel
+  // Elastic-SIMD (models/nand/page_consumer.h); other accelerators are not
+  // assembled into this system, so naming one is an error, not a silent no-op.
+  if (platform.modules().isp_accelerator() != "elastic_simd")
+    throw BadInput(loaded.file, "modules.isp_accelerator = '" + platform.modules().isp_accelerator() +
+                                    "' is not available in the NAND stream system (known: elastic_simd)");
   if (!options.stats_path.empty() && !ends_with(options.stats_path, ".json") &&
       !ends_with(options.stats_path, ".csv"))
     throw BadInput(options.stats_path, "statistics file must end in .json or .csv");

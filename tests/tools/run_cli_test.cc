@@ -98,4 +98,5 @@ TEST(RunCli, BadInputsExitTwoAndLeaveNoOutput) {
   expect_bad("run --platform no_such_platform --trace traces/samples/nand_stream.trace", "no_such_platform", stats);
   expect_bad("run --platform nand_stream --trace " + out_path("missing.trace"), "missing.trace", stats);
   expect_bad("run --trace traces/samples/nand_stream.trace", "platform", stats);
+  expect_bad(kDemo + " --set modules.isp_accelerator=systolic_pair --stats " + stats, "systolic_pair", stats);
 }
