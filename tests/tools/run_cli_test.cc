@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "tests/support/cli.h"
 #include "tests/support/vcd_check.h"
@@ -99,4 +100,27 @@ TEST(RunCli, BadInputsExitTwoAndLeaveNoOutput) {
   expect_bad("run --platform nand_stream --trace " + out_path("missing.trace"), "missing.trace", stats);
   expect_bad("run --trace traces/samples/nand_stream.trace", "platform", stats);
   expect_bad(kDemo + " --set modules.isp_accelerator=systolic_pair --stats " + stats, "systolic_pair", stats);
+  // A valid trace of another program than the platform runs.
+  expect_bad("run --platform nand_stream --trace traces/samples/blend_toy.trace --stats " + stats,
+             "has no MICROBENCHMARK program", stats);
+  const std::string empty = out_path("empty.trace");
+  std::ofstream(empty, std::ios::binary).close();
+  expect_bad("run --platform nand_stream --trace " + empty + " --stats " + stats, "empty file", stats);
+  expect_bad("run --platform nand_stream --trace traces --stats " + stats, "is a directory", stats);
+}
+
+TEST(RunCli, OutputIntoADirectoryExitsTwoAndLeavesItUntouched) {
+  const std::pair<std::string, std::string> outputs[] = {{"--stats", "dir.json"}, {"--vcd", "dir.vcd"}};
+  for (const auto& [option, name] : outputs) {
+    const fs::path dir = scratch_dir() / name;
+    fs::create_directories(dir);
+    const auto r = run_cli(kDemo + " " + option + " " + dir.string());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_NE(r.err.find(dir.string() + ": "), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::is_directory(dir));
+    EXPECT_TRUE(fs::is_empty(dir));
+    for (const auto& entry : fs::directory_iterator(scratch_dir()))
+      EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+  }
 }
