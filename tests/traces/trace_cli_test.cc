@@ -165,6 +165,15 @@ TEST(TraceCliBadInput, EmptyFile) {
   expect_bad_input(run_cli("trace stats " + dir + "/empty.trace"), dir + "/empty.trace", "empty file");
 }
 
+TEST(TraceCliBadInput, DirectoryInsteadOfFile) {
+  const std::string dir = scratch_dir("bad_directory");
+  expect_bad_input(run_cli("trace dump " + dir), dir + ": ", "is a directory, not a trace file");
+  expect_bad_input(run_cli("trace stats " + dir), dir + ": ", "is a directory, not a trace file");
+  expect_bad_input(run_cli("trace pack " + dir + " " + dir + "/out.trace"), dir + ": ",
+                   "is a directory, not a text trace");
+  EXPECT_TRUE(fs::is_empty(dir));
+}
+
 TEST(TraceCliBadInput, BadMagic) {
   const std::string dir = scratch_dir("bad_magic");
   std::string bytes = read_file(kSampleBinary);
@@ -250,6 +259,13 @@ TEST(TraceCliBadInput, NegativeSizeInText) {
 TEST(TraceCliBadInput, UnwritableOutput) {
   expect_bad_input(run_cli("trace pack " + kSampleText + " /nonexistent-dir/out.trace"),
                    "/nonexistent-dir/out.trace", "cannot open for writing");
+  // An existing directory as the output: refused when moving the finished file into place.
+  const std::string dir = scratch_dir("pack_into_directory");
+  fs::create_directories(dir + "/out.trace");
+  expect_bad_input(run_cli("trace pack " + kSampleText + " " + dir + "/out.trace"), dir + "/out.trace: ",
+                   "Is a directory");
+  EXPECT_TRUE(fs::is_empty(dir + "/out.trace"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "no temporary file left";
 }
 
 TEST(TraceCliBadInput, UnknownActionAndOption) {
