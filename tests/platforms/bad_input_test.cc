@@ -57,6 +57,9 @@ std::vector<BadCase> cases() {
        ":4:1: Expected identifier, got: "},
       {"duplicate_field", kHeader + "nand { channels: 8 channels: 4 }\n", {},
        ":3:28: Non-repeated field \"channels\" is specified multiple times."},
+      {"empty_file", "", {},
+       ": 'name' is required (display name used in reports and comparison tables, e.g. "
+       "\"MemLLM-Base\")"},
       {"missing_program", "name: \"bad\"\n", {},
        ": 'program' is required (trace program this platform runs: FULL_PREFILL, "
        "PRECOMPUTED_BLEND, DECODE_ONLY or MICROBENCHMARK)"},
