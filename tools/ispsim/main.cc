@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <string>
 
 #include "common/error.h"
 #include "tools/ispsim/cli.h"
@@ -34,7 +35,11 @@ int dispatch(int argc, char** argv) {
   }
   auto it = commands.find(argv[1]);
   if (it == commands.end()) {
-    std::cerr << "ispsim: error: unknown command '" << argv[1] << "'\n" << kUsage;
+    // One line, like every bad input; `ispsim --help` prints the usage.
+    std::string known;
+    for (const auto& [name, command] : commands) known += (known.empty() ? "" : ", ") + name;
+    std::cerr << "ispsim: error: unknown command '" << argv[1] << "' (commands: " << known
+              << "; see ispsim --help)\n";
     return 2;
   }
   try {
