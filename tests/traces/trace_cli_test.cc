@@ -270,6 +270,7 @@ TEST(TraceCliBadInput, UnwritableOutput) {
 
 TEST(TraceCliBadInput, UnknownActionAndOption) {
   expect_bad_input(run_cli("trace frobnicate"), "ispsim trace", "unknown action 'frobnicate'");
+  expect_bad_input(run_cli("trace"), "ispsim trace", "missing the action");
   expect_bad_input(run_cli("trace dump --colour " + kSampleBinary), "ispsim trace dump", "colour");
   expect_bad_input(run_cli("trace pack " + kSampleText), "ispsim trace pack", "missing the output argument");
   expect_bad_input(run_cli("trace stats"), "ispsim trace stats", "missing the file argument");

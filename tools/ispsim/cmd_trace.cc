@@ -112,10 +112,7 @@ int pack(const Args& args) {
 }  // namespace
 
 int trace(const Args& args) {
-  if (args.empty()) {
-    std::cerr << kTraceUsage;
-    return 2;
-  }
+  if (args.empty()) throw BadInput("ispsim trace", "missing the action (dump, stats or pack; see ispsim trace --help)");
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kTraceUsage;
     return 0;
