@@ -156,6 +156,9 @@ TEST(BadPlatformFile, UnknownPlatformName) {
   EXPECT_EQ(result.err.rfind("ispsim: error: no_such_platform: no platform of this name in ", 0),
             0u)
       << result.err;
+  // `describe` also takes module names, so a mistyped one lists those too.
+  EXPECT_NE(result.err.find("; nor a module (known: modules, nand, stream)\n"), std::string::npos)
+      << result.err;
 }
 
 TEST(BadPlatformFile, BinaryGarbage) {

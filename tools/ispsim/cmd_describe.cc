@@ -176,6 +176,14 @@ int describe(const Args& args) {
       if (!sets.empty()) throw BadInput("describe", "--set applies to platforms, not modules");
       return describe_module(*module);
     }
+    // A bare name that is no platform may be a mistyped module: name both lists.
+    try {
+      schema::find_platform_file(target);
+    } catch (const BadInput& e) {
+      std::string names;
+      for (const FieldDescriptor* field : modules()) names += (names.empty() ? "" : ", ") + field->name();
+      throw BadInput("", std::string(e.what()) + "; nor a module (known: " + names + ")");
+    }
   }
   return describe_platform(target, sets);
 }
