@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "common/error.h"
 
@@ -13,6 +14,9 @@ namespace ispsim {
 AtomicFile::AtomicFile(std::string path, bool binary)
     : path_(std::move(path)),
       tmp_path_(path_ + ".tmp." + std::to_string(::getpid())) {
+  // Refused up front: rename() would only fail once the whole output is written.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path_, ec)) throw BadInput(path_, "is a directory, not an output file");
   auto mode = std::ios::out | std::ios::trunc;
   if (binary) mode |= std::ios::binary;
   out_.open(tmp_path_, mode);

@@ -9,7 +9,8 @@ namespace ispsim {
 
 class AtomicFile {
  public:
-  // Opens "<path>.tmp.<pid>" for writing; throws BadInput if that fails.
+  // Opens "<path>.tmp.<pid>" for writing; throws BadInput if that fails or if
+  // `path` is an existing directory.
   explicit AtomicFile(std::string path, bool binary = false);
   // Removes the temporary file unless commit() was called.
   ~AtomicFile();

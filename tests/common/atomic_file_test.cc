@@ -56,3 +56,17 @@ TEST(AtomicFile, UnwritableDirectoryIsBadInput) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/out.json"), std::string::npos);
   }
 }
+
+TEST(AtomicFile, ExistingDirectoryIsBadInputAndLeavesNoTemporary) {
+  const fs::path dir = scratch("a_directory.json");
+  fs::create_directories(dir);
+  try {
+    ispsim::AtomicFile f(dir.string());
+    FAIL() << "expected BadInput";
+  } catch (const ispsim::BadInput& e) {
+    EXPECT_EQ(std::string(e.what()), dir.string() + ": is a directory, not an output file");
+  }
+  EXPECT_TRUE(fs::is_empty(dir));
+  for (const auto& entry : fs::directory_iterator(dir.parent_path()))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+}

@@ -259,11 +259,11 @@ TEST(TraceCliBadInput, NegativeSizeInText) {
 TEST(TraceCliBadInput, UnwritableOutput) {
   expect_bad_input(run_cli("trace pack " + kSampleText + " /nonexistent-dir/out.trace"),
                    "/nonexistent-dir/out.trace", "cannot open for writing");
-  // An existing directory as the output: refused when moving the finished file into place.
+  // An existing directory as the output.
   const std::string dir = scratch_dir("pack_into_directory");
   fs::create_directories(dir + "/out.trace");
   expect_bad_input(run_cli("trace pack " + kSampleText + " " + dir + "/out.trace"), dir + "/out.trace: ",
-                   "Is a directory");
+                   "is a directory, not an output file");
   EXPECT_TRUE(fs::is_empty(dir + "/out.trace"));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "no temporary file left";
 }
