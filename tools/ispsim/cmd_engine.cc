@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -99,6 +100,7 @@ bool parse(const Args& args, const std::string& command, po::options_description
 }
 
 std::string read_text(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw BadInput(path, "is a directory, not a text file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(path, "cannot open file");
   std::stringstream s;
