@@ -3,9 +3,9 @@
 #include <boost/json.hpp>
 
 #include <fstream>
-#include <sstream>
 
 #include "common/error.h"
+#include "kernels/model/json_file.h"
 
 namespace ispsim::model {
 
@@ -13,20 +13,15 @@ namespace json = boost::json;
 
 Checkpoint::Checkpoint(const std::string& dir) {
   const std::string index_path = dir + "/model.safetensors.index.json";
-  std::ifstream index(index_path, std::ios::binary);
-  if (!index) {
+  if (!std::ifstream(index_path, std::ios::binary)) {
     listing_ = dir + "/model.safetensors";
     files_.push_back(std::make_unique<SafetensorsFile>(listing_));
     for (const auto& [name, info] : files_.back()->tensors()) where_[name] = files_.back().get();
     return;
   }
   listing_ = index_path;
-  std::stringstream text;
-  text << index.rdbuf();
-  boost::system::error_code ec;
-  json::value root = json::parse(text.str(), ec);
-  if (ec) throw BadInput(index_path, "invalid JSON: " + ec.message());
-  const json::value* map = root.is_object() ? root.as_object().if_contains("weight_map") : nullptr;
+  const json::object root = read_json_object(index_path);
+  const json::value* map = root.if_contains("weight_map");
   if (!map || !map->is_object()) throw BadInput(index_path, "missing object 'weight_map'");
 
   std::map<std::string, const SafetensorsFile*> opened;

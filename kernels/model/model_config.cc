@@ -4,10 +4,9 @@
 #include <boost/json.hpp>
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "common/error.h"
+#include "kernels/model/json_file.h"
 #include "kernels/model/model.h"
 
 namespace ispsim::model {
@@ -80,17 +79,6 @@ class Fields {
   std::string file_;
 };
 
-json::object read_json_object(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(path, "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  boost::system::error_code ec;
-  json::value root = json::parse(text.str(), ec);
-  if (ec) throw BadInput(path, "invalid JSON: " + ec.message());
-  if (!root.is_object()) throw BadInput(path, "expected a JSON object at the top level");
-  return std::move(root.as_object());
-}
 
 Family detect_family(const Fields& f, const std::string& file) {
   std::string type = f.string("model_type", "");

@@ -4,10 +4,9 @@
 
 #include <algorithm>
 #include <climits>
-#include <fstream>
-#include <sstream>
 
 #include "common/error.h"
+#include "kernels/model/json_file.h"
 #include "kernels/model/unicode.h"
 
 namespace ispsim::model {
@@ -47,15 +46,7 @@ uint64_t pair_key(int a, int b) { return (static_cast<uint64_t>(a) << 32) | stat
 }  // namespace
 
 Tokenizer::Tokenizer(const std::string& path) : path_(path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(path, "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  boost::system::error_code ec;
-  json::value root = json::parse(text.str(), ec);
-  if (ec) throw BadInput(path, "invalid JSON: " + ec.message());
-  if (!root.is_object()) throw BadInput(path, "expected a JSON object at the top level");
-  const json::object& obj = root.as_object();
+  const json::object obj = read_json_object(path);
 
   auto* model = obj.if_contains("model");
   if (!model || !model->is_object()) throw BadInput(path, "missing object 'model'");
