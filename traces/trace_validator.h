@@ -18,7 +18,7 @@ namespace ispsim::trace {
 
 // Format version this code writes and reads (see FormatVersion in trace.proto).
 constexpr uint32_t kFormatMajor = 1;
-constexpr uint32_t kFormatMinor = 0;
+constexpr uint32_t kFormatMinor = 1;
 
 // Sanity limits that catch corrupt or negative-turned-huge values (a negative
 // int64 stored into a uint64 field reads back as ~1.8e19).
