@@ -1,0 +1,51 @@
+// The summary of one simulated run and the comparison of several runs (one per
+// platform) as an aligned text table, CSV or JSON.
+//
+// Units: the summary keeps nanoseconds, bytes, joules and watts; the writers
+// print milliseconds, megabytes (1 MB = 1e6 bytes), joules and watts, every
+// unit named in the header (TEXT, CSV) or in the key (JSON). Numbers are printed
+// with a fixed number of decimals ("%.3f" style, C locale), so the same runs give
+// the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ispsim::systems {
+
+struct RunSummary {
+  std::string platform, program;
+  bool out_of_memory = false;  // the platform could not hold the workload: no numbers are shown
+  std::string failure;         // why (e.g. "KV cache 12.3 GB exceeds GPU memory 8 GB"); shown in JSON/CSV
+  double latency_ns = 0;
+  // Keys: phase names like "HKVD identification", "recomputation", "query prefill",
+  // "fused prefill", "full prefill", "decode".
+  std::map<std::string, double> phase_ns;
+  // Prefill: NAND time not hidden behind compute, and compute time.
+  double exposed_nand_ns = 0, compute_ns = 0;
+  // Keys "host_to_device.<purpose>", "device_to_host.<purpose>".
+  std::map<std::string, uint64_t> pcie_bytes;
+  uint64_t nand_read_bytes = 0, nand_written_bytes = 0, controller_dram_bytes = 0;
+  double energy_j = 0;
+  std::map<std::string, double> energy_j_by_component, energy_j_by_phase;
+  double average_w = 0, peak_w = 0;
+};
+
+enum class Format { TEXT, CSV, JSON };
+
+// Parses "text", "csv" or "json"; anything else throws BadInput(where, ...).
+Format parse_format(const std::string& name, const std::string& where = "--format");
+
+// Writes one row (or JSON object) per summary, in the given order. `baseline`
+// names the platform the speedup is measured against (latency_baseline /
+// latency); an empty name, or a baseline that is absent or out of memory, leaves
+// the speedup column empty ("-" in TEXT). Phase columns are the union of the
+// phase names of all summaries, in the order of the list above, then others
+// alphabetically. PCIe bytes are totalled by direction.
+void write_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
+                      Format format);
+
+}  // namespace ispsim::systems
