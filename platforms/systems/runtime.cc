@@ -1,0 +1,313 @@
+#include "platforms/systems/runtime.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ispsim::systems {
+namespace {
+
+using Device = schema::PlacementParams::Device;
+
+uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
+uint64_t popcount(const trace::BitVector& v) {
+  uint64_t n = 0;
+  for (unsigned char c : v.bits()) n += static_cast<uint64_t>(__builtin_popcount(c));
+  return n;
+}
+
+uint64_t span_tokens(const trace::KvSpan& s) { return s.tokens().end() - s.tokens().begin(); }
+
+}  // namespace
+
+Runtime::Runtime(const trace::Header& header, std::vector<trace::Op> ops, const schema::PlacementParams& placement,
+                 HostComputePort& host, StagingPort& staging, StoragePort& storage, uint64_t write_chunk_bytes)
+    : header_(header),
+      ops_(std::move(ops)),
+      placement_(placement),
+      host_(host),
+      staging_(staging),
+      storage_(storage),
+      write_chunk_bytes_(std::max<uint64_t>(write_chunk_bytes, 1)) {
+  const trace::ModelShape& m = header_.model();
+  kv_bytes_per_token_ = (uint64_t{m.kv_heads()} * m.head_dim() * 2 * m.kv_bits() + 7) / 8;
+  std::map<uint64_t, size_t> index_of;
+  dependants_.resize(ops_.size());
+  waiting_on_.assign(ops_.size(), 0);
+  timing_.resize(ops_.size());
+  completed_flag_.assign(ops_.size(), 0);
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    index_of[ops_[i].id()] = i;
+    for (uint64_t dep : ops_[i].deps()) {
+      const auto it = index_of.find(dep);
+      // The trace reader guarantees this; a caller building ops by hand may not.
+      if (it == index_of.end())
+        throw std::logic_error("runtime: op " + std::to_string(ops_[i].id()) + " depends on unknown op " +
+                               std::to_string(dep));
+      dependants_[it->second].push_back(i);
+      ++waiting_on_[i];
+    }
+    if (ops_[i].has_attention() && attention_device(ops_[i]) == schema::PlacementParams::HOST_GPU) {
+      host_attention_rank_[i] = host_attention_order_.size();
+      host_attention_order_.push_back(i);
+    }
+  }
+}
+
+Device Runtime::attention_device(const trace::Op& op) const {
+  switch (op.phase()) {
+    case trace::PHASE_RECOMPUTATION:
+    case trace::PHASE_QUERY_PREFILL:
+    case trace::PHASE_FUSED_PREFILL:
+      return placement_.prefill_attention();
+    case trace::PHASE_DECODE:
+      return placement_.decode_attention();
+    default:
+      return schema::PlacementParams::HOST_GPU;
+  }
+}
+
+void Runtime::start() {
+  for (size_t r = 0; r < host_attention_order_.size() && r < placement_.prefetch_layers(); ++r)
+    start_fetch(host_attention_order_[r], false);
+  for (size_t i = 0; i < ops_.size(); ++i)
+    if (waiting_on_[i] == 0) ready_queue_.push_back(i);
+  run_ready();
+  if (ops_.empty()) flush_writes(true);
+}
+
+void Runtime::ready(size_t index) {
+  ready_queue_.push_back(index);
+  run_ready();
+}
+
+// Ops that complete at once (a staging hit, a staged append) complete inside
+// issue(); the queue keeps that iterative instead of recursive.
+void Runtime::run_ready() {
+  if (running_ready_) return;
+  running_ready_ = true;
+  for (size_t next = 0; next < ready_queue_.size(); ++next) issue(ready_queue_[next]);
+  ready_queue_.clear();
+  running_ready_ = false;
+}
+
+void Runtime::issue(size_t index) {
+  const trace::Op& op = ops_[index];
+  timing_[index].issued_ps = now_ps();
+  timing_[index].start_ps = now_ps();
+  if (op.has_attention()) {
+    if (attention_device(op) == schema::PlacementParams::SSD_ISP)
+      issue_ssd_attention(index);
+    else
+      issue_host_attention(index);
+  } else if (op.has_kv_append()) {
+    issue_kv_append(index);
+  } else if (op.has_kv_load()) {
+    issue_kv_load(index);
+  } else {
+    compute_on_host(index);
+  }
+}
+
+void Runtime::compute_on_host(size_t index) {
+  timing_[index].on_gpu = true;
+  timing_[index].start_ps = host_.compute(ops_[index], [this, index] { complete(index); }).value();
+}
+
+void Runtime::complete(size_t index) {
+  if (completed_flag_[index])
+    throw std::logic_error("runtime: op " + std::to_string(ops_[index].id()) + " completed twice");
+  completed_flag_[index] = 1;
+  ++completed_;
+  timing_[index].end_ps = now_ps();
+  last_end_ps_ = std::max(last_end_ps_, now_ps());
+  for (size_t d : dependants_[index])
+    if (--waiting_on_[d] == 0) ready_queue_.push_back(d);
+  run_ready();
+  if (completed_ == ops_.size()) flush_writes(true);
+}
+
+void Runtime::check_finished() const {
+  for (size_t i = 0; i < ops_.size(); ++i)
+    if (!completed_flag_[i])
+      throw std::logic_error("runtime: op " + std::to_string(ops_[i].id()) + " never completed (" +
+                             std::to_string(waiting_on_[i]) + " dependencies outstanding)");
+  if (write_in_flight_ || !write_buffer_.empty()) throw std::logic_error("runtime: background writes not drained");
+}
+
+// --- KV movement ------------------------------------------------------------
+
+void Runtime::issue_kv_load(size_t index) {
+  const trace::Op& op = ops_[index];
+  const trace::KvTransfer& t = op.kv_load();
+  const uint64_t resident = staging_.resident(op.layer(), t.region());
+  if (resident >= t.bytes()) {
+    staging_hit_bytes_ += t.bytes();
+    complete(index);
+    return;
+  }
+  staging_hit_bytes_ += resident;
+  const uint64_t missing = t.bytes() - resident;
+  const uint64_t tokens = std::min<uint64_t>(t.tokens().end() - t.tokens().begin(),
+                                             (missing + kv_bytes_per_token_ - 1) / kv_bytes_per_token_);
+  kv_read_bytes_ += missing;
+  ++foreground_in_flight_;
+  storage_.read_to_host(op.layer(), t.region(), t.tokens().end() - tokens, t.tokens().end(), missing,
+                        [this, index, missing] {
+                          staging_.insert(ops_[index].layer(), ops_[index].kv_load().region(), missing);
+                          complete(index);
+                          foreground_done();
+                        });
+}
+
+void Runtime::issue_kv_append(size_t index) {
+  const trace::Op& op = ops_[index];
+  const trace::KvTransfer& t = op.kv_append();
+  const uint64_t tokens = t.has_token_mask() ? popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
+  Device device = schema::PlacementParams::HOST_GPU;
+  if (op.phase() == trace::PHASE_DECODE)
+    device = placement_.decode_attention();
+  else if (op.phase() == trace::PHASE_RECOMPUTATION || op.phase() == trace::PHASE_QUERY_PREFILL ||
+           op.phase() == trace::PHASE_FUSED_PREFILL)
+    device = placement_.prefill_attention();
+  if (device == schema::PlacementParams::SSD_ISP) {
+    Pending& p = pending_appends_[op.layer()];
+    p.tokens += tokens;
+    p.bytes += t.bytes();
+  } else {
+    staging_.insert(op.layer(), trace::KV_REGION_APPENDED, t.bytes());
+    buffer_write(true, op.layer(), tokens, t.bytes());
+  }
+  complete(index);
+}
+
+// Host attention needs its KV in host memory: precomputed span bytes in the
+// PRECOMPUTED key, appended span bytes plus the HKVD substitutes in APPENDED.
+void Runtime::start_fetch(size_t index, bool appended_too) {
+  Fetch& f = fetches_[index];
+  const trace::Op& op = ops_[index];
+  const trace::Attention& a = op.attention();
+  uint64_t need[2] = {0, 0};  // tokens: precomputed, appended
+  for (const trace::KvSpan& s : a.kv())
+    need[s.region() == trace::KV_REGION_PRECOMPUTED ? 0 : 1] += span_tokens(s);
+  if (a.has_hkvd_mask()) need[1] += popcount(a.hkvd_mask());
+  const trace::KvRegion regions[2] = {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED};
+  bool* started[2] = {&f.precomputed_started, &f.appended_started};
+  for (int r = 0; r < 2; ++r) {
+    if (*started[r] || (r == 1 && !appended_too)) continue;
+    *started[r] = true;
+    const uint64_t bytes = need[r] * kv_bytes_per_token_;
+    const uint64_t resident = std::min(bytes, staging_.resident(op.layer(), regions[r]));
+    staging_hit_bytes_ += resident;
+    if (resident == bytes) continue;
+    const uint64_t missing = bytes - resident;
+    const uint64_t tokens = (missing + kv_bytes_per_token_ - 1) / kv_bytes_per_token_;
+    kv_read_bytes_ += missing;
+    ++f.outstanding;
+    ++foreground_in_flight_;
+    const trace::KvRegion region = regions[r];
+    storage_.read_to_host(op.layer(), region, need[r] - tokens, need[r], missing, [this, index, region, missing] {
+      staging_.insert(ops_[index].layer(), region, missing);
+      Fetch& fetch = fetches_[index];
+      if (--fetch.outstanding == 0 && fetch.op_waiting) {
+        fetch.op_waiting = false;
+        compute_on_host(index);
+      }
+      foreground_done();
+    });
+  }
+}
+
+void Runtime::issue_host_attention(size_t index) {
+  start_fetch(index, true);
+  // Prefetch: the next host attention ops get their precomputed KV read now.
+  const size_t rank = host_attention_rank_.at(index);
+  for (size_t r = rank + 1; r <= rank + placement_.prefetch_layers() && r < host_attention_order_.size(); ++r)
+    start_fetch(host_attention_order_[r], false);
+  Fetch& f = fetches_[index];
+  if (f.outstanding == 0)
+    compute_on_host(index);
+  else
+    f.op_waiting = true;
+}
+
+void Runtime::issue_ssd_attention(size_t index) {
+  const trace::Op& op = ops_[index];
+  const trace::Attention& a = op.attention();
+  const trace::ModelShape& m = header_.model();
+  SsdAttention w;
+  w.layer = op.layer();
+  w.query_rows = a.query_rows();
+  uint64_t appended = 0;
+  for (const trace::KvSpan& s : a.kv())
+    (s.region() == trace::KV_REGION_PRECOMPUTED ? w.context_tokens : appended) += span_tokens(s);
+  if (a.has_hkvd_mask()) {
+    w.hkvd_mask = &a.hkvd_mask();
+    w.hkvd_tokens = popcount(a.hkvd_mask());
+    w.mask_bytes = (a.hkvd_mask().bit_length() + 7) / 8;
+  }
+  const auto p = pending_appends_.find(op.layer());
+  if (p != pending_appends_.end()) {
+    w.appended_tokens_supplied = p->second.tokens;
+    w.supplied_kv_bytes = p->second.bytes;
+    pending_appends_.erase(p);
+  }
+  const uint64_t seen_appended = appended + w.hkvd_tokens;
+  w.appended_tokens_in_flash = seen_appended > w.appended_tokens_supplied ? seen_appended - w.appended_tokens_supplied : 0;
+  w.q_bytes = (a.query_rows() * m.heads() * m.head_dim() * m.activation_bits() + 7) / 8;
+  w.output_bytes = w.q_bytes;
+  w.causal = a.causal();
+  ++foreground_in_flight_;
+  storage_.attention(w, [this, index, w] {
+    if (w.appended_tokens_supplied > 0)
+      buffer_write(false, ops_[index].layer(), w.appended_tokens_supplied, w.supplied_kv_bytes);
+    complete(index);
+    foreground_done();
+  });
+}
+
+// --- background writes ------------------------------------------------------
+
+void Runtime::buffer_write(bool from_host, uint32_t layer, uint64_t tokens, uint64_t bytes) {
+  if (bytes == 0) return;
+  write_buffer_.push_back({from_host, layer, tokens, bytes});
+  buffered_bytes_ += bytes;
+  flush_writes(false);
+}
+
+void Runtime::foreground_done() {
+  --foreground_in_flight_;
+  flush_writes(draining_);
+}
+
+// Sends the oldest buffered write (at most one chunk of it) when the storage has
+// no foreground work and no write under way; with `all`, partial chunks go too.
+void Runtime::flush_writes(bool all) {
+  draining_ = draining_ || all;
+  if (write_in_flight_ || foreground_in_flight_ > 0) return;
+  if (write_buffer_.empty()) {
+    if (draining_ && completed_ == ops_.size() && drained_ps_ == 0) drained_ps_ = std::max(now_ps(), last_end_ps_);
+    return;
+  }
+  if (!draining_ && buffered_bytes_ < write_chunk_bytes_) return;
+  BufferedWrite& head = write_buffer_.front();
+  const uint64_t bytes = std::min(head.bytes, write_chunk_bytes_);
+  const uint64_t tokens = head.bytes == bytes ? head.tokens : std::max<uint64_t>(1, head.tokens * bytes / head.bytes);
+  const bool from_host = head.from_host;
+  const uint32_t layer = head.layer;
+  head.bytes -= bytes;
+  head.tokens -= std::min(head.tokens, tokens);
+  if (head.bytes == 0) write_buffer_.erase(write_buffer_.begin());
+  buffered_bytes_ -= bytes;
+  write_in_flight_ = true;
+  auto done = [this] {
+    write_in_flight_ = false;
+    flush_writes(draining_);
+  };
+  if (from_host)
+    storage_.write_from_host(layer, tokens, bytes, done);
+  else
+    storage_.append_in_ssd(layer, tokens, bytes, done);
+}
+
+}  // namespace ispsim::systems

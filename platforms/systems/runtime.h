@@ -1,0 +1,186 @@
+// The host runtime (DESIGN.md, "The execution model"): walks the op DAG of the
+// program a platform runs, sends each op to a device by the platform's placement
+// policy, moves KV where the op needs it, and issues an op's dependants when it
+// completes.
+//
+// Placement (platforms/schema/placement.proto):
+// - gemm, nonlinear, embedding, lm_head, hkvd_select: the host GPU, in issue order.
+// - attention of HKVD identification and of a full prefill: the host GPU (the KV
+//   is fresh in GPU memory); recomputation / query prefill / fused prefill: the
+//   `prefill_attention` device; decode: the `decode_attention` device.
+// - Host attention needs every KV byte it reads in host memory: what the staging
+//   area (host DRAM, FlexGen-style) does not hold is read from the SSD over PCIe
+//   first. Up to `prefetch_layers` later host attention ops have their reads
+//   issued ahead, overlapping SSD-to-host transfers with compute (the precomputed
+//   region only: appended KV may still be in the making). Fetched KV is treated
+//   as pinned until its op runs (an eviction in between is not replayed).
+// - SSD attention is one fused-attention command: the KV that the same layer's
+//   kv_append produced since the previous command travels with it (host to
+//   device), the SSD reads the rest from flash; afterwards that KV is programmed
+//   out of place in the background.
+// - kv_append for host attention: the KV is staged in host memory at once and
+//   written through to the SSD in the background. kv_load: a staging hit is free;
+//   otherwise an SSD read over PCIe.
+//
+// Background writes (write-through of host-staged KV, out-of-place programs of
+// KV that came with a command) collect in a write buffer and go to the SSD in
+// chunks of `write_chunk_bytes` (one page per die) only while no foreground
+// storage work (a read or an attention) is in flight, so they fill the gaps
+// between layers; a chunk under way delays a foreground job that arrives
+// meanwhile (programs are not suspended). KV still in the write buffer is read
+// as if it were in flash. What remains after the last op is flushed then; the
+// request's latency is the completion of its last op, drained_ps() the end of
+// the background writes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "platforms/schema/placement.pb.h"
+#include "traces/trace.pb.h"
+
+namespace ispsim::systems {
+
+using Done = std::function<void()>;
+
+// The host compute device (GPU). Ops run in the order given; returns the time the
+// op starts (its end is when `done` runs).
+class HostComputePort {
+ public:
+  virtual ~HostComputePort() = default;
+  virtual sc_core::sc_time compute(const trace::Op& op, Done done) = 0;
+};
+
+// Host DRAM staging of KV, per (layer, region), in bytes.
+class StagingPort {
+ public:
+  virtual ~StagingPort() = default;
+  virtual uint64_t resident(uint32_t layer, trace::KvRegion region) = 0;
+  virtual void insert(uint32_t layer, trace::KvRegion region, uint64_t bytes) = 0;
+};
+
+// One attention op sent to the SSD.
+struct SsdAttention {
+  uint32_t layer = 0;
+  uint64_t query_rows = 0;
+  uint64_t context_tokens = 0;            // precomputed span (read from the precomputed region)
+  const trace::BitVector* hkvd_mask = nullptr;
+  uint64_t hkvd_tokens = 0;               // set bits: substitutes from the appended region
+  uint64_t appended_tokens_in_flash = 0;  // appended KV read from flash (incl. HKVD substitutes)
+  uint64_t appended_tokens_supplied = 0;  // came with this command
+  uint64_t supplied_kv_bytes = 0;
+  uint64_t mask_bytes = 0, q_bytes = 0, output_bytes = 0;
+  bool causal = false;
+};
+
+// The storage device and the link to it.
+class StoragePort {
+ public:
+  virtual ~StoragePort() = default;
+  // Conventional read of stored KV into host memory (NAND, then PCIe device to host).
+  virtual void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end,
+                            uint64_t bytes, Done done) = 0;
+  // KV offload: PCIe host to device, then programmed out of place; `done` when programmed.
+  virtual void write_from_host(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) = 0;
+  // Fused-attention NVMe command; `done` when the output is back in host memory.
+  virtual void attention(const SsdAttention& work, Done done) = 0;
+  // Programs KV that is already in the SSD (it came with a command); `done` when programmed.
+  virtual void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) = 0;
+};
+
+// Times of one op, in picoseconds.
+struct OpTiming {
+  uint64_t issued_ps = 0, start_ps = 0, end_ps = 0;
+  bool on_gpu = false;
+};
+
+class Runtime {
+ public:
+  Runtime(const trace::Header& header, std::vector<trace::Op> ops, const schema::PlacementParams& placement,
+          HostComputePort& host, StagingPort& staging, StoragePort& storage, uint64_t write_chunk_bytes);
+
+  // Issues the ops without dependencies; call from sc_main before sc_start().
+  void start();
+  bool finished() const { return completed_ == ops_.size(); }
+  // Throws std::logic_error naming an op that never completed (a deadlock).
+  void check_finished() const;
+
+  const std::vector<trace::Op>& ops() const { return ops_; }
+  const std::vector<OpTiming>& timing() const { return timing_; }
+  uint64_t latency_ps() const { return last_end_ps_; }
+  uint64_t drained_ps() const { return drained_ps_; }
+  // KV bytes the host read from the SSD, and host attention's staging hits.
+  uint64_t kv_bytes_read_to_host() const { return kv_read_bytes_; }
+  uint64_t kv_bytes_staging_hits() const { return staging_hit_bytes_; }
+
+  // Device of an attention op under this placement.
+  schema::PlacementParams::Device attention_device(const trace::Op& op) const;
+
+ private:
+  struct Fetch {
+    bool precomputed_started = false, appended_started = false;
+    unsigned outstanding = 0;
+    bool op_waiting = false;
+  };
+  struct Pending {  // KV appended for an SSD attention of one layer, not yet sent
+    uint64_t tokens = 0, bytes = 0;
+  };
+
+  void ready(size_t index);
+  void issue(size_t index);
+  void complete(size_t index);
+  void run_ready();
+  void issue_host_attention(size_t index);
+  // Reads what host attention `index` misses; the appended region only once the
+  // op is ready (before that its newest KV may not exist yet).
+  void start_fetch(size_t index, bool appended_too);
+  void issue_ssd_attention(size_t index);
+  void issue_kv_append(size_t index);
+  void issue_kv_load(size_t index);
+  void compute_on_host(size_t index);
+  void buffer_write(bool from_host, uint32_t layer, uint64_t tokens, uint64_t bytes);
+  void foreground_done();
+  void flush_writes(bool all);
+  uint64_t kv_bytes_per_token() const { return kv_bytes_per_token_; }
+
+  const trace::Header header_;
+  std::vector<trace::Op> ops_;
+  const schema::PlacementParams placement_;
+  HostComputePort& host_;
+  StagingPort& staging_;
+  StoragePort& storage_;
+  uint64_t kv_bytes_per_token_;
+
+  std::vector<std::vector<size_t>> dependants_;
+  std::vector<uint32_t> waiting_on_;
+  std::vector<OpTiming> timing_;
+  std::vector<uint8_t> completed_flag_;
+  std::vector<size_t> host_attention_order_;  // indices of host attention ops, in id order
+  std::map<size_t, size_t> host_attention_rank_;
+  std::map<size_t, Fetch> fetches_;
+  std::map<uint32_t, Pending> pending_appends_;
+  std::vector<size_t> ready_queue_;
+  bool running_ready_ = false;
+  size_t completed_ = 0;
+  uint64_t last_end_ps_ = 0;
+  uint64_t drained_ps_ = 0;
+  struct BufferedWrite {
+    bool from_host;
+    uint32_t layer;
+    uint64_t tokens, bytes;
+  };
+  const uint64_t write_chunk_bytes_;
+  std::vector<BufferedWrite> write_buffer_;  // in arrival order
+  uint64_t buffered_bytes_ = 0;
+  unsigned foreground_in_flight_ = 0;
+  bool write_in_flight_ = false;
+  bool draining_ = false;
+  uint64_t kv_read_bytes_ = 0;
+  uint64_t staging_hit_bytes_ = 0;
+};
+
+}  // namespace ispsim::systems

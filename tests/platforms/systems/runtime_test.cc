@@ -1,0 +1,260 @@
+// The host runtime against fake devices with fixed times, so every expected
+// time is a closed form: host ops take 10 ns, an SSD read 100 ns, an SSD
+// attention 50 ns, a background write 1000 ns.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <systemc>
+
+#include "models/core/server.h"
+#include "platforms/systems/runtime.h"
+
+namespace ispsim::systems {
+namespace {
+
+using sc_core::SC_NS;
+using sc_core::sc_time;
+
+constexpr uint64_t kNs = 1000;  // ps
+
+struct FakeHost : HostComputePort {
+  core::Server gpu{"gpu", 0.0, sc_core::SC_ZERO_TIME};
+  std::vector<uint64_t> order;
+  sc_time compute(const trace::Op& op, Done done) override {
+    order.push_back(op.id());
+    const sc_time end = gpu.submit(sc_time(10, SC_NS), 0, std::move(done));
+    return end - sc_time(10, SC_NS);
+  }
+};
+
+struct FakeStaging : StagingPort {
+  std::map<std::pair<uint32_t, int>, uint64_t> bytes;
+  uint64_t resident(uint32_t layer, trace::KvRegion region) override { return bytes[{layer, region}]; }
+  void insert(uint32_t layer, trace::KvRegion region, uint64_t b) override { bytes[{layer, region}] += b; }
+};
+
+struct FakeStorage : StoragePort {
+  core::Server flash{"flash", 0.0, sc_core::SC_ZERO_TIME};
+  std::vector<SsdAttention> attentions;
+  uint64_t read_bytes = 0, written_bytes = 0, appended_bytes = 0;
+  std::vector<uint64_t> write_starts_ps;
+  void read_to_host(uint32_t, trace::KvRegion, uint64_t, uint64_t, uint64_t bytes, Done done) override {
+    read_bytes += bytes;
+    flash.submit(sc_time(100, SC_NS), bytes, std::move(done));
+  }
+  void write_from_host(uint32_t, uint64_t, uint64_t bytes, Done done) override {
+    written_bytes += bytes;
+    write_starts_ps.push_back(flash.free_at().value());
+    flash.submit(sc_time(1000, SC_NS), bytes, std::move(done));
+  }
+  void attention(const SsdAttention& w, Done done) override {
+    attentions.push_back(w);
+    flash.submit(sc_time(50, SC_NS), 0, std::move(done));
+  }
+  void append_in_ssd(uint32_t, uint64_t, uint64_t bytes, Done done) override {
+    appended_bytes += bytes;
+    write_starts_ps.push_back(flash.free_at().value());
+    flash.submit(sc_time(1000, SC_NS), bytes, std::move(done));
+  }
+};
+
+// A model with 1 KV head of dim 4 at 16 bits: 16 bytes of K and V per token.
+trace::Header header() {
+  trace::Header h;
+  trace::ModelShape* m = h.mutable_model();
+  m->set_layers(2);
+  m->set_hidden(4);
+  m->set_heads(1);
+  m->set_kv_heads(1);
+  m->set_head_dim(4);
+  m->set_kv_bits(16);
+  m->set_activation_bits(16);
+  m->set_weight_bits(16);
+  return h;
+}
+
+trace::Op gemm(uint64_t id, std::vector<uint64_t> deps, trace::Phase phase = trace::PHASE_FULL_PREFILL) {
+  trace::Op op;
+  op.set_id(id);
+  op.set_phase(phase);
+  for (uint64_t d : deps) op.add_deps(d);
+  op.mutable_gemm()->set_m(1);
+  return op;
+}
+
+trace::Op attention(uint64_t id, std::vector<uint64_t> deps, trace::Phase phase, uint32_t layer,
+                    uint64_t precomputed, uint64_t appended_begin, uint64_t appended_end) {
+  trace::Op op = gemm(id, deps, phase);
+  op.clear_gemm();
+  op.set_layer(layer);
+  trace::Attention* a = op.mutable_attention();
+  a->set_query_rows(2);
+  if (precomputed) {
+    trace::KvSpan* s = a->add_kv();
+    s->mutable_tokens()->set_end(precomputed);
+    s->set_region(trace::KV_REGION_PRECOMPUTED);
+  }
+  if (appended_end > appended_begin) {
+    trace::KvSpan* s = a->add_kv();
+    s->mutable_tokens()->set_begin(appended_begin);
+    s->mutable_tokens()->set_end(appended_end);
+    s->set_region(trace::KV_REGION_APPENDED);
+  }
+  return op;
+}
+
+trace::Op append(uint64_t id, std::vector<uint64_t> deps, trace::Phase phase, uint32_t layer, uint64_t begin,
+                 uint64_t end) {
+  trace::Op op = gemm(id, deps, phase);
+  op.clear_gemm();
+  op.set_layer(layer);
+  trace::KvTransfer* t = op.mutable_kv_append();
+  t->mutable_tokens()->set_begin(begin);
+  t->mutable_tokens()->set_end(end);
+  t->set_bytes((end - begin) * 16);
+  t->set_region(trace::KV_REGION_APPENDED);
+  return op;
+}
+
+schema::PlacementParams placement(schema::PlacementParams::Device prefill, unsigned prefetch) {
+  schema::PlacementParams p;
+  p.set_prefill_attention(prefill);
+  p.set_decode_attention(prefill);
+  p.set_prefetch_layers(prefetch);
+  return p;
+}
+
+TEST(Runtime, ChainOfHostOpsTakesTheSumOfTheirTimes) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  Runtime rt(header(), {gemm(1, {}), gemm(2, {1}), gemm(3, {2})}, placement(schema::PlacementParams::HOST_GPU, 1),
+             host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  EXPECT_EQ(rt.latency_ps(), 30 * kNs);
+  EXPECT_EQ(rt.timing()[2].start_ps, 20 * kNs);
+  EXPECT_EQ(rt.timing()[2].end_ps, 30 * kNs);
+}
+
+TEST(Runtime, IndependentOpsRunInIdOrderOnTheHost) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  Runtime rt(header(), {gemm(1, {}), gemm(2, {}), gemm(3, {1, 2})}, placement(schema::PlacementParams::HOST_GPU, 1),
+             host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  EXPECT_EQ(host.order, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(rt.latency_ps(), 30 * kNs);
+}
+
+// Two layers of host attention over 8 precomputed tokens (128 bytes each, not
+// staged). With prefetch 1 both reads start at 0 on the FIFO flash (done at 100
+// and 200 ns); without, layer 1's read starts when its attention is ready.
+TEST(Runtime, PrefetchOverlapsTheNextLayersReadWithCompute) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto R = trace::PHASE_RECOMPUTATION;
+  Runtime rt(header(),
+             {gemm(1, {}, R), attention(2, {1}, R, 0, 8, 0, 0), gemm(3, {2}, R), attention(4, {3}, R, 1, 8, 0, 0),
+              gemm(5, {4}, R)},
+             placement(schema::PlacementParams::HOST_GPU, 1), host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  // layer 0 read 0..100, attention 100..110, gemm 110..120; layer 1 read 100..200
+  // (prefetched at 0, queued behind layer 0's), attention 200..210, gemm 210..220.
+  EXPECT_EQ(rt.timing()[1].start_ps, 100 * kNs);
+  EXPECT_EQ(rt.timing()[3].start_ps, 200 * kNs);
+  EXPECT_EQ(rt.latency_ps(), 220 * kNs);
+  EXPECT_EQ(storage.read_bytes, 2 * 8 * 16u);
+  EXPECT_EQ(rt.kv_bytes_read_to_host(), 2 * 8 * 16u);
+}
+
+TEST(Runtime, WithoutPrefetchTheReadWaitsForItsOp) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto R = trace::PHASE_RECOMPUTATION;
+  Runtime rt(header(),
+             {gemm(1, {}, R), attention(2, {1}, R, 0, 8, 0, 0), gemm(3, {2}, R), attention(4, {3}, R, 1, 8, 0, 0),
+              gemm(5, {4}, R)},
+             placement(schema::PlacementParams::HOST_GPU, 0), host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  // gemm 0..10, read 10..110, attention 110..120, gemm 120..130, read 130..230,
+  // attention 230..240, gemm 240..250.
+  EXPECT_EQ(rt.latency_ps(), 250 * kNs);
+}
+
+TEST(Runtime, StagedKvIsNotReadAgain) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  staging.insert(0, trace::KV_REGION_PRECOMPUTED, 8 * 16);
+  const auto R = trace::PHASE_RECOMPUTATION;
+  Runtime rt(header(), {attention(1, {}, R, 0, 8, 0, 0)}, placement(schema::PlacementParams::HOST_GPU, 1), host,
+             staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  EXPECT_EQ(storage.read_bytes, 0u);
+  EXPECT_EQ(rt.kv_bytes_staging_hits(), 8 * 16u);
+  EXPECT_EQ(rt.latency_ps(), 10 * kNs);
+}
+
+// SSD attention: the same layer's append travels with the command and is
+// programmed afterwards, in the background, once the storage is idle.
+TEST(Runtime, SsdAttentionCarriesTheLayersAppendAndProgramsItAfterwards) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto F = trace::PHASE_FUSED_PREFILL;
+  Runtime rt(header(),
+             {gemm(1, {}, F), append(2, {1}, F, 0, 8, 10), attention(3, {1, 2}, F, 0, 8, 8, 10), gemm(4, {3}, F)},
+             placement(schema::PlacementParams::SSD_ISP, 1), host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  ASSERT_EQ(storage.attentions.size(), 1u);
+  const SsdAttention& w = storage.attentions[0];
+  EXPECT_EQ(w.context_tokens, 8u);
+  EXPECT_EQ(w.appended_tokens_supplied, 2u);
+  EXPECT_EQ(w.supplied_kv_bytes, 32u);
+  EXPECT_EQ(w.appended_tokens_in_flash, 0u);
+  EXPECT_EQ(w.q_bytes, 2u * 4 * 2);
+  // gemm 0..10, attention 10..60, gemm 60..70; the append (32 B < one chunk)
+  // waits for the drain after the last op: 70..1070.
+  EXPECT_EQ(rt.latency_ps(), 70 * kNs);
+  EXPECT_EQ(storage.appended_bytes, 32u);
+  ASSERT_EQ(storage.write_starts_ps.size(), 1u);
+  EXPECT_EQ(storage.write_starts_ps[0], 70 * kNs);
+  EXPECT_EQ(rt.drained_ps(), 1070 * kNs);
+  EXPECT_EQ(staging.bytes.size(), 0u) << "SSD-bound KV is not staged in host memory";
+}
+
+// Host-attention appends are staged and written through in chunks while the
+// storage has no foreground work.
+TEST(Runtime, HostAppendsAreStagedAndWrittenThroughInChunks) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto P = trace::PHASE_FULL_PREFILL;
+  Runtime rt(header(), {gemm(1, {}, P), append(2, {1}, P, 0, 0, 4), attention(3, {1, 2}, P, 0, 0, 0, 4), gemm(4, {3}, P)},
+             placement(schema::PlacementParams::HOST_GPU, 1), host, staging, storage, /*chunk*/ 32);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  // 64 bytes staged at 10 ns: two 32-byte chunks, 10..1010 and 1010..2010; the
+  // attention finds its KV staged and never waits for them.
+  EXPECT_EQ((staging.bytes[{0, trace::KV_REGION_APPENDED}]), 64u);
+  EXPECT_EQ(storage.read_bytes, 0u);
+  EXPECT_EQ(rt.latency_ps(), 30 * kNs);
+  EXPECT_EQ(storage.write_starts_ps, (std::vector<uint64_t>{10 * kNs, 1010 * kNs}));
+  EXPECT_EQ(rt.drained_ps(), 2010 * kNs);
+}
+
+}  // namespace
+}  // namespace ispsim::systems
