@@ -1,0 +1,24 @@
+// Model presets of the shape-only trace generator: the published shapes of the
+// models MemLLM and the issue evaluate, enough to size every op without weights.
+// All presets are FP16 (weights, KV cache and activations 16 bits), as in the
+// MemLLM evaluation (paper 2, Sec. VI-A: "OPT and SmolLM2 in FP16 precision").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "traces/trace.pb.h"
+
+namespace ispsim::tracegen {
+
+// Every preset, in a fixed order (SmolLM2, OPT, Llama, Qwen by size).
+const std::vector<trace::ModelShape>& model_presets();
+
+// The preset named `name`, case-insensitively (e.g. "smollm2-135m"). An unknown
+// name is BadInput(where, ...) listing the known names.
+trace::ModelShape find_model_preset(const std::string& name, const std::string& where = "--shape");
+
+// The known names, comma separated (for errors and --help).
+std::string model_preset_names();
+
+}  // namespace ispsim::tracegen

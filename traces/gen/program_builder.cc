@@ -1,0 +1,508 @@
+#include "traces/gen/program_builder.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "common/error.h"
+#include "traces/trace_validator.h"
+
+namespace ispsim::tracegen {
+
+using trace::Op;
+
+namespace {
+
+trace::DType dtype_for_bits(uint32_t bits) {
+  switch (bits) {
+    case 32: return trace::DTYPE_FP32;
+    case 16: return trace::DTYPE_FP16;
+    case 8: return trace::DTYPE_INT8;
+    case 4: return trace::DTYPE_INT4;
+    default: return trace::DTYPE_UNSPECIFIED;
+  }
+}
+
+trace::KvFormat kv_format_for_bits(uint32_t bits) {
+  switch (bits) {
+    case 16: return trace::KV_FP16;
+    case 8: return trace::KV_INT8;
+    case 4: return trace::KV_INT4;
+    default: return trace::KV_FORMAT_UNSPECIFIED;
+  }
+}
+
+bool is_blend(trace::Program p) {
+  return p == trace::PRECOMPUTED_BLEND || p == trace::PRECOMPUTED_BLEND_FUSED;
+}
+
+uint64_t count_set(const std::vector<bool>& bits) {
+  return static_cast<uint64_t>(std::count(bits.begin(), bits.end(), true));
+}
+
+trace::BitVector pack_bits(const std::vector<bool>& bits) {
+  std::string bytes((bits.size() + 7) / 8, '\0');
+  for (size_t i = 0; i < bits.size(); ++i)
+    if (bits[i]) bytes[i / 8] = static_cast<char>(static_cast<unsigned char>(bytes[i / 8]) | (1u << (i % 8)));
+  trace::BitVector v;
+  v.set_bits(std::move(bytes));
+  v.set_bit_length(bits.size());
+  return v;
+}
+
+trace::TokenRange range(uint64_t begin, uint64_t end) {
+  trace::TokenRange r;
+  r.set_begin(begin);
+  r.set_end(end);
+  return r;
+}
+
+trace::KvSpan span(uint64_t begin, uint64_t end, trace::KvRegion region) {
+  trace::KvSpan s;
+  *s.mutable_tokens() = range(begin, end);
+  s.set_region(region);
+  return s;
+}
+
+uint64_t context_of(const BlendRequest& request) {
+  uint64_t c = 0;
+  for (uint64_t n : request.doc_tokens) c += n;
+  return c;
+}
+
+// KV appended by one dense block: the rows' token positions, optionally masked.
+struct KvAppendSpec {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  const std::vector<bool>* mask = nullptr;  // end - begin bits, or none
+};
+
+// One dense block (contract4.md): its rows, phase, the KV it appends and the
+// attention it runs. With `reuse_q` the norm/qkv_proj/rope ops are skipped and
+// the identification pass's rope (or qkv_proj for OPT) supplies Q, K and V.
+struct DenseBlock {
+  uint32_t layer = 0;
+  uint64_t rows = 0;
+  trace::Phase phase = trace::PHASE_UNSPECIFIED;
+  std::optional<uint32_t> decode_step;
+  std::vector<uint64_t> first_deps;  // of the block's first op
+  std::optional<uint64_t> reuse_q;
+  KvAppendSpec append;
+  trace::Attention attention;  // query_rows, kv spans, mask, causal (dtype filled in)
+  std::vector<uint64_t> extra_attention_deps;
+};
+
+struct BlockIds {
+  uint64_t q_ready = 0;    // rope (or qkv_proj for OPT) that produced Q/K/V
+  uint64_t kv_append = 0;
+  uint64_t last = 0;       // the final residual add
+};
+
+// Writes the ops of one program with consecutive ids.
+class ProgramEmitter {
+ public:
+  ProgramEmitter(trace::TraceWriter& writer, const BlendRequest& request, trace::Program program, uint64_t& next_id)
+      : writer_(writer), request_(request), model_(request.model), program_(program), next_id_(next_id) {
+    context_ = context_of(request);
+    prompt_ = context_ + request.query_tokens;
+    act_ = dtype_for_bits(model_.activation_bits());
+    weight_ = dtype_for_bits(model_.weight_bits());
+    kv_ = dtype_for_bits(model_.kv_bits());
+    kv_bytes_per_token_ = trace::dense_kv_bytes_per_token(model_, trace::KV_PARTS_K_AND_V, model_.kv_bits());
+    opt_ = model_.family() == trace::ARCHITECTURE_OPT;
+  }
+
+  void write() {
+    switch (program_) {
+      case trace::FULL_PREFILL: write_full_prefill(); break;
+      case trace::PRECOMPUTED_BLEND: write_blend(false); break;
+      case trace::PRECOMPUTED_BLEND_FUSED: write_blend(true); break;
+      default: throw std::logic_error("ProgramEmitter: unsupported program");  // checked before
+    }
+  }
+
+ private:
+  Op make(trace::Phase phase, const char* label, std::vector<uint64_t> deps, std::optional<uint32_t> layer,
+          std::optional<uint32_t> decode_step) const {
+    Op op;
+    op.set_program(program_);
+    op.set_phase(phase);
+    op.set_label(label);
+    std::set<uint64_t> seen;
+    for (uint64_t d : deps)
+      if (seen.insert(d).second) op.add_deps(d);
+    if (layer) op.set_layer(*layer);
+    if (decode_step) op.set_decode_step(*decode_step);
+    return op;
+  }
+
+  uint64_t emit(Op& op) {
+    op.set_id(next_id_++);
+    writer_.write(op);
+    return op.id();
+  }
+
+  uint64_t nonlinear(trace::Phase phase, const char* label, trace::NonlinearKind kind, uint64_t elements,
+                     std::vector<uint64_t> deps, std::optional<uint32_t> layer, std::optional<uint32_t> step) {
+    Op op = make(phase, label, std::move(deps), layer, step);
+    op.mutable_nonlinear()->set_kind(kind);
+    op.mutable_nonlinear()->set_elements(elements);
+    op.mutable_nonlinear()->set_dtype(act_);
+    return emit(op);
+  }
+
+  uint64_t gemm(trace::Phase phase, const char* label, uint64_t m, uint64_t n, uint64_t k, std::vector<uint64_t> deps,
+                std::optional<uint32_t> layer, std::optional<uint32_t> step) {
+    Op op = make(phase, label, std::move(deps), layer, step);
+    trace::Gemm* g = op.mutable_gemm();
+    g->set_m(m);
+    g->set_n(n);
+    g->set_k(k);
+    g->set_a_dtype(act_);
+    g->set_b_dtype(weight_);
+    g->set_out_dtype(act_);
+    g->set_b_is_weight(true);
+    return emit(op);
+  }
+
+  trace::NonlinearKind norm_kind() const { return opt_ ? trace::NONLINEAR_LAYERNORM : trace::NONLINEAR_RMSNORM; }
+
+  uint64_t embedding(trace::Phase phase, uint64_t tokens, std::vector<uint64_t> deps, std::optional<uint32_t> step) {
+    Op op = make(phase, "embedding", std::move(deps), std::nullopt, step);
+    op.mutable_embedding()->set_tokens(tokens);
+    op.mutable_embedding()->set_dtype(weight_);
+    return emit(op);
+  }
+
+  // Final norm of the last token's row, then the LM head (greedy next token).
+  uint64_t head(trace::Phase phase, uint64_t after, std::optional<uint32_t> step) {
+    const uint64_t norm = nonlinear(phase, "final_norm", norm_kind(), model_.hidden(), {after}, std::nullopt, step);
+    Op op = make(phase, "lm_head", {norm}, std::nullopt, step);
+    op.mutable_lm_head()->set_rows(1);
+    op.mutable_lm_head()->set_dtype(weight_);
+    return emit(op);
+  }
+
+  // norm -> qkv_proj -> rope (not OPT); returns the op that has Q, K and V ready.
+  uint64_t pre_attention(trace::Phase phase, uint32_t layer, uint64_t rows, std::vector<uint64_t> deps,
+                         std::optional<uint32_t> step) {
+    const uint64_t hidden = model_.hidden(), heads = model_.heads(), kv_heads = model_.kv_heads();
+    const uint64_t head_dim = model_.head_dim();
+    const uint64_t norm = nonlinear(phase, "input_norm", norm_kind(), rows * hidden, std::move(deps), layer, step);
+    const uint64_t qkv = gemm(phase, "qkv_proj", rows, (heads + 2 * kv_heads) * head_dim, hidden, {norm}, layer, step);
+    if (opt_) return qkv;  // learned absolute positions, added at the embedding
+    return nonlinear(phase, "rope", trace::NONLINEAR_ROPE, rows * (heads + kv_heads) * head_dim, {qkv}, layer, step);
+  }
+
+  BlockIds dense_block(DenseBlock b) {
+    const uint64_t hidden = model_.hidden(), ffn = model_.ffn_dim();
+    BlockIds ids;
+    std::vector<uint64_t> append_deps;
+    if (b.reuse_q) {
+      ids.q_ready = *b.reuse_q;
+      append_deps = b.first_deps;
+    } else {
+      ids.q_ready = pre_attention(b.phase, b.layer, b.rows, b.first_deps, b.decode_step);
+      append_deps = {ids.q_ready};
+    }
+
+    Op append = make(b.phase, "kv_append", append_deps, b.layer, b.decode_step);
+    trace::KvTransfer* kv = append.mutable_kv_append();
+    *kv->mutable_tokens() = range(b.append.begin, b.append.end);
+    const uint64_t moved = b.append.mask ? count_set(*b.append.mask) : b.append.end - b.append.begin;
+    kv->set_bytes(moved * kv_bytes_per_token_);
+    kv->set_region(trace::KV_REGION_APPENDED);
+    kv->set_parts(trace::KV_PARTS_K_AND_V);
+    if (b.append.mask) *kv->mutable_token_mask() = pack_bits(*b.append.mask);
+    ids.kv_append = emit(append);
+
+    std::vector<uint64_t> attention_deps = {ids.q_ready, ids.kv_append};
+    attention_deps.insert(attention_deps.end(), b.extra_attention_deps.begin(), b.extra_attention_deps.end());
+    Op attention = make(b.phase, "attention", attention_deps, b.layer, b.decode_step);
+    *attention.mutable_attention() = std::move(b.attention);
+    attention.mutable_attention()->set_query_rows(b.rows);
+    attention.mutable_attention()->set_dtype(kv_);
+    const uint64_t attn = emit(attention);
+
+    const uint64_t attn_width = uint64_t{model_.heads()} * model_.head_dim();
+    const uint64_t o_proj = gemm(b.phase, "o_proj", b.rows, hidden, attn_width, {attn}, b.layer, b.decode_step);
+    const uint64_t res1 = nonlinear(b.phase, "attn_residual", trace::NONLINEAR_RESIDUAL_ADD, b.rows * hidden, {o_proj},
+                                    b.layer, b.decode_step);
+    const uint64_t norm2 = nonlinear(b.phase, "post_attn_norm", norm_kind(), b.rows * hidden, {res1}, b.layer,
+                                     b.decode_step);
+    // Llama/Qwen: gate and up projections in one GEMM (N = 2 * ffn); OPT: fc1.
+    const uint64_t up_width = opt_ ? ffn : 2 * ffn;
+    const uint64_t up = gemm(b.phase, "ffn_up", b.rows, up_width, hidden, {norm2}, b.layer, b.decode_step);
+    const uint64_t act = nonlinear(b.phase, opt_ ? "relu" : "swiglu",
+                                   opt_ ? trace::NONLINEAR_RELU : trace::NONLINEAR_SWIGLU, b.rows * ffn, {up}, b.layer,
+                                   b.decode_step);
+    const uint64_t down = gemm(b.phase, "ffn_down", b.rows, hidden, ffn, {act}, b.layer, b.decode_step);
+    ids.last = nonlinear(b.phase, "ffn_residual", trace::NONLINEAR_RESIDUAL_ADD, b.rows * hidden, {down}, b.layer,
+                         b.decode_step);
+    return ids;
+  }
+
+  // Layer `layer` of a full pass over positions [0, rows): append them all, causal attention.
+  BlockIds full_layer(trace::Phase phase, uint32_t layer, uint64_t rows, uint64_t after) {
+    DenseBlock b;
+    b.layer = layer;
+    b.rows = rows;
+    b.phase = phase;
+    b.first_deps = {after};
+    b.append = {0, rows, nullptr};
+    *b.attention.add_kv() = span(0, rows, trace::KV_REGION_APPENDED);
+    b.attention.set_causal(true);
+    return dense_block(std::move(b));
+  }
+
+  // Decode steps after the prefill's LM head `after`. In the blend programs,
+  // layers >= 1 see the precomputed context filtered by the layer's HKVD mask
+  // plus the appended query and decoded tokens; layer 0 was recomputed fully,
+  // so there all KV is appended.
+  void decode(uint64_t after, bool blend) {
+    const auto& masks = request_.hkvd_masks;
+    for (uint64_t s = 0; s < request_.answer_tokens; ++s) {
+      const auto step = static_cast<uint32_t>(s);
+      const uint64_t position = prompt_ + s;
+      uint64_t prev = embedding(trace::PHASE_DECODE, 1, {after}, step);
+      for (uint32_t layer = 0; layer < model_.layers(); ++layer) {
+        DenseBlock b;
+        b.layer = layer;
+        b.rows = 1;
+        b.phase = trace::PHASE_DECODE;
+        b.decode_step = step;
+        b.first_deps = {prev};
+        b.append = {position, position + 1, nullptr};
+        if (blend && layer >= 1) {
+          *b.attention.add_kv() = span(0, context_, trace::KV_REGION_PRECOMPUTED);
+          *b.attention.add_kv() = span(context_, position + 1, trace::KV_REGION_APPENDED);
+          *b.attention.mutable_hkvd_mask() = pack_bits(masks[layer]);
+        } else {
+          *b.attention.add_kv() = span(0, position + 1, trace::KV_REGION_APPENDED);
+        }
+        b.attention.set_causal(true);
+        prev = dense_block(std::move(b)).last;
+      }
+      after = head(trace::PHASE_DECODE, prev, step);
+    }
+  }
+
+  void write_full_prefill() {
+    const trace::Phase phase = trace::PHASE_FULL_PREFILL;
+    uint64_t prev = embedding(phase, prompt_, {}, std::nullopt);
+    for (uint32_t layer = 0; layer < model_.layers(); ++layer) prev = full_layer(phase, layer, prompt_, prev).last;
+    decode(head(phase, prev, std::nullopt), false);
+  }
+
+  void write_blend(bool fused) {
+    const auto& masks = request_.hkvd_masks;
+    const uint64_t query = request_.query_tokens;
+    const uint64_t selected = count_set(masks[1]);
+    const uint32_t layers = model_.layers();
+
+    // HKVD identification: layer 0 over all P positions (its fresh KV replaces the
+    // stored layer-0 KV), layer 1 up to Q/K/V, the stored layer-1 KV, the selection.
+    const trace::Phase ident = trace::PHASE_HKVD_IDENTIFICATION;
+    const uint64_t emb = embedding(ident, prompt_, {}, std::nullopt);
+    const uint64_t layer0 = full_layer(ident, 0, prompt_, emb).last;
+    const uint64_t q1 = pre_attention(ident, 1, prompt_, {layer0}, std::nullopt);
+    // No dependency: the stored layer-1 KV can be read while layer 0 computes.
+    Op load = make(ident, "kv_load", {}, 1, std::nullopt);
+    trace::KvTransfer* kv = load.mutable_kv_load();
+    *kv->mutable_tokens() = range(0, context_);
+    kv->set_bytes(context_ * kv_bytes_per_token_);
+    kv->set_region(trace::KV_REGION_PRECOMPUTED);
+    kv->set_parts(trace::KV_PARTS_K_AND_V);
+    const uint64_t loaded = emit(load);
+    Op select = make(ident, "hkvd_select", {q1, loaded}, 1, std::nullopt);
+    trace::HkvdSelect* h = select.mutable_hkvd_select();
+    h->set_context_tokens(context_);
+    h->set_ratio(request_.recompute_ratio);
+    h->set_selected_tokens(selected);
+    *h->mutable_mask() = pack_bits(masks[1]);
+    const uint64_t hkvd = emit(select);
+
+    // Attention of a blend pass at `layer`: the precomputed context filtered by
+    // the layer's mask, plus the appended query positions when `with_query`.
+    auto blend_attention = [&](uint32_t layer, bool with_query) {
+      trace::Attention a;
+      *a.add_kv() = span(0, context_, trace::KV_REGION_PRECOMPUTED);
+      if (with_query) *a.add_kv() = span(context_, prompt_, trace::KV_REGION_APPENDED);
+      *a.mutable_hkvd_mask() = pack_bits(masks[layer]);
+      a.set_causal(true);
+      return a;
+    };
+
+    uint64_t prev = 0;
+    trace::Phase last_phase = trace::PHASE_UNSPECIFIED;
+    if (fused) {
+      // One pass per layer over Q_fused = HKVD rows + query rows (MemLLM Sec. V-A).
+      last_phase = trace::PHASE_FUSED_PREFILL;
+      std::vector<bool> fused_mask(prompt_, false);
+      for (uint32_t layer = 1; layer < layers; ++layer) {
+        std::copy(masks[layer].begin(), masks[layer].end(), fused_mask.begin());
+        std::fill(fused_mask.begin() + static_cast<std::ptrdiff_t>(context_), fused_mask.end(), true);
+        DenseBlock b;
+        b.layer = layer;
+        b.rows = selected + query;
+        b.phase = last_phase;
+        b.first_deps = layer == 1 ? std::vector<uint64_t>{hkvd} : std::vector<uint64_t>{prev};
+        if (layer == 1) b.reuse_q = q1;
+        b.append = {0, prompt_, &fused_mask};
+        b.attention = blend_attention(layer, true);
+        prev = dense_block(std::move(b)).last;
+      }
+    } else {
+      // Recomputation of the H selected tokens, layer by layer (jagged causal mask).
+      std::vector<uint64_t> recomputed_append(layers, 0);
+      if (selected > 0) {
+        for (uint32_t layer = 1; layer < layers; ++layer) {
+          DenseBlock b;
+          b.layer = layer;
+          b.rows = selected;
+          b.phase = trace::PHASE_RECOMPUTATION;
+          b.first_deps = layer == 1 ? std::vector<uint64_t>{hkvd} : std::vector<uint64_t>{prev};
+          if (layer == 1) b.reuse_q = q1;
+          b.append = {0, context_, &masks[layer]};
+          b.attention = blend_attention(layer, false);
+          const BlockIds ids = dense_block(std::move(b));
+          recomputed_append[layer] = ids.kv_append;
+          prev = ids.last;
+        }
+      }
+      // Query prefill over precomputed + recomputed KV (reads the context again).
+      last_phase = trace::PHASE_QUERY_PREFILL;
+      for (uint32_t layer = 1; layer < layers; ++layer) {
+        DenseBlock b;
+        b.layer = layer;
+        b.rows = query;
+        b.phase = last_phase;
+        b.first_deps = layer == 1 ? std::vector<uint64_t>{q1} : std::vector<uint64_t>{prev};
+        if (layer == 1) b.reuse_q = q1;
+        b.append = {context_, prompt_, nullptr};
+        b.attention = blend_attention(layer, true);
+        // The layer's mask and recomputed KV must exist before the query reads them.
+        if (selected > 0) b.extra_attention_deps = {recomputed_append[layer]};
+        else if (layer == 1) b.extra_attention_deps = {hkvd};
+        prev = dense_block(std::move(b)).last;
+      }
+    }
+    decode(head(last_phase, prev, std::nullopt), true);
+  }
+
+  trace::TraceWriter& writer_;
+  const BlendRequest& request_;
+  const trace::ModelShape& model_;
+  trace::Program program_;
+  uint64_t& next_id_;
+  uint64_t context_ = 0;
+  uint64_t prompt_ = 0;
+  trace::DType act_ = trace::DTYPE_UNSPECIFIED;
+  trace::DType weight_ = trace::DTYPE_UNSPECIFIED;
+  trace::DType kv_ = trace::DTYPE_UNSPECIFIED;
+  uint64_t kv_bytes_per_token_ = 0;
+  bool opt_ = false;
+};
+
+const char* program_description(trace::Program p) {
+  switch (p) {
+    case trace::FULL_PREFILL:
+      return "prefill of the context and query from raw tokens, then greedy decode";
+    case trace::PRECOMPUTED_BLEND:
+      return "CacheBlend: layer-0 pass + layer-1 KV comparison + HKVD selection, selective recomputation, "
+             "query prefill over precomputed and recomputed KV, then greedy decode";
+    case trace::PRECOMPUTED_BLEND_FUSED:
+      return "PRECOMPUTED_BLEND with recomputation and query prefill fused into one pass per layer "
+             "(MemLLM Sec. V-A), then greedy decode";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+std::vector<trace::Program> all_programs() {
+  return {trace::FULL_PREFILL, trace::PRECOMPUTED_BLEND, trace::PRECOMPUTED_BLEND_FUSED};
+}
+
+void check_blend_request(const BlendRequest& request, const std::vector<trace::Program>& programs,
+                         const std::string& where) {
+  if (programs.empty()) throw BadInput(where, "no program to build");
+  std::set<trace::Program> seen;
+  bool blend = false;
+  for (trace::Program p : programs) {
+    if (p != trace::FULL_PREFILL && !is_blend(p))
+      throw BadInput(where, "program " + trace::Program_Name(p) +
+                                " is not built by the program builder (FULL_PREFILL, PRECOMPUTED_BLEND, "
+                                "PRECOMPUTED_BLEND_FUSED)");
+    if (!seen.insert(p).second) throw BadInput(where, "program " + trace::Program_Name(p) + " given twice");
+    blend = blend || is_blend(p);
+  }
+  if (request.doc_tokens.empty()) throw BadInput(where, "no documents (the context is empty)");
+  if (request.query_tokens == 0) throw BadInput(where, "query_tokens is 0; the query needs at least one token");
+  if (request.answer_tokens > UINT32_MAX)  // decode_step is a uint32
+    throw BadInput(where, "answer_tokens " + std::to_string(request.answer_tokens) + " exceeds " +
+                              std::to_string(UINT32_MAX));
+  const trace::ModelShape& m = request.model;
+  if (kv_format_for_bits(m.kv_bits()) == trace::KV_FORMAT_UNSPECIFIED)
+    throw BadInput(where, "model.kv_bits is " + std::to_string(m.kv_bits()) + "; dense KV needs 4, 8 or 16");
+  // Model shape, document sizes, limits, ratio: the trace validator's header checks.
+  trace::Producer producer;
+  producer.set_kind(trace::PRODUCER_SHAPE_GENERATOR);
+  trace::TraceValidator(where).check_header(make_header(request, programs, producer));
+  if (!blend) return;
+
+  if (m.layers() < 2)
+    throw BadInput(where, "the blend programs need at least 2 layers (layer 1 is compared); model has " +
+                              std::to_string(m.layers()));
+  const uint64_t context = context_of(request);
+  if (request.hkvd_masks.size() != m.layers())
+    throw BadInput(where, "hkvd_masks has " + std::to_string(request.hkvd_masks.size()) +
+                              " entries; expected one per layer (" + std::to_string(m.layers()) + ", [0] unused)");
+  const uint64_t selected = count_set(request.hkvd_masks[1]);
+  for (uint32_t layer = 1; layer < m.layers(); ++layer) {
+    const std::vector<bool>& mask = request.hkvd_masks[layer];
+    if (mask.size() != context)
+      throw BadInput(where, "hkvd_masks[" + std::to_string(layer) + "] has " + std::to_string(mask.size()) +
+                                " bits; expected one per context token (" + std::to_string(context) + ")");
+    if (count_set(mask) != selected)
+      throw BadInput(where, "hkvd_masks[" + std::to_string(layer) + "] selects " + std::to_string(count_set(mask)) +
+                                " tokens but hkvd_masks[1] selects " + std::to_string(selected) +
+                                "; every layer recomputes the same number of rows");
+  }
+}
+
+trace::Header make_header(const BlendRequest& request, const std::vector<trace::Program>& programs,
+                          const trace::Producer& producer, const std::string& dataset) {
+  trace::Header header;
+  header.mutable_version()->set_major(trace::kFormatMajor);
+  header.mutable_version()->set_minor(trace::kFormatMinor);
+  *header.mutable_model() = request.model;
+  trace::Request* r = header.mutable_request();
+  for (size_t i = 0; i < request.doc_tokens.size(); ++i) {
+    trace::Document* d = r->add_documents();
+    d->set_name("doc" + std::to_string(i));
+    d->set_tokens(request.doc_tokens[i]);
+  }
+  r->set_query_tokens(request.query_tokens);
+  r->set_answer_tokens(request.answer_tokens);
+  r->set_recompute_ratio(request.recompute_ratio);
+  r->set_kv_format(kv_format_for_bits(request.model.kv_bits()));
+  r->set_dataset(dataset);
+  *header.mutable_producer() = producer;
+  for (trace::Program p : programs) {
+    trace::ProgramInfo* info = header.add_programs();
+    info->set_program(p);
+    info->set_description(program_description(p));
+  }
+  return header;
+}
+
+void write_programs(trace::TraceWriter& writer, const BlendRequest& request,
+                    const std::vector<trace::Program>& programs) {
+  check_blend_request(request, programs);
+  uint64_t next_id = 0;
+  for (trace::Program p : programs) ProgramEmitter(writer, request, p, next_id).write();
+}
+
+}  // namespace ispsim::tracegen
