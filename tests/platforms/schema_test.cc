@@ -48,7 +48,9 @@ TEST(Schema, ReachesEveryComponent) {
   for (const Descriptor* type : all_types()) names.insert(type->full_name());
   EXPECT_EQ(names, (std::set<std::string>{
                        "ispsim.schema.Platform", "ispsim.schema.ModuleSelection",
-                       "ispsim.schema.NandParams", "ispsim.schema.NandStreamParams"}));
+                       "ispsim.schema.NandParams", "ispsim.schema.NandStreamParams", "ispsim.schema.SsdParams",
+                       "ispsim.schema.IspParams", "ispsim.schema.FlashCoordinatorParams",
+                       "ispsim.schema.LinkParams", "ispsim.schema.PlacementParams"}));
 }
 
 TEST(Schema, EveryFieldIsDocumented) {
