@@ -1,0 +1,53 @@
+#include "models/ssd/ssd_config.h"
+
+#include <cmath>
+
+#include "platforms/schema/defaults.h"
+#include "platforms/schema/validation.h"
+
+namespace ispsim::ssd {
+
+namespace {
+
+// Rounded to the nearest picosecond (SystemC's resolution) so tests can write the same formula.
+sc_core::sc_time nanoseconds(double ns) {
+  return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(ns * 1e3)));
+}
+
+double joules_per_byte(double pj_per_bit) { return pj_per_bit * 8 * 1e-12; }
+
+}  // namespace
+
+SsdConfig SsdConfig::from_params(const schema::SsdParams& params, const std::string& where) {
+  schema::SsdParams p = params;
+  schema::apply_defaults(p);
+  schema::validate_parameters(p, where);
+
+  SsdConfig c;
+  c.organization = p.organization() == schema::SsdParams::CENTRALIZED ? Organization::kCentralized
+                                                                        : Organization::kPerChannel;
+  c.reduction = p.reduction() == schema::SsdParams::CONTROLLER_DRAM ? Reduction::kControllerDram
+                                                                     : Reduction::kGlobalSram;
+  c.dram_bytes_per_ns = p.dram_bandwidth_gbps();
+  c.dram_latency = nanoseconds(p.dram_latency_ns());
+  c.dram_joules_per_byte = joules_per_byte(p.dram_pj_per_bit());
+  c.dram_static_w = p.dram_static_w();
+  c.bus_bytes_per_ns = p.bus_bandwidth_gbps();
+  c.bus_latency = nanoseconds(p.bus_latency_ns());
+  c.bus_joules_per_byte = joules_per_byte(p.bus_pj_per_bit());
+  c.firmware_per_command = nanoseconds(p.firmware_ns_per_command());
+  c.controller_static_w = p.controller_static_w();
+  c.controller_active_w = p.controller_active_w();
+  c.stage_host_reads_in_dram = p.stage_host_reads_in_dram();
+  return c;
+}
+
+const char* to_string(Organization organization) {
+  return organization == Organization::kCentralized ? "CENTRALIZED" : "PER_CHANNEL";
+}
+
+const char* to_string(Reduction reduction) {
+  return reduction == Reduction::kControllerDram ? "CONTROLLER_DRAM" : "GLOBAL_SRAM";
+}
+
+}  // namespace ispsim::ssd

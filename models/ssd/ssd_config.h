@@ -1,0 +1,38 @@
+// Resolved parameters of the SSD controller (platforms/schema/ssd.proto): schema
+// defaults applied, ranges checked, times as sc_time, rates in bytes per ns.
+#pragma once
+
+#include <string>
+#include <systemc>
+
+#include "platforms/schema/ssd.pb.h"
+
+namespace ispsim::ssd {
+
+enum class Organization { kCentralized, kPerChannel };
+enum class Reduction { kControllerDram, kGlobalSram };
+
+struct SsdConfig {
+  Organization organization = Organization::kPerChannel;
+  Reduction reduction = Reduction::kGlobalSram;
+  double dram_bytes_per_ns = 0;  // = GB/s
+  sc_core::sc_time dram_latency;
+  double dram_joules_per_byte = 0;  // pJ/bit x 8 x 1e-12
+  double dram_static_w = 0;
+  double bus_bytes_per_ns = 0;
+  sc_core::sc_time bus_latency;
+  double bus_joules_per_byte = 0;
+  sc_core::sc_time firmware_per_command;
+  double controller_static_w = 0;
+  double controller_active_w = 0;
+  bool stage_host_reads_in_dram = false;
+
+  // Unset fields take their schema defaults; out-of-range values throw
+  // BadInput(where, ...) naming the parameter, its value and the allowed range.
+  static SsdConfig from_params(const schema::SsdParams& params, const std::string& where = "ssd");
+};
+
+const char* to_string(Organization organization);
+const char* to_string(Reduction reduction);
+
+}  // namespace ispsim::ssd
