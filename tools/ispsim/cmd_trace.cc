@@ -1,12 +1,18 @@
-// `ispsim trace dump | stats | pack`: inspect and build workload traces.
+// `ispsim trace dump | stats | pack | gen`: inspect, build and generate workload traces.
 #include <google/protobuf/text_format.h>
 
 #include <boost/program_options.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "common/error.h"
 #include "tools/ispsim/cli.h"
+#include "traces/gen/dataset_profiles.h"
+#include "traces/gen/model_presets.h"
+#include "traces/gen/shape_generator.h"
 #include "traces/trace_format.h"
 #include "traces/trace_io.h"
 #include "traces/trace_stats.h"
@@ -26,6 +32,13 @@ const char* kTraceUsage =
     "  stats FILE               op counts per program, phase and kind; KV load/append bytes;\n"
     "                           GEMM and LM-head FLOPs; measured durations\n"
     "  pack IN.txtpb OUT.trace  validate a hand-written text trace and write it as binary\n"
+    "  gen --shape MODEL --dataset D --out FILE [--seed N] [--ratio R] [--docs K]\n"
+    "      [--context-tokens N] [--query-tokens N] [--answer-tokens N]\n"
+    "                           shape-only generator: one request of dataset profile D on\n"
+    "                           model preset MODEL with seeded synthetic HKVD masks; writes\n"
+    "                           FULL_PREFILL, PRECOMPUTED_BLEND and PRECOMPUTED_BLEND_FUSED.\n"
+    "                           Defaults: seed 1, ratio 0.15, docs 5 (top-k); lengths drawn\n"
+    "                           from the profile unless given (--context-tokens: per document)\n"
     "Traces are validated while they stream; the first problem ends the command with\n"
     "one error line and exit code 2.\n";
 
@@ -109,10 +122,81 @@ int pack(const Args& args) {
   return 0;
 }
 
+// Whole decimal number for `option`, within [min, max]; anything else is bad input
+// (boost's lexical_cast would wrap "-5" around to a huge unsigned value).
+uint64_t parse_count(const std::string& option, const std::string& text, uint64_t min, uint64_t max) {
+  const std::string where = "ispsim trace gen: " + option;
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    throw BadInput(where, "'" + text + "' is not a whole number");
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || value < min || value > max)
+    throw BadInput(where, text + " is out of range " + std::to_string(min) + ".." + std::to_string(max));
+  return value;
+}
+
+double parse_fraction(const std::string& option, const std::string& text) {
+  const std::string where = "ispsim trace gen: " + option;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+    throw BadInput(where, "'" + text + "' is not a number");
+  if (value < 0.0 || value > 1.0) throw BadInput(where, text + " is not within 0..1");
+  return value;
+}
+
+int gen(const Args& args) {
+  po::options_description named("trace gen options");
+  named.add_options()
+      ("shape", po::value<std::string>(), "model preset (shape-only generator)")
+      ("dataset", po::value<std::string>(), "dataset profile")
+      ("out", po::value<std::string>(), "output trace file")
+      ("seed", po::value<std::string>(), "seed of the draws (default 1)")
+      ("ratio", po::value<std::string>(), "recomputation ratio 0..1 (default 0.15)")
+      ("docs", po::value<std::string>(), "retrieved documents, top-k (default 5)")
+      ("context-tokens", po::value<std::string>(), "context tokens of every document")
+      ("query-tokens", po::value<std::string>(), "query tokens")
+      ("answer-tokens", po::value<std::string>(), "answer tokens (decode steps)");
+  const auto vm = parse("gen", args, named, {});
+  if (vm.count("help")) {
+    std::cout << kTraceUsage << "model presets: " << tracegen::model_preset_names()
+              << "\ndataset profiles: " << tracegen::dataset_profile_keys() << "\n";
+    return 0;
+  }
+  const std::string where = "ispsim trace gen";
+  if (!vm.count("shape"))
+    throw BadInput(where, "missing --shape MODEL (the shape-only generator; known models: " +
+                              tracegen::model_preset_names() + ")");
+  if (!vm.count("dataset"))
+    throw BadInput(where, "missing --dataset D (known: " + tracegen::dataset_profile_keys() + ")");
+  if (!vm.count("out")) throw BadInput(where, "missing --out FILE");
+  auto text = [&vm](const char* name) { return vm[name].as<std::string>(); };
+
+  tracegen::ShapeOptions options;
+  options.model = text("shape");
+  options.dataset = text("dataset");
+  // Unknown names first, so a typo is reported before any range problem.
+  tracegen::find_model_preset(options.model, where + ": --shape");
+  tracegen::find_dataset_profile(options.dataset, where + ": --dataset");
+  if (vm.count("seed")) options.seed = parse_count("--seed", text("seed"), 0, UINT64_MAX);
+  if (vm.count("ratio")) options.recompute_ratio = parse_fraction("--ratio", text("ratio"));
+  if (vm.count("docs")) options.docs = parse_count("--docs", text("docs"), 1, tracegen::kMaxGeneratedDocs);
+  if (vm.count("context-tokens"))
+    options.context_tokens =
+        parse_count("--context-tokens", text("context-tokens"), 1, tracegen::kMaxGeneratedContextTokens);
+  if (vm.count("query-tokens"))
+    options.query_tokens = parse_count("--query-tokens", text("query-tokens"), 1, tracegen::kMaxGeneratedQueryTokens);
+  if (vm.count("answer-tokens"))
+    options.answer_tokens =
+        parse_count("--answer-tokens", text("answer-tokens"), 0, tracegen::kMaxGeneratedAnswerTokens);
+  tracegen::generate_shape_trace(options, text("out"));
+  return 0;
+}
+
 }  // namespace
 
 int trace(const Args& args) {
-  if (args.empty()) throw BadInput("ispsim trace", "missing the action (dump, stats or pack; see ispsim trace --help)");
+  if (args.empty()) throw BadInput("ispsim trace", "missing the action (dump, stats, pack or gen; see ispsim trace --help)");
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kTraceUsage;
     return 0;
@@ -121,7 +205,8 @@ int trace(const Args& args) {
   if (args[0] == "dump") return dump(rest);
   if (args[0] == "stats") return stats(rest);
   if (args[0] == "pack") return pack(rest);
-  throw BadInput("ispsim trace", "unknown action '" + args[0] + "' (expected dump, stats or pack)");
+  if (args[0] == "gen") return gen(rest);
+  throw BadInput("ispsim trace", "unknown action '" + args[0] + "' (expected dump, stats, pack or gen)");
 }
 
 }  // namespace ispsim::cli
