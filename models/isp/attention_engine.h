@@ -1,0 +1,190 @@
+// Runs one attention op on the flash (MemLLM Sec. IV-V): reads the op's KV pages
+// from NAND, filters and computes them on the Elastic-SIMD(s), reduces the
+// partial outputs, and calls `done` when O_final is ready in the controller.
+// PCIe (the command, Q, mask and O transfers) is the caller's business.
+//
+// Which KV an op sees (AttentionWork):
+//   - precomputed positions [0, context_tokens) of `layer` (read from flash), with
+//     the HKVD mask's substitutes (recomputed entries) in place of the set bits;
+//   - the layer's appended entries (append order, see stream_filter.h):
+//     indices [0, appended_tokens_in_flash) are read from the appended region,
+//     the next appended_tokens_supplied came with the command (already on chip).
+// The query rows are the LAST `query_rows` entries of the appended sequence
+// (HKVD rows at the mask's positions, then own tokens at C, C+1, ...): the
+// recomputation pass (rows = H), the query prefill (rows = Qn), the fused
+// prefill (rows = H + Qn), a decode step (rows = 1) and a full prefill
+// (context 0, rows = P) all follow this rule. With `causal`, a row sees the
+// positions <= its own.
+//
+// PER_CHANNEL (MemLLM-PerCh, MemLLM): a nand::StreamReader (PIPELINED, the
+// precomputed-KV buffers of the scratchpad) per engine; each channel's consumer
+// time for a page = Stream Filter cycles + Elastic-SIMD cycles (elastic_simd.h),
+// at least the time to bring the page's Q rows (GLOBAL_SRAM: from the Q
+// broadcast buffer at sram_bytes_per_cycle; CONTROLLER_DRAM: from controller
+// DRAM at 1/channels of its bandwidth, a fair-share approximation; the bytes go
+// through the DRAM server when the page is done). Supplied tiles (own tokens that
+// came with the command; tile k -> channel k mod C) are computed first, while the
+// first pages are sensed. Every page emits a partial (lse_reduction.h):
+//   GLOBAL_SRAM: merged by the LSE engine (a core::Server: occupancy
+//     n*ceil(d/lanes) cycles, latency lse_pipeline_cycles) as the page finishes;
+//   CONTROLLER_DRAM: written to controller DRAM, read back, then merged.
+// CENTRALIZED (MemLLM-Base, MemLLM-Fused): one Elastic-SIMD in the controller.
+// Each page, once out of its channel, crosses the internal bus, is written to
+// controller DRAM, and read back with its Q rows and the running (O, m, l) of its
+// row-heads (read and written back) before the central SIMD (a core::Server)
+// computes it; the channels' page buffers free as soon as the page is on the bus
+// queue (controller DRAM absorbs the backlog).
+// GLOBAL_SRAM row chunks (Q_fused or O_final larger than its buffer): one full
+// pass over the pages per chunk (lse_reduction.h).
+//
+// Energy (per op, to the ledger): per channel "<name>.ch<c>" (PER_CHANNEL) or
+// "<name>.central" (CENTRALIZED) = SIMD + filter-free scratchpad traffic +
+// page writes into the scratchpad; "<name>.coordinator" = LSE engine + global
+// SRAM (Q broadcast reads, O buffer read/write). Static power is declared at
+// construction: channels x IspParams.static_power_w (1 for CENTRALIZED) and,
+// with GLOBAL_SRAM, FlashCoordinatorParams.static_power_w.
+// NAND, DRAM and bus energies belong to their own models.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "models/core/energy_ledger.h"
+#include "models/core/server.h"
+#include "models/core/stats.h"
+#include "models/core/vcd.h"
+#include "models/isp/elastic_simd.h"
+#include "models/isp/isp_config.h"
+#include "models/isp/lse_reduction.h"
+#include "models/isp/stream_filter.h"
+#include "models/isp/tiling.h"
+#include "models/nand/flash_array.h"
+#include "models/nand/stream_reader.h"
+#include "traces/trace.pb.h"
+
+namespace ispsim::isp {
+
+struct AttentionWork {
+  uint32_t layer = 0;
+  uint64_t query_rows = 0;
+  trace::ModelShape shape;
+  uint64_t context_tokens = 0;                  // precomputed positions [0, C) read from flash
+  const trace::BitVector* hkvd_mask = nullptr;  // nullable; bit_length == context_tokens
+  uint64_t appended_tokens_in_flash = 0;        // read from the appended region
+  uint64_t appended_tokens_supplied = 0;        // came with the command, already on chip
+  bool causal = true;
+};
+
+enum class Organization { CENTRALIZED, PER_CHANNEL };
+enum class Reduction { CONTROLLER_DRAM, GLOBAL_SRAM };
+const char* to_string(Organization organization);
+const char* to_string(Reduction reduction);
+
+// What one op costs, known before it runs (used by run() and by tests).
+struct AttentionPlan {
+  uint64_t passes = 1;           // row chunks (GLOBAL_SRAM buffers)
+  uint64_t rows_per_pass = 0;
+  SimdMode mode = SimdMode::kBroadside;
+  uint64_t pages_per_pass = 0;   // NAND pages read per pass
+  uint64_t supplied_tiles = 0;   // on-chip tiles of supplied own tokens, per pass
+  uint64_t tokens_kept = 0;      // over all passes
+  uint64_t tokens_substituted = 0;
+  uint64_t tokens_dropped = 0;
+  uint64_t macs = 0;
+  uint64_t simd_cycles = 0;      // SIMD + filter cycles summed over pages and tiles
+  uint64_t partials = 0;         // partial outputs merged
+  uint64_t reduction_cycles = 0; // LSE occupancy summed
+  uint64_t dram_bytes = 0;       // controller DRAM bytes, both directions
+  uint64_t bus_bytes = 0;        // internal bus bytes (CENTRALIZED)
+  double energy_pj = 0;          // accelerator + coordinator dynamic energy
+};
+
+class AttentionEngine : public sc_core::sc_module {
+ public:
+  // `placement`, `flash`, the servers and the ledger must outlive the engine.
+  // `ledger` may be null (no energy recorded).
+  AttentionEngine(sc_core::sc_module_name name, nand::FlashArray& flash, const KvPlacement& placement,
+                  const IspConfig& isp, const CoordinatorConfig& coordinator,
+                  Organization organization, Reduction reduction, core::Server& controller_dram,
+                  core::Server& internal_bus, core::EnergyLedger* ledger);
+  ~AttentionEngine() override;
+
+  // Starts one op at the current simulated time; `done` runs when O_final is in
+  // the controller. One op at a time (std::logic_error otherwise). Throws
+  // BadInput("attention layer <l>", ...) for an inconsistent op (mask length,
+  // rows beyond the appended entries, tokens beyond the placement's regions,
+  // a shape other than the placement's).
+  void run(const AttentionWork& work, std::function<void()> done);
+  // The same checks and counts as run(), without simulating.
+  AttentionPlan plan(const AttentionWork& work) const;
+
+  bool busy() const { return active_; }
+  Organization organization() const { return organization_; }
+  Reduction reduction() const { return reduction_; }
+  const KvPlacement& placement() const { return placement_; }
+  nand::StreamReader& reader() { return *reader_; }
+  core::Server& reduction_engine() { return *reduction_engine_; }
+  core::Server& central_simd() { return *central_simd_; }
+
+  // Totals over all ops (also registered as statistics under <name>).
+  uint64_t ops() const { return ops_; }
+  uint64_t pages_read() const { return pages_read_; }
+  uint64_t bytes_read() const { return pages_read_ * page_bytes_; }
+  uint64_t pages_computed() const { return pages_computed_; }  // NAND pages through a SIMD
+  uint64_t bytes_consumed() const { return pages_computed_ * page_bytes_; }
+  uint64_t tokens_kept() const { return tokens_kept_; }
+  uint64_t tokens_dropped() const { return tokens_dropped_; }
+  uint64_t tokens_substituted() const { return tokens_substituted_; }
+  uint64_t macs() const { return macs_; }
+  uint64_t dram_bytes() const { return dram_bytes_; }
+  uint64_t bus_bytes() const { return bus_bytes_; }
+  sc_core::sc_time simd_busy(SimdMode mode) const;
+
+  // Waveforms: <name>.ch<c>.simd_mode (2 bits: 0 idle, 1 broadside, 2 cascaded) per
+  // channel (PER_CHANNEL) or <name>.central.simd_mode; the reader's scratchpad
+  // occupancy (<name>.reader.consumerN.occupancy); <name>.reduction.outstanding.
+  void trace(vcd::Writer& writer);
+
+ private:
+  struct Op;
+  void start_pass();
+  void on_page_done(const nand::PageAddress& page, uint32_t index, const sc_core::sc_time& done_at);
+  void on_supplied_done();
+  void partial_ready(uint64_t row_heads);
+  void piece_done();
+  void finish_pass();
+  sc_core::sc_time page_time(const nand::PageAddress& page, uint32_t index);
+
+  nand::FlashArray& flash_;
+  const KvPlacement& placement_;
+  const IspConfig isp_;
+  const CoordinatorConfig coordinator_;
+  const Organization organization_;
+  const Reduction reduction_;
+  core::Server& dram_;
+  core::Server& bus_;
+  core::EnergyLedger* ledger_;
+  const ElasticSimd simd_;
+  const LseReduction lse_;
+  const uint32_t page_bytes_;
+  const unsigned channels_;
+
+  std::unique_ptr<nand::StreamReader> reader_;
+  std::unique_ptr<core::Server> reduction_engine_;
+  std::unique_ptr<core::Server> central_simd_;
+  std::unique_ptr<Op> op_;
+  bool active_ = false;
+  sc_core::sc_event supplied_event_;
+
+  uint64_t ops_ = 0, pages_read_ = 0, pages_computed_ = 0, tokens_kept_ = 0, tokens_dropped_ = 0,
+           tokens_substituted_ = 0, macs_ = 0, dram_bytes_ = 0, bus_bytes_ = 0;
+  uint64_t simd_busy_ps_[2] = {0, 0};
+  std::vector<vcd::Signal> mode_signals_;  // per channel, or one (CENTRALIZED)
+  stats::Group stats_;
+};
+
+}  // namespace ispsim::isp

@@ -1,0 +1,134 @@
+#include "models/isp/tiling.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace ispsim::isp {
+
+namespace {
+
+void check_shape(const trace::ModelShape& shape, const std::string& where) {
+  if (shape.layers() == 0) throw BadInput(where, "model shape has 0 layers");
+  if (shape.kv_heads() == 0) throw BadInput(where, "model shape has 0 KV heads");
+  if (shape.heads() == 0 || shape.heads() % shape.kv_heads() != 0) {
+    throw BadInput(where, "model shape: heads = " + std::to_string(shape.heads()) +
+                              " is not a positive multiple of kv_heads = " + std::to_string(shape.kv_heads()));
+  }
+  if (shape.head_dim() == 0) throw BadInput(where, "model shape has head_dim 0");
+  if (shape.kv_bits() == 0) throw BadInput(where, "model shape has kv_bits 0");
+}
+
+}  // namespace
+
+uint64_t kv_bytes_per_token_head(const trace::ModelShape& shape) {
+  return 2ull * shape.head_dim() * shape.kv_bits() / 8;
+}
+
+uint64_t kv_bytes_per_token(const trace::ModelShape& shape) {
+  return kv_bytes_per_token_head(shape) * shape.kv_heads();
+}
+
+uint32_t tokens_per_tile(uint32_t page_bytes, const trace::ModelShape& shape, const std::string& where) {
+  check_shape(shape, where);
+  const uint64_t bits = 2ull * shape.head_dim() * shape.kv_bits();
+  if (bits % 8 != 0) {
+    throw BadInput(where, "K and V of one token of one head take " + std::to_string(bits) +
+                              " bits, not a whole number of bytes");
+  }
+  const uint64_t t = uint64_t(page_bytes) * 8 / bits;
+  if (t == 0) {
+    throw BadInput(where, "one token of one KV head (" + std::to_string(bits / 8) +
+                              " bytes of K and V) does not fit in a " + std::to_string(page_bytes) + "-byte page");
+  }
+  return uint32_t(t);
+}
+
+uint64_t pages_for_tokens(uint64_t tokens, uint32_t tokens_per_tile, uint32_t kv_heads) {
+  return (tokens + tokens_per_tile - 1) / tokens_per_tile * kv_heads;
+}
+
+KvPlacement::KvPlacement(const nand::FlashConfig& flash, const trace::ModelShape& shape,
+                         uint64_t precomputed_tokens, uint64_t appended_capacity, const std::string& where)
+    : flash_(flash),
+      layout_(flash),
+      shape_(shape),
+      tokens_per_tile_(isp::tokens_per_tile(flash.page_bytes, shape, where)),
+      kv_heads_(shape.kv_heads()),
+      layers_(shape.layers()),
+      precomputed_tokens_(precomputed_tokens),
+      appended_capacity_(appended_capacity) {
+  pre_tiles_ = (precomputed_tokens + tokens_per_tile_ - 1) / tokens_per_tile_;
+  app_tiles_ = (appended_capacity + tokens_per_tile_ - 1) / tokens_per_tile_;
+  // Checked in long double so that absurd token counts cannot wrap around.
+  const long double pages = (long double)layers_ * (pre_tiles_ + app_tiles_) * kv_heads_;
+  if (pages > (long double)layout_.capacity_pages()) {
+    throw BadInput(where, "KV of " + std::to_string(precomputed_tokens) + " precomputed + " +
+                              std::to_string(appended_capacity) + " appended tokens per layer needs " +
+                              std::to_string((unsigned long long)pages) + " pages; the flash has " +
+                              std::to_string(layout_.capacity_pages()));
+  }
+}
+
+uint64_t KvPlacement::tiles_per_layer(trace::KvRegion region) const {
+  return region == trace::KV_REGION_PRECOMPUTED ? pre_tiles_ : app_tiles_;
+}
+
+uint64_t KvPlacement::tile_index(uint32_t layer, trace::KvRegion region, uint64_t tile, uint32_t kv_head) const {
+  const std::string where = "kv placement";
+  if (region != trace::KV_REGION_PRECOMPUTED && region != trace::KV_REGION_APPENDED) {
+    throw BadInput(where, "KV region unspecified");
+  }
+  if (layer >= layers_) {
+    throw BadInput(where, "layer " + std::to_string(layer) + " of a " + std::to_string(layers_) + "-layer model");
+  }
+  if (kv_head >= kv_heads_) {
+    throw BadInput(where, "KV head " + std::to_string(kv_head) + " of " + std::to_string(kv_heads_));
+  }
+  const uint64_t tiles = tiles_per_layer(region);
+  if (tile >= tiles) {
+    throw BadInput(where, std::string(region == trace::KV_REGION_PRECOMPUTED ? "precomputed" : "appended") +
+                              " tile " + std::to_string(tile) + " of " + std::to_string(tiles) + " per layer");
+  }
+  if (region == trace::KV_REGION_PRECOMPUTED) return (uint64_t(layer) * pre_tiles_ + tile) * kv_heads_ + kv_head;
+  return uint64_t(layers_) * pre_tiles_ * kv_heads_ + (uint64_t(layer) * app_tiles_ + tile) * kv_heads_ + kv_head;
+}
+
+nand::PageAddress KvPlacement::address(uint32_t layer, trace::KvRegion region, uint64_t tile,
+                                       uint32_t kv_head) const {
+  return layout_.address(tile_index(layer, region, tile, kv_head), "kv placement");
+}
+
+uint64_t KvPlacement::total_pages() const { return uint64_t(layers_) * (pre_tiles_ + app_tiles_) * kv_heads_; }
+
+std::vector<KvPlacement::PageRef> KvPlacement::pages(uint32_t layer, trace::KvRegion region, uint64_t begin,
+                                                     uint64_t end) const {
+  std::vector<PageRef> out;
+  if (end <= begin) return out;
+  const uint64_t limit = region == trace::KV_REGION_PRECOMPUTED ? precomputed_tokens_ : appended_capacity_;
+  if (end > limit) {
+    throw BadInput("kv placement", std::string(region == trace::KV_REGION_PRECOMPUTED ? "precomputed" : "appended") +
+                                       " entries [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                       ") exceed the region's " + std::to_string(limit) + " per layer");
+  }
+  const uint64_t T = tokens_per_tile_;
+  out.reserve((end - 1) / T - begin / T + 1);
+  for (uint64_t tile = begin / T; tile * T < end; ++tile) {
+    const uint64_t first = std::max(begin, tile * T);
+    const uint64_t last = std::min(end, (tile + 1) * T);
+    for (uint32_t h = 0; h < kv_heads_; ++h) {
+      PageRef ref;
+      ref.address = address(layer, region, tile, h);
+      ref.layer = layer;
+      ref.region = region;
+      ref.tile = tile;
+      ref.kv_head = h;
+      ref.first_entry = first;
+      ref.entries = uint32_t(last - first);
+      out.push_back(ref);
+    }
+  }
+  return out;
+}
+
+}  // namespace ispsim::isp

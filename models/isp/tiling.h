@@ -1,0 +1,105 @@
+// NAND-aware KV tiling and placement (MemLLM Sec. V-C).
+//
+// Tile = page: one page holds K and V of T tokens of ONE KV head,
+//   T = floor(page_bytes / (2 * head_dim * kv_bits / 8))
+// (32 tokens for FP16, head_dim 128, 16 KB pages). A token range of n tokens of
+// one layer and region takes ceil(n / T) * kv_heads pages.
+//
+// KvPlacement maps (layer, region, token tile, kv head) to a linear tile index and
+// through nand::Layout to a page address (tiles interleaved across channels, then
+// striped across dies). The precomputed region of every layer comes first, then
+// the appended (out-of-place) region of every layer:
+//
+//   precomputed: index = (layer * P + tile) * kv_heads + kv_head,  P = ceil(C / T)
+//   appended:    index = L * P * kv_heads + (layer * A + tile) * kv_heads + kv_head,
+//                A = ceil(appended_capacity / T)
+//
+// Precomputed tokens are addressed by position [0, C). Appended entries are
+// addressed by their append index (0, 1, ... in the order they were appended),
+// which is not their token position: MemLLM appends the recomputed HKVD KV
+// (scattered positions), then the query's and the decoded tokens' KV.
+// The same placement serves the ISP's attention streams, the SSD's conventional
+// host reads and its appends.
+//
+// Loop order (NAND-stationary, Algorithm 1): KV pages outermost, each page read
+// once; Q tiles stream through the page while it sits in the scratchpad.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/nand/flash_config.h"
+#include "models/nand/layout.h"
+#include "models/nand/page_address.h"
+#include "traces/trace.pb.h"
+
+namespace ispsim::isp {
+
+// Tokens per tile T; throws BadInput(where, ...) when one token of one head
+// (K and V) does not fit in a page or the element width is not whole bytes per
+// token.
+uint32_t tokens_per_tile(uint32_t page_bytes, const trace::ModelShape& shape,
+                         const std::string& where = "tiling");
+// Bytes of K and V of one token of one KV head: 2 * head_dim * kv_bits / 8.
+uint64_t kv_bytes_per_token_head(const trace::ModelShape& shape);
+// Bytes of K and V of one token of one layer (all KV heads).
+uint64_t kv_bytes_per_token(const trace::ModelShape& shape);
+// Pages holding `tokens` consecutive entries of one layer and region: ceil(tokens / T) * kv_heads.
+uint64_t pages_for_tokens(uint64_t tokens, uint32_t tokens_per_tile, uint32_t kv_heads);
+
+class KvPlacement {
+ public:
+  // `precomputed_tokens` C per layer (the request's context), `appended_capacity`
+  // entries per layer (recomputed HKVD + query + answer tokens). Throws BadInput
+  // when the regions exceed the flash or the shape is unusable.
+  KvPlacement(const nand::FlashConfig& flash, const trace::ModelShape& shape,
+              uint64_t precomputed_tokens, uint64_t appended_capacity,
+              const std::string& where = "kv placement");
+
+  uint32_t tokens_per_tile() const { return tokens_per_tile_; }
+  uint32_t kv_heads() const { return kv_heads_; }
+  uint32_t layers() const { return layers_; }
+  uint64_t precomputed_tokens() const { return precomputed_tokens_; }
+  uint64_t appended_capacity() const { return appended_capacity_; }
+  const trace::ModelShape& shape() const { return shape_; }
+  const nand::FlashConfig& flash() const { return flash_; }
+
+  // Token tiles per layer of a region (ceil(tokens / T)).
+  uint64_t tiles_per_layer(trace::KvRegion region) const;
+  // Linear tile (page) index; throws BadInput on an out-of-range argument.
+  uint64_t tile_index(uint32_t layer, trace::KvRegion region, uint64_t tile, uint32_t kv_head) const;
+  nand::PageAddress address(uint32_t layer, trace::KvRegion region, uint64_t tile,
+                            uint32_t kv_head) const;
+  uint64_t total_pages() const;
+
+  // One page of a stream, with what it holds.
+  struct PageRef {
+    nand::PageAddress address;
+    uint32_t layer = 0;
+    trace::KvRegion region = trace::KV_REGION_UNSPECIFIED;
+    uint64_t tile = 0;       // token tile within the layer's region
+    uint32_t kv_head = 0;
+    uint64_t first_entry = 0;  // first entry (position or append index) of the tile
+    uint32_t entries = 0;      // entries of [begin, end) on this page (<= T)
+  };
+  // The pages of entries [begin, end) of one layer and region, tile-major and
+  // kv-head-minor (consecutive pages use consecutive channels). Empty for an
+  // empty range; BadInput when the range exceeds the region.
+  std::vector<PageRef> pages(uint32_t layer, trace::KvRegion region, uint64_t begin,
+                             uint64_t end) const;
+
+ private:
+  nand::FlashConfig flash_;
+  nand::Layout layout_;
+  trace::ModelShape shape_;
+  uint32_t tokens_per_tile_ = 0;
+  uint32_t kv_heads_ = 0;
+  uint32_t layers_ = 0;
+  uint64_t precomputed_tokens_ = 0;
+  uint64_t appended_capacity_ = 0;
+  uint64_t pre_tiles_ = 0;
+  uint64_t app_tiles_ = 0;
+};
+
+}  // namespace ispsim::isp
