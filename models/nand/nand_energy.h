@@ -2,12 +2,16 @@
 // the static (idle) power of the dies. Parameters are the energy fields of
 // NandParams (platforms/schema/nand.proto), whose sources are given there.
 //
-// Simplified model: a page read or program costs a fixed energy per page
-// (independent of the data and of how many planes a multi-plane command
-// involves), channel transfers cost a fixed energy per bit moved in either
-// direction (NAND I/O plus controller PHY), and each die draws its idle power
-// for the whole simulated time (busy dies' extra power is in the per-page
-// energies). Erase is not modelled: the simulated workloads never erase.
+// Simplified model, from datasheet quantities:
+//   read of one page     = vcc_v x read_current_ma x tR
+//   program of one page  = vcc_v x program_current_ma x tPROG
+//   channel transfer     = io_energy_pj_per_bit x 8 per byte, either direction
+//   static power per die = vcc_v x standby_current_ua, for the whole run
+// Every page costs the same regardless of its data, and a multi-plane read or
+// program is charged per page (as if each page had its own tR/tPROG: an upper
+// bound, since planes share the die's pumps and periphery). The busy current
+// replaces nothing: the standby power is added on top. Erase is not modelled:
+// the simulated workloads never erase.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +22,8 @@
 namespace ispsim::nand {
 
 struct NandEnergy {
-  double read_j_per_page = 0;      // sensing one page (tR)
-  double program_j_per_page = 0;   // programming one page (tPROG)
+  double read_j_per_page = 0;      // sensing one page: vcc x read current x tR
+  double program_j_per_page = 0;   // programming one page: vcc x program current x tPROG
   double io_j_per_byte = 0;        // channel transfer, either direction
   double idle_w_per_die = 0;       // static power of one die
   uint64_t dies = 0;               // channels * dies_per_channel
