@@ -39,12 +39,26 @@ enum class Format { TEXT, CSV, JSON };
 // Parses "text", "csv" or "json"; anything else throws BadInput(where, ...).
 Format parse_format(const std::string& name, const std::string& where = "--format");
 
-// Writes one row (or JSON object) per summary, in the given order. `baseline`
-// names the platform the speedup is measured against (latency_baseline /
-// latency); an empty name, or a baseline that is absent or out of memory, leaves
-// the speedup column empty ("-" in TEXT). Phase columns are the union of the
-// phase names of all summaries, in the order of the list above, then others
-// alphabetically. PCIe bytes are totalled by direction.
+// Writes one row (or JSON object) per summary, in the given order.
+//  - `baseline` names the platform the speedup is measured against
+//    (baseline latency / latency; the first run of that platform counts). An
+//    empty name, or a baseline that ran out of memory or failed, leaves the
+//    speedup empty ("-" in TEXT, empty in CSV, null in JSON); a name that no run
+//    has throws BadInput("--baseline", ...).
+//  - Phase columns are the union of the phase names of all summaries: the list
+//    above in that order, then others alphabetically; a run without a phase
+//    shows "-" (TEXT) or nothing (CSV) there.
+//  - A run that ran out of memory shows "OOM" (TEXT), status "out_of_memory"
+//    (CSV, JSON) and no numbers; a run with a failure but not OOM shows
+//    "FAILED" / "failed". TEXT lists each failure below the table.
+//  - TEXT: aligned columns (two blanks apart), header with units, a rule of
+//    dashes, 3 decimals (speedup 2); PCIe bytes totalled by direction.
+//    CSV: RFC 4180, header with units, times in ms with 6 decimals, bytes as
+//    integers, per-purpose PCIe bytes and energy by phase and by component as
+//    extra columns. JSON: {"baseline", "runs": [...]}, keys carry the unit
+//    (latency_ms, ..._bytes, energy_j, ..._w).
+// Non-finite or negative numbers in a summary throw std::logic_error (a bug in
+// the producer), as does a PCIe key without a direction prefix.
 void write_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
                       Format format);
 

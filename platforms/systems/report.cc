@@ -1,0 +1,347 @@
+#include "platforms/systems/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <stdexcept>
+
+#include <boost/json.hpp>
+
+#include "common/error.h"
+
+namespace ispsim::systems {
+namespace {
+
+constexpr const char* kH2dPrefix = "host_to_device.";
+constexpr const char* kD2hPrefix = "device_to_host.";
+
+// Fixed-point text of `value` with `decimals` decimals, C locale; "-0.000"
+// becomes "0.000" so that a rounding sign never differs between runs.
+std::string fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  std::string s = buf;
+  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+  return s;
+}
+
+std::string ms(double ns) { return fixed(ns / 1e6, 3); }
+std::string mb(uint64_t bytes) { return fixed(static_cast<double>(bytes) / 1e6, 3); }
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// A summary's numbers come from the simulator: a NaN, an infinity, a negative
+// value or a PCIe key without a direction and a purpose is a bug there.
+void check_run(const RunSummary& run) {
+  auto check = [&](const std::string& what, double v) {
+    if (!std::isfinite(v) || v < 0)
+      throw std::logic_error("report: " + run.platform + ": " + what + " = " + std::to_string(v) +
+                             " is not a finite non-negative number");
+  };
+  check("latency_ns", run.latency_ns);
+  check("exposed_nand_ns", run.exposed_nand_ns);
+  check("compute_ns", run.compute_ns);
+  check("energy_j", run.energy_j);
+  check("average_w", run.average_w);
+  check("peak_w", run.peak_w);
+  for (const auto& [name, v] : run.phase_ns) check("phase_ns[" + name + "]", v);
+  for (const auto& [name, v] : run.energy_j_by_component) check("energy_j_by_component[" + name + "]", v);
+  for (const auto& [name, v] : run.energy_j_by_phase) check("energy_j_by_phase[" + name + "]", v);
+  for (const auto& [key, bytes] : run.pcie_bytes) {
+    const bool h2d = starts_with(key, kH2dPrefix) && key.size() > std::string(kH2dPrefix).size();
+    const bool d2h = starts_with(key, kD2hPrefix) && key.size() > std::string(kD2hPrefix).size();
+    if (!h2d && !d2h)
+      throw std::logic_error("report: " + run.platform + ": PCIe key '" + key +
+                             "' is not host_to_device.<purpose> or device_to_host.<purpose>");
+  }
+}
+
+uint64_t pcie_total(const RunSummary& run, const char* prefix) {
+  uint64_t total = 0;
+  for (const auto& [key, bytes] : run.pcie_bytes)
+    if (starts_with(key, prefix)) total += bytes;
+  return total;
+}
+
+// A run shows numbers only when it completed.
+bool completed(const RunSummary& run) { return !run.out_of_memory && run.failure.empty(); }
+
+std::string status(const RunSummary& run) {
+  if (run.out_of_memory) return "out_of_memory";
+  return run.failure.empty() ? "ok" : "failed";
+}
+
+// Phase names of all completed runs: the runtime's phases in execution order,
+// then any others alphabetically.
+std::vector<std::string> phase_columns(const std::vector<RunSummary>& runs) {
+  static const std::vector<std::string> known = {"HKVD identification", "recomputation", "query prefill",
+                                                 "fused prefill",       "full prefill",  "decode"};
+  std::set<std::string> present, others;
+  for (const RunSummary& r : runs)
+    for (const auto& [name, ns] : r.phase_ns) present.insert(name);
+  std::vector<std::string> columns;
+  for (const std::string& k : known)
+    if (present.count(k)) columns.push_back(k);
+  for (const std::string& p : present)
+    if (std::find(known.begin(), known.end(), p) == known.end()) columns.push_back(p);
+  return columns;
+}
+
+std::vector<std::string> union_of_keys(const std::vector<RunSummary>& runs,
+                                       const std::map<std::string, double> RunSummary::*member) {
+  std::set<std::string> keys;
+  for (const RunSummary& r : runs)
+    for (const auto& [k, v] : r.*member) keys.insert(k);
+  return {keys.begin(), keys.end()};
+}
+
+std::vector<std::string> pcie_columns(const std::vector<RunSummary>& runs) {
+  std::set<std::string> keys;
+  for (const RunSummary& r : runs)
+    for (const auto& [k, v] : r.pcie_bytes) keys.insert(k);
+  return {keys.begin(), keys.end()};
+}
+
+// The baseline's latency, or a negative value when there is no usable baseline.
+// A named baseline that is not among the runs is bad input.
+double baseline_latency(const std::vector<RunSummary>& runs, const std::string& baseline) {
+  if (baseline.empty()) return -1;
+  for (const RunSummary& r : runs)
+    if (r.platform == baseline) return completed(r) && r.latency_ns > 0 ? r.latency_ns : -1;
+  std::string names;
+  for (const RunSummary& r : runs) names += (names.empty() ? "" : ", ") + r.platform;
+  throw BadInput("--baseline", "no run of platform '" + baseline + "' (runs: " + (names.empty() ? "none" : names) + ")");
+}
+
+std::string speedup(double base_ns, const RunSummary& run) {
+  if (base_ns <= 0 || !completed(run) || run.latency_ns <= 0) return "";
+  return fixed(base_ns / run.latency_ns, 2);
+}
+
+template <typename Map>
+const typename Map::mapped_type* find(const Map& map, const std::string& key) {
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : &it->second;
+}
+
+// ---- TEXT ----------------------------------------------------------------
+
+// Display width of UTF-8 text (code points; "×" is one column).
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline) {
+  const double base_ns = baseline_latency(runs, baseline);
+  const std::vector<std::string> phases = phase_columns(runs);
+
+  std::vector<std::string> header = {"platform", "program", "latency (ms)", "speedup (×)"};
+  for (const std::string& p : phases) header.push_back(p + " (ms)");
+  for (const char* h : {"exposed NAND (ms)", "compute (ms)", "PCIe h2d (MB)", "PCIe d2h (MB)", "NAND read (MB)",
+                        "NAND written (MB)", "ctrl DRAM (MB)", "energy (J)", "avg power (W)", "peak power (W)"})
+    header.push_back(h);
+  const size_t text_columns = 2;  // platform and program are left-aligned
+
+  std::vector<std::vector<std::string>> rows;
+  for (const RunSummary& r : runs) {
+    std::vector<std::string> row = {r.platform, r.program};
+    if (!completed(r)) {
+      row.push_back(r.out_of_memory ? "OOM" : "FAILED");
+      row.resize(header.size());
+      rows.push_back(row);
+      continue;
+    }
+    check_run(r);
+    row.push_back(ms(r.latency_ns));
+    const std::string s = speedup(base_ns, r);
+    row.push_back(s.empty() ? "-" : s);
+    for (const std::string& p : phases) {
+      const double* ns = find(r.phase_ns, p);
+      row.push_back(ns ? ms(*ns) : "-");
+    }
+    row.push_back(ms(r.exposed_nand_ns));
+    row.push_back(ms(r.compute_ns));
+    row.push_back(mb(pcie_total(r, kH2dPrefix)));
+    row.push_back(mb(pcie_total(r, kD2hPrefix)));
+    row.push_back(mb(r.nand_read_bytes));
+    row.push_back(mb(r.nand_written_bytes));
+    row.push_back(mb(r.controller_dram_bytes));
+    row.push_back(fixed(r.energy_j, 3));
+    row.push_back(fixed(r.average_w, 3));
+    row.push_back(fixed(r.peak_w, 3));
+    rows.push_back(row);
+  }
+
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    width[c] = display_width(header[c]);
+    for (const auto& row : rows) width[c] = std::max(width[c], display_width(row[c]));
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      const std::string pad(width[c] - display_width(cells[c]), ' ');
+      if (c > 0) out += "  ";
+      out += c < text_columns ? cells[c] + pad : pad + cells[c];
+    }
+    // No trailing blanks (a left-aligned last cell or an OOM row's empty cells).
+    out.erase(out.find_last_not_of(' ') + 1);
+    os << out << '\n';
+  };
+  line(header);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  line(rule);
+  for (const auto& row : rows) line(row);
+  for (const RunSummary& r : runs)
+    if (!r.failure.empty()) os << r.platform << ": " << r.failure << '\n';
+}
+
+// ---- CSV -----------------------------------------------------------------
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline) {
+  const double base_ns = baseline_latency(runs, baseline);
+  const std::vector<std::string> phases = phase_columns(runs);
+  const std::vector<std::string> pcie = pcie_columns(runs);
+  const std::vector<std::string> energy_phases = union_of_keys(runs, &RunSummary::energy_j_by_phase);
+  const std::vector<std::string> components = union_of_keys(runs, &RunSummary::energy_j_by_component);
+
+  std::vector<std::string> header = {"platform", "program", "status", "failure", "latency (ms)", "speedup (x)"};
+  for (const std::string& p : phases) header.push_back(p + " (ms)");
+  header.push_back("exposed NAND (ms)");
+  header.push_back("compute (ms)");
+  for (const std::string& k : pcie) header.push_back("PCIe " + k + " (bytes)");
+  for (const char* h : {"PCIe host_to_device (bytes)", "PCIe device_to_host (bytes)", "NAND read (bytes)",
+                        "NAND written (bytes)", "ctrl DRAM (bytes)", "energy (J)"})
+    header.push_back(h);
+  for (const std::string& p : energy_phases) header.push_back("energy " + p + " (J)");
+  for (const std::string& c : components) header.push_back("energy " + c + " (J)");
+  header.push_back("avg power (W)");
+  header.push_back("peak power (W)");
+
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t c = 0; c < cells.size(); ++c) os << (c ? "," : "") << csv_cell(cells[c]);
+    os << '\n';
+  };
+  line(header);
+  for (const RunSummary& r : runs) {
+    std::vector<std::string> row = {r.platform, r.program, status(r), r.failure};
+    if (!completed(r)) {
+      row.resize(header.size());
+      line(row);
+      continue;
+    }
+    check_run(r);
+    // Six decimals of a millisecond keep the nanosecond.
+    auto ms6 = [](double ns) { return fixed(ns / 1e6, 6); };
+    row.push_back(ms6(r.latency_ns));
+    row.push_back(speedup(base_ns, r));
+    for (const std::string& p : phases) {
+      const double* ns = find(r.phase_ns, p);
+      row.push_back(ns ? ms6(*ns) : "");
+    }
+    row.push_back(ms6(r.exposed_nand_ns));
+    row.push_back(ms6(r.compute_ns));
+    for (const std::string& k : pcie) {
+      const uint64_t* b = find(r.pcie_bytes, k);
+      row.push_back(b ? std::to_string(*b) : "");
+    }
+    row.push_back(std::to_string(pcie_total(r, kH2dPrefix)));
+    row.push_back(std::to_string(pcie_total(r, kD2hPrefix)));
+    row.push_back(std::to_string(r.nand_read_bytes));
+    row.push_back(std::to_string(r.nand_written_bytes));
+    row.push_back(std::to_string(r.controller_dram_bytes));
+    row.push_back(fixed(r.energy_j, 9));
+    for (const std::string& p : energy_phases) {
+      const double* j = find(r.energy_j_by_phase, p);
+      row.push_back(j ? fixed(*j, 9) : "");
+    }
+    for (const std::string& c : components) {
+      const double* j = find(r.energy_j_by_component, c);
+      row.push_back(j ? fixed(*j, 9) : "");
+    }
+    row.push_back(fixed(r.average_w, 6));
+    row.push_back(fixed(r.peak_w, 6));
+    line(row);
+  }
+}
+
+// ---- JSON ----------------------------------------------------------------
+
+std::string quoted(const std::string& s) { return boost::json::serialize(boost::json::value(s)); }
+
+void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline) {
+  const double base_ns = baseline_latency(runs, baseline);
+  os << "{\n  \"baseline\": " << (baseline.empty() ? "null" : quoted(baseline)) << ",\n  \"runs\": [";
+  const char* run_sep = "\n";
+  for (const RunSummary& r : runs) {
+    os << run_sep << "    {\"platform\": " << quoted(r.platform) << ", \"program\": " << quoted(r.program)
+       << ", \"status\": " << quoted(status(r));
+    run_sep = ",\n";
+    if (!r.failure.empty()) os << ", \"failure\": " << quoted(r.failure);
+    if (!completed(r)) {
+      os << "}";
+      continue;
+    }
+    check_run(r);
+    auto ms6 = [](double ns) { return fixed(ns / 1e6, 6); };
+    auto object = [&](const char* key, const auto& map, auto format) {
+      os << ",\n     \"" << key << "\": {";
+      const char* sep = "";
+      for (const auto& [k, v] : map) {
+        os << sep << quoted(k) << ": " << format(v);
+        sep = ", ";
+      }
+      os << "}";
+    };
+    const std::string s = speedup(base_ns, r);
+    os << ",\n     \"latency_ms\": " << ms6(r.latency_ns) << ", \"speedup\": " << (s.empty() ? "null" : s);
+    object("phase_ms", r.phase_ns, ms6);
+    os << ",\n     \"exposed_nand_ms\": " << ms6(r.exposed_nand_ns) << ", \"compute_ms\": " << ms6(r.compute_ns);
+    auto bytes = [](uint64_t b) { return std::to_string(b); };
+    object("pcie_bytes", r.pcie_bytes, bytes);
+    os << ",\n     \"pcie_host_to_device_bytes\": " << pcie_total(r, kH2dPrefix)
+       << ", \"pcie_device_to_host_bytes\": " << pcie_total(r, kD2hPrefix);
+    os << ",\n     \"nand_read_bytes\": " << r.nand_read_bytes << ", \"nand_written_bytes\": " << r.nand_written_bytes
+       << ", \"controller_dram_bytes\": " << r.controller_dram_bytes;
+    auto joules = [](double j) { return fixed(j, 9); };
+    os << ",\n     \"energy_j\": " << joules(r.energy_j);
+    object("energy_j_by_phase", r.energy_j_by_phase, joules);
+    object("energy_j_by_component", r.energy_j_by_component, joules);
+    os << ",\n     \"average_power_w\": " << fixed(r.average_w, 6) << ", \"peak_power_w\": " << fixed(r.peak_w, 6)
+       << "}";
+  }
+  os << (runs.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+}  // namespace
+
+Format parse_format(const std::string& name, const std::string& where) {
+  if (name == "text") return Format::TEXT;
+  if (name == "csv") return Format::CSV;
+  if (name == "json") return Format::JSON;
+  throw BadInput(where, "unknown format '" + name + "' (expected text, csv or json)");
+}
+
+void write_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
+                      Format format) {
+  switch (format) {
+    case Format::TEXT: return write_text(os, runs, baseline);
+    case Format::CSV: return write_csv(os, runs, baseline);
+    case Format::JSON: return write_json(os, runs, baseline);
+  }
+  throw std::logic_error("report: unknown format");
+}
+
+}  // namespace ispsim::systems
