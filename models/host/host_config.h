@@ -1,0 +1,34 @@
+// Resolved parameters of the host GPU and its DRAM (models/host): schema
+// defaults applied, ranges checked, rates in the units the models use.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <systemc>
+
+#include "platforms/schema/host.pb.h"
+
+namespace ispsim::host {
+
+struct HostConfig {
+  double peak_flops_per_ns = 0;      // dense FP16 tensor peak (TFLOPS x 1000)
+  double dram_bytes_per_ns = 0;      // DRAM peak (GB/s)
+  double gemm_efficiency = 0;
+  double gemv_efficiency = 0;
+  double attention_efficiency = 0;
+  double nonlinear_efficiency = 0;
+  double memory_efficiency = 0;
+  sc_core::sc_time launch_overhead;
+  double energy_pj_per_flop = 0;
+  double dram_energy_pj_per_bit = 0;
+  double idle_power_w = 0;
+  uint64_t dram_capacity_bytes = 0;
+  uint64_t workspace_bytes = 0;
+  bool tied_lm_head = false;
+
+  // Unset fields take their schema defaults; out-of-range values throw
+  // BadInput(where, ...) naming the parameter, its value and the allowed range.
+  static HostConfig from_params(const schema::HostParams& params, const std::string& where = "host");
+};
+
+}  // namespace ispsim::host

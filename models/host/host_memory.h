@@ -1,0 +1,99 @@
+// The host DRAM budget and FlexGen-style KV staging in it (MemLLM Sec. VI-A:
+// both GPU baselines keep KV in idle host DRAM when it fits and re-read the rest
+// from the SSD).
+//
+//   staging capacity = dram_capacity - model weights - workspace   (0 if negative)
+//
+// Model weights = parameters x weight_bits / 8, parameters from the shape:
+//   token embedding          vocab x hidden
+//   OPT learned positions    2050 x hidden (max_position_embeddings 2048 + offset 2)
+//   per layer  Q/K/V         hidden x (heads + 2 kv_heads) head_dim  (+ bias for Qwen2, OPT)
+//              output proj   heads head_dim x hidden                 (+ bias for OPT)
+//              FFN           Llama/Qwen2: 3 x hidden x ffn (gate, up, down);
+//                            OPT: 2 x hidden x ffn (+ ffn + hidden biases)
+//              norms         Llama/Qwen2: 2 x hidden (RMSNorm); OPT: 4 x hidden (LayerNorm)
+//   final norm               hidden (OPT: 2 x hidden)
+//   LM head                  vocab x hidden unless tied (OPT always ties)
+//
+// Staging is an LRU cache over keys (layer, region) of byte sizes. A key larger
+// than the whole capacity is partially resident (its first `capacity` bytes).
+// Staging hits cost no extra time: with unified memory the GPU reads staged KV
+// in place, and that DRAM traffic is in the attention op's roofline.
+//
+// Statistics (under `path`): staging_capacity, weight_bytes (bytes),
+// hit_bytes, miss_bytes, evicted_bytes (bytes), evictions (count), resident_bytes.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "models/core/stats.h"
+#include "models/host/host_config.h"
+#include "traces/trace.pb.h"
+
+namespace ispsim::host {
+
+// Model parameters counted as above.
+uint64_t model_parameters(const trace::ModelShape& shape, bool tied_lm_head);
+// model_parameters x weight_bits / 8, rounded up.
+uint64_t model_weight_bytes(const trace::ModelShape& shape, bool tied_lm_head);
+
+struct StagingKey {
+  uint32_t layer = 0;
+  trace::KvRegion region = trace::KV_REGION_UNSPECIFIED;
+  bool operator<(const StagingKey& o) const {
+    return layer != o.layer ? layer < o.layer : region < o.region;
+  }
+  bool operator==(const StagingKey& o) const { return layer == o.layer && region == o.region; }
+};
+
+class HostMemory {
+ public:
+  // `path` names the statistics (e.g. "system.host.memory").
+  HostMemory(const std::string& path, const HostConfig& config, const trace::ModelShape& shape);
+  HostMemory(const HostMemory&) = delete;
+  HostMemory& operator=(const HostMemory&) = delete;
+
+  uint64_t weight_bytes() const { return weight_bytes_; }
+  // Whether weights + workspace fit in the DRAM budget.
+  bool weights_fit() const;
+  uint64_t staging_capacity() const { return capacity_; }
+
+  // Bytes of `key` resident in staging (0 if absent).
+  uint64_t resident(const StagingKey& key) const;
+  // A read of `bytes` of `key`: counts min(resident, bytes) as hit bytes and the
+  // rest as miss bytes, marks the key most recently used; returns the hit bytes.
+  uint64_t lookup(const StagingKey& key, uint64_t bytes);
+  // Makes `key` hold `bytes` (replacing its previous size), most recently used,
+  // evicting least recently used keys until it fits; a key larger than the
+  // capacity keeps `capacity` bytes. Returns the bytes evicted from other keys.
+  uint64_t insert(const StagingKey& key, uint64_t bytes);
+  // Marks `key` most recently used (no effect if absent).
+  void touch(const StagingKey& key);
+
+  uint64_t resident_bytes() const { return used_; }
+  uint64_t hit_bytes() const { return hit_bytes_.value(); }
+  uint64_t miss_bytes() const { return miss_bytes_.value(); }
+  uint64_t evicted_bytes() const { return evicted_bytes_.value(); }
+  uint64_t evictions() const { return evictions_.value(); }
+
+ private:
+  using Lru = std::list<std::pair<StagingKey, uint64_t>>;  // front = most recently used
+  uint64_t weight_bytes_;
+  uint64_t workspace_bytes_;
+  uint64_t dram_bytes_;
+  uint64_t capacity_;
+  uint64_t used_ = 0;
+  Lru lru_;
+  std::map<StagingKey, Lru::iterator> index_;
+  stats::Group stats_;
+  stats::Counter& hit_bytes_;
+  stats::Counter& miss_bytes_;
+  stats::Counter& evicted_bytes_;
+  stats::Counter& evictions_;
+};
+
+}  // namespace ispsim::host
