@@ -90,7 +90,10 @@ uint64_t hash_integer_model(const integer::IntegerModel& m, uint64_t h) {
 }
 
 uint64_t model_hash(const model::Model& m, const std::string& engine) {
-  uint64_t h = m.dir.empty() ? hash_model_in_memory(m, kFnvOffsetBasis) : hash_checkpoint_dir(m.dir, kFnvOffsetBasis);
+  // Random test models carry a descriptive dir ("random(seed 42)") without files.
+  std::error_code ec;
+  const bool on_disk = !m.dir.empty() && std::filesystem::is_regular_file(m.dir + "/config.json", ec);
+  uint64_t h = on_disk ? hash_checkpoint_dir(m.dir, kFnvOffsetBasis) : hash_model_in_memory(m, kFnvOffsetBasis);
   return fnv1a64("engine=" + engine, h);
 }
 

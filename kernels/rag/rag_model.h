@@ -33,7 +33,7 @@ class RagModel {
   const integer::IntegerModel& integer_model() const;  // only when is_integer()
   int context() const { return model_->config.max_positions; }  // tokens
   // FNV-1a 64 over config.json and the weights files' bytes when the model
-  // came from a directory (the weights in memory otherwise, e.g. random test
+  // came from a checkpoint directory (the shape and weights in memory otherwise, e.g. random test
   // models), the engine name, and for the integer engine its whole integer
   // model (so a different calibration is a different model too).
   uint64_t fingerprint() const { return fingerprint_; }

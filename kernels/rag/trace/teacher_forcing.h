@@ -20,9 +20,13 @@
 
 namespace ispsim::rag {
 
-// forced.size() rows (>= 1): row s = blend logits after the prompt followed by
-// forced[0..s); options.answer_tokens is ignored (each run decodes one row).
-LogitRows teacher_forced_blend(const RagModel& engine, const KvStore& store, const std::vector<std::string>& doc_ids,
+struct TeacherForced {
+  LogitRows rows;       // forced.size() rows: row s = blend logits after the prompt + forced[0..s)
+  int hkvd_count = 0;   // context tokens recomputed (the same in every run: selection ignores the query)
+};
+
+// forced.size() >= 1 runs of blend(); options.answer_tokens is ignored (each run decodes one row).
+TeacherForced teacher_forced_blend(const RagModel& engine, const KvStore& store, const std::vector<std::string>& doc_ids,
                                const std::vector<int>& query_tokens, const std::vector<int>& forced,
                                const BlendOptions& options);
 

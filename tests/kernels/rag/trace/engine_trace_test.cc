@@ -106,7 +106,7 @@ TEST_F(EngineTraceTest, TeacherForcingEqualsDecodingFp32) {
   o.ratio = 0.3;
   o.answer_tokens = 4;
   const BlendOutput decoded = blend(engine, store, ids_, query_, o);
-  const LogitRows forced = teacher_forced_blend(engine, store, ids_, query_, decoded.answer, o);
+  const LogitRows forced = teacher_forced_blend(engine, store, ids_, query_, decoded.answer, o).rows;
   ASSERT_EQ(forced.size(), 4u);
   for (size_t s = 0; s < forced.size(); ++s) {
     ASSERT_EQ(forced[s].size(), decoded.logits[s].size());
@@ -123,7 +123,7 @@ TEST_F(EngineTraceTest, TeacherForcingEqualsDecodingIntegerBitExact) {
   o.answer_tokens = 4;
   o.integer = true;
   const BlendOutput decoded = blend(engine, store, ids_, query_, o);
-  const LogitRows forced = teacher_forced_blend(engine, store, ids_, query_, decoded.answer, o);
+  const LogitRows forced = teacher_forced_blend(engine, store, ids_, query_, decoded.answer, o).rows;
   ASSERT_EQ(forced.size(), 4u);
   for (size_t s = 0; s < forced.size(); ++s) EXPECT_EQ(forced[s], decoded.logits[s]) << "row " << s;
 }
@@ -138,7 +138,7 @@ TEST_F(EngineTraceTest, FullRatioQualityMatchesFullPrefill) {
   o.answer_tokens = 3;
   const BlendOutput full = full_prefill(engine, store, ids_, query_, o);
   const AnswerQuality q =
-      compare_answers(full.logits, teacher_forced_blend(engine, store, ids_, query_, full.answer, o));
+      compare_answers(full.logits, teacher_forced_blend(engine, store, ids_, query_, full.answer, o).rows);
   EXPECT_TRUE(q.first_token_agrees);
   EXPECT_EQ(q.positions, 3);
   EXPECT_EQ(q.top1_agreements, 3);
