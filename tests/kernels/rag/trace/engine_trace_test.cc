@@ -106,7 +106,9 @@ TEST_F(EngineTraceTest, TeacherForcingEqualsDecodingFp32) {
   o.ratio = 0.3;
   o.answer_tokens = 4;
   const BlendOutput decoded = blend(engine, store, ids_, query_, o);
-  const LogitRows forced = teacher_forced_blend(engine, store, ids_, query_, decoded.answer, o).rows;
+  const TeacherForced run = teacher_forced_blend(engine, store, ids_, query_, decoded.answer, o);
+  EXPECT_EQ(run.hkvd_count, decoded.hkvd_count());
+  const LogitRows& forced = run.rows;
   ASSERT_EQ(forced.size(), 4u);
   for (size_t s = 0; s < forced.size(); ++s) {
     ASSERT_EQ(forced[s].size(), decoded.logits[s].size());
