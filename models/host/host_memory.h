@@ -15,8 +15,10 @@
 //   final norm               hidden (OPT: 2 x hidden)
 //   LM head                  vocab x hidden unless tied (OPT always ties)
 //
-// Staging is an LRU cache over keys (layer, region) of byte sizes. A key larger
-// than the whole capacity is partially resident (its first `capacity` bytes).
+// Staging is an LRU cache over keys (layer, region) of byte sizes. Making room
+// drops least recently used keys; the last victim is only shrunk by the bytes
+// still needed (a partially staged layer still saves that many SSD bytes). A key
+// larger than the whole capacity is partially resident (`capacity` bytes).
 // Staging hits cost no extra time: with unified memory the GPU reads staged KV
 // in place, and that DRAM traffic is in the attention op's roofline.
 //
@@ -68,8 +70,9 @@ class HostMemory {
   // rest as miss bytes, marks the key most recently used; returns the hit bytes.
   uint64_t lookup(const StagingKey& key, uint64_t bytes);
   // Makes `key` hold `bytes` (replacing its previous size), most recently used,
-  // evicting least recently used keys until it fits; a key larger than the
-  // capacity keeps `capacity` bytes. Returns the bytes evicted from other keys.
+  // evicting (the last one possibly only in part) least recently used keys until it fits; a key larger than the
+  // capacity keeps `capacity` bytes. Returns the bytes evicted from other keys
+  // (evictions counts each key dropped or shrunk).
   uint64_t insert(const StagingKey& key, uint64_t bytes);
   // Marks `key` most recently used (no effect if absent).
   void touch(const StagingKey& key);

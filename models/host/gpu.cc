@@ -1,0 +1,257 @@
+#include "models/host/gpu.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/error.h"
+#include "traces/trace_validator.h"
+
+namespace ispsim::host {
+
+using sc_core::sc_time;
+
+namespace {
+
+sc_time picoseconds(double ps) { return sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(ps))); }
+
+// Element width in bytes: the op's dtype when set, else the model's width.
+double element_bytes(trace::DType dtype, uint32_t fallback_bits) {
+  const uint32_t bits = trace::dtype_bits(dtype);
+  return (bits ? bits : fallback_bits) / 8.0;
+}
+
+uint64_t round_bytes(double bytes) { return static_cast<uint64_t>(std::ceil(bytes)); }
+
+bool bit_set(const trace::BitVector& v, uint64_t i) {
+  return (static_cast<uint8_t>(v.bits()[i / 8]) >> (i % 8)) & 1u;
+}
+
+}  // namespace
+
+const char* to_string(OpClass op_class) {
+  switch (op_class) {
+    case OpClass::GEMM: return "gemm";
+    case OpClass::GEMV: return "gemv";
+    case OpClass::ATTENTION: return "attention";
+    case OpClass::NONLINEAR: return "nonlinear";
+  }
+  return "nonlinear";
+}
+
+uint32_t nonlinear_flops_per_element(trace::NonlinearKind kind) {
+  switch (kind) {
+    case trace::NONLINEAR_SOFTMAX: return 5;
+    case trace::NONLINEAR_RMSNORM: return 4;
+    case trace::NONLINEAR_LAYERNORM: return 8;
+    case trace::NONLINEAR_SILU: return 4;
+    case trace::NONLINEAR_SWIGLU: return 5;
+    case trace::NONLINEAR_RELU: return 1;
+    case trace::NONLINEAR_GELU: return 8;
+    case trace::NONLINEAR_ROPE: return 3;
+    case trace::NONLINEAR_RESIDUAL_ADD: return 1;
+    case trace::NONLINEAR_REQUANTIZE: return 2;
+    default: return 0;
+  }
+}
+
+uint64_t attention_kv_tokens(const trace::Attention& attention) {
+  uint64_t tokens = 0;
+  for (const trace::KvSpan& span : attention.kv())
+    if (span.tokens().end() > span.tokens().begin()) tokens += span.tokens().end() - span.tokens().begin();
+  return tokens;
+}
+
+uint64_t attention_pairs(const trace::Attention& attention) {
+  const uint64_t rows = attention.query_rows();
+  const uint64_t kv_tokens = attention_kv_tokens(attention);
+  if (!attention.causal()) return rows * kv_tokens;
+
+  // Span boundaries, to count the KV tokens at positions <= p.
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  uint64_t max_end = 0;
+  for (const trace::KvSpan& span : attention.kv()) {
+    if (span.tokens().end() <= span.tokens().begin()) continue;
+    spans.emplace_back(span.tokens().begin(), span.tokens().end());
+    max_end = std::max<uint64_t>(max_end, span.tokens().end());
+  }
+  auto visible = [&spans](uint64_t p) {
+    uint64_t n = 0;
+    for (const auto& [begin, end] : spans)
+      if (p >= begin) n += std::min(end, p + 1) - begin;
+    return n;
+  };
+
+  // Candidate row positions: mask-selected precomputed positions, then appended spans.
+  const trace::BitVector& mask = attention.hkvd_mask();
+  uint64_t candidates = 0;
+  uint64_t mask_bit = 0;
+  for (const trace::KvSpan& span : attention.kv()) {
+    const uint64_t n = span.tokens().end() > span.tokens().begin() ? span.tokens().end() - span.tokens().begin() : 0;
+    if (span.region() == trace::KV_REGION_PRECOMPUTED) {
+      if (mask.bit_length() > 0) {
+        for (uint64_t i = 0; i < n && mask_bit + i < mask.bit_length(); ++i)
+          if (bit_set(mask, mask_bit + i)) ++candidates;
+      }
+      mask_bit += n;
+    } else {
+      candidates += n;
+    }
+  }
+
+  uint64_t pairs = 0;
+  if (candidates < rows) {
+    // Inconsistent op: rows are the last query_rows positions below max_end.
+    const uint64_t first = max_end > rows ? max_end - rows : 0;
+    for (uint64_t p = first; p < max_end; ++p) pairs += visible(p);
+    return pairs;
+  }
+  // Walk the candidates in order and count the last `rows` of them.
+  uint64_t skip = candidates - rows;
+  mask_bit = 0;
+  for (const trace::KvSpan& span : attention.kv()) {
+    const uint64_t begin = span.tokens().begin();
+    const uint64_t n = span.tokens().end() > begin ? span.tokens().end() - begin : 0;
+    const bool precomputed = span.region() == trace::KV_REGION_PRECOMPUTED;
+    for (uint64_t i = 0; i < n; ++i) {
+      const bool candidate = precomputed ? (mask.bit_length() > 0 && mask_bit + i < mask.bit_length() &&
+                                            bit_set(mask, mask_bit + i))
+                                         : true;
+      if (!candidate) continue;
+      if (skip > 0) {
+        --skip;
+        continue;
+      }
+      pairs += visible(begin + i);
+    }
+    if (precomputed) mask_bit += n;
+  }
+  return pairs;
+}
+
+Gpu::Gpu(sc_core::sc_module_name name, const HostConfig& config, core::EnergyLedger* ledger)
+    : sc_module(name),
+      config_(config),
+      ledger_(ledger),
+      stream_("stream", 0.0, sc_core::SC_ZERO_TIME),
+      stats_(this->name()),
+      flops_(stats_.counter("flops", "FLOP", "floating-point operations of all ops")),
+      energy_pj_(stats_.scalar("dynamic_energy", "pJ", "compute and DRAM energy of all ops")) {
+  for (int c = 0; c < kOpClassCount; ++c) {
+    class_groups_[c] = std::make_unique<stats::Group>(std::string(this->name()) + "." + to_string(OpClass(c)));
+    stats::Group& g = *class_groups_[c];
+    const std::string what = std::string(to_string(OpClass(c))) + " ops";
+    g.formula_integer("ops", "count", what + " executed", [this, c] { return per_class_[c].ops; });
+    g.formula_integer("flops", "FLOP", "floating-point operations of " + what, [this, c] { return per_class_[c].flops; });
+    g.formula_integer("bytes", "bytes", "DRAM bytes of " + what, [this, c] { return per_class_[c].bytes; });
+    g.formula("busy_time", "ns", "stream time of " + what,
+              [this, c] { return static_cast<double>(per_class_[c].busy_ps) / 1e3; });
+  }
+  if (ledger_) ledger_->add_static_power(this->name(), config_.idle_power_w);
+}
+
+OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
+  const double w = shape.weight_bits() / 8.0;
+  const double kv = shape.kv_bits() / 8.0;
+  const double hidden = shape.hidden(), heads = shape.heads(), kv_heads = shape.kv_heads(),
+               head_dim = shape.head_dim();
+  OpCost c;
+  double flops = 0, bytes = 0;
+  switch (op.kind_case()) {
+    case trace::Op::kGemm: {
+      const trace::Gemm& g = op.gemm();
+      const double m = g.m(), n = g.n(), k = g.k();
+      flops = 2 * m * n * k;
+      bytes = m * k * element_bytes(g.a_dtype(), shape.activation_bits()) +
+              k * n * element_bytes(g.b_dtype(), g.b_is_weight() ? shape.weight_bits() : shape.activation_bits()) +
+              m * n * element_bytes(g.out_dtype(), shape.activation_bits());
+      c.op_class = g.m() == 1 ? OpClass::GEMV : OpClass::GEMM;
+      break;
+    }
+    case trace::Op::kLmHead: {
+      const trace::LmHead& l = op.lm_head();
+      const double rows = l.rows(), vocab = shape.vocab();
+      const double out = element_bytes(l.dtype(), shape.activation_bits());
+      flops = 2 * rows * hidden * vocab;
+      bytes = hidden * vocab * w + rows * hidden * out + rows * vocab * out;
+      c.op_class = l.rows() == 1 ? OpClass::GEMV : OpClass::GEMM;
+      break;
+    }
+    case trace::Op::kAttention: {
+      const trace::Attention& a = op.attention();
+      const double q = element_bytes(a.dtype(), shape.activation_bits());
+      flops = 4.0 * static_cast<double>(attention_pairs(a)) * head_dim * heads;
+      bytes = 2 * a.query_rows() * heads * head_dim * q +
+              static_cast<double>(attention_kv_tokens(a)) * kv_heads * head_dim * 2 * kv;
+      c.op_class = OpClass::ATTENTION;
+      break;
+    }
+    case trace::Op::kNonlinear: {
+      const trace::Nonlinear& nl = op.nonlinear();
+      const double e = static_cast<double>(nl.elements());
+      const int inputs = nl.kind() == trace::NONLINEAR_SWIGLU || nl.kind() == trace::NONLINEAR_RESIDUAL_ADD ? 2 : 1;
+      flops = e * nonlinear_flops_per_element(nl.kind());
+      bytes = (inputs + 1) * e * element_bytes(nl.dtype(), shape.activation_bits());
+      c.op_class = OpClass::NONLINEAR;
+      break;
+    }
+    case trace::Op::kEmbedding: {
+      const trace::Embedding& em = op.embedding();
+      bytes = static_cast<double>(em.tokens()) * hidden * (w + element_bytes(em.dtype(), shape.activation_bits()));
+      c.op_class = OpClass::NONLINEAR;
+      break;
+    }
+    case trace::Op::kHkvdSelect: {
+      const double elements = static_cast<double>(op.hkvd_select().context_tokens()) * kv_heads * head_dim * 2;
+      flops = 3 * elements;
+      bytes = 2 * elements * kv;
+      c.op_class = OpClass::NONLINEAR;
+      break;
+    }
+    default:
+      throw BadInput("gpu", "op " + std::to_string(op.id()) + " is not an op the host GPU runs (kind " +
+                                std::to_string(static_cast<int>(op.kind_case())) + ")");
+  }
+  c.flops = static_cast<uint64_t>(std::llround(flops));
+  c.bytes = round_bytes(bytes);
+  double efficiency = config_.nonlinear_efficiency;
+  switch (c.op_class) {
+    case OpClass::GEMM: efficiency = config_.gemm_efficiency; break;
+    case OpClass::GEMV: efficiency = config_.gemv_efficiency; break;
+    case OpClass::ATTENTION: efficiency = config_.attention_efficiency; break;
+    case OpClass::NONLINEAR: efficiency = config_.nonlinear_efficiency; break;
+  }
+  c.compute_time = picoseconds(flops / (config_.peak_flops_per_ns * efficiency) * 1e3);
+  c.memory_time = picoseconds(bytes / (config_.dram_bytes_per_ns * config_.memory_efficiency) * 1e3);
+  if (op.has_measured_duration_ns()) {
+    c.measured = true;
+    c.duration = picoseconds(static_cast<double>(op.measured_duration_ns()) * 1e3);
+  } else {
+    c.duration = config_.launch_overhead + std::max(c.compute_time, c.memory_time);
+  }
+  return c;
+}
+
+sc_time Gpu::execute(const trace::Op& op, const trace::ModelShape& shape, Done done) {
+  const OpCost c = cost(op, shape);
+  const sc_time start = stream_.free_at();
+  const sc_time completion = stream_.submit(c.duration, c.bytes, std::move(done));
+  ClassTotals& t = per_class_[static_cast<int>(c.op_class)];
+  ++t.ops;
+  t.flops += c.flops;
+  t.bytes += c.bytes;
+  t.busy_ps += c.duration.value();
+  flops_ += c.flops;
+  const double compute_pj = static_cast<double>(c.flops) * config_.energy_pj_per_flop;
+  const double dram_pj = static_cast<double>(c.bytes) * 8 * config_.dram_energy_pj_per_bit;
+  energy_pj_ += compute_pj + dram_pj;
+  if (ledger_) {
+    ledger_->add(name(), compute_pj * 1e-12, start.value(), completion.value());
+    ledger_->add(std::string(name()) + ".dram", dram_pj * 1e-12, start.value(), completion.value());
+  }
+  return completion;
+}
+
+}  // namespace ispsim::host

@@ -1,0 +1,33 @@
+#include "models/host/host_config.h"
+
+#include <cmath>
+
+#include "platforms/schema/defaults.h"
+#include "platforms/schema/validation.h"
+
+namespace ispsim::host {
+
+HostConfig HostConfig::from_params(const schema::HostParams& params, const std::string& where) {
+  schema::HostParams p = params;
+  schema::apply_defaults(p);
+  schema::validate_parameters(p, where);
+
+  HostConfig c;
+  c.peak_flops_per_ns = p.gpu_peak_tflops() * 1e3;
+  c.dram_bytes_per_ns = p.dram_bandwidth_gbps();
+  c.gemm_efficiency = p.gemm_efficiency();
+  c.gemv_efficiency = p.gemv_efficiency();
+  c.attention_efficiency = p.attention_efficiency();
+  c.nonlinear_efficiency = p.nonlinear_efficiency();
+  c.memory_efficiency = p.memory_efficiency();
+  c.launch_overhead = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(p.launch_overhead_ns() * 1e3)));
+  c.energy_pj_per_flop = p.energy_pj_per_flop();
+  c.dram_energy_pj_per_bit = p.dram_energy_pj_per_bit();
+  c.idle_power_w = p.idle_power_w();
+  c.dram_capacity_bytes = p.dram_capacity_bytes();
+  c.workspace_bytes = p.workspace_bytes();
+  c.tied_lm_head = p.tied_lm_head();
+  return c;
+}
+
+}  // namespace ispsim::host
