@@ -1,0 +1,145 @@
+// Model presets (published config.json shapes) and dataset profiles (ranges,
+// means, the SPEC.md context:answer ratios), and the portable seeded draws.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "common/error.h"
+#include "traces/gen/dataset_profiles.h"
+#include "traces/gen/model_presets.h"
+#include "traces/gen/seeded_random.h"
+
+using namespace ispsim;
+using namespace ispsim::tracegen;
+
+TEST(ModelPresets, PublishedShapes) {
+  struct Want {
+    const char* name;
+    trace::ArchitectureFamily family;
+    uint32_t layers, hidden, heads, kv_heads, head_dim, ffn, vocab;
+  };
+  const Want want[] = {
+      {"SmolLM2-135M", trace::ARCHITECTURE_LLAMA, 30, 576, 9, 3, 64, 1536, 49152},
+      {"SmolLM2-360M", trace::ARCHITECTURE_LLAMA, 32, 960, 15, 5, 64, 2560, 49152},
+      {"SmolLM2-1.7B", trace::ARCHITECTURE_LLAMA, 24, 2048, 32, 32, 64, 8192, 49152},
+      {"OPT-350M", trace::ARCHITECTURE_OPT, 24, 1024, 16, 16, 64, 4096, 50272},
+      {"OPT-1.3B", trace::ARCHITECTURE_OPT, 24, 2048, 32, 32, 64, 8192, 50272},
+      {"OPT-2.7B", trace::ARCHITECTURE_OPT, 32, 2560, 32, 32, 80, 10240, 50272},
+      {"OPT-6.7B", trace::ARCHITECTURE_OPT, 32, 4096, 32, 32, 128, 16384, 50272},
+      {"Llama-3.1-8B", trace::ARCHITECTURE_LLAMA, 32, 4096, 32, 8, 128, 14336, 128256},
+      {"Qwen2.5-7B", trace::ARCHITECTURE_QWEN2, 28, 3584, 28, 4, 128, 18944, 152064},
+  };
+  ASSERT_EQ(model_presets().size(), std::size(want));
+  for (const Want& w : want) {
+    const trace::ModelShape m = find_model_preset(w.name);
+    SCOPED_TRACE(w.name);
+    EXPECT_EQ(m.name(), w.name);
+    EXPECT_EQ(m.family(), w.family);
+    EXPECT_EQ(m.layers(), w.layers);
+    EXPECT_EQ(m.hidden(), w.hidden);
+    EXPECT_EQ(m.heads(), w.heads);
+    EXPECT_EQ(m.kv_heads(), w.kv_heads);
+    EXPECT_EQ(m.head_dim(), w.head_dim);
+    EXPECT_EQ(m.ffn_dim(), w.ffn);
+    EXPECT_EQ(m.vocab(), w.vocab);
+    EXPECT_EQ(m.weight_bits(), 16u);
+    EXPECT_EQ(m.kv_bits(), 16u);
+    EXPECT_EQ(m.activation_bits(), 16u);
+    EXPECT_EQ(uint64_t{m.heads()} * m.head_dim(), m.hidden()) << "attention width equals the model width";
+  }
+}
+
+TEST(ModelPresets, LookupIsCaseInsensitiveAndUnknownNamesListTheKnownOnes) {
+  EXPECT_EQ(find_model_preset("smollm2-135m").name(), "SmolLM2-135M");
+  EXPECT_EQ(find_model_preset("QWEN2.5-7B").name(), "Qwen2.5-7B");
+  try {
+    find_model_preset("gpt-5", "--shape");
+    FAIL() << "accepted an unknown model";
+  } catch (const BadInput& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("--shape: unknown model 'gpt-5' (known: SmolLM2-135M, SmolLM2-360M", 0), 0u) << what;
+    EXPECT_NE(what.find("Qwen2.5-7B)"), std::string::npos) << what;
+  }
+}
+
+TEST(DatasetProfiles, EightProfilesWithTheSpecRatios) {
+  std::vector<std::string> keys;
+  for (const DatasetProfile& p : dataset_profiles()) keys.push_back(p.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"fin", "tat", "cov", "cad", "prv", "wik", "web", "hpt"}));
+  // SPEC.md: TriviaQA ~1000:1, CUAD ~90:1, CovidQA ~440:1 context:answer at top-k 5.
+  EXPECT_DOUBLE_EQ(find_dataset_profile("wik").context_to_answer_ratio(), 1000.0);
+  EXPECT_DOUBLE_EQ(find_dataset_profile("web").context_to_answer_ratio(), 1000.0);
+  EXPECT_DOUBLE_EQ(find_dataset_profile("cad").context_to_answer_ratio(), 90.0);
+  EXPECT_DOUBLE_EQ(find_dataset_profile("cov").context_to_answer_ratio(), 440.0);
+  EXPECT_EQ(find_dataset_profile("WIK").key, "wik");
+  for (const DatasetProfile& p : dataset_profiles()) {
+    EXPECT_FALSE(p.source.empty()) << p.key;
+    EXPECT_LT(p.doc_min_tokens, p.doc_mean_tokens) << p.key;
+    EXPECT_GT(double(p.doc_max_tokens), p.doc_mean_tokens) << p.key;
+  }
+  try {
+    find_dataset_profile("squad", "--dataset");
+    FAIL() << "accepted an unknown dataset";
+  } catch (const BadInput& e) {
+    EXPECT_STREQ(e.what(), "--dataset: unknown dataset 'squad' (known: fin, tat, cov, cad, prv, wik, web, hpt)");
+  }
+}
+
+// Each profile's draws stay in its documented ranges, and the document lengths
+// average to the documented mean (within 5 %: truncation trims a little of the tail).
+TEST(DatasetProfiles, DrawsStayInTheDocumentedRanges) {
+  for (const DatasetProfile& p : dataset_profiles()) {
+    SCOPED_TRACE(p.key);
+    SeededRandom random(7);
+    double sum = 0;
+    const int n = 4000;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t doc = draw_document_tokens(p, random);
+      ASSERT_GE(doc, p.doc_min_tokens);
+      ASSERT_LE(doc, p.doc_max_tokens);
+      sum += double(doc);
+      const uint64_t q = draw_query_tokens(p, random), a = draw_answer_tokens(p, random);
+      ASSERT_GE(q, p.query_min_tokens);
+      ASSERT_LE(q, p.query_max_tokens);
+      ASSERT_GE(a, p.answer_min_tokens);
+      ASSERT_LE(a, p.answer_max_tokens);
+    }
+    EXPECT_NEAR(sum / n, p.doc_mean_tokens, 0.05 * p.doc_mean_tokens);
+  }
+}
+
+TEST(SeededRandom, SameSeedSameDrawsAndUniformIntegers) {
+  SeededRandom a(42), b(42), c(43);
+  bool differs = false;
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t x = a.uniform_int(0, 1000000);
+    EXPECT_EQ(x, b.uniform_int(0, 1000000));
+    differs = differs || x != c.uniform_int(0, 1000000);
+  }
+  EXPECT_TRUE(differs);
+  // mt19937_64 is specified by the standard: the 10000th output of the default seed
+  // (5489) is 9981545732273789042 ([rand.predef]); uniform_unit uses its top 53 bits.
+  SeededRandom standard(5489);
+  for (int i = 0; i < 9999; ++i) standard.uniform_unit();
+  EXPECT_EQ(standard.uniform_unit(), double(9981545732273789042ULL >> 11) / 9007199254740992.0);
+  // Ten buckets of 20000 draws: each within 5 % of 2000.
+  std::map<uint64_t, int> buckets;
+  SeededRandom r(3);
+  for (int i = 0; i < 20000; ++i) ++buckets[r.uniform_int(5, 14)];
+  ASSERT_EQ(buckets.size(), 10u);
+  EXPECT_EQ(buckets.begin()->first, 5u);
+  for (const auto& [value, count] : buckets) EXPECT_NEAR(count, 2000, 100) << value;
+  EXPECT_EQ(r.uniform_int(7, 7), 7u);
+  // Normals: mean ~0 and variance ~1 over 20000 draws.
+  double sum = 0, squares = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const double z = r.standard_normal();
+    sum += z;
+    squares += z * z;
+  }
+  EXPECT_NEAR(sum / 20000, 0.0, 0.03);
+  EXPECT_NEAR(squares / 20000, 1.0, 0.04);
+  EXPECT_NE(SeededRandom::derive_seed(1, 0), SeededRandom::derive_seed(1, 1));
+}
