@@ -4,7 +4,11 @@
 // input must surface as one BadInput, which main() turns into one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -28,32 +32,15 @@ const std::string kSource = ISPSIM_SOURCE_DIR;
 const std::string kModel = kSource + "/assets/brown-llama";
 const std::string kCalib = kSource + "/kernels/int/data/brown_calibration.txt";
 
-// The demo documents as {"id", "text"} JSON lines, parsed minimally (the file is ours).
-std::vector<Document> demo_documents(const model::Tokenizer& tok) {
-  std::ifstream in(kSource + "/assets/rag-demo/docs.jsonl");
-  std::vector<Document> docs;
-  std::string line;
-  while (std::getline(in, line)) {
-    const boost::json::object o = boost::json::parse(line).as_object();
-    docs.push_back({o.at("id").as_string().c_str(), tok.encode(o.at("text").as_string().c_str())});
-  }
-  return docs;
-}
-
-// A store of the demo documents precomputed with the FP32 engine, or int16 with
-// the CLI's default calibration (2048 tokens of kCalib).
+// A store of the demo documents made by `ispsim engine precompute` (each
+// document starts with BOS there), FP32 or int16 with its default calibration.
 std::string make_store(const std::string& quant) {
   const std::string dir = (scratch_dir() / ("store_" + quant)).string();
   if (fs::exists(dir + "/index.json")) return dir;
-  const model::Model m = model::load_model(kModel);
-  const model::Tokenizer tok(kModel + "/tokenizer.json");
-  std::ifstream calib_in(kCalib);
-  std::stringstream calib_text;
-  calib_text << calib_in.rdbuf();
-  std::vector<int> calib = tok.encode(calib_text.str());
-  calib.resize(std::min<size_t>(calib.size(), 2048));
-  const RagModel engine = quant == "fp32" ? RagModel::fp32(m) : RagModel::integer(m, calib);
-  precompute(engine, demo_documents(tok)).write(dir);
+  const ispsim::testing::CliResult r = ispsim::testing::run_cli(
+      "engine precompute --model assets/brown-llama --docs assets/rag-demo/docs.jsonl --quant " + quant + " --out " +
+      ispsim::testing::shell_quote(dir));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   return dir;
 }
 
@@ -101,12 +88,12 @@ TEST(RagCli, BlendQualityTableOnTheDemoSetFp32) {
   const std::string queries = write_file("q.jsonl", kQuery);
   const std::string out = capture(cli::engine_blend_quality,
                                   {"--model", kModel, "--store", store, "--queries", queries, "--tokens", "3"});
-  // C = 26 + 32 + 36 + 24 + 32 tokens (tools/rag/make_demo_set.py's counts).
-  EXPECT_NE(out.find("query 1: 150 context tokens in 5 documents"), std::string::npos) << out;
-  EXPECT_NE(out.find("0 %     0 of 150 (0.0 %)"), std::string::npos) << out;
-  EXPECT_NE(out.find("15 %    22 of 150 (14.7 %)"), std::string::npos) << out;  // round(0.15 * 150) = 22
+  // C = 26 + 32 + 36 + 24 + 32 tokens (tools/rag/make_demo_set.py's counts) + 5 BOS.
+  EXPECT_NE(out.find("query 1: 155 context tokens in 5 documents"), std::string::npos) << out;
+  EXPECT_NE(out.find("0 %     0 of 155 (0.0 %)"), std::string::npos) << out;
+  EXPECT_NE(out.find("15 %    23 of 155 (14.8 %)"), std::string::npos) << out;  // round(0.15 * 155) = 23
   // Ratio 100 % is the full prefill: every answer position agrees, KL at rounding level.
-  EXPECT_NE(out.find("100 %   150 of 150 (100.0 %)    1 of 1 (100.0 %)          3 of 3 (100.0 %)          0.0000 nats"),
+  EXPECT_NE(out.find("100 %   155 of 155 (100.0 %)    1 of 1 (100.0 %)          3 of 3 (100.0 %)          0.0000 nats"),
             std::string::npos)
       << out;
 }
@@ -118,7 +105,7 @@ TEST(RagCli, BlendQualityIntegerIsExactAtFullRatio) {
       capture(cli::engine_blend_quality, {"--model", kModel, "--store", store, "--queries", queries, "--tokens", "2",
                                           "--quant", "int16", "--calib", kCalib, "--ratios", "1"});
   EXPECT_NE(out.find("engine int16"), std::string::npos) << out;
-  EXPECT_NE(out.find("100 %   150 of 150 (100.0 %)    1 of 1 (100.0 %)          2 of 2 (100.0 %)          0.0000 nats"),
+  EXPECT_NE(out.find("100 %   155 of 155 (100.0 %)    1 of 1 (100.0 %)          2 of 2 (100.0 %)          0.0000 nats"),
             std::string::npos)
       << out;
 }
@@ -130,7 +117,7 @@ TEST(RagCli, TraceGenEngineWritesTheEnginesMasks) {
                           "--query", "How were Du Pont products promoted?", "--ratio", "0.25", "--tokens", "4",
                           "--out", trace_path};
   const std::string out = capture(cli::trace_gen_engine, args);
-  EXPECT_NE(out.find("HKVD 23 tokens per layer"), std::string::npos) << out;  // round(0.25 * (36 + 24 + 32))
+  EXPECT_NE(out.find("HKVD 24 tokens per layer"), std::string::npos) << out;  // round(0.25 * (36 + 24 + 32 + 3 BOS))
 
   // The same request through the library gives the masks the trace must carry.
   const model::Model m = model::load_model(kModel);

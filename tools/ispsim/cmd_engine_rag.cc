@@ -1,0 +1,339 @@
+// `ispsim engine blend-quality` and `ispsim trace gen --engine` (issue 5, items 3
+// and 4). Results go to stdout, deterministic; wall-clock time to stderr.
+#include "tools/ispsim/cmd_engine_rag.h"
+
+#include <boost/json.hpp>
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "common/error.h"
+#include "kernels/int/quantized_lm.h"
+#include "kernels/model/model.h"
+#include "kernels/model/tokenizer.h"
+#include "kernels/rag/blend.h"
+#include "kernels/rag/kv_store.h"
+#include "kernels/rag/rag_model.h"
+#include "kernels/rag/trace/engine_trace.h"
+#include "kernels/rag/trace/quality.h"
+#include "kernels/rag/trace/teacher_forcing.h"
+
+namespace ispsim::cli {
+
+namespace {
+
+namespace po = boost::program_options;
+
+// Options shared by both commands: which model, engine and store.
+struct RagOptions {
+  std::string model_dir = "assets/brown-llama";  // the demo model, relative to the working directory
+  std::string store_dir;
+  std::string quant = "fp32";                      // fp32 | int-nonlinear | int16
+  // Calibration of the integer engine: the same text and count as `ispsim engine
+  // --quant` (cmd_engine.cc), so a store precomputed there matches (its fingerprint
+  // covers the integer model, hence the calibration).
+  std::string calib_file = "kernels/int/data/brown_calibration.txt";
+  int calib_tokens = 2048;
+  int answer_tokens = 8;
+};
+
+void add_rag_options(po::options_description& d, RagOptions& o) {
+  d.add_options()
+      ("help,h", "print this help")
+      ("model", po::value(&o.model_dir)->default_value(o.model_dir),
+       "checkpoint directory (config.json, model.safetensors, tokenizer.json)")
+      ("store", po::value(&o.store_dir)->required(), "KV store written by 'ispsim engine precompute' with this model and engine")
+      ("quant", po::value(&o.quant)->default_value(o.quant), "engine: fp32 | int-nonlinear | int16 (must be the store's)")
+      ("calib", po::value(&o.calib_file)->default_value(o.calib_file), "calibration text of the integer engine")
+      ("calib-tokens", po::value(&o.calib_tokens)->default_value(o.calib_tokens), "calibration tokens to use at most")
+      ("tokens", po::value(&o.answer_tokens)->default_value(o.answer_tokens), "answer tokens decoded per prompt");
+}
+
+// Parses; returns false after printing help.
+bool parse(const Args& args, const std::string& command, po::options_description& d) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(d).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: ispsim " << command << " [options]\n" << d;
+      return false;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw BadInput("ispsim " + command, e.what());
+  }
+  return true;
+}
+
+std::string read_text(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw BadInput(path, "is a directory, not a text file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw BadInput(path, "cannot open file");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The engine of --quant; the model must outlive it.
+rag::RagModel make_rag_engine(const model::Model& m, const model::Tokenizer& tok, const RagOptions& o) {
+  const integer::QuantStage stage = integer::parse_stage(o.quant);
+  if (stage == integer::QuantStage::kFp32) return rag::RagModel::fp32(m);
+  if (stage != integer::QuantStage::kInt16 && stage != integer::QuantStage::kIntNonlinear)
+    throw BadInput("--quant", "'" + o.quant + "' has no integer-only engine to blend on (fp32, int-nonlinear or int16)");
+  if (o.calib_tokens < 1) throw BadInput("--calib-tokens", "must be >= 1");
+  std::vector<int> calib = tok.encode(read_text(o.calib_file), o.calib_file);
+  if (static_cast<int>(calib.size()) > o.calib_tokens) calib.resize(o.calib_tokens);
+  integer::IntegerOptions io;
+  io.stage = stage;
+  return rag::RagModel::integer(m, calib, stage, io);
+}
+
+void check_common(const RagOptions& o) {
+  if (o.answer_tokens < 1) throw BadInput("--tokens", "must be >= 1");
+}
+
+// "a,b,c" → ids; an empty id is bad input.
+std::vector<std::string> split_ids(const std::string& text, const std::string& option) {
+  std::vector<std::string> ids;
+  std::string current;
+  std::istringstream in(text);
+  while (std::getline(in, current, ',')) {
+    if (current.empty()) throw BadInput(option, "empty document id in '" + text + "'");
+    ids.push_back(current);
+  }
+  if (ids.empty() || text.back() == ',') throw BadInput(option, "empty document id in '" + text + "'");
+  return ids;
+}
+
+std::string join_ids(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const std::string& id : ids) out += (out.empty() ? "" : ",") + id;
+  return out;
+}
+
+std::string join_tokens(const std::vector<int>& tokens) {
+  std::string out;
+  for (int t : tokens) out += (out.empty() ? "" : " ") + std::to_string(t);
+  return out;
+}
+
+// Shortest decimal text that reads back as the same double (settings, labels).
+std::string number_text(double v) {
+  std::ostringstream s;
+  s << std::setprecision(15) << v;
+  return s.str();
+}
+
+// The decoded answer in quotes, control characters escaped, for one output line.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '"') out += "\\\"";
+    else if (c < 0x20) out += "?";
+    else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Query {
+  std::string text;
+  std::vector<std::string> doc_ids;
+};
+
+// JSON lines {"query": "...", "docs": ["id", ...]}; blank lines are skipped.
+std::vector<Query> read_queries(const std::string& path) {
+  const std::string text = read_text(path);
+  std::vector<Query> queries;
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(line, ec);
+    if (ec) throw BadInput(where, "not JSON: " + ec.message());
+    if (!v.is_object()) throw BadInput(where, "expected an object {\"query\": ..., \"docs\": [...]}");
+    Query q;
+    for (const auto& [key, value] : v.as_object()) {
+      if (key == "query") {
+        if (!value.is_string() || value.as_string().empty()) throw BadInput(where, "\"query\" must be a non-empty string");
+        q.text = value.as_string().c_str();
+      } else if (key == "docs") {
+        if (!value.is_array() || value.as_array().empty())
+          throw BadInput(where, "\"docs\" must be a non-empty array of document ids");
+        for (const boost::json::value& id : value.as_array()) {
+          if (!id.is_string() || id.as_string().empty()) throw BadInput(where, "\"docs\" holds a non-string or empty id");
+          q.doc_ids.emplace_back(id.as_string().c_str());
+        }
+      } else {
+        throw BadInput(where, "unknown key \"" + std::string(key) + "\" (expected \"query\" and \"docs\")");
+      }
+    }
+    if (q.text.empty()) throw BadInput(where, "missing \"query\"");
+    if (q.doc_ids.empty()) throw BadInput(where, "missing \"docs\"");
+    queries.push_back(std::move(q));
+  }
+  if (queries.empty()) throw BadInput(path, "no queries");
+  return queries;
+}
+
+std::vector<double> parse_ratios(const std::string& text) {
+  std::vector<double> ratios;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const double r = std::strtod(item.c_str(), &end);
+    if (item.empty() || end != item.c_str() + item.size() || !std::isfinite(r))
+      throw BadInput("--ratios", "'" + item + "' is not a number");
+    if (r < 0.0 || r > 1.0) throw BadInput("--ratios", item + " is not within 0..1");
+    ratios.push_back(r);
+  }
+  if (ratios.empty() || text.back() == ',') throw BadInput("--ratios", "empty entry in '" + text + "'");
+  return ratios;
+}
+
+std::string percent(long long part, long long whole) {
+  std::ostringstream s;
+  s << part << " of " << whole << " (" << std::fixed << std::setprecision(1)
+    << (whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0) << " %)";
+  return s.str();
+}
+
+}  // namespace
+
+int engine_blend_quality(const Args& args) {
+  RagOptions o;
+  std::string queries_file;
+  std::string ratios_text = "0,0.05,0.15,0.25,1";
+  po::options_description d("blend-quality options");
+  add_rag_options(d, o);
+  d.add_options()
+      ("queries", po::value(&queries_file)->required(), "JSON lines {\"query\": TEXT, \"docs\": [ids]} (e.g. assets/rag-demo/queries.jsonl)")
+      ("ratios", po::value(&ratios_text)->default_value(ratios_text), "recomputation ratios to compare, fractions in 0..1");
+  if (!parse(args, "engine blend-quality", d)) return 0;
+  check_common(o);
+  const std::vector<double> ratios = parse_ratios(ratios_text);
+  const std::vector<Query> queries = read_queries(queries_file);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const model::Model m = model::load_model(o.model_dir);
+  const model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  const rag::RagModel engine = make_rag_engine(m, tok, o);
+  const rag::KvStore store = rag::KvStore::load(o.store_dir);
+
+  std::vector<rag::QualitySummary> summaries(ratios.size());
+  for (size_t r = 0; r < ratios.size(); ++r) summaries[r].ratio = ratios[r];
+  std::cout << "blend quality: model " << o.model_dir << ", engine " << engine.engine_name() << ", store "
+            << o.store_dir << ", " << queries.size() << " queries from " << queries_file << ", " << o.answer_tokens
+            << " answer tokens each\n";
+  for (size_t qi = 0; qi < queries.size(); ++qi) {
+    const Query& q = queries[qi];
+    const std::vector<int> query_tokens = tok.encode(q.text, queries_file);
+    rag::BlendOptions bo;
+    bo.answer_tokens = o.answer_tokens;
+    bo.integer = engine.is_integer();
+    const rag::BlendOutput full = rag::full_prefill(engine, store, q.doc_ids, query_tokens, bo);
+    std::cout << "query " << qi + 1 << ": " << full.context_tokens.size() << " context tokens in " << q.doc_ids.size()
+              << " documents, " << query_tokens.size() << " query tokens; full-prefill answer "
+              << quoted(tok.decode(full.answer)) << "\n";
+    for (size_t r = 0; r < ratios.size(); ++r) {
+      bo.ratio = ratios[r];
+      const rag::TeacherForced forced =
+          rag::teacher_forced_blend(engine, store, q.doc_ids, query_tokens, full.answer, bo);
+      summaries[r].add(rag::compare_answers(full.logits, forced.rows), forced.hkvd_count,
+                       static_cast<long long>(full.context_tokens.size()));
+    }
+  }
+
+  std::cout << "answer rows teacher-forced on the full prefill's answer; KL(full || blend) in nats, mean over all "
+            << summaries.front().positions << " answer positions\n";
+  std::cout << std::left << std::setw(8) << "ratio" << std::setw(24) << "HKVD tokens" << std::setw(26)
+            << "first-token agreement" << std::setw(26) << "top-1 agreement" << "mean KL" << std::right << "\n";
+  for (const rag::QualitySummary& s : summaries) {
+    std::ostringstream ratio, kl;
+    ratio << std::fixed << std::setprecision(s.ratio * 100 == std::round(s.ratio * 100) ? 0 : 1) << 100.0 * s.ratio
+          << " %";
+    kl << std::fixed << std::setprecision(4) << s.mean_kl_nats() << " nats";
+    std::cout << std::left << std::setw(8) << ratio.str() << std::setw(24) << percent(s.hkvd_tokens, s.context_tokens)
+              << std::setw(26) << percent(s.first_token_agreements, s.prompts) << std::setw(26)
+              << percent(s.top1_agreements, s.positions) << kl.str() << std::right << "\n";
+  }
+  std::cerr << std::fixed << std::setprecision(2) << "ispsim engine blend-quality: " << seconds_since(t0)
+            << " s wall\n";
+  return 0;
+}
+
+int trace_gen_engine(const Args& args) {
+  RagOptions o;
+  std::string docs_text, query_text, out_path, name;
+  double ratio = 0.15;
+  po::options_description d("trace gen --engine options");
+  add_rag_options(d, o);
+  d.add_options()
+      ("engine", po::bool_switch(), "generate from the functional engine (this command)")
+      ("docs", po::value(&docs_text)->required(), "retrieved document ids, comma-separated, in prompt order")
+      ("query", po::value(&query_text)->required(), "query text")
+      ("ratio", po::value(&ratio)->default_value(ratio, "0.15"), "HKVD recomputation ratio in 0..1 (CacheBlend's default 15 %)")
+      ("name", po::value(&name), "model name in the trace (default: the model directory's name)")
+      ("out", po::value(&out_path)->required(), "trace file to write");
+  if (!parse(args, "trace gen --engine", d)) return 0;
+  check_common(o);
+  if (!(ratio >= 0.0 && ratio <= 1.0)) throw BadInput("--ratio", number_text(ratio) + " is not within 0..1");
+  const std::vector<std::string> doc_ids = split_ids(docs_text, "--docs");
+  if (query_text.empty()) throw BadInput("--query", "empty query");
+  if (name.empty()) name = std::filesystem::path(o.model_dir).lexically_normal().filename().string();
+  if (name.empty()) name = std::filesystem::path(o.model_dir).lexically_normal().parent_path().filename().string();
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const model::Model m = model::load_model(o.model_dir);
+  const model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  const rag::RagModel engine = make_rag_engine(m, tok, o);
+  const rag::KvStore store = rag::KvStore::load(o.store_dir);
+  const std::vector<int> query_tokens = tok.encode(query_text, "--query");
+  rag::BlendOptions bo;
+  bo.ratio = ratio;
+  bo.answer_tokens = o.answer_tokens;
+  bo.integer = engine.is_integer();
+  const rag::EngineRun run = rag::run_request(engine, store, doc_ids, query_tokens, bo);
+
+  const trace::Producer producer = rag::engine_producer(
+      "ispsim trace gen --engine",
+      {{"model", o.model_dir},
+       {"store", o.store_dir},
+       {"quant", engine.engine_name()},
+       {"ratio", number_text(ratio)},
+       {"docs", join_ids(doc_ids)},
+       {"query", query_text},
+       {"answer_tokens", std::to_string(o.answer_tokens)},
+       {"hkvd_tokens", std::to_string(run.blend.hkvd_count())},
+       {"full_answer", join_tokens(run.full.answer)},
+       {"blend_answer", join_tokens(run.blend.answer)}});
+  const tracegen::BlendRequest request = rag::blend_request(rag::model_shape(m.config, name), run, ratio);
+  rag::write_engine_trace(out_path, request, doc_ids, producer);
+
+  std::cout << "wrote " << out_path << ": FULL_PREFILL, PRECOMPUTED_BLEND, PRECOMPUTED_BLEND_FUSED of " << name
+            << " (" << m.config.num_layers << " layers, FP16); " << run.blend.context_tokens.size()
+            << " context tokens in " << doc_ids.size() << " documents, " << query_tokens.size() << " query tokens, "
+            << o.answer_tokens << " answer tokens; HKVD " << run.blend.hkvd_count() << " tokens per layer (ratio "
+            << number_text(ratio) << ", engine " << engine.engine_name() << ")\n";
+  std::cout << "full-prefill answer " << quoted(tok.decode(run.full.answer)) << "; blend answer "
+            << quoted(tok.decode(run.blend.answer)) << "\n";
+  std::cerr << std::fixed << std::setprecision(2) << "ispsim trace gen --engine: " << seconds_since(t0)
+            << " s wall\n";
+  return 0;
+}
+
+}  // namespace ispsim::cli
