@@ -1,0 +1,314 @@
+// Gpu: roofline of each op class (compute- and memory-bound), causal pair
+// counts, replay of measured kernels, the in-order stream, energy and VCD.
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "common/error.h"
+#include "models/core/energy_ledger.h"
+#include "models/core/vcd.h"
+#include "models/host/gpu.h"
+#include "models/host/host_config.h"
+#include "tests/support/vcd_check.h"
+
+namespace ispsim::host {
+namespace {
+
+using sc_core::sc_time;
+
+HostConfig config_from_text(const std::string& text) {
+  schema::HostParams params;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &params)) throw std::runtime_error("bad text: " + text);
+  return HostConfig::from_params(params, "test.host");
+}
+
+template <typename T>
+T parse(const std::string& text) {
+  T message;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &message)) throw std::runtime_error("bad text: " + text);
+  return message;
+}
+
+// A Llama-like FP16 model: 32 heads x 128, 8 KV heads.
+trace::ModelShape llama_shape() {
+  return parse<trace::ModelShape>(
+      "family: ARCHITECTURE_LLAMA layers: 32 hidden: 4096 heads: 32 kv_heads: 8 head_dim: 128 ffn_dim: 14336 "
+      "vocab: 128256 weight_bits: 16 kv_bits: 16 activation_bits: 16");
+}
+
+sc_time ps(double value) { return sc_time::from_value(static_cast<uint64_t>(std::llround(value))); }
+// Default roofline rates: 15.04 TFLOPS peak, 102.4 GB/s x 0.75 = 76.8 GB/s.
+sc_time compute_ns(double flops, double efficiency) { return ps(flops / (15040.0 * efficiency) * 1e3); }
+sc_time memory_ns(double bytes) { return ps(bytes / 76.8 * 1e3); }
+const sc_time kLaunch(5, sc_core::SC_US);
+
+// A bit vector with the given bits set.
+trace::BitVector mask(uint64_t length, const std::vector<uint64_t>& set) {
+  trace::BitVector v;
+  std::string bytes((length + 7) / 8, '\0');
+  for (uint64_t i : set) bytes[i / 8] = static_cast<char>(bytes[i / 8] | (1 << (i % 8)));
+  v.set_bits(bytes);
+  v.set_bit_length(length);
+  return v;
+}
+
+TEST(HostConfig, SchemaDefaults) {
+  const HostConfig c = config_from_text("");
+  EXPECT_DOUBLE_EQ(c.peak_flops_per_ns, 15040.0);
+  EXPECT_NEAR(8 * 1024 * 2 * 0.918 / 1000, 15.04, 0.001);  // 8 SMs x 1024 FMA x 2 FLOP x 0.918 GHz (host.proto)
+  EXPECT_DOUBLE_EQ(c.dram_bytes_per_ns, 102.4);
+  EXPECT_DOUBLE_EQ(c.gemm_efficiency, 0.6);
+  EXPECT_DOUBLE_EQ(c.gemv_efficiency, 0.25);
+  EXPECT_DOUBLE_EQ(c.attention_efficiency, 0.4);
+  EXPECT_DOUBLE_EQ(c.nonlinear_efficiency, 0.25);
+  EXPECT_DOUBLE_EQ(c.memory_efficiency, 0.75);
+  EXPECT_EQ(c.launch_overhead, kLaunch);
+  EXPECT_EQ(c.dram_capacity_bytes, 8ull << 30);
+  EXPECT_EQ(c.workspace_bytes, 1ull << 30);
+  EXPECT_TRUE(c.tied_lm_head);
+}
+
+TEST(HostConfig, BadInputNamesParameter) {
+  for (const char* text : {"gemm_efficiency: 0", "memory_efficiency: 1.5", "gpu_peak_tflops: -1",
+                           "dram_capacity_bytes: 10"}) {
+    SCOPED_TRACE(text);
+    try {
+      config_from_text(text);
+      ADD_FAILURE() << "accepted";
+    } catch (const BadInput& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("test.host"), std::string::npos) << what;
+      EXPECT_NE(what.find(std::string(text).substr(0, std::string(text).find(':'))), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(Gpu, GemmComputeBound) {
+  Gpu gpu("gpu", config_from_text(""));
+  const auto op = parse<trace::Op>("id: 1 gemm { m: 4096 n: 4096 k: 4096 b_is_weight: true }");
+  const OpCost c = gpu.cost(op, llama_shape());
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  EXPECT_EQ(c.op_class, OpClass::GEMM);
+  EXPECT_EQ(c.flops, static_cast<uint64_t>(flops));
+  EXPECT_EQ(c.bytes, 3ull * 4096 * 4096 * 2);
+  EXPECT_EQ(c.compute_time, compute_ns(flops, 0.6));  // 15.23 ms
+  EXPECT_EQ(c.memory_time, memory_ns(3.0 * 4096 * 4096 * 2));  // 1.31 ms
+  EXPECT_EQ(c.duration, kLaunch + c.compute_time);
+  EXPECT_NEAR(c.duration.to_seconds() * 1e3, 15.2354, 0.0001);
+  EXPECT_FALSE(c.measured);
+}
+
+TEST(Gpu, DecodeGemvMemoryBound) {
+  Gpu gpu("gpu", config_from_text(""));
+  const auto op = parse<trace::Op>("id: 1 gemm { m: 1 n: 6144 k: 4096 b_is_weight: true }");
+  const OpCost c = gpu.cost(op, llama_shape());
+  const double bytes = 4096 * 2 + 4096.0 * 6144 * 2 + 6144 * 2;
+  EXPECT_EQ(c.op_class, OpClass::GEMV);
+  EXPECT_EQ(c.bytes, static_cast<uint64_t>(bytes));
+  EXPECT_EQ(c.compute_time, compute_ns(2.0 * 6144 * 4096, 0.25));
+  EXPECT_EQ(c.memory_time, memory_ns(bytes));
+  EXPECT_EQ(c.duration, kLaunch + memory_ns(bytes));  // 655.6 us
+  EXPECT_GT(c.memory_time, c.compute_time);
+}
+
+TEST(Gpu, WeightDtypeOverridesModelWidth) {
+  // INT8 weights (b_dtype) halve the weight bytes of the GEMV.
+  Gpu gpu("gpu", config_from_text(""));
+  const auto op = parse<trace::Op>("id: 1 gemm { m: 1 n: 1024 k: 1024 b_dtype: DTYPE_INT8 b_is_weight: true }");
+  EXPECT_EQ(gpu.cost(op, llama_shape()).bytes, 1024u * 2 + 1024u * 1024 + 1024u * 2);
+}
+
+TEST(Gpu, AttentionPairsCausalPrefill) {
+  const auto a = parse<trace::Attention>(
+      "query_rows: 1000 kv { tokens { begin: 0 end: 1000 } region: KV_REGION_APPENDED } causal: true");
+  EXPECT_EQ(attention_pairs(a), 1000u * 1001 / 2);
+  EXPECT_EQ(attention_kv_tokens(a), 1000u);
+  auto full = a;
+  full.set_causal(false);
+  EXPECT_EQ(attention_pairs(full), 1000u * 1000);
+}
+
+TEST(Gpu, AttentionPairsDecodeSeesEverything) {
+  // Decode step s = 3 of a blended request: C = 64 precomputed, P = 80.
+  auto a = parse<trace::Attention>(
+      "query_rows: 1 kv { tokens { begin: 0 end: 64 } region: KV_REGION_PRECOMPUTED } "
+      "kv { tokens { begin: 64 end: 84 } region: KV_REGION_APPENDED } causal: true");
+  *a.mutable_hkvd_mask() = mask(64, {3, 10});
+  EXPECT_EQ(attention_pairs(a), 84u);
+}
+
+TEST(Gpu, AttentionPairsJaggedRecomputationAndQuery) {
+  const trace::BitVector m = mask(64, {3, 10, 50});
+  // Recomputation: the three HKVD rows at positions 3, 10, 50 over [0, 64).
+  auto recompute = parse<trace::Attention>(
+      "query_rows: 3 kv { tokens { begin: 0 end: 64 } region: KV_REGION_PRECOMPUTED } causal: true");
+  *recompute.mutable_hkvd_mask() = m;
+  EXPECT_EQ(attention_pairs(recompute), 4u + 11 + 51);
+  // Query prefill: rows at 64..71 over precomputed [0, 64) + appended [64, 72).
+  auto query = parse<trace::Attention>(
+      "query_rows: 8 kv { tokens { begin: 0 end: 64 } region: KV_REGION_PRECOMPUTED } "
+      "kv { tokens { begin: 64 end: 72 } region: KV_REGION_APPENDED } causal: true");
+  *query.mutable_hkvd_mask() = m;
+  EXPECT_EQ(attention_pairs(query), 65u + 66 + 67 + 68 + 69 + 70 + 71 + 72);
+  // Fused: both sets of rows in one op.
+  auto fused = query;
+  fused.set_query_rows(11);
+  EXPECT_EQ(attention_pairs(fused), attention_pairs(recompute) + attention_pairs(query));
+}
+
+TEST(Gpu, AttentionCostComputeAndMemoryBound) {
+  Gpu gpu("gpu", config_from_text(""));
+  const trace::ModelShape shape = llama_shape();
+  // Prefill of 4096 rows: 4 x 4096*4097/2 x 128 x 32 FLOPs, compute-bound.
+  const auto prefill = parse<trace::Op>(
+      "id: 1 layer: 0 attention { query_rows: 4096 kv { tokens { begin: 0 end: 4096 } region: KV_REGION_APPENDED } "
+      "causal: true }");
+  const OpCost p = gpu.cost(prefill, shape);
+  const double flops = 4.0 * (4096.0 * 4097 / 2) * 128 * 32;
+  const double bytes = 2.0 * 4096 * 32 * 128 * 2 + 4096.0 * 8 * 128 * 2 * 2;
+  EXPECT_EQ(p.op_class, OpClass::ATTENTION);
+  EXPECT_EQ(p.flops, static_cast<uint64_t>(flops));
+  EXPECT_EQ(p.bytes, static_cast<uint64_t>(bytes));
+  EXPECT_EQ(p.duration, kLaunch + compute_ns(flops, 0.4));
+  // Decode over 4096 tokens: reads 16 MiB of KV, memory-bound.
+  const auto decode = parse<trace::Op>(
+      "id: 2 layer: 0 attention { query_rows: 1 kv { tokens { begin: 0 end: 4096 } region: KV_REGION_APPENDED } "
+      "causal: true }");
+  const OpCost d = gpu.cost(decode, shape);
+  const double decode_bytes = 2.0 * 32 * 128 * 2 + 4096.0 * 8 * 128 * 2 * 2;
+  EXPECT_EQ(d.bytes, static_cast<uint64_t>(decode_bytes));
+  EXPECT_EQ(d.duration, kLaunch + memory_ns(decode_bytes));
+}
+
+TEST(Gpu, NonlinearEmbeddingLmHeadHkvd) {
+  Gpu gpu("gpu", config_from_text(""));
+  const trace::ModelShape shape = llama_shape();
+  const OpCost norm = gpu.cost(parse<trace::Op>("id: 1 nonlinear { kind: NONLINEAR_RMSNORM elements: 1000000 }"), shape);
+  EXPECT_EQ(norm.op_class, OpClass::NONLINEAR);
+  EXPECT_EQ(norm.flops, 4000000u);
+  EXPECT_EQ(norm.bytes, 4000000u);  // read + write, 2 B each
+  EXPECT_EQ(norm.duration, kLaunch + memory_ns(4e6));
+  const OpCost swiglu = gpu.cost(parse<trace::Op>("id: 2 nonlinear { kind: NONLINEAR_SWIGLU elements: 1000 }"), shape);
+  EXPECT_EQ(swiglu.bytes, 6000u);  // gate + up + out
+  EXPECT_EQ(swiglu.flops, 5000u);
+
+  const OpCost emb = gpu.cost(parse<trace::Op>("id: 3 embedding { tokens: 100 }"), shape);
+  EXPECT_EQ(emb.flops, 0u);
+  EXPECT_EQ(emb.bytes, 100u * 4096 * 4);
+  EXPECT_EQ(emb.duration, kLaunch + memory_ns(100.0 * 4096 * 4));
+
+  const OpCost head = gpu.cost(parse<trace::Op>("id: 4 lm_head { rows: 1 }"), shape);
+  EXPECT_EQ(head.op_class, OpClass::GEMV);
+  EXPECT_EQ(head.flops, 2ull * 4096 * 128256);
+  EXPECT_EQ(head.bytes, 4096ull * 128256 * 2 + 4096 * 2 + 128256 * 2);
+  EXPECT_EQ(head.duration, kLaunch + memory_ns(4096.0 * 128256 * 2 + 4096 * 2 + 128256 * 2));
+
+  const OpCost sel = gpu.cost(
+      parse<trace::Op>("id: 5 layer: 1 hkvd_select { context_tokens: 2000 ratio: 0.15 selected_tokens: 300 }"), shape);
+  EXPECT_EQ(sel.flops, 3ull * 2000 * 8 * 128 * 2);
+  EXPECT_EQ(sel.bytes, 2ull * 2000 * 8 * 128 * 2 * 2);
+}
+
+TEST(Gpu, MeasuredDurationIsReplayed) {
+  Gpu gpu("gpu", config_from_text(""));
+  const auto op = parse<trace::Op>("id: 1 gemm { m: 4096 n: 4096 k: 4096 } measured_duration_ns: 12345");
+  const OpCost c = gpu.cost(op, llama_shape());
+  EXPECT_TRUE(c.measured);
+  EXPECT_EQ(c.duration, sc_time(12345, sc_core::SC_NS));
+  EXPECT_EQ(c.flops, 2ull * 4096 * 4096 * 4096);  // still counted for statistics and energy
+}
+
+TEST(Gpu, KvOpsAreNotGpuOps) {
+  Gpu gpu("gpu", config_from_text(""));
+  EXPECT_THROW(gpu.cost(parse<trace::Op>("id: 7 layer: 1 kv_load { tokens { begin: 0 end: 4 } bytes: 64 }"),
+                        llama_shape()),
+               BadInput);
+  EXPECT_THROW(gpu.cost(parse<trace::Op>("id: 8"), llama_shape()), BadInput);
+}
+
+TEST(Gpu, StreamRunsOpsInOrderWithStatsAndEnergy) {
+  core::EnergyLedger ledger;
+  const HostConfig config = config_from_text("");
+  Gpu gpu("gpu", config, &ledger);
+  const trace::ModelShape shape = llama_shape();
+  const std::vector<trace::Op> ops = {
+      parse<trace::Op>("id: 1 gemm { m: 512 n: 4096 k: 4096 b_is_weight: true }"),
+      parse<trace::Op>("id: 2 nonlinear { kind: NONLINEAR_ROPE elements: 2097152 }"),
+      parse<trace::Op>("id: 3 gemm { m: 1 n: 4096 k: 4096 b_is_weight: true }"),
+  };
+  std::vector<sc_time> done;
+  for (const auto& op : ops) gpu.execute(op, shape, [&] { done.push_back(sc_core::sc_time_stamp()); });
+  sc_core::sc_start();
+  ASSERT_EQ(done.size(), 3u);
+  sc_time t = sc_core::SC_ZERO_TIME;
+  double pj = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const OpCost c = gpu.cost(ops[i], shape);
+    t += c.duration;
+    EXPECT_EQ(done[i], t) << "op " << i;
+    pj += c.flops * 1.1 + c.bytes * 8 * 4.0;
+  }
+  EXPECT_EQ(gpu.ops(), 3u);
+  EXPECT_EQ(gpu.ops(OpClass::GEMM), 1u);
+  EXPECT_EQ(gpu.ops(OpClass::NONLINEAR), 1u);
+  EXPECT_EQ(gpu.ops(OpClass::GEMV), 1u);
+  EXPECT_EQ(gpu.busy_time(), t);
+  EXPECT_EQ(gpu.busy_time(OpClass::GEMM) + gpu.busy_time(OpClass::NONLINEAR) + gpu.busy_time(OpClass::GEMV), t);
+  EXPECT_EQ(gpu.flops(OpClass::GEMM), 2ull * 512 * 4096 * 4096);
+  EXPECT_NEAR(gpu.dynamic_energy_pj(), pj, pj * 1e-12);
+
+  const auto summary = ledger.summarize(t.value(), {});
+  EXPECT_GT(summary.dynamic_j_by_component.at("gpu"), 0);
+  EXPECT_GT(summary.dynamic_j_by_component.at("gpu.dram"), 0);
+  EXPECT_NEAR(summary.dynamic_j_by_component.at("gpu") + summary.dynamic_j_by_component.at("gpu.dram"), pj * 1e-12,
+              pj * 1e-24 * 1e3);
+  EXPECT_NEAR(summary.static_j_by_component.at("gpu"), 5.0 * t.to_seconds(), 1e-12);
+  for (const auto& [name, joules] : summary.dynamic_j_by_component) EXPECT_GE(joules, 0) << name;
+
+  std::ostringstream csv;
+  stats::Registry::global().write_csv(csv);
+  EXPECT_NE(csv.str().find("gpu.gemm.ops,1,count,"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find("gpu.stream.busy_time,"), std::string::npos);
+}
+
+TEST(Gpu, OpSubmittedLaterStartsWhenStreamFrees) {
+  const HostConfig config = config_from_text("");
+  Gpu gpu("gpu", config);
+  const trace::ModelShape shape = llama_shape();
+  const auto op = parse<trace::Op>("id: 1 nonlinear { kind: NONLINEAR_RELU elements: 1000 }");
+  const sc_time d = gpu.duration(op, shape);
+  std::vector<sc_time> done;
+  gpu.execute(op, shape, [&] {
+    done.push_back(sc_core::sc_time_stamp());
+    gpu.execute(op, shape, [&] { done.push_back(sc_core::sc_time_stamp()); });
+  });
+  gpu.execute(op, shape, [&] { done.push_back(sc_core::sc_time_stamp()); });
+  sc_core::sc_start();
+  EXPECT_EQ(done, (std::vector<sc_time>{d, 2 * d, 3 * d}));
+}
+
+TEST(Gpu, VcdOfTheStream) {
+  const std::string path = ::testing::TempDir() + "gpu_test.vcd";
+  Gpu gpu("gpu", config_from_text(""));
+  vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX});
+  gpu.trace(writer);
+  const auto op = parse<trace::Op>("id: 1 nonlinear { kind: NONLINEAR_RELU elements: 1000 }");
+  gpu.execute(op, llama_shape(), nullptr);
+  gpu.execute(op, llama_shape(), nullptr);
+  sc_core::sc_start();
+  writer.close();
+  testing::expect_vcd_valid(path);
+  std::ifstream in(path);
+  const testing::VcdContent content = testing::parse_vcd(in);
+  EXPECT_EQ(content.widths.count("gpu.stream.outstanding"), 1u);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace ispsim::host
