@@ -17,7 +17,8 @@ of their top-5 passages under a lexical overlap score:
   words(s)  = the distinct lower-cased [a-z0-9]+ words of s, minus STOPWORDS
   idf(w)    = ln(1 + N / df(w)), N passages, df(w) passages whose words contain w
   score(q,d)= sum of idf(w) over w in words(q) & words(d)
-Ranked by score, descending; ties by passage order in docs.jsonl. The scores are printed.
+Ranked by score (summed in sorted word order, rounded to 1e-9), descending; ties by passage order
+in docs.jsonl. The scores are printed.
 No dependency beyond the Python standard library and tools/train/{brown,bpe}.py.
 """
 import argparse
@@ -89,7 +90,9 @@ def rank(query, docs):
             df[w] = df.get(w, 0) + 1
     n = len(docs)
     q = words(query)
-    scored = [(sum(math.log(1 + n / df[w]) for w in q & ws), i) for i, ws in enumerate(doc_words)]
+    # Words summed in sorted order and scores rounded to 1e-9, so that equal scores are equal
+    # whatever Python's (randomized) set order is, and ties fall to passage order.
+    scored = [(round(sum(math.log(1 + n / df[w]) for w in sorted(q & ws)), 9), i) for i, ws in enumerate(doc_words)]
     scored.sort(key=lambda s: (-s[0], s[1]))
     return scored[:TOP_K]
 
