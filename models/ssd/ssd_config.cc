@@ -24,10 +24,10 @@ SsdConfig SsdConfig::from_params(const schema::SsdParams& params, const std::str
   schema::validate_parameters(p, where);
 
   SsdConfig c;
-  c.organization = p.organization() == schema::SsdParams::CENTRALIZED ? Organization::kCentralized
-                                                                        : Organization::kPerChannel;
-  c.reduction = p.reduction() == schema::SsdParams::CONTROLLER_DRAM ? Reduction::kControllerDram
-                                                                     : Reduction::kGlobalSram;
+  c.organization = p.organization() == schema::SsdParams::CENTRALIZED ? isp::Organization::CENTRALIZED
+                                                                        : isp::Organization::PER_CHANNEL;
+  c.reduction = p.reduction() == schema::SsdParams::CONTROLLER_DRAM ? isp::Reduction::CONTROLLER_DRAM
+                                                                     : isp::Reduction::GLOBAL_SRAM;
   c.dram_bytes_per_ns = p.dram_bandwidth_gbps();
   c.dram_latency = nanoseconds(p.dram_latency_ns());
   c.dram_joules_per_byte = joules_per_byte(p.dram_pj_per_bit());
@@ -40,14 +40,6 @@ SsdConfig SsdConfig::from_params(const schema::SsdParams& params, const std::str
   c.controller_active_w = p.controller_active_w();
   c.stage_host_reads_in_dram = p.stage_host_reads_in_dram();
   return c;
-}
-
-const char* to_string(Organization organization) {
-  return organization == Organization::kCentralized ? "CENTRALIZED" : "PER_CHANNEL";
-}
-
-const char* to_string(Reduction reduction) {
-  return reduction == Reduction::kControllerDram ? "CONTROLLER_DRAM" : "GLOBAL_SRAM";
 }
 
 }  // namespace ispsim::ssd

@@ -5,16 +5,15 @@
 #include <string>
 #include <systemc>
 
+#include "models/isp/attention_engine.h"
 #include "platforms/schema/ssd.pb.h"
 
 namespace ispsim::ssd {
 
-enum class Organization { kCentralized, kPerChannel };
-enum class Reduction { kControllerDram, kGlobalSram };
-
 struct SsdConfig {
-  Organization organization = Organization::kPerChannel;
-  Reduction reduction = Reduction::kGlobalSram;
+  // The two switches of MemLLM's ablation ladder, as the ISP's attention engine takes them.
+  isp::Organization organization = isp::Organization::PER_CHANNEL;
+  isp::Reduction reduction = isp::Reduction::GLOBAL_SRAM;
   double dram_bytes_per_ns = 0;  // = GB/s
   sc_core::sc_time dram_latency;
   double dram_joules_per_byte = 0;  // pJ/bit x 8 x 1e-12
@@ -31,8 +30,5 @@ struct SsdConfig {
   // BadInput(where, ...) naming the parameter, its value and the allowed range.
   static SsdConfig from_params(const schema::SsdParams& params, const std::string& where = "ssd");
 };
-
-const char* to_string(Organization organization);
-const char* to_string(Reduction reduction);
 
 }  // namespace ispsim::ssd

@@ -26,8 +26,8 @@ using sc_core::SC_US;
 
 TEST(SsdConfig, DefaultsAreTheSchemaDefaults) {
   const SsdConfig c = SsdConfig::from_params(schema::SsdParams());
-  EXPECT_EQ(c.organization, Organization::kPerChannel);
-  EXPECT_EQ(c.reduction, Reduction::kGlobalSram);
+  EXPECT_EQ(c.organization, isp::Organization::PER_CHANNEL);
+  EXPECT_EQ(c.reduction, isp::Reduction::GLOBAL_SRAM);
   EXPECT_DOUBLE_EQ(c.dram_bytes_per_ns, 12.8);  // LPDDR4-3200 x32
   EXPECT_EQ(c.dram_latency, sc_time(100, SC_NS));
   EXPECT_DOUBLE_EQ(c.dram_joules_per_byte, 5 * 8 * 1e-12);
@@ -39,8 +39,6 @@ TEST(SsdConfig, DefaultsAreTheSchemaDefaults) {
   EXPECT_DOUBLE_EQ(c.controller_active_w, 1.0);
   EXPECT_DOUBLE_EQ(c.dram_static_w, 0.05);
   EXPECT_FALSE(c.stage_host_reads_in_dram);
-  EXPECT_STREQ(to_string(c.organization), "PER_CHANNEL");
-  EXPECT_STREQ(to_string(c.reduction), "GLOBAL_SRAM");
 }
 
 TEST(SsdConfig, SetValuesAreKept) {
@@ -50,8 +48,8 @@ TEST(SsdConfig, SetValuesAreKept) {
   p.set_dram_latency_ns(12.3456);
   p.set_stage_host_reads_in_dram(true);
   const SsdConfig c = SsdConfig::from_params(p);
-  EXPECT_EQ(c.organization, Organization::kCentralized);
-  EXPECT_EQ(c.reduction, Reduction::kControllerDram);
+  EXPECT_EQ(c.organization, isp::Organization::CENTRALIZED);
+  EXPECT_EQ(c.reduction, isp::Reduction::CONTROLLER_DRAM);
   EXPECT_EQ(c.dram_latency, sc_time::from_value(12346));  // rounded to the nearest ps
   EXPECT_TRUE(c.stage_host_reads_in_dram);
 }

@@ -1,0 +1,407 @@
+#include "models/ssd/ssd.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "common/error.h"
+
+namespace ispsim::ssd {
+
+namespace {
+
+constexpr int kController = 0, kDram = 1, kBus = 2, kNand = 3;
+const char* const kComponents[4] = {"controller", "dram", "bus", "nand"};
+
+uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
+}  // namespace
+
+Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const schema::SsdParams& ssd,
+         const schema::IspParams& isp, const schema::FlashCoordinatorParams& coordinator, const KvSpace& kv,
+         link::Nvme& nvme, core::EnergyLedger* ledger)
+    : sc_core::sc_module(name),
+      config_(SsdConfig::from_params(ssd, "ssd")),
+      nand_energy_(nand::NandEnergy::from_params(nand, "nand")),
+      flash_("flash", nand),
+      placement_(std::make_unique<isp::KvPlacement>(flash_.config(), kv.shape, kv.precomputed_tokens,
+                                                    kv.appended_capacity)),
+      nvme_(nvme),
+      ledger_(ledger),
+      dram_("dram", config_.dram_bytes_per_ns, config_.dram_latency),
+      bus_("bus", config_.bus_bytes_per_ns, config_.bus_latency),
+      firmware_("firmware", 0, sc_core::SC_ZERO_TIME),
+      host_completion_("host_completion", 0, nvme.link().config().interrupt_and_completion),
+      jobs_("jobs"),
+      reader_("reader", flash_),
+      appender_("appender", flash_),
+      layers_(kv.shape.layers()),
+      stats_(this->name()) {
+  engine_ = std::make_unique<isp::AttentionEngine>(
+      "attention", flash_, *placement_, isp::IspConfig::from_params(isp, "isp"),
+      isp::CoordinatorConfig::from_params(coordinator, "flash_coordinator"), config_.organization,
+      config_.reduction, dram_, bus_, ledger_);
+
+  SC_HAS_PROCESS(Ssd);
+  SC_METHOD(on_program_batch_done);
+  sensitive << appender_.done_event();
+  dont_initialize();
+  SC_METHOD(check_drain);
+  sensitive << drain_check_;
+  dont_initialize();
+
+  if (ledger_) {
+    const std::string path = this->name();
+    ledger_->add_static_power(path + ".controller", config_.controller_static_w);
+    ledger_->add_static_power(path + ".dram", config_.dram_static_w);
+    ledger_->add_static_power(path + ".nand", nand_energy_.static_watts());
+  }
+
+  const uint64_t page_bytes = flash_.config().page_bytes;
+  stats_.formula_integer("host_reads", "count", "conventional NVMe reads (host_read calls)",
+                         [this] { return host_reads_; });
+  stats_.formula_integer("host_writes", "count", "KV write-backs from the host (host_write calls)",
+                         [this] { return host_writes_; });
+  stats_.formula_integer("appends", "count", "KV appends that came with fused commands",
+                         [this] { return appends_; });
+  stats_.formula_integer("attention_ops", "count", "attention passes run by the ISP",
+                         [this] { return attention_ops_; });
+  stats_.formula_integer("nvme_commands", "count", "conventional NVMe commands (reads and writes)",
+                         [this] { return nvme_commands_; });
+  stats_.formula_integer("program_jobs", "count", "program batches (full tiles, or partial tiles at drain)",
+                         [this] { return program_jobs_; });
+  stats_.formula_integer("nand_pages_read", "count", "NAND pages sensed (host reads + attention)",
+                         [this] { return nand_pages_read(); });
+  stats_.formula_integer("nand_bytes_read", "bytes", "NAND bytes read, whole pages (host reads + attention)",
+                         [this] { return nand_bytes_read(); });
+  stats_.formula_integer("host_read_pages", "count", "NAND pages sensed for host reads",
+                         [this] { return host_read_pages_; });
+  stats_.formula_integer("nand_pages_programmed", "count", "NAND pages programmed (appended KV)",
+                         [this] { return pages_programmed_; });
+  stats_.formula_integer("nand_bytes_programmed", "bytes", "NAND bytes programmed, whole pages",
+                         [this, page_bytes] { return pages_programmed_ * page_bytes; });
+  stats_.formula_integer("kv_read_bytes", "bytes", "useful KV bytes sent to the host by host reads",
+                         [this] { return kv_read_bytes_; });
+  stats_.formula_integer("kv_written_bytes", "bytes", "KV bytes accepted by host writes and appends",
+                         [this] { return kv_written_bytes_; });
+  stats_.formula_integer("dram_read_bytes", "bytes",
+                         "controller DRAM bytes read by host I/O and program batches",
+                         [this] { return dram_read_bytes_; });
+  stats_.formula_integer("dram_write_bytes", "bytes",
+                         "controller DRAM bytes written by host I/O and appends",
+                         [this] { return dram_write_bytes_; });
+  stats_.formula_integer("attention_dram_bytes", "bytes",
+                         "controller DRAM bytes moved by the attention engine (both directions)",
+                         [this] { return engine_->dram_bytes(); });
+  for (int c = 0; c < 4; ++c) {
+    stats_.formula(std::string(kComponents[c]) + "_energy", "J",
+                   std::string("dynamic energy of the ") + kComponents[c] + " recorded by the SSD",
+                   [this, c] { return energy_j_[c]; });
+  }
+}
+
+Ssd::~Ssd() = default;
+
+uint64_t Ssd::nand_pages_read() const { return host_read_pages_ + engine_->pages_read(); }
+uint64_t Ssd::nand_bytes_read() const { return nand_pages_read() * flash_.config().page_bytes; }
+uint64_t Ssd::nand_bytes_programmed() const { return pages_programmed_ * flash_.config().page_bytes; }
+
+void Ssd::check_layer(uint32_t layer, const std::string& where) const {
+  if (layer >= layers_.size()) {
+    throw BadInput(where, "layer " + std::to_string(layer) + " is outside the model's " +
+                              std::to_string(layers_.size()) + " layers");
+  }
+}
+
+void Ssd::record(int component, double joules, uint64_t start_ps) {
+  energy_j_[component] += joules;
+  if (ledger_) {
+    const uint64_t end = std::max(start_ps, now_ps());
+    ledger_->add(std::string(name()) + "." + kComponents[component], joules, start_ps, end);
+  }
+}
+
+void Ssd::record_nand(uint64_t pages_read, uint64_t pages_programmed, uint64_t channel_bytes,
+                      uint64_t start_ps) {
+  record(kNand,
+         nand_energy_.read_joules(pages_read) + nand_energy_.program_joules(pages_programmed) +
+             nand_energy_.transfer_joules(channel_bytes),
+         start_ps);
+}
+
+void Ssd::begin_call() { ++outstanding_; }
+
+void Ssd::end_call(const Done& done) {
+  --outstanding_;
+  if (done) done();
+  if (outstanding_ == 0 && !drain_waiters_.empty()) drain_check_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Ssd::check_drain() {
+  if (outstanding_ != 0 || drain_waiters_.empty()) return;
+  // Flush the partial tiles first; their completion brings us back here.
+  const uint64_t tile = placement_->tokens_per_tile();
+  bool flushing = false;
+  for (uint32_t layer = 0; layer < layers_.size(); ++layer) {
+    LayerAppends& l = layers_[layer];
+    if (l.partial_flushed || l.entries % tile == 0) continue;
+    l.partial_flushed = true;
+    flushing = true;
+    begin_call();
+    program_tiles(layer, (l.entries / tile) * tile, l.entries, nullptr);
+  }
+  if (flushing) return;
+  std::vector<Done> waiters;
+  waiters.swap(drain_waiters_);
+  ++drains_;
+  for (Done& done : waiters) {
+    if (done) done();
+  }
+}
+
+// Doorbells + SQEs of `commands` commands host->device, then the firmware's time
+// for the first command (the others overlap the data movement). Energy: every
+// command's firmware time at controller_active_w.
+void Ssd::fetch_commands(uint64_t data_bytes, Done then) {
+  const uint64_t commands = nvme_.io_command_count(data_bytes);
+  nvme_commands_ += commands;
+  const uint64_t start = now_ps();
+  const double fw_seconds = config_.firmware_per_command.to_seconds();
+  record(kController, double(commands) * fw_seconds * config_.controller_active_w, start);
+  nvme_.link().transfer(link::Direction::HOST_TO_DEVICE, nvme_.io_overhead_bytes_host_to_device(data_bytes),
+                        link::Purpose::NVME_COMMAND, [this, then = std::move(then)]() mutable {
+                          firmware_.submit(config_.firmware_per_command, 0, std::move(then));
+                        });
+}
+
+void Ssd::host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end,
+                    Done done) {
+  const std::string where = "ssd host read layer " + std::to_string(layer);
+  check_layer(layer, where);
+  if (token_end <= token_begin) {
+    throw BadInput(where, "empty token range [" + std::to_string(token_begin) + ", " +
+                              std::to_string(token_end) + ")");
+  }
+  std::vector<isp::KvPlacement::PageRef> pages = placement_->pages(layer, region, token_begin, token_end);
+  const uint64_t useful = (token_end - token_begin) * isp::kv_bytes_per_token(placement_->shape());
+  ++host_reads_;
+  begin_call();
+  const uint64_t start = now_ps();
+  fetch_commands(useful, [this, pages = std::move(pages), useful, start, done = std::move(done)]() mutable {
+    read_pages(std::move(pages), useful, start, std::move(done));
+  });
+}
+
+void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, uint64_t start_ps,
+                     Done done) {
+  jobs_.push("read", [this, pages = std::move(pages), useful_bytes, start_ps,
+                      done = std::move(done)](FlashJobQueue::Done release) mutable {
+    struct Read {
+      std::vector<isp::KvPlacement::PageRef> pages;
+      uint64_t useful_bytes;
+      uint64_t start_ps;
+      uint64_t forwarded = 0;  // pages handed to PCIe
+      uint64_t flash_start_ps;
+      Done done;
+    };
+    auto read = std::make_shared<Read>();
+    read->pages = std::move(pages);
+    read->useful_bytes = useful_bytes;
+    read->start_ps = start_ps;
+    read->flash_start_ps = now_ps();
+    read->done = std::move(done);
+
+    const uint64_t page_bytes = flash_.config().page_bytes;
+    const uint64_t head_bytes = isp::kv_bytes_per_token_head(placement_->shape());
+    std::vector<nand::PageAddress> addresses;
+    addresses.reserve(read->pages.size());
+    for (const auto& ref : read->pages) addresses.push_back(ref.address);
+    const uint64_t n = addresses.size();
+    host_read_pages_ += n;
+
+    // The last hop of a page: its useful bytes device->host; after the last page
+    // the CQEs, then the host's completion handling.
+    auto to_host = [this, read, head_bytes, n](uint32_t index) {
+      const uint64_t bytes = uint64_t(read->pages[index].entries) * head_bytes;
+      kv_read_bytes_ += bytes;
+      nvme_.link().transfer(link::Direction::DEVICE_TO_HOST, bytes, link::Purpose::KV_READ, nullptr);
+      if (++read->forwarded < n) return;
+      const uint64_t cqe = nvme_.io_overhead_bytes_device_to_host(read->useful_bytes);
+      nvme_.link().transfer(link::Direction::DEVICE_TO_HOST, cqe, link::Purpose::NVME_COMPLETION, [this, read] {
+        host_completion_.submit(sc_core::SC_ZERO_TIME, 0, [this, read] { end_call(read->done); });
+      });
+    };
+    const bool staged = config_.stage_host_reads_in_dram;
+    auto arrived = [this, read, page_bytes, head_bytes, staged, to_host](uint32_t index) {
+      bus_.transfer(page_bytes, [this, read, index, page_bytes, head_bytes, staged, to_host] {
+        if (!staged) return to_host(index);
+        dram_write_bytes_ += page_bytes;
+        const uint64_t useful = uint64_t(read->pages[index].entries) * head_bytes;
+        dram_.transfer(page_bytes, [this, index, useful, to_host] {
+          dram_read_bytes_ += useful;
+          dram_.transfer(useful, [index, to_host] { to_host(index); });
+        });
+      });
+    };
+    auto all_arrived = [this, read, n, page_bytes, staged, release]() {
+      // Energy of the flash part and of the bus/DRAM traffic, one record each.
+      record_nand(n, 0, n * page_bytes, read->flash_start_ps);
+      record(kBus, double(n * page_bytes) * config_.bus_joules_per_byte, read->flash_start_ps);
+      if (staged) {
+        record(kDram, double(n * page_bytes + read->useful_bytes) * config_.dram_joules_per_byte,
+               read->flash_start_ps);
+      }
+      release();
+    };
+    reader_.start(std::move(addresses), arrived, all_arrived, "ssd host read");
+  });
+}
+
+void Ssd::host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, uint64_t bytes, Done done) {
+  const std::string where = "ssd host write layer " + std::to_string(layer);
+  check_layer(layer, where);
+  const uint64_t per_entry = isp::kv_bytes_per_token(placement_->shape());
+  if (bytes == 0 || bytes % per_entry != 0) {
+    throw BadInput(where, std::to_string(bytes) + " bytes is not a positive whole number of " +
+                              std::to_string(per_entry) + "-byte token KV entries");
+  }
+  const uint64_t entries = bytes / per_entry;
+  if (token_end < token_begin || entries > token_end - token_begin) {
+    throw BadInput(where, std::to_string(entries) + " token entries do not fit the token range [" +
+                              std::to_string(token_begin) + ", " + std::to_string(token_end) + ")");
+  }
+  reserve_entries(layer, entries, where);
+  ++host_writes_;
+  begin_call();
+  const uint64_t start = now_ps();
+  fetch_commands(bytes, [this, layer, entries, bytes, start, done = std::move(done)]() mutable {
+    nvme_.link().transfer(
+        link::Direction::HOST_TO_DEVICE, bytes, link::Purpose::KV_WRITE,
+        [this, layer, entries, bytes, start, done = std::move(done)]() mutable {
+          nvme_.link().transfer(link::Direction::DEVICE_TO_HOST, nvme_.io_overhead_bytes_device_to_host(bytes),
+                                link::Purpose::NVME_COMPLETION, nullptr);
+          accept_entries(layer, entries, bytes, start, std::move(done));
+        });
+  });
+}
+
+void Ssd::append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) {
+  const std::string where = "ssd append layer " + std::to_string(layer);
+  check_layer(layer, where);
+  const uint64_t per_entry = isp::kv_bytes_per_token(placement_->shape());
+  if (tokens == 0 || bytes != tokens * per_entry) {
+    throw BadInput(where, std::to_string(bytes) + " bytes for " + std::to_string(tokens) +
+                              " tokens; expected tokens x " + std::to_string(per_entry) + " bytes (> 0)");
+  }
+  reserve_entries(layer, tokens, where);
+  ++appends_;
+  begin_call();
+  accept_entries(layer, tokens, bytes, now_ps(), std::move(done));
+}
+
+void Ssd::reserve_entries(uint32_t layer, uint64_t entries, const std::string& where) {
+  LayerAppends& l = layers_[layer];
+  if (l.reserved + entries > placement_->appended_capacity()) {
+    throw BadInput(where, "appending " + std::to_string(entries) + " entries to " + std::to_string(l.reserved) +
+                              " overflows the appended region of " +
+                              std::to_string(placement_->appended_capacity()) + " entries per layer");
+  }
+  l.reserved += entries;
+}
+
+// The call's data crosses the internal bus into the DRAM write buffer; then the
+// tiles it completes are programmed.
+void Ssd::accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, uint64_t start_ps, Done done) {
+  kv_written_bytes_ += bytes;
+  record(kBus, double(bytes) * config_.bus_joules_per_byte, start_ps);
+  record(kDram, double(bytes) * config_.dram_joules_per_byte, start_ps);
+  bus_.transfer(bytes, [this, layer, entries, bytes, done = std::move(done)]() mutable {
+    dram_write_bytes_ += bytes;
+    dram_.transfer(bytes, [this, layer, entries, done = std::move(done)]() mutable {
+      LayerAppends& l = layers_[layer];
+      l.entries += entries;
+      const uint64_t tile = placement_->tokens_per_tile();
+      const uint64_t full = l.entries / tile;
+      if (full > l.programmed_tiles) {
+        const uint64_t first = l.programmed_tiles * tile;
+        l.programmed_tiles = full;
+        l.partial_flushed = false;
+        program_tiles(layer, first, full * tile, std::move(done));
+      } else {
+        l.partial_flushed = false;  // the partial tile changed since any flush
+        end_call(done);
+      }
+    });
+  });
+}
+
+// One program batch: the pages of entries [first_entry, end_entry) of `layer`'s
+// appended region. The batch's DRAM read and bus transfer are booked when it
+// starts and overlap its programs (both are far faster than tIn + tPROG).
+void Ssd::program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done) {
+  std::vector<isp::KvPlacement::PageRef> refs =
+      placement_->pages(layer, trace::KV_REGION_APPENDED, first_entry, end_entry);
+  std::vector<nand::PageAddress> pages;
+  pages.reserve(refs.size());
+  for (const auto& ref : refs) pages.push_back(ref.address);
+  jobs_.push("program", [this, pages = std::move(pages),
+                         done = std::move(done)](FlashJobQueue::Done release) mutable {
+    const uint64_t bytes = uint64_t(pages.size()) * flash_.config().page_bytes;
+    const uint64_t start = now_ps();
+    ++program_jobs_;
+    dram_read_bytes_ += bytes;
+    dram_.transfer(bytes, nullptr);
+    bus_.transfer(bytes, nullptr);
+    const uint64_t n = pages.size();
+    program_batch_done_ = [this, n, bytes, start, release, done = std::move(done)] {
+      pages_programmed_ += n;
+      record(kDram, double(bytes) * config_.dram_joules_per_byte, start);
+      record(kBus, double(bytes) * config_.bus_joules_per_byte, start);
+      record_nand(0, n, bytes, start);
+      release();
+      end_call(done);
+    };
+    appender_.start(std::move(pages), "ssd append");
+  });
+}
+
+void Ssd::on_program_batch_done() {
+  if (!program_batch_done_) return;
+  Done finished = std::move(program_batch_done_);
+  program_batch_done_ = nullptr;
+  finished();
+}
+
+void Ssd::attention(const isp::AttentionWork& work, Done done) {
+  engine_->plan(work);  // the engine's checks, up front (BadInput before anything is queued)
+  ++attention_ops_;
+  begin_call();
+  jobs_.push("attention", [this, work, done = std::move(done)](FlashJobQueue::Done release) mutable {
+    const uint64_t start = now_ps();
+    const uint64_t pages0 = engine_->pages_read();
+    const uint64_t dram0 = engine_->dram_bytes();
+    const uint64_t bus0 = engine_->bus_bytes();
+    engine_->run(work, [this, start, pages0, dram0, bus0, release, done = std::move(done)] {
+      const uint64_t pages = engine_->pages_read() - pages0;
+      record_nand(pages, 0, pages * flash_.config().page_bytes, start);
+      record(kDram, double(engine_->dram_bytes() - dram0) * config_.dram_joules_per_byte, start);
+      record(kBus, double(engine_->bus_bytes() - bus0) * config_.bus_joules_per_byte, start);
+      release();
+      end_call(done);
+    });
+  });
+}
+
+void Ssd::drain(Done done) {
+  drain_waiters_.push_back(std::move(done));
+  drain_check_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Ssd::trace(vcd::Writer& writer) {
+  flash_.trace(writer);
+  dram_.trace(writer);
+  bus_.trace(writer);
+  firmware_.trace(writer);
+  engine_->trace(writer);
+}
+
+}  // namespace ispsim::ssd

@@ -1,0 +1,190 @@
+// The SSD as the runtime sees it (contract of issue 4): the flash, the
+// controller's DRAM and internal bus, the NVMe firmware, out-of-place KV
+// appends and the ISP attention engine, behind five calls.
+//
+// All flash work goes through one FIFO (flash_job_queue.h): a conventional read,
+// a program batch or an attention pass holds the whole flash until it is done,
+// so background programs delay later reads instead of interleaving with them.
+//
+// Paths (closed forms in models/ssd/README.md):
+// - host_read: n = ceil(bytes / MDTS) NVMe read commands; their doorbells and
+//   SQEs cross PCIe host->device (NVME_COMMAND), the firmware processes the first
+//   command (later ones overlap the flash work), then a flash job reads every
+//   page of the range (isp::KvPlacement, die-level pipeline). Each page, when its
+//   data-out ends, crosses the internal bus (whole page), [with
+//   stage_host_reads_in_dram: is written to controller DRAM (whole page) and
+//   its useful bytes read back,] and its useful bytes (entries on the page x K+V
+//   bytes of one head) cross PCIe device->host (KV_READ). After the last page's
+//   data the n CQEs follow (NVME_COMPLETION), then the host's
+//   interrupt_and_completion; then `done`.
+// - host_write: doorbells + SQEs host->device, firmware, data host->device
+//   (KV_WRITE), internal bus, DRAM write (the controller's write buffer), the n
+//   CQEs device->host; then the entries join the layer's appended region.
+// - append: the KV came with a fused command (already in the controller): bus,
+//   DRAM write; then the entries join the layer's appended region.
+// - Appended entries are packed in append order (isp::KvPlacement: entry index,
+//   not token position). A tile (T entries x kv_heads pages) is programmed once
+//   it is full: one program job per call that fills tiles (DRAM read + bus of
+//   those pages, then nand::Appender). Entries of a partial tile wait in the
+//   write buffer; drain() programs the partial tiles. A later append into a
+//   flushed tile programs the tile again when it fills (out of place; the FTL
+//   remapping is not modelled). `done` of host_write/append runs when the call's
+//   data is in the write buffer and every tile it completed is programmed.
+// - attention: isp::AttentionEngine::run() as one flash job; the engine moves
+//   its own bytes through the DRAM and bus servers given to it.
+// - drain: programs partial tiles, then runs `done` when no call is outstanding.
+//
+// Energy (to the ledger, one record per call or job): "<name>.controller"
+// (firmware: commands x firmware time x controller_active_w), "<name>.dram",
+// "<name>.bus" (bytes x pJ/bit, including the attention engine's traffic),
+// "<name>.nand" (nand::NandEnergy: pages sensed, pages programmed, channel
+// bytes). Static power: controller, DRAM, NAND dies. The attention engine
+// records its own accelerator energy under "<name>.attention...".
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "models/core/energy_ledger.h"
+#include "models/core/server.h"
+#include "models/core/stats.h"
+#include "models/core/vcd.h"
+#include "models/isp/attention_engine.h"
+#include "models/isp/isp_config.h"
+#include "models/isp/tiling.h"
+#include "models/link/nvme.h"
+#include "models/nand/appender.h"
+#include "models/nand/flash_array.h"
+#include "models/nand/nand_energy.h"
+#include "models/ssd/flash_job_queue.h"
+#include "models/ssd/host_reader.h"
+#include "models/ssd/ssd_config.h"
+#include "platforms/schema/flash_coordinator.pb.h"
+#include "platforms/schema/isp.pb.h"
+#include "platforms/schema/nand.pb.h"
+#include "platforms/schema/ssd.pb.h"
+#include "traces/trace.pb.h"
+
+namespace ispsim::ssd {
+
+// The KV space of one request, which sizes the placement (isp::KvPlacement).
+struct KvSpace {
+  trace::ModelShape shape;
+  uint64_t precomputed_tokens = 0;  // C: precomputed entries per layer
+  uint64_t appended_capacity = 0;   // appended entries per layer (HKVD + query + answer)
+};
+
+class Ssd : public sc_core::sc_module {
+ public:
+  using Done = std::function<void()>;
+
+  // Parameters are resolved here (defaults, range checks: BadInput naming
+  // "nand", "ssd", "isp", "flash_coordinator" or "kv placement"). `nvme` (and its
+  // link) and `ledger` (nullable) must outlive the SSD.
+  Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const schema::SsdParams& ssd,
+      const schema::IspParams& isp, const schema::FlashCoordinatorParams& coordinator,
+      const KvSpace& kv, link::Nvme& nvme, core::EnergyLedger* ledger = nullptr);
+  ~Ssd() override;
+
+  // Conventional NVMe read of entries [token_begin, token_end) of `layer`'s
+  // `region` to the host; `done` when the last byte (and completion) reached it.
+  // BadInput for a range outside the placement or an empty range.
+  void host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end,
+                 Done done);
+  // KV write-back from the host: `bytes` = entries x kv_bytes_per_token, the
+  // entries being tokens of [token_begin, token_end) (all, or the masked ones).
+  // BadInput when bytes is not a whole number of entries, the entries exceed
+  // the range, or the appended region would overflow.
+  void host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, uint64_t bytes, Done done);
+  // KV that came with a fused command: `tokens` entries of `bytes`.
+  void append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done);
+  // One attention pass of the ISP, queued on the flash FIFO.
+  void attention(const isp::AttentionWork& work, Done done);
+  // Runs `done` at the first moment no call is outstanding and every layer's
+  // partial tile has been programmed (it programs them when the other calls are
+  // done); a delta later when there is nothing to do.
+  void drain(Done done);
+
+  const SsdConfig& config() const { return config_; }
+  const isp::KvPlacement& placement() const { return *placement_; }
+  nand::FlashArray& flash() { return flash_; }
+  core::Server& dram() { return dram_; }
+  core::Server& bus() { return bus_; }
+  isp::AttentionEngine& engine() { return *engine_; }
+  FlashJobQueue& jobs() { return jobs_; }
+
+  // Totals (also statistics under <name>).
+  uint64_t nand_pages_read() const;        // host reads + attention
+  uint64_t nand_bytes_read() const;        // pages x page bytes
+  uint64_t nand_pages_programmed() const { return pages_programmed_; }
+  uint64_t nand_bytes_programmed() const;  // pages x page bytes
+  uint64_t host_read_pages() const { return host_read_pages_; }
+  uint64_t kv_read_bytes() const { return kv_read_bytes_; }        // useful bytes sent to the host
+  uint64_t kv_written_bytes() const { return kv_written_bytes_; }  // host_write + append bytes accepted
+  uint64_t dram_read_bytes() const { return dram_read_bytes_; }    // host I/O and appends
+  uint64_t dram_write_bytes() const { return dram_write_bytes_; }  // host I/O and appends
+  uint64_t dram_bytes() const { return dram_.bytes(); }            // everything, incl. attention
+  uint64_t bus_bytes() const { return bus_.bytes(); }              // everything, incl. attention
+  uint64_t nvme_commands() const { return nvme_commands_; }
+  uint64_t outstanding() const { return outstanding_; }
+  uint64_t appended_entries(uint32_t layer) const { return layers_.at(layer).entries; }
+
+  // Waveforms: flash (dies, channels), <name>.dram/.bus/.firmware outstanding,
+  // the attention engine's SIMD modes, scratchpads and reduction engine.
+  void trace(vcd::Writer& writer);
+
+ private:
+  struct LayerAppends {
+    uint64_t reserved = 0;          // entries of calls made so far (capacity check)
+    uint64_t entries = 0;           // entries accepted into the appended region
+    uint64_t programmed_tiles = 0;  // full tiles programmed (or queued)
+    bool partial_flushed = false;   // the partial tile was programmed by drain()
+  };
+  void begin_call();
+  void end_call(const Done& done);
+  void check_drain();
+  void on_program_batch_done();
+  void reserve_entries(uint32_t layer, uint64_t entries, const std::string& where);
+  void fetch_commands(uint64_t data_bytes, Done then);
+  void accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, uint64_t start_ps, Done done);
+  void program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done);
+  void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, uint64_t start_ps,
+                  Done done);
+  void check_layer(uint32_t layer, const std::string& where) const;
+  void record(int component, double joules, uint64_t start_ps);
+  void record_nand(uint64_t pages_read, uint64_t pages_programmed, uint64_t channel_bytes, uint64_t start_ps);
+
+  const SsdConfig config_;
+  const nand::NandEnergy nand_energy_;
+  nand::FlashArray flash_;
+  std::unique_ptr<isp::KvPlacement> placement_;
+  link::Nvme& nvme_;
+  core::EnergyLedger* ledger_;
+  core::Server dram_;
+  core::Server bus_;
+  core::Server firmware_;
+  core::Server host_completion_;  // host interrupt + completion handling: a pure delay
+  FlashJobQueue jobs_;
+  HostReader reader_;
+  nand::Appender appender_;
+  std::unique_ptr<isp::AttentionEngine> engine_;
+  std::vector<LayerAppends> layers_;
+  std::vector<Done> drain_waiters_;
+  Done program_batch_done_;  // completion of the program batch under way
+  sc_core::sc_event drain_check_;
+
+  uint64_t outstanding_ = 0;
+  uint64_t host_reads_ = 0, host_writes_ = 0, appends_ = 0, attention_ops_ = 0, drains_ = 0;
+  uint64_t host_read_pages_ = 0, pages_programmed_ = 0, program_jobs_ = 0;
+  uint64_t kv_read_bytes_ = 0, kv_written_bytes_ = 0;
+  uint64_t dram_read_bytes_ = 0, dram_write_bytes_ = 0;
+  uint64_t nvme_commands_ = 0;
+  double energy_j_[4] = {0, 0, 0, 0};  // controller, dram, bus, nand (dynamic)
+  stats::Group stats_;
+};
+
+}  // namespace ispsim::ssd

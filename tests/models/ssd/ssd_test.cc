@@ -1,0 +1,385 @@
+// The SSD facade: exact completion times of host reads (NAND-bound and
+// PCIe-bound), host writes and appends against closed forms written out here,
+// FIFO ordering of flash jobs, byte conservation, drain, bad input, energy and
+// the attention engine's DRAM/bus traffic per organisation.
+// Every TEST runs in its own process (SystemC elaborates once per process).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <systemc>
+
+#include "common/error.h"
+#include "models/core/energy_ledger.h"
+#include "models/link/nvme.h"
+#include "models/link/pcie_link.h"
+#include "models/ssd/ssd.h"
+
+namespace ispsim::ssd {
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_NS;
+using sc_core::SC_US;
+
+// A tiny flash: 16 KB pages, tR 5 us, 2400 MT/s x 8 bit, tPROG 500 us.
+schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes, bool cache_read) {
+  schema::NandParams p;
+  p.set_channels(channels);
+  p.set_dies_per_channel(dies);
+  p.set_planes_per_die(planes);
+  p.set_cache_read(cache_read);
+  p.set_t_read_us(5);
+  p.set_t_prog_us(500);
+  p.set_page_bytes(16384);
+  p.set_channel_rate_mtps(2400);
+  p.set_channel_width_bits(8);
+  p.set_pages_per_block(64);
+  p.set_blocks_per_plane(16);
+  return p;
+}
+
+// 2 layers, 2 KV heads of dimension 128 at FP16: 512 B of K and V per token and
+// head, so a 16 KB page holds T = 32 tokens of one head; 1024 B per token.
+trace::ModelShape tiny_shape() {
+  trace::ModelShape s;
+  s.set_family(trace::ARCHITECTURE_LLAMA);
+  s.set_layers(2);
+  s.set_hidden(512);
+  s.set_heads(4);
+  s.set_kv_heads(2);
+  s.set_head_dim(128);
+  s.set_ffn_dim(1024);
+  s.set_vocab(1000);
+  s.set_weight_bits(16);
+  s.set_kv_bits(16);
+  s.set_activation_bits(16);
+  return s;
+}
+constexpr uint64_t kEntryBytes = 1024;  // K and V of one token, both heads
+constexpr uint64_t kPage = 16384;
+
+const sc_time kTout = sc_time::from_value(std::llround(16384 * 1e12 / 2.4e9));
+const sc_time kTr(5, SC_US);
+const sc_time kTprog(500, SC_US);
+
+struct Rig {
+  core::EnergyLedger ledger;
+  link::PcieLink pcie;
+  link::Nvme nvme;
+  Ssd ssd;
+  Rig(const schema::NandParams& nand, const schema::SsdParams& params = schema::SsdParams(),
+      const schema::LinkParams& link_params = schema::LinkParams(), uint64_t context = 256,
+      uint64_t appended = 128)
+      : pcie("pcie", link::LinkConfig::from_params(link_params), &ledger),
+        nvme("nvme", pcie),
+        ssd("ssd", nand, params, schema::IspParams(), schema::FlashCoordinatorParams(),
+            KvSpace{tiny_shape(), context, appended}, nvme, &ledger) {}
+  const link::LinkConfig& link() const { return pcie.config(); }
+  // Occupancy + latency of one internal bus / DRAM transfer on an idle server.
+  sc_time bus_time(uint64_t bytes) { return ssd.bus().occupancy(bytes) + ssd.bus().latency(); }
+  sc_time dram_time(uint64_t bytes) { return ssd.dram().occupancy(bytes) + ssd.dram().latency(); }
+  // Doorbell + SQE of the commands for `bytes`, then the firmware of one command.
+  sc_time command_time(uint64_t bytes) {
+    return link().transfer_time(nvme.io_overhead_bytes_host_to_device(bytes)) + sc_time(1, SC_US);
+  }
+  // After the last data occupancy ends: the CQEs, then the host's completion.
+  sc_time completion_tail(uint64_t bytes) {
+    return link().occupancy(nvme.io_overhead_bytes_device_to_host(bytes)) + link().latency +
+           link().interrupt_and_completion;
+  }
+};
+
+// One channel, one die, no cache read: page k (1-based) is at the controller
+// at t0 + k (tR + tOut); PCIe (about 7.2 GB/s) is idle when each page arrives.
+TEST(SsdHostRead, NandBoundClosedForm) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  sc_time done_at;
+  rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 64, [&] { done_at = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const uint64_t useful = 64 * kEntryBytes;  // 2 tiles x 2 heads = 4 full pages
+  const sc_time t0 = rig.command_time(useful);
+  const sc_time last_arrival = t0 + (kTr + kTout) * 4.0;
+  const sc_time expected = last_arrival + rig.bus_time(kPage) + rig.link().occupancy(kPage) +
+                           rig.completion_tail(useful);
+  EXPECT_EQ(done_at, expected);
+  EXPECT_EQ(rig.ssd.host_read_pages(), 4u);
+  EXPECT_EQ(rig.ssd.nand_bytes_read(), 4 * kPage);
+  EXPECT_EQ(rig.ssd.kv_read_bytes(), useful);
+  EXPECT_EQ(rig.pcie.bytes(link::Direction::DEVICE_TO_HOST, link::Purpose::KV_READ), useful);
+  EXPECT_EQ(rig.ssd.bus_bytes(), 4 * kPage);
+  EXPECT_EQ(rig.ssd.dram_bytes(), 0u);  // not staged in DRAM by default
+  EXPECT_EQ(rig.ssd.nvme_commands(), 1u);
+  EXPECT_EQ(rig.ssd.outstanding(), 0u);
+}
+
+// Eight dies on two channels feed a PCIe Gen3 x1 link (about 0.9 GB/s): after the
+// first page the link never idles, so
+//   done = first arrival + bus + N x occ(page) + CQE + latency + completion.
+TEST(SsdHostRead, PcieBoundClosedForm) {
+  schema::LinkParams slow;
+  slow.set_pcie_generation(3);
+  slow.set_lanes(1);
+  Rig rig(tiny_flash(2, 4, 2, true), schema::SsdParams(), slow);
+  sc_time done_at;
+  rig.ssd.host_read(1, trace::KV_REGION_PRECOMPUTED, 0, 256, [&] { done_at = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const uint64_t useful = 256 * kEntryBytes;  // 8 tiles x 2 heads = 16 pages
+  const uint64_t n = 16;
+  const sc_time first_arrival = rig.command_time(useful) + kTr + kTout;
+  const sc_time expected = first_arrival + rig.bus_time(kPage) + rig.link().occupancy(kPage) * double(n) +
+                           rig.completion_tail(useful);
+  EXPECT_EQ(done_at, expected);
+  EXPECT_EQ(rig.nvme.io_command_count(useful), 2u);  // 256 KiB at MDTS 128 KiB
+  EXPECT_EQ(rig.ssd.nvme_commands(), 2u);
+  EXPECT_EQ(rig.pcie.bytes(link::Direction::HOST_TO_DEVICE, link::Purpose::NVME_COMMAND),
+            2 * (link::Nvme::kDoorbellBytes + link::Nvme::kSqeBytes));
+  EXPECT_EQ(rig.pcie.bytes(link::Direction::DEVICE_TO_HOST, link::Purpose::NVME_COMPLETION),
+            2 * link::Nvme::kCqeBytes);
+}
+
+// A range that starts and ends inside tiles: whole pages from NAND, only the
+// requested entries over PCIe.
+TEST(SsdHostRead, BytesConservationOnPartialTiles) {
+  Rig rig(tiny_flash(2, 2, 1, true));
+  rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 10, 75, nullptr);  // tiles 0, 1, 2
+  rig.ssd.host_read(1, trace::KV_REGION_PRECOMPUTED, 31, 33, nullptr);  // tiles 0, 1
+  sc_core::sc_start();
+  const uint64_t pages = (3 + 2) * 2;
+  EXPECT_EQ(rig.ssd.host_read_pages(), pages);
+  EXPECT_EQ(rig.ssd.nand_pages_read(), pages);
+  EXPECT_EQ(rig.ssd.nand_bytes_read(), pages * kPage);
+  EXPECT_EQ(rig.ssd.kv_read_bytes(), (65 + 2) * kEntryBytes);
+  EXPECT_EQ(rig.pcie.bytes(link::Direction::DEVICE_TO_HOST, link::Purpose::KV_READ), (65 + 2) * kEntryBytes);
+  EXPECT_EQ(rig.ssd.jobs().history(), (std::vector<std::string>{"read", "read"}));
+}
+
+// Staged in DRAM: each page is written to DRAM whole and its useful bytes read
+// back before PCIe; one page per arrival, so no DRAM queueing.
+TEST(SsdHostRead, StagedInDramClosedFormAndBytes) {
+  schema::SsdParams staged;
+  staged.set_stage_host_reads_in_dram(true);
+  Rig rig(tiny_flash(1, 1, 1, false), staged);
+  sc_time done_at;
+  rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 16, 32, [&] { done_at = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const uint64_t useful = 16 * kEntryBytes;  // 2 pages, 8 KB useful each
+  const uint64_t per_page = useful / 2;
+  const sc_time last_arrival = rig.command_time(useful) + (kTr + kTout) * 2.0;
+  const sc_time expected = last_arrival + rig.bus_time(kPage) + rig.dram_time(kPage) +
+                           rig.dram_time(per_page) + rig.link().occupancy(per_page) +
+                           rig.completion_tail(useful);
+  EXPECT_EQ(done_at, expected);
+  EXPECT_EQ(rig.ssd.dram_write_bytes(), 2 * kPage);
+  EXPECT_EQ(rig.ssd.dram_read_bytes(), useful);
+  EXPECT_EQ(rig.ssd.dram_bytes(), 2 * kPage + useful);
+}
+
+// host_write of two full tiles: command, data over PCIe, bus, DRAM, then the
+// program batch: one die programs its 4 pages one after another (tIn + tPROG each).
+TEST(SsdHostWrite, ClosedFormAndBytes) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  sc_time done_at;
+  const uint64_t bytes = 64 * kEntryBytes;
+  rig.ssd.host_write(0, 0, 64, bytes, [&] { done_at = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const sc_time buffered = rig.command_time(bytes) + rig.link().transfer_time(bytes) + rig.bus_time(bytes) +
+                           rig.dram_time(bytes);
+  EXPECT_EQ(done_at, buffered + (kTout + kTprog) * 4.0);
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 4u);
+  EXPECT_EQ(rig.ssd.nand_bytes_programmed(), 4 * kPage);
+  EXPECT_EQ(rig.ssd.kv_written_bytes(), bytes);
+  EXPECT_EQ(rig.pcie.bytes(link::Direction::HOST_TO_DEVICE, link::Purpose::KV_WRITE), bytes);
+  EXPECT_EQ(rig.ssd.dram_write_bytes(), bytes);
+  EXPECT_EQ(rig.ssd.dram_read_bytes(), 4 * kPage);
+  EXPECT_EQ(rig.ssd.bus_bytes(), bytes + 4 * kPage);
+  EXPECT_EQ(rig.ssd.appended_entries(0), 64u);
+}
+
+// Masked write-back: fewer entries than the token range holds.
+TEST(SsdHostWrite, MaskedEntriesAndBadInput) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  rig.ssd.host_write(1, 0, 256, 40 * kEntryBytes, nullptr);  // 40 HKVD tokens of [0, 256)
+  EXPECT_THROW(rig.ssd.host_write(1, 0, 10, 11 * kEntryBytes, nullptr), BadInput);  // more than the range
+  EXPECT_THROW(rig.ssd.host_write(1, 0, 10, 100, nullptr), BadInput);               // not whole entries
+  EXPECT_THROW(rig.ssd.host_write(2, 0, 10, kEntryBytes, nullptr), BadInput);       // no layer 2
+  EXPECT_THROW(rig.ssd.host_write(1, 0, 200, 89 * kEntryBytes, nullptr), BadInput);  // 40 + 89 > 128
+  EXPECT_THROW(rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 5, 5, nullptr), BadInput);
+  EXPECT_THROW(rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 257, nullptr), BadInput);
+  EXPECT_THROW(rig.ssd.append(0, 2, 3 * kEntryBytes, nullptr), BadInput);
+  sc_core::sc_start();
+  EXPECT_EQ(rig.ssd.appended_entries(1), 40u);
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 2u);  // one full tile (32 entries) x 2 heads
+}
+
+// append: 40 entries fill one tile (programmed, `done` after it); 8 wait in the
+// write buffer until drain programs the partial tile; 24 more complete that tile,
+// which is programmed again.
+TEST(SsdAppend, FullTilesNowPartialTilesAtDrain) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  sc_time first_done, drained, second_done;
+  rig.ssd.append(0, 40, 40 * kEntryBytes, [&] { first_done = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const sc_time buffered = rig.bus_time(40 * kEntryBytes) + rig.dram_time(40 * kEntryBytes);
+  EXPECT_EQ(first_done, buffered + (kTout + kTprog) * 2.0);
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 2u);
+
+  const sc_time t1 = sc_core::sc_time_stamp();
+  rig.ssd.drain([&] { drained = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  EXPECT_EQ(drained, t1 + (kTout + kTprog) * 2.0);  // the partial tile's 2 pages
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 4u);
+
+  rig.ssd.append(0, 24, 24 * kEntryBytes, [&] { second_done = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 6u);
+  EXPECT_EQ(rig.ssd.appended_entries(0), 64u);
+  EXPECT_EQ(rig.ssd.jobs().history(), (std::vector<std::string>{"program", "program", "program"}));
+}
+
+// An append that completes no tile is done when it is in the write buffer.
+TEST(SsdAppend, PartialOnlyIsDoneWhenBuffered) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  sc_time done_at;
+  rig.ssd.append(1, 1, kEntryBytes, [&] { done_at = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  EXPECT_EQ(done_at, rig.bus_time(kEntryBytes) + rig.dram_time(kEntryBytes));
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 0u);
+  EXPECT_TRUE(rig.ssd.jobs().history().empty());
+}
+
+// FIFO: a read queued behind a program batch waits for the whole batch.
+TEST(SsdQueue, ReadWaitsForTheProgramBatchAhead) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  sc_time append_done, read_done;
+  rig.ssd.append(0, 64, 64 * kEntryBytes, [&] { append_done = sc_core::sc_time_stamp(); });
+  // The batch starts once the data is buffered (bus + DRAM, about 13.4 us); the
+  // read comes later and its job is queued behind the batch.
+  sc_core::sc_start(sc_time(20, SC_US));
+  rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 32, [&] { read_done = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const sc_time program_end =
+      rig.bus_time(64 * kEntryBytes) + rig.dram_time(64 * kEntryBytes) + (kTout + kTprog) * 4.0;
+  EXPECT_EQ(append_done, program_end);
+  const uint64_t useful = 32 * kEntryBytes;
+  const sc_time last_arrival = program_end + (kTr + kTout) * 2.0;
+  EXPECT_EQ(read_done, last_arrival + rig.bus_time(kPage) + rig.link().occupancy(kPage) +
+                           rig.completion_tail(useful));
+  EXPECT_EQ(rig.ssd.jobs().history(), (std::vector<std::string>{"program", "read"}));
+}
+
+// drain waits for calls still in flight (a host write still on PCIe) and then
+// flushes the partial tiles they leave.
+TEST(SsdDrain, WaitsForCallsInFlightThenFlushes) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  sc_time write_done, drained;
+  const uint64_t bytes = 40 * kEntryBytes;
+  rig.ssd.host_write(0, 0, 40, bytes, [&] { write_done = sc_core::sc_time_stamp(); });
+  rig.ssd.drain([&] { drained = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const sc_time buffered = rig.command_time(bytes) + rig.link().transfer_time(bytes) + rig.bus_time(bytes) +
+                           rig.dram_time(bytes);
+  EXPECT_EQ(write_done, buffered + (kTout + kTprog) * 2.0);
+  EXPECT_EQ(drained, write_done + (kTout + kTprog) * 2.0);
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 4u);
+  EXPECT_EQ(rig.ssd.outstanding(), 0u);
+}
+
+TEST(SsdDrain, NothingToDoCompletesAtOnce) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  bool drained = false;
+  rig.ssd.drain([&] { drained = true; });
+  sc_core::sc_start();
+  EXPECT_TRUE(drained);
+  EXPECT_EQ(sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME);
+}
+
+// Energy: NAND reads and programs as NandEnergy says, bus/DRAM per byte,
+// firmware per command; static power declared for controller, DRAM, dies.
+TEST(SsdEnergy, RecordsMatchTheByteCounts) {
+  schema::NandParams nand = tiny_flash(1, 1, 1, false);
+  Rig rig(nand);
+  rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 32, nullptr);
+  rig.ssd.append(1, 32, 32 * kEntryBytes, nullptr);
+  sc_core::sc_start();
+  const nand::NandEnergy e = nand::NandEnergy::from_params(nand);
+  const uint64_t duration = sc_core::sc_time_stamp().value();
+  const core::EnergyLedger::Summary s = rig.ledger.summarize(duration, {});
+  const double nand_j = e.read_joules(2) + e.program_joules(2) + e.transfer_joules(4 * kPage);
+  EXPECT_NEAR(s.dynamic_j_by_component.at("ssd.nand"), nand_j, nand_j * 1e-12);
+  const SsdConfig& c = rig.ssd.config();
+  const double bus_j = double(2 * kPage + 32 * kEntryBytes + 2 * kPage) * c.bus_joules_per_byte;
+  EXPECT_NEAR(s.dynamic_j_by_component.at("ssd.bus"), bus_j, bus_j * 1e-12);
+  const double dram_j = double(32 * kEntryBytes + 2 * kPage) * c.dram_joules_per_byte;
+  EXPECT_NEAR(s.dynamic_j_by_component.at("ssd.dram"), dram_j, dram_j * 1e-12);
+  EXPECT_NEAR(s.dynamic_j_by_component.at("ssd.controller"), 1e-6 * c.controller_active_w, 1e-18);
+  EXPECT_NEAR(s.static_j_by_component.at("ssd.controller"), c.controller_static_w * duration * 1e-12, 1e-15);
+  EXPECT_NEAR(s.static_j_by_component.at("ssd.nand"), e.static_watts() * duration * 1e-12, 1e-15);
+  for (const auto& [component, joules] : s.dynamic_j_by_component) EXPECT_GE(joules, 0) << component;
+}
+
+// Attention through the FIFO: the engine's NAND pages count as NAND reads; the
+// DRAM and bus traffic of each organisation is what the engine's plan says
+// (CENTRALIZED: every page over the bus into DRAM; PER_CHANNEL + GLOBAL_SRAM: none).
+void attention_bytes(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
+  schema::SsdParams params;
+  params.set_organization(organization);
+  params.set_reduction(reduction);
+  Rig rig(tiny_flash(2, 2, 1, true), params);
+  isp::AttentionWork work;
+  work.layer = 1;
+  work.query_rows = 1;
+  work.shape = tiny_shape();
+  work.context_tokens = 256;
+  work.causal = true;
+  work.appended_tokens_supplied = 1;
+  const isp::AttentionPlan plan = rig.ssd.engine().plan(work);
+  bool done = false;
+  rig.ssd.attention(work, [&] { done = true; });
+  rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 32, nullptr);
+  sc_core::sc_start();
+  EXPECT_TRUE(done);
+  EXPECT_EQ(rig.ssd.jobs().history(), (std::vector<std::string>{"attention", "read"}));
+  EXPECT_EQ(plan.pages_per_pass * plan.passes, 16u);  // 8 tiles x 2 heads
+  EXPECT_EQ(rig.ssd.nand_pages_read(), 16u + 2u);
+  EXPECT_EQ(rig.ssd.nand_bytes_read(), 18 * kPage);
+  EXPECT_EQ(rig.ssd.engine().dram_bytes(), plan.dram_bytes);
+  EXPECT_EQ(rig.ssd.dram_bytes(), plan.dram_bytes);  // the read is not staged
+  EXPECT_EQ(rig.ssd.bus_bytes(), plan.bus_bytes + 2 * kPage);
+  if (organization == schema::SsdParams::CENTRALIZED) {
+    EXPECT_GE(plan.bus_bytes, 16 * kPage);
+    EXPECT_GE(plan.dram_bytes, 2 * 16 * kPage);  // pages written to DRAM and read back
+  } else if (reduction == schema::SsdParams::GLOBAL_SRAM) {
+    EXPECT_EQ(plan.bus_bytes, 0u);
+    EXPECT_EQ(plan.dram_bytes, 0u);
+  } else {
+    EXPECT_EQ(plan.bus_bytes, 0u);
+    EXPECT_GT(plan.dram_bytes, 0u);  // partials (and Q) through DRAM
+  }
+}
+
+TEST(SsdAttention, CentralizedMovesPagesThroughBusAndDram) {
+  attention_bytes(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM);
+}
+TEST(SsdAttention, PerChannelControllerDramMovesOnlyPartials) {
+  attention_bytes(schema::SsdParams::PER_CHANNEL, schema::SsdParams::CONTROLLER_DRAM);
+}
+TEST(SsdAttention, PerChannelGlobalSramIsDramLess) {
+  attention_bytes(schema::SsdParams::PER_CHANNEL, schema::SsdParams::GLOBAL_SRAM);
+}
+
+TEST(SsdAttention, BadWorkIsBadInputBeforeQueueing) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  isp::AttentionWork work;
+  work.layer = 5;  // the model has 2 layers
+  work.query_rows = 1;
+  work.shape = tiny_shape();
+  work.context_tokens = 256;
+  work.appended_tokens_supplied = 1;
+  EXPECT_THROW(rig.ssd.attention(work, nullptr), BadInput);
+  EXPECT_EQ(rig.ssd.outstanding(), 0u);
+}
+
+}  // namespace
+}  // namespace ispsim::ssd
