@@ -1,6 +1,7 @@
-// `ispsim engine ppl | generate`: the functional engine on a Hugging Face
-// checkpoint directory. Results go to stdout (deterministic); wall-clock
-// timing goes to stderr.
+// `ispsim engine ppl | generate | precompute | blend`: the functional engine on
+// a Hugging Face checkpoint directory. Results go to stdout (deterministic);
+// wall-clock timing goes to stderr.
+#include <boost/json.hpp>
 #include <boost/program_options.hpp>
 
 #include <chrono>
@@ -17,6 +18,8 @@
 #include "kernels/model/fp32_lm.h"
 #include "kernels/model/model.h"
 #include "kernels/model/tokenizer.h"
+#include "kernels/rag/blend.h"
+#include "kernels/rag/kv_store.h"
 #include "tools/ispsim/cli.h"
 
 namespace ispsim::cli {
@@ -42,6 +45,12 @@ struct EngineOptions {
   std::string calib_file = "kernels/int/data/brown_calibration.txt";  // relative to the working directory
   int calib_tokens = 2048;
   integer::IntegerOptions integer;
+  // precompute / blend (kernels/rag)
+  std::string docs;         // precompute: JSON-lines file; blend: comma-separated document ids
+  std::string store_dir;    // precompute: --out; blend: --store
+  std::string query;        // blend
+  double ratio = 0.15;      // blend: CacheBlend's default recomputation ratio (paper 2 §II-C)
+  int answer_tokens = 8;    // blend
 };
 
 void add_engine_options(po::options_description& d, EngineOptions& o) {
@@ -71,16 +80,30 @@ int bos_id(const model::Tokenizer& tok, const model::Model& m, const EngineOptio
   return tok.bos_id() >= 0 ? tok.bos_id() : m.config.bos_token_id;
 }
 
-std::unique_ptr<CausalLm> make_engine(const model::Model& m, const EngineOptions& o) {
-  const integer::QuantStage stage = integer::parse_stage(o.quant);
-  if (stage == integer::QuantStage::kFp32) return std::make_unique<model::Fp32Lm>(m);
+std::vector<int> calibration_tokens(const EngineOptions& o) {
   if (o.calib_tokens < 1) throw BadInput("--calib-tokens", "must be >= 1");
   model::Tokenizer tok(o.model_dir + "/tokenizer.json");
   std::vector<int> calib = tok.encode(read_text(o.calib_file), o.calib_file);
   if (static_cast<int>(calib.size()) > o.calib_tokens) calib.resize(o.calib_tokens);
+  return calib;
+}
+
+std::unique_ptr<CausalLm> make_engine(const model::Model& m, const EngineOptions& o) {
+  const integer::QuantStage stage = integer::parse_stage(o.quant);
+  if (stage == integer::QuantStage::kFp32) return std::make_unique<model::Fp32Lm>(m);
   integer::IntegerOptions io = o.integer;
   io.stage = stage;
-  return integer::make_quantized_lm(m, io, calib);
+  return integer::make_quantized_lm(m, io, calibration_tokens(o));
+}
+
+// The RAG engine of --quant: fp32, or the integer engine (int16, int-nonlinear)
+// calibrated as make_engine() does. The model must outlive it.
+rag::RagModel make_rag_engine(const model::Model& m, const EngineOptions& o) {
+  const integer::QuantStage stage = integer::parse_stage(o.quant);
+  if (stage == integer::QuantStage::kFp32) return rag::RagModel::fp32(m);
+  if (stage != integer::QuantStage::kInt16 && stage != integer::QuantStage::kIntNonlinear)
+    throw BadInput("--quant", "'" + o.quant + "' has no integer-only engine to blend on (fp32, int-nonlinear or int16)");
+  return rag::RagModel::integer(m, calibration_tokens(o), stage, o.integer);
 }
 
 // Parses args into o; returns false after printing help.
@@ -221,10 +244,131 @@ int run_generate(const Args& args) {
   return 0;
 }
 
+// Documents of a JSON-lines file: one {"id": "...", "text": "..."} object per
+// line (blank lines skipped), each tokenized after BOS when the model has one
+// (the demo model was trained with BOS before every document).
+std::vector<rag::Document> read_documents(const std::string& path, const model::Tokenizer& tok, int bos) {
+  std::istringstream lines(read_text(path));
+  std::vector<rag::Document> docs;
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(line, ec);
+    if (ec) throw BadInput(where, "invalid JSON: " + ec.message());
+    const boost::json::object* o = v.if_object();
+    const boost::json::value* id = o ? o->if_contains("id") : nullptr;
+    const boost::json::value* text = o ? o->if_contains("text") : nullptr;
+    if (!id || !id->is_string() || !text || !text->is_string())
+      throw BadInput(where, "expected an object with string fields \"id\" and \"text\"");
+    rag::Document d;
+    d.id = std::string(id->as_string());
+    if (d.id.empty() || d.id.find(',') != std::string::npos)
+      throw BadInput(where, "document id must be non-empty and contain no comma");
+    for (const rag::Document& other : docs)
+      if (other.id == d.id) throw BadInput(where, "document id '" + d.id + "' appears twice");
+    if (bos >= 0) d.tokens.push_back(bos);
+    std::vector<int> body = tok.encode(std::string(text->as_string()), where);
+    d.tokens.insert(d.tokens.end(), body.begin(), body.end());
+    docs.push_back(std::move(d));
+  }
+  if (docs.empty()) throw BadInput(path, "no documents");
+  return docs;
+}
+
+int run_precompute(const Args& args) {
+  EngineOptions o;
+  po::options_description d("precompute options");
+  add_engine_options(d, o);
+  d.add_options()
+      ("docs", po::value(&o.docs)->required(), "JSON-lines file of {\"id\": ..., \"text\": ...} documents")
+      ("out", po::value(&o.store_dir)->required(), "KV store directory to write (index.json, tiles.bin)");
+  if (!parse(args, "precompute", d)) return 0;
+  model::Model m = model::load_model(o.model_dir);
+  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  const std::vector<rag::Document> docs = read_documents(o.docs, tok, bos_id(tok, m, o));
+  const rag::RagModel engine = make_rag_engine(m, o);
+  const auto t0 = std::chrono::steady_clock::now();
+  const rag::KvStore store = rag::precompute(engine, docs);
+  store.write(o.store_dir);
+  const double wall = seconds_since(t0);
+  int64_t tokens = 0, tiles = 0;
+  for (const rag::DocumentKv& doc : store.documents()) {
+    tokens += doc.token_count();
+    tiles += store.tiles_for(doc.token_count());
+  }
+  const rag::StoreShape& s = store.shape();
+  std::cout << "precomputed " << docs.size() << " documents (" << tokens << " tokens) with the " << engine.engine_name()
+            << " engine into " << o.store_dir << ": " << tiles << " tiles of " << s.tile_tokens << " tokens ("
+            << s.num_layers << " layers x " << s.num_kv_heads << " KV heads x blocks), " << s.tile_bytes()
+            << " B each at a " << s.tile_stride() << " B page-aligned stride, " << tiles * s.tile_stride()
+            << " B in tiles.bin\n";
+  std::cerr << std::fixed << std::setprecision(2) << "ispsim engine precompute: " << wall << " s wall\n";
+  return 0;
+}
+
+std::vector<std::string> split_ids(const std::string& text) {
+  std::vector<std::string> ids;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string id = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (id.empty()) throw BadInput("--docs", "empty document id in '" + text + "'");
+    ids.push_back(id);
+    if (comma == std::string::npos) return ids;
+    start = comma + 1;
+  }
+}
+
+int run_blend(const Args& args) {
+  EngineOptions o;
+  po::options_description d("blend options");
+  add_engine_options(d, o);
+  d.add_options()
+      ("store", po::value(&o.store_dir)->required(), "KV store directory written by 'engine precompute'")
+      ("docs", po::value(&o.docs)->required(), "comma-separated document ids, in prompt order")
+      ("query", po::value(&o.query)->required(), "query text (follows the documents)")
+      ("ratio", po::value(&o.ratio)->default_value(o.ratio, "0.15"), "share of document tokens recomputed, in [0, 1]")
+      ("tokens", po::value(&o.answer_tokens)->default_value(o.answer_tokens), "answer tokens to decode greedily");
+  if (!parse(args, "blend", d)) return 0;
+  const std::vector<std::string> ids = split_ids(o.docs);
+  model::Model m = model::load_model(o.model_dir);
+  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  const std::vector<int> query = tok.encode(o.query, "--query");
+  const rag::KvStore store = rag::KvStore::load(o.store_dir);
+  const rag::RagModel engine = make_rag_engine(m, o);
+  rag::BlendOptions bo;
+  bo.ratio = o.ratio;
+  bo.answer_tokens = o.answer_tokens;
+  bo.integer = engine.is_integer();
+  const auto t0 = std::chrono::steady_clock::now();
+  const rag::BlendOutput out = rag::blend(engine, store, ids, query, bo);
+  const double wall = seconds_since(t0);
+
+  print_model(m);
+  std::cout << "store: " << o.store_dir << " (" << store.engine() << " engine, " << store.documents().size()
+            << " documents, tiles of " << store.shape().tile_tokens << " tokens)\n";
+  std::cout << "prompt: " << ids.size() << " documents (";
+  for (size_t i = 0; i < out.doc_token_counts.size(); ++i) std::cout << (i ? " + " : "") << out.doc_token_counts[i];
+  std::cout << " = " << out.context_tokens.size() << " tokens) + " << out.query_tokens.size() << " query tokens\n";
+  std::cout << "HKVD: " << out.hkvd_count() << " of " << out.context_tokens.size()
+            << " document tokens recomputed at layers 1.." << m.config.num_layers - 1 << " (ratio "
+            << std::defaultfloat << 100.0 * o.ratio << " %); the " << out.query_tokens.size()
+            << " query tokens are always computed\n";
+  std::cout << "answer (" << out.answer.size() << " tokens): ";
+  for (int id : out.answer) std::cout << tok.decode_token(id);
+  std::cout << "\n";
+  std::cerr << std::fixed << std::setprecision(3) << "ispsim engine blend: " << wall << " s wall\n";
+  return 0;
+}
+
 const char* kEngineUsage =
-    "usage: ispsim engine <ppl|generate> [options]\n"
-    "  ppl       perplexity of a text file: --model DIR --text FILE [--max-tokens N] [--window N] [--quant STAGE|all]\n"
-    "  generate  greedy continuation of a prompt: --model DIR --prompt TEXT [--tokens N] [--quant STAGE]\n"
+    "usage: ispsim engine <ppl|generate|precompute|blend> [options]\n"
+    "  ppl         perplexity of a text file: --model DIR --text FILE [--max-tokens N] [--window N] [--quant STAGE|all]\n"
+    "  generate    greedy continuation of a prompt: --model DIR --prompt TEXT [--tokens N] [--quant STAGE]\n"
+    "  precompute  KV store of documents: --model DIR --docs FILE.jsonl --out STORE [--quant fp32|int16]\n"
+    "  blend       CacheBlend answer: --model DIR --store STORE --docs ID,ID.. --query TEXT [--ratio R] [--tokens N]\n"
     "run 'ispsim engine <subcommand> --help' for details\n";
 
 }  // namespace
@@ -237,7 +381,9 @@ int engine(const Args& args) {
   const Args rest(args.begin() + 1, args.end());
   if (args[0] == "ppl") return run_ppl(rest);
   if (args[0] == "generate") return run_generate(rest);
-  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate)");
+  if (args[0] == "precompute") return run_precompute(rest);
+  if (args[0] == "blend") return run_blend(rest);
+  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate, precompute, blend)");
 }
 
 }  // namespace ispsim::cli
