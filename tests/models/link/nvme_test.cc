@@ -106,7 +106,7 @@ TEST(Nvme, DefaultLinkClosedFormForMemLlmSizedCommand) {
   sc_core::sc_start();
   EXPECT_EQ(done_at, nvme.fused_attention_time(cmd, sc_time(123456, SC_NS)));
   // Protocol cost beyond the backend: 6 one-way latencies (1.8 us), host 3 us,
-  // 17,300 B of data at 7.2019 GB/s (2.402 us).
+  // 16,980 B of data at 7.2019 GB/s (2.358 us).
   const double overhead_ns = (done_at - sc_time(123456, SC_NS)).to_seconds() * 1e9;
   EXPECT_NEAR(overhead_ns, 6 * 300 + 3000 + (4 + 64 + 512 + 8192 + 8192 + 16) / c.effective_bytes_per_ns(), 0.005);
 }
