@@ -103,6 +103,30 @@ struct AttentionPlan {
   double energy_pj = 0;          // accelerator + coordinator dynamic energy
 };
 
+// One tile of a pass: a NAND page of the op's stream, or an on-chip tile of own
+// tokens that came with the command. The timing model and the numerical check
+// (tests/models/isp) walk the same list.
+struct PlannedTile {
+  bool in_flash = true;            // false: supplied with the command
+  trace::KvRegion region = trace::KV_REGION_UNSPECIFIED;
+  nand::PageAddress address;       // in_flash only
+  unsigned channel = 0;            // channel whose accelerator computes it
+  uint32_t kv_head = 0;
+  uint64_t first_entry = 0;        // position (precomputed) or append index (appended)
+  uint32_t entries = 0;
+  FilterResult filter;             // counts (tokens listed when asked for)
+  PageCost simd;                   // Elastic-SIMD cost of the kept tokens
+};
+
+// The rows and tiles of one pass (row chunk).
+struct PassTiles {
+  uint64_t first_row = 0;            // index among the op's query rows
+  uint64_t rows = 0;
+  std::vector<uint64_t> row_positions;  // token position of each row of the pass
+  uint64_t row_heads_per_tile = 0;   // rows x heads / kv_heads
+  std::vector<PlannedTile> tiles;    // NAND pages in stream order, then supplied tiles
+};
+
 class AttentionEngine : public sc_core::sc_module {
  public:
   // `placement`, `flash`, the servers and the ledger must outlive the engine.
@@ -121,6 +145,9 @@ class AttentionEngine : public sc_core::sc_module {
   void run(const AttentionWork& work, std::function<void()> done);
   // The same checks and counts as run(), without simulating.
   AttentionPlan plan(const AttentionWork& work) const;
+  // The tiles of pass `pass` (0 .. plan().passes - 1); `with_tokens` lists the
+  // filtered tokens of every tile (functional use).
+  PassTiles pass_tiles(const AttentionWork& work, uint64_t pass, bool with_tokens = false) const;
 
   bool busy() const { return active_; }
   Organization organization() const { return organization_; }
@@ -151,12 +178,20 @@ class AttentionEngine : public sc_core::sc_module {
 
  private:
   struct Op;
+  struct Shape;
+  Shape check(const AttentionWork& work) const;
+  PassTiles tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass, bool with_tokens) const;
+  uint64_t q_bytes(const PlannedTile& tile, uint64_t row_heads) const;
+  uint64_t compute_ps(const PlannedTile& tile) const;
+  uint64_t page_time_ps(const PlannedTile& tile, uint64_t row_heads) const;
   void start_pass();
   void on_page_done(const nand::PageAddress& page, uint32_t index, const sc_core::sc_time& done_at);
   void on_supplied_done();
-  void partial_ready(uint64_t row_heads);
+  void on_step();
+  void tile_computed(const PlannedTile& tile);
+  void emit_partial(const PlannedTile& tile);
   void piece_done();
-  void finish_pass();
+  void check_pass_done();
   sc_core::sc_time page_time(const nand::PageAddress& page, uint32_t index);
 
   nand::FlashArray& flash_;
@@ -179,6 +214,7 @@ class AttentionEngine : public sc_core::sc_module {
   std::unique_ptr<Op> op_;
   bool active_ = false;
   sc_core::sc_event supplied_event_;
+  sc_core::sc_event step_event_;  // delta: next pass or op completion, outside reader callbacks
 
   uint64_t ops_ = 0, pages_read_ = 0, pages_computed_ = 0, tokens_kept_ = 0, tokens_dropped_ = 0,
            tokens_substituted_ = 0, macs_ = 0, dram_bytes_ = 0, bus_bytes_ = 0;

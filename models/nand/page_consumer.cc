@@ -34,6 +34,10 @@ PageConsumer::PageConsumer(sc_core::sc_module_name name, Channel& channel, unsig
                  [this] { return double(max_reserved_); });
 }
 
+void PageConsumer::set_time_per_page(const sc_core::sc_time& time_per_page) {
+  time_per_page_ = time_per_page;
+}
+
 bool PageConsumer::has_free_buffer() {
   retire_due();
   if (reserved_ < buffers_) return true;
@@ -53,16 +57,17 @@ void PageConsumer::reserve_buffer() {
 sc_core::sc_time PageConsumer::page_arrived(const PageAddress& page, uint32_t tag) {
   retire_due();
   const uint64_t now = sc_core::sc_time_stamp().value();
-  const uint64_t done = std::max(now, busy_until_ps_) + time_per_page_.value();
+  const uint64_t time = page_time_ ? page_time_(page, tag).value() : time_per_page_.value();
+  const uint64_t done = std::max(now, busy_until_ps_) + time;
   busy_until_ps_ = done;
-  busy_ps_ += time_per_page_.value();
+  busy_ps_ += time;
   size_t tail = head_ + waiting_;
   if (tail >= ring_.size()) tail -= ring_.size();
   ring_[tail] = Slot{page, tag, done};
   ++waiting_;
   if (done == now) {
     retire_due();
-  } else if (flushing_) {
+  } else if (flushing_ || eager_) {
     schedule(ring_[head_].done_ps);
   }
   return sc_core::sc_time::from_value(done);
@@ -84,7 +89,7 @@ void PageConsumer::schedule(uint64_t at_ps) {
 void PageConsumer::on_consume_done() {
   event_pending_ = false;
   retire_due();
-  if (waiting_ > 0 && flushing_) schedule(ring_[head_].done_ps);
+  if (waiting_ > 0 && (flushing_ || eager_)) schedule(ring_[head_].done_ps);
   if (channel_waiting_) {
     channel_waiting_ = false;
     channel_.kick();  // a buffer is free: the held data-out may start

@@ -39,6 +39,17 @@ class PageConsumer : public sc_core::sc_module {
   PageConsumer(sc_core::sc_module_name name, Channel& channel, unsigned buffers,
                const sc_core::sc_time& time_per_page, uint32_t page_bytes, Consumed consumed);
 
+  // Time the accelerator needs per page, for the pages that arrive from now on
+  // (one consumer can serve ops of different sizes).
+  void set_time_per_page(const sc_core::sc_time& time_per_page);
+  // Per-page time instead, asked when the page arrives (at its arrival time);
+  // an empty function returns to the fixed time per page.
+  using PageTime = std::function<sc_core::sc_time(const PageAddress& page, uint32_t tag)>;
+  void set_page_time(PageTime page_time) { page_time_ = std::move(page_time); }
+  // Eager: every page is retired at its done time by its own event (one extra
+  // event per page), so the callback runs exactly at done_at. Default: lazy.
+  void set_eager(bool eager) { eager_ = eager; }
+
   // Retires finished pages first; when none is free the channel is kicked later.
   bool has_free_buffer();
   void reserve_buffer();
@@ -64,7 +75,9 @@ class PageConsumer : public sc_core::sc_module {
 
   Channel& channel_;
   const unsigned buffers_;
-  const sc_core::sc_time time_per_page_;
+  sc_core::sc_time time_per_page_;
+  PageTime page_time_;
+  bool eager_ = false;
   const Consumed consumed_;
   std::vector<Slot> ring_;  // arrived, unfinished-or-unretired pages in order; capacity = buffers
   size_t head_ = 0;

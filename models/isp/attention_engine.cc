@@ -1,0 +1,621 @@
+#include "models/isp/attention_engine.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "common/error.h"
+
+namespace ispsim::isp {
+
+using sc_core::sc_time;
+
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
+}  // namespace
+
+const char* to_string(Organization organization) {
+  return organization == Organization::CENTRALIZED ? "CENTRALIZED" : "PER_CHANNEL";
+}
+const char* to_string(Reduction reduction) {
+  return reduction == Reduction::GLOBAL_SRAM ? "GLOBAL_SRAM" : "CONTROLLER_DRAM";
+}
+
+// What run() checked and derived once per op.
+struct AttentionEngine::Shape {
+  std::string where;
+  uint32_t group = 1;    // g = heads / kv_heads
+  uint32_t head_dim = 0;
+  uint32_t kv_bits = 0;
+  uint32_t act_bits = 0;
+  uint64_t substitutes = 0;      // H
+  uint64_t appended_total = 0;   // A = in flash + supplied
+  uint64_t passes = 1;
+  uint64_t rows_per_pass = 0;
+  SimdMode mode = SimdMode::kBroadside;
+};
+
+// Costs of one computed tile that both run() and plan() count.
+struct TileAccount {
+  uint64_t dram_bytes = 0;
+  uint64_t bus_bytes = 0;
+  bool partial = false;
+  uint64_t reduction_cycles = 0;
+  double compute_pj = 0;    // accelerator (channel or central)
+  double reduction_pj = 0;  // LSE engine (+ global SRAM)
+};
+
+struct AttentionEngine::Op {
+  AttentionWork work;
+  trace::BitVector mask;  // a copy: the caller's mask need not outlive run()
+  std::function<void()> done;
+  Shape shape;
+  uint64_t start_ps = 0;
+  uint64_t pass = 0;
+  PassTiles tiles;
+  uint64_t nand_tiles = 0;       // the first nand_tiles of tiles.tiles are the stream
+  uint64_t pages_left = 0;
+  uint64_t outstanding = 0;      // asynchronous pieces (transfers, merges, central SIMD)
+  unsigned supplied_pending = 0; // channels whose supplied tiles are not yet computed
+  bool step_pending = false;
+  std::vector<uint64_t> supplied_end_ps;
+  std::vector<uint8_t> supplied_waiting;
+  std::vector<uint8_t> first_page_seen;
+  std::vector<uint64_t> channel_pages_left;
+  std::vector<double> channel_pj;
+  double central_pj = 0;
+  double reduction_pj = 0;
+};
+
+AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray& flash,
+                                 const KvPlacement& placement, const IspConfig& isp,
+                                 const CoordinatorConfig& coordinator, Organization organization,
+                                 Reduction reduction, core::Server& controller_dram, core::Server& internal_bus,
+                                 core::EnergyLedger* ledger)
+    : sc_core::sc_module(name),
+      flash_(flash),
+      placement_(placement),
+      isp_(isp),
+      coordinator_(coordinator),
+      organization_(organization),
+      reduction_(reduction),
+      dram_(controller_dram),
+      bus_(internal_bus),
+      ledger_(ledger),
+      simd_(isp),
+      lse_(coordinator),
+      page_bytes_(flash.config().page_bytes),
+      channels_(flash.config().channels),
+      stats_(this->name()) {
+  nand::StreamConfig stream;
+  stream.mode = nand::ReadMode::kPipelined;
+  stream.consume_per_page = sc_core::SC_ZERO_TIME;
+  stream.buffers_per_channel = isp.precomputed_page_buffers;
+  reader_ = std::make_unique<nand::StreamReader>("reader", flash, stream);
+  reader_->set_delivery([this](const nand::PageAddress& page, uint32_t index, const sc_time& done_at) {
+    on_page_done(page, index, done_at);
+  });
+  for (unsigned c = 0; c < channels_; ++c) {
+    nand::PageConsumer& consumer = reader_->consumer(c);
+    consumer.set_page_time([this](const nand::PageAddress& page, uint32_t index) { return page_time(page, index); });
+    // Partials must reach the reduction engine at the exact time a page is done.
+    consumer.set_eager(true);
+  }
+  reduction_engine_ = std::make_unique<core::Server>(
+      "reduction", 0.0, sc_time::from_value(coordinator.cycles_to_ps(coordinator.lse_pipeline_cycles)));
+  central_simd_ = std::make_unique<core::Server>("central_simd", 0.0, sc_core::SC_ZERO_TIME);
+  mode_signals_.resize(organization == Organization::PER_CHANNEL ? channels_ : 1);
+
+  SC_HAS_PROCESS(AttentionEngine);
+  SC_METHOD(on_supplied_done);
+  sensitive << supplied_event_;
+  dont_initialize();
+  SC_METHOD(on_step);
+  sensitive << step_event_;
+  dont_initialize();
+
+  const std::string path = this->name();
+  if (ledger_ != nullptr) {
+    if (organization == Organization::PER_CHANNEL) {
+      for (unsigned c = 0; c < channels_; ++c) ledger_->add_static_power(path + ".ch" + std::to_string(c), isp.static_power_w);
+    } else {
+      ledger_->add_static_power(path + ".central", isp.static_power_w);
+    }
+    if (reduction == Reduction::GLOBAL_SRAM) ledger_->add_static_power(path + ".reduction", coordinator.static_power_w);
+  }
+
+  stats_.formula_integer("ops", "count", "attention ops run", [this] { return ops_; });
+  stats_.formula_integer("pages_read", "count", "KV pages read from NAND", [this] { return pages_read_; });
+  stats_.formula_integer("bytes_read", "bytes", "KV bytes read from NAND", [this] { return bytes_read(); });
+  stats_.formula_integer("pages_computed", "count", "NAND pages processed by an Elastic-SIMD",
+                         [this] { return pages_computed_; });
+  stats_.formula_integer("bytes_consumed", "bytes", "NAND page bytes processed by an Elastic-SIMD",
+                         [this] { return bytes_consumed(); });
+  stats_.formula_integer("tokens_kept", "count", "KV entries (token x KV head) computed, substitutes included",
+                         [this] { return tokens_kept_; });
+  stats_.formula_integer("tokens_dropped", "count", "KV entries no query row can see (Stream Filter)",
+                         [this] { return tokens_dropped_; });
+  stats_.formula_integer("tokens_substituted", "count", "precomputed entries replaced by their recomputed entry",
+                         [this] { return tokens_substituted_; });
+  stats_.formula_integer("macs", "count", "FP16 multiply-accumulates", [this] { return macs_; });
+  stats_.formula("simd_busy_broadside", "ns", "accelerator time (filter + SIMD) of tiles in broadside mode",
+                 [this] { return simd_busy_ps_[0] * 1e-3; });
+  stats_.formula("simd_busy_cascaded", "ns", "accelerator time (filter + SIMD) of tiles in cascaded mode",
+                 [this] { return simd_busy_ps_[1] * 1e-3; });
+  stats_.formula_integer("dram_bytes", "bytes", "controller DRAM bytes moved by attention, both directions",
+                         [this] { return dram_bytes_; });
+  stats_.formula_integer("bus_bytes", "bytes", "internal bus bytes moved by attention (centralized)",
+                         [this] { return bus_bytes_; });
+}
+
+AttentionEngine::~AttentionEngine() = default;
+
+sc_time AttentionEngine::simd_busy(SimdMode mode) const {
+  return sc_time::from_value(simd_busy_ps_[mode == SimdMode::kBroadside ? 0 : 1]);
+}
+
+AttentionEngine::Shape AttentionEngine::check(const AttentionWork& work) const {
+  Shape s;
+  s.where = "attention layer " + std::to_string(work.layer);
+  const trace::ModelShape& want = placement_.shape();
+  const trace::ModelShape& got = work.shape;
+  if (got.layers() != want.layers() || got.heads() != want.heads() || got.kv_heads() != want.kv_heads() ||
+      got.head_dim() != want.head_dim() || got.kv_bits() != want.kv_bits()) {
+    throw BadInput(s.where, "model shape (layers " + std::to_string(got.layers()) + ", heads " +
+                                std::to_string(got.heads()) + "/" + std::to_string(got.kv_heads()) + ", head_dim " +
+                                std::to_string(got.head_dim()) + ", kv_bits " + std::to_string(got.kv_bits()) +
+                                ") differs from the KV placement's");
+  }
+  if (work.layer >= want.layers()) {
+    throw BadInput(s.where, "layer out of range (the model has " + std::to_string(want.layers()) + ")");
+  }
+  if (got.activation_bits() == 0) throw BadInput(s.where, "activation_bits is 0");
+  if (work.context_tokens > placement_.precomputed_tokens()) {
+    throw BadInput(s.where, std::to_string(work.context_tokens) + " context tokens exceed the " +
+                                std::to_string(placement_.precomputed_tokens()) + " placed per layer");
+  }
+  if (work.appended_tokens_in_flash > placement_.appended_capacity()) {
+    throw BadInput(s.where, std::to_string(work.appended_tokens_in_flash) + " appended tokens in flash exceed the " +
+                                std::to_string(placement_.appended_capacity()) + " placed per layer");
+  }
+  s.group = got.heads() / got.kv_heads();
+  s.head_dim = got.head_dim();
+  s.kv_bits = got.kv_bits();
+  s.act_bits = got.activation_bits();
+  FilterContext context;
+  context.context_tokens = work.context_tokens;
+  context.hkvd_mask = work.hkvd_mask;
+  s.substitutes = StreamFilter(isp_, context, s.where).substitutes();
+  s.appended_total = work.appended_tokens_in_flash + work.appended_tokens_supplied;
+  if (s.substitutes > s.appended_total) {
+    throw BadInput(s.where, "the HKVD mask selects " + std::to_string(s.substitutes) + " tokens but only " +
+                                std::to_string(s.appended_total) + " appended entries exist");
+  }
+  if (work.query_rows == 0) throw BadInput(s.where, "no query rows");
+  if (work.query_rows > s.appended_total) {
+    throw BadInput(s.where, std::to_string(work.query_rows) + " query rows but only " +
+                                std::to_string(s.appended_total) +
+                                " appended entries (the rows are the last appended entries)");
+  }
+  if (reduction_ == Reduction::GLOBAL_SRAM) {
+    const RowChunking chunks = lse_.chunk_rows(work.query_rows, got.heads(), s.head_dim, s.act_bits, s.where);
+    s.passes = chunks.passes;
+    s.rows_per_pass = chunks.rows_per_pass;
+  } else {
+    s.passes = 1;
+    s.rows_per_pass = work.query_rows;
+  }
+  s.mode = simd_.choose_mode(placement_.tokens_per_tile(), s.rows_per_pass * s.group, s.head_dim, s.kv_bits,
+                             s.act_bits);
+  return s;
+}
+
+PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass,
+                                    bool with_tokens) const {
+  PassTiles out;
+  out.first_row = pass * shape.rows_per_pass;
+  out.rows = std::min(shape.rows_per_pass, work.query_rows - out.first_row);
+  out.row_heads_per_tile = out.rows * shape.group;
+  const uint64_t first_row_entry = shape.appended_total - work.query_rows + out.first_row;
+
+  FilterContext context;
+  context.context_tokens = work.context_tokens;
+  context.hkvd_mask = work.hkvd_mask;
+  context.causal = work.causal;
+  StreamFilter probe(isp_, context, shape.where);
+  for (uint64_t r = 0; r < out.rows; ++r) out.row_positions.push_back(probe.position_of_appended(first_row_entry + r));
+  context.max_row_position = out.row_positions.back();  // positions grow with the append index
+  const StreamFilter filter(isp_, context, shape.where);
+
+  auto add = [&](PlannedTile tile) {
+    tile.filter = tile.region == trace::KV_REGION_PRECOMPUTED
+                      ? filter.precomputed_page(tile.first_entry, tile.entries, with_tokens)
+                      : filter.appended_page(tile.first_entry, tile.entries, with_tokens);
+    tile.simd = simd_.page_cost(shape.mode, tile.filter.kept, out.row_heads_per_tile, shape.head_dim, shape.kv_bits,
+                                shape.act_bits);
+    out.tiles.push_back(std::move(tile));
+  };
+  for (trace::KvRegion region : {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED}) {
+    const uint64_t end =
+        region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
+    for (const KvPlacement::PageRef& ref : placement_.pages(work.layer, region, 0, end)) {
+      PlannedTile tile;
+      tile.in_flash = true;
+      tile.region = region;
+      tile.address = ref.address;
+      tile.channel = ref.address.channel;
+      tile.kv_head = ref.kv_head;
+      tile.first_entry = ref.first_entry;
+      tile.entries = ref.entries;
+      add(std::move(tile));
+    }
+  }
+  // Own tokens that came with the command (substitutes among the supplied
+  // entries are forwarded to their precomputed pages, not computed here).
+  const uint64_t T = placement_.tokens_per_tile();
+  const uint64_t own_begin = std::max(work.appended_tokens_in_flash, shape.substitutes);
+  uint64_t k = 0;
+  for (uint64_t first = own_begin; first < shape.appended_total; first += T) {
+    const uint32_t entries = uint32_t(std::min(T, shape.appended_total - first));
+    for (uint32_t h = 0; h < placement_.kv_heads(); ++h, ++k) {
+      PlannedTile tile;
+      tile.in_flash = false;
+      tile.region = trace::KV_REGION_APPENDED;
+      tile.channel = organization_ == Organization::PER_CHANNEL ? unsigned(k % channels_) : 0;
+      tile.kv_head = h;
+      tile.first_entry = first;
+      tile.entries = entries;
+      add(std::move(tile));
+    }
+  }
+  return out;
+}
+
+PassTiles AttentionEngine::pass_tiles(const AttentionWork& work, uint64_t pass, bool with_tokens) const {
+  const Shape shape = check(work);
+  if (pass >= shape.passes) {
+    throw std::logic_error("pass_tiles: pass " + std::to_string(pass) + " of " + std::to_string(shape.passes));
+  }
+  return tiles_of(work, shape, pass, with_tokens);
+}
+
+uint64_t AttentionEngine::q_bytes(const PlannedTile& tile, uint64_t row_heads) const {
+  if (tile.filter.kept == 0) return 0;
+  return row_heads * placement_.shape().head_dim() * placement_.shape().activation_bits() / 8;
+}
+
+uint64_t AttentionEngine::compute_ps(const PlannedTile& tile) const {
+  return isp_.cycles_to_ps(tile.filter.cycles + tile.simd.cycles);
+}
+
+uint64_t AttentionEngine::page_time_ps(const PlannedTile& tile, uint64_t row_heads) const {
+  const uint64_t compute = compute_ps(tile);
+  const uint64_t q = q_bytes(tile, row_heads);
+  if (q == 0) return compute;
+  // The page's Q rows arrive while the previous page is computed (Q tile double
+  // buffer); a page cannot finish faster than its Q can be delivered.
+  const uint64_t q_ps = reduction_ == Reduction::GLOBAL_SRAM
+                            ? coordinator_.cycles_to_ps(ceil_div(q, coordinator_.sram_bytes_per_cycle))
+                            : dram_.occupancy(q).value() * channels_;
+  return std::max(compute, q_ps);
+}
+
+namespace {
+
+// Per-tile bytes and energies (see attention_engine.h); identical for run() and plan().
+TileAccount account(const PlannedTile& tile, uint64_t row_heads, uint64_t q_bytes, uint32_t page_bytes,
+                    uint64_t tile_bytes, Organization organization, Reduction reduction, const IspConfig& isp,
+                    const CoordinatorConfig& coordinator, const LseReduction& lse, uint32_t head_dim,
+                    uint32_t act_bits) {
+  TileAccount a;
+  a.compute_pj = tile.simd.energy_pj;
+  if (tile.in_flash) a.compute_pj += double(page_bytes) * isp.scratchpad_pj_per_byte;  // page into the scratchpad
+  const bool computed = tile.filter.kept > 0;
+  const ReductionCost partial = lse.partial_cost(computed ? row_heads : 0, head_dim, act_bits);
+  if (organization == Organization::PER_CHANNEL) {
+    a.partial = computed;
+    if (computed) a.reduction_cycles = partial.occupancy_cycles;
+    if (reduction == Reduction::GLOBAL_SRAM) {
+      a.reduction_pj = partial.energy_pj + double(q_bytes) * coordinator.sram_pj_per_byte;
+    } else {
+      a.dram_bytes = q_bytes + 2 * partial.partial_bytes;  // Q in; partial written and read back
+      a.reduction_pj = double(computed ? row_heads : 0) * head_dim * coordinator.lse_pj_per_element;
+    }
+  } else {
+    // The page crosses the bus, is written to DRAM and read back; the running
+    // (O, m, l) of its row-heads is read and written back with its Q rows.
+    if (tile.in_flash) {
+      a.bus_bytes = page_bytes;
+      a.dram_bytes = 2 * uint64_t(page_bytes);
+    } else {
+      a.dram_bytes = tile_bytes;  // came by DMA into controller DRAM
+    }
+    if (reduction == Reduction::GLOBAL_SRAM) {
+      a.reduction_pj = double(q_bytes + 2 * partial.partial_bytes) * coordinator.sram_pj_per_byte;
+    } else {
+      a.dram_bytes += q_bytes + 2 * partial.partial_bytes;
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+AttentionPlan AttentionEngine::plan(const AttentionWork& work) const {
+  const Shape shape = check(work);
+  AttentionPlan p;
+  p.passes = shape.passes;
+  p.rows_per_pass = shape.rows_per_pass;
+  p.mode = shape.mode;
+  for (uint64_t pass = 0; pass < shape.passes; ++pass) {
+    const PassTiles tiles = tiles_of(work, shape, pass, false);
+    for (const PlannedTile& tile : tiles.tiles) {
+      if (pass == 0) (tile.in_flash ? p.pages_per_pass : p.supplied_tiles) += 1;
+      p.tokens_kept += tile.filter.kept;
+      p.tokens_substituted += tile.filter.substituted;
+      p.tokens_dropped += tile.filter.dropped;
+      p.macs += tile.simd.macs;
+      p.simd_cycles += tile.filter.cycles + tile.simd.cycles;
+      const uint64_t q = q_bytes(tile, tiles.row_heads_per_tile);
+      const TileAccount a =
+          account(tile, tiles.row_heads_per_tile, q, page_bytes_, tile.entries * kv_bytes_per_token_head(work.shape),
+                  organization_, reduction_, isp_, coordinator_, lse_, shape.head_dim, shape.act_bits);
+      p.partials += a.partial ? 1 : 0;
+      p.reduction_cycles += a.reduction_cycles;
+      p.dram_bytes += a.dram_bytes;
+      p.bus_bytes += a.bus_bytes;
+      p.energy_pj += a.compute_pj + a.reduction_pj;
+    }
+  }
+  return p;
+}
+
+void AttentionEngine::run(const AttentionWork& work, std::function<void()> done) {
+  if (active_) throw std::logic_error(std::string(name()) + ": run() while an attention op is under way");
+  Shape shape = check(work);
+  op_ = std::make_unique<Op>();
+  op_->work = work;
+  if (work.hkvd_mask != nullptr) {
+    op_->mask = *work.hkvd_mask;
+    op_->work.hkvd_mask = &op_->mask;
+  }
+  op_->done = std::move(done);
+  op_->shape = std::move(shape);
+  op_->start_ps = now_ps();
+  op_->channel_pj.assign(channels_, 0.0);
+  ++ops_;
+  active_ = true;
+  start_pass();
+}
+
+void AttentionEngine::start_pass() {
+  Op& op = *op_;
+  op.tiles = tiles_of(op.work, op.shape, op.pass, false);
+  op.nand_tiles = 0;
+  while (op.nand_tiles < op.tiles.tiles.size() && op.tiles.tiles[op.nand_tiles].in_flash) ++op.nand_tiles;
+  op.pages_left = op.nand_tiles;
+  op.supplied_pending = 0;
+  op.supplied_end_ps.assign(channels_, now_ps());
+  op.supplied_waiting.assign(channels_, 0);
+  op.first_page_seen.assign(channels_, 0);
+  op.channel_pages_left.assign(channels_, 0);
+  const uint64_t mode_value = op.shape.mode == SimdMode::kBroadside ? 1 : 2;
+  for (uint64_t i = 0; i < op.nand_tiles; ++i) ++op.channel_pages_left[op.tiles.tiles[i].channel];
+
+  if (organization_ == Organization::PER_CHANNEL) {
+    for (unsigned c = 0; c < channels_; ++c) {
+      if (op.channel_pages_left[c] > 0) mode_signals_[c].set(mode_value);
+    }
+    // Supplied tiles are on chip at once: each channel computes its own first.
+    for (uint64_t i = op.nand_tiles; i < op.tiles.tiles.size(); ++i) {
+      const PlannedTile& tile = op.tiles.tiles[i];
+      op.supplied_end_ps[tile.channel] += page_time_ps(tile, op.tiles.row_heads_per_tile);
+      if (!op.supplied_waiting[tile.channel]) {
+        op.supplied_waiting[tile.channel] = 1;
+        ++op.supplied_pending;
+        mode_signals_[tile.channel].set(mode_value);
+      }
+    }
+    if (op.supplied_pending > 0) {
+      uint64_t first = UINT64_MAX;
+      for (unsigned c = 0; c < channels_; ++c) {
+        if (op.supplied_waiting[c]) first = std::min(first, op.supplied_end_ps[c]);
+      }
+      supplied_event_.notify(sc_time::from_value(first - now_ps()));
+    }
+  } else {
+    mode_signals_[0].set(mode_value);
+    // Supplied tiles sit in controller DRAM (P2P DMA): read, then computed centrally.
+    for (uint64_t i = op.nand_tiles; i < op.tiles.tiles.size(); ++i) {
+      const PlannedTile* tile = &op.tiles.tiles[i];
+      const uint64_t q = q_bytes(*tile, op.tiles.row_heads_per_tile);
+      const TileAccount a = account(*tile, op.tiles.row_heads_per_tile, q, page_bytes_,
+                                    tile->entries * kv_bytes_per_token_head(op.work.shape), organization_, reduction_,
+                                    isp_, coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
+      ++op.outstanding;
+      dram_bytes_ += a.dram_bytes;
+      dram_.transfer(a.dram_bytes, [this, tile] {
+        central_simd_->submit(sc_time::from_value(compute_ps(*tile)), 0, [this, tile] {
+          tile_computed(*tile);
+          piece_done();
+        });
+      });
+    }
+  }
+
+  if (op.nand_tiles > 0) {
+    std::vector<nand::PageAddress> pages;
+    pages.reserve(op.nand_tiles);
+    for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(op.tiles.tiles[i].address);
+    reader_->start(std::move(pages), op.shape.where);
+  }
+  check_pass_done();
+}
+
+sc_time AttentionEngine::page_time(const nand::PageAddress& page, uint32_t index) {
+  if (!op_ || organization_ == Organization::CENTRALIZED) return sc_core::SC_ZERO_TIME;
+  Op& op = *op_;
+  uint64_t t = page_time_ps(op.tiles.tiles[index], op.tiles.row_heads_per_tile);
+  if (!op.first_page_seen[page.channel]) {
+    // The channel's supplied tiles come first (they were on chip at the start).
+    op.first_page_seen[page.channel] = 1;
+    const uint64_t now = now_ps();
+    if (op.supplied_end_ps[page.channel] > now) t += op.supplied_end_ps[page.channel] - now;
+  }
+  return sc_time::from_value(t);
+}
+
+void AttentionEngine::on_page_done(const nand::PageAddress& page, uint32_t index, const sc_time&) {
+  Op& op = *op_;
+  const PlannedTile* tile = &op.tiles.tiles[index];
+  ++pages_read_;
+  --op.pages_left;
+  if (organization_ == Organization::PER_CHANNEL) {
+    tile_computed(*tile);
+    emit_partial(*tile);
+    if (--op.channel_pages_left[page.channel] == 0 && !op.supplied_waiting[page.channel]) {
+      mode_signals_[page.channel].set(0);
+    }
+  } else {
+    const uint64_t q = q_bytes(*tile, op.tiles.row_heads_per_tile);
+    const TileAccount a = account(*tile, op.tiles.row_heads_per_tile, q, page_bytes_, page_bytes_, organization_,
+                                  reduction_, isp_, coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
+    bus_bytes_ += a.bus_bytes;
+    dram_bytes_ += a.dram_bytes;
+    const uint64_t read_back = a.dram_bytes - page_bytes_;  // page + Q + state RMW
+    ++op.outstanding;
+    bus_.transfer(page_bytes_, [this, tile, read_back] {
+      dram_.transfer(page_bytes_, [this, tile, read_back] {
+        dram_.transfer(read_back, [this, tile] {
+          central_simd_->submit(sc_time::from_value(compute_ps(*tile)), 0, [this, tile] {
+            tile_computed(*tile);
+            piece_done();
+          });
+        });
+      });
+    });
+  }
+  check_pass_done();
+}
+
+void AttentionEngine::on_supplied_done() {
+  Op& op = *op_;
+  const uint64_t now = now_ps();
+  for (unsigned c = 0; c < channels_; ++c) {
+    if (!op.supplied_waiting[c] || op.supplied_end_ps[c] > now) continue;
+    op.supplied_waiting[c] = 0;
+    --op.supplied_pending;
+    for (uint64_t i = op.nand_tiles; i < op.tiles.tiles.size(); ++i) {
+      const PlannedTile& tile = op.tiles.tiles[i];
+      if (tile.channel != c) continue;
+      tile_computed(tile);
+      emit_partial(tile);
+    }
+    if (op.channel_pages_left[c] == 0) mode_signals_[c].set(0);
+  }
+  if (op.supplied_pending > 0) {
+    uint64_t next = UINT64_MAX;
+    for (unsigned c = 0; c < channels_; ++c) {
+      if (op.supplied_waiting[c]) next = std::min(next, op.supplied_end_ps[c]);
+    }
+    supplied_event_.notify(sc_time::from_value(next - now));
+  }
+  check_pass_done();
+}
+
+void AttentionEngine::tile_computed(const PlannedTile& tile) {
+  Op& op = *op_;
+  if (tile.in_flash) ++pages_computed_;
+  tokens_kept_ += tile.filter.kept;
+  tokens_dropped_ += tile.filter.dropped;
+  tokens_substituted_ += tile.filter.substituted;
+  macs_ += tile.simd.macs;
+  simd_busy_ps_[op.shape.mode == SimdMode::kBroadside ? 0 : 1] += compute_ps(tile);
+  const uint64_t q = q_bytes(tile, op.tiles.row_heads_per_tile);
+  const TileAccount a = account(tile, op.tiles.row_heads_per_tile, q, page_bytes_,
+                                tile.entries * kv_bytes_per_token_head(op.work.shape), organization_, reduction_,
+                                isp_, coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
+  if (organization_ == Organization::PER_CHANNEL) {
+    op.channel_pj[tile.channel] += a.compute_pj;
+  } else {
+    op.central_pj += a.compute_pj;
+  }
+  op.reduction_pj += a.reduction_pj;
+}
+
+void AttentionEngine::emit_partial(const PlannedTile& tile) {
+  if (tile.filter.kept == 0) return;  // nothing computed, nothing to merge
+  Op& op = *op_;
+  const uint64_t n = op.tiles.row_heads_per_tile;
+  const ReductionCost cost = lse_.partial_cost(n, op.shape.head_dim, op.shape.act_bits);
+  const sc_time occupancy = sc_time::from_value(coordinator_.cycles_to_ps(cost.occupancy_cycles));
+  if (reduction_ == Reduction::GLOBAL_SRAM) {
+    ++op.outstanding;
+    reduction_engine_->submit(occupancy, cost.partial_bytes, [this] { piece_done(); });
+    return;
+  }
+  // Q came from DRAM; the partial goes to DRAM and is read back to be merged.
+  const uint64_t q = q_bytes(tile, n);
+  const uint64_t bytes = cost.partial_bytes;
+  dram_bytes_ += q + 2 * bytes;
+  op.outstanding += 2;
+  dram_.transfer(q, [this] { piece_done(); });
+  dram_.transfer(bytes, [this, bytes, occupancy] {
+    dram_.transfer(bytes, [this, bytes, occupancy] {
+      reduction_engine_->submit(occupancy, bytes, [this] { piece_done(); });
+    });
+  });
+}
+
+void AttentionEngine::piece_done() {
+  --op_->outstanding;
+  check_pass_done();
+}
+
+void AttentionEngine::check_pass_done() {
+  Op& op = *op_;
+  if (op.step_pending || op.pages_left > 0 || op.supplied_pending > 0 || op.outstanding > 0) return;
+  // A delta later, outside the reader's and the servers' callbacks, so that the
+  // next pass (or the caller's next op) may start a new stream.
+  op.step_pending = true;
+  step_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void AttentionEngine::on_step() {
+  Op& op = *op_;
+  op.step_pending = false;
+  for (vcd::Signal& signal : mode_signals_) signal.set(0);
+  if (++op.pass < op.shape.passes) {
+    start_pass();
+    return;
+  }
+  const uint64_t end = now_ps();
+  if (ledger_ != nullptr) {
+    const std::string path = name();
+    for (unsigned c = 0; c < channels_; ++c) {
+      if (op.channel_pj[c] > 0) ledger_->add(path + ".ch" + std::to_string(c), op.channel_pj[c] * 1e-12, op.start_ps, end);
+    }
+    if (op.central_pj > 0) ledger_->add(path + ".central", op.central_pj * 1e-12, op.start_ps, end);
+    if (op.reduction_pj > 0) ledger_->add(path + ".reduction", op.reduction_pj * 1e-12, op.start_ps, end);
+  }
+  std::function<void()> done = std::move(op.done);
+  op_.reset();
+  active_ = false;
+  if (done) done();
+}
+
+void AttentionEngine::trace(vcd::Writer& writer) {
+  const std::string path = name();
+  if (organization_ == Organization::PER_CHANNEL) {
+    for (unsigned c = 0; c < channels_; ++c) writer.add(path + ".ch" + std::to_string(c) + ".simd_mode", 2, mode_signals_[c]);
+  } else {
+    writer.add(path + ".central.simd_mode", 2, mode_signals_[0]);
+  }
+  reader_->trace(writer);
+  reduction_engine_->trace(writer);
+}
+
+}  // namespace ispsim::isp

@@ -1,0 +1,107 @@
+#include "models/isp/stream_filter.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+
+namespace ispsim::isp {
+
+namespace {
+
+bool bit(const trace::BitVector& v, uint64_t i) {
+  return (uint8_t(v.bits()[i / 8]) >> (i % 8)) & 1u;
+}
+
+}  // namespace
+
+StreamFilter::StreamFilter(const IspConfig& config, const FilterContext& context, const std::string& where)
+    : config_(config), context_(context) {
+  const trace::BitVector* mask = context.hkvd_mask;
+  if (mask == nullptr) return;
+  if (mask->bit_length() != context.context_tokens) {
+    throw BadInput(where, "HKVD mask has " + std::to_string(mask->bit_length()) + " bits, expected one per context token (" +
+                              std::to_string(context.context_tokens) + ")");
+  }
+  if (mask->bits().size() != (mask->bit_length() + 7) / 8) {
+    throw BadInput(where, "HKVD mask has " + std::to_string(mask->bits().size()) + " bytes for " +
+                              std::to_string(mask->bit_length()) + " bits");
+  }
+  for (uint64_t i = mask->bit_length(); i < mask->bits().size() * 8; ++i) {
+    if (bit(*mask, i)) throw BadInput(where, "HKVD mask has a set bit past its length");
+  }
+  for (uint64_t i = 0; i < mask->bit_length(); ++i) {
+    if (bit(*mask, i)) set_positions_.push_back(i);
+  }
+}
+
+uint64_t StreamFilter::position_of_appended(uint64_t append_index) const {
+  const uint64_t h = set_positions_.size();
+  return append_index < h ? set_positions_[append_index] : context_.context_tokens + (append_index - h);
+}
+
+bool StreamFilter::is_substituted(uint64_t position) const {
+  return context_.hkvd_mask != nullptr && position < context_.context_tokens && bit(*context_.hkvd_mask, position);
+}
+
+bool StreamFilter::visible(uint64_t position) const {
+  return !context_.causal || position <= context_.max_row_position;
+}
+
+uint64_t StreamFilter::cycles(uint32_t entries) const {
+  return uint64_t(std::ceil(double(entries) / config_.stream_filter_tokens_per_cycle - 1e-9));
+}
+
+FilterResult StreamFilter::precomputed_page(uint64_t first_position, uint32_t entries, bool with_tokens) const {
+  FilterResult r;
+  r.cycles = cycles(entries);
+  for (uint64_t p = first_position; p < first_position + entries; ++p) {
+    if (!visible(p)) {
+      ++r.dropped;
+      continue;
+    }
+    ++r.kept;
+    const bool sub = is_substituted(p);
+    if (sub) ++r.substituted;
+    if (with_tokens) {
+      FilteredToken t;
+      t.position = p;
+      t.substituted = sub;
+      if (sub) {
+        // Append index of a substitute = its rank among the mask's set bits.
+        t.append_index = uint64_t(std::lower_bound(set_positions_.begin(), set_positions_.end(), p) -
+                                  set_positions_.begin());
+      }
+      r.tokens.push_back(t);
+    }
+  }
+  return r;
+}
+
+FilterResult StreamFilter::appended_page(uint64_t first_append_index, uint32_t entries, bool with_tokens) const {
+  FilterResult r;
+  r.cycles = cycles(entries);
+  const uint64_t h = set_positions_.size();
+  for (uint64_t k = first_append_index; k < first_append_index + entries; ++k) {
+    if (k < h) {
+      ++r.forwarded;
+      continue;
+    }
+    const uint64_t p = position_of_appended(k);
+    if (!visible(p)) {
+      ++r.dropped;
+      continue;
+    }
+    ++r.kept;
+    if (with_tokens) {
+      FilteredToken t;
+      t.position = p;
+      t.appended = true;
+      t.append_index = k;
+      r.tokens.push_back(t);
+    }
+  }
+  return r;
+}
+
+}  // namespace ispsim::isp

@@ -1,0 +1,262 @@
+// One attention op on a tiny flash, against closed forms written out here:
+// the die-pipelined stream with a slow consumer (scratchpad stalls), a
+// channel-bound decode with FCFS partial merges, the centralized path through
+// the internal bus and controller DRAM; conservation of bytes; row chunks;
+// energy; bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <systemc>
+
+#include "common/error.h"
+#include "models/core/energy_ledger.h"
+#include "models/core/server.h"
+#include "models/core/stats.h"
+#include "models/isp/attention_engine.h"
+
+namespace ispsim::isp {
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_NS;
+using sc_core::SC_US;
+
+const sc_time kTout = sc_time::from_value(std::llround(16384 * 1e12 / 2.4e9));  // 6826667 ps
+const sc_time kTr(5, SC_US);
+
+nand::FlashConfig flash_config(unsigned channels, unsigned dies) {
+  schema::NandParams p;
+  p.set_channels(channels);
+  p.set_dies_per_channel(dies);
+  p.set_blocks_per_plane(4);
+  p.set_pages_per_block(8);
+  return nand::FlashConfig::from_params(p);  // 16 KiB pages, 2400 MT/s x 8 bit, tR = 5 us, 2 planes
+}
+
+trace::ModelShape shape(uint32_t heads, uint32_t kv_heads) {
+  trace::ModelShape s;
+  s.set_layers(1);
+  s.set_heads(heads);
+  s.set_kv_heads(kv_heads);
+  s.set_head_dim(128);
+  s.set_kv_bits(16);
+  s.set_activation_bits(16);
+  return s;
+}
+
+struct Rig {
+  nand::FlashArray flash;
+  KvPlacement placement;
+  core::Server dram;
+  core::Server bus;
+  core::EnergyLedger ledger;
+  AttentionEngine engine;
+
+  Rig(unsigned channels, unsigned dies, const trace::ModelShape& s, uint64_t context, uint64_t appended,
+      Organization organization, Reduction reduction, const CoordinatorConfig& coordinator = CoordinatorConfig{})
+      : flash("nand", flash_config(channels, dies)),
+        placement(flash.config(), s, context, appended),
+        dram("dram", 16.0, sc_core::SC_ZERO_TIME),
+        bus("bus", 8.0, sc_core::SC_ZERO_TIME),
+        engine("isp", flash, placement, IspConfig{}, coordinator, organization, reduction, dram, bus, &ledger) {}
+
+  // Runs `work` from time 0 and returns when `done` was called.
+  sc_time run(const AttentionWork& work) {
+    sc_time finished;
+    int calls = 0;
+    engine.run(work, [&] {
+      finished = sc_core::sc_time_stamp();
+      ++calls;
+    });
+    sc_core::sc_start();
+    EXPECT_EQ(calls, 1);
+    EXPECT_FALSE(engine.busy());
+    return finished;
+  }
+};
+
+AttentionWork work(const trace::ModelShape& s, uint64_t rows, uint64_t context, uint64_t in_flash,
+                   uint64_t supplied) {
+  AttentionWork w;
+  w.layer = 0;
+  w.query_rows = rows;
+  w.shape = s;
+  w.context_tokens = context;
+  w.appended_tokens_in_flash = in_flash;
+  w.appended_tokens_supplied = supplied;
+  w.causal = true;
+  return w;
+}
+
+double stat(const std::string& name) {
+  for (const stats::Entry* e : stats::Registry::global().sorted()) {
+    if (e->name == name) return e->read();
+  }
+  ADD_FAILURE() << "no statistic " << name;
+  return -1;
+}
+
+TEST(AttentionEngine, ConsumerSlowerThanTheChannelGivesTrPlusToutPlusNTimesTc) {
+  // 1 channel x 4 dies; 6 precomputed + 2 appended pages of 32 tokens, 64 query
+  // rows (the appended tokens), one head: n = 64 row-heads per page -> cascaded.
+  const trace::ModelShape s = shape(1, 1);
+  Rig rig(1, 4, s, 6 * 32, 64, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
+  const AttentionWork w = work(s, 64, 6 * 32, 64, 0);
+  const AttentionPlan plan = rig.engine.plan(w);
+  ASSERT_EQ(plan.mode, SimdMode::kCascaded);
+  EXPECT_EQ(plan.pages_per_pass, 8u);
+  EXPECT_EQ(plan.passes, 1u);
+  // tC = filter 32 + 2 * (32 * 128 + 63) + 18 = 8368 ns > tOut (6826.667 ns).
+  const sc_time tc(32 + 2 * (32 * 128 + 63) + 18, SC_NS);
+  // Last merge: 64 row-heads x ceil(128 / 128) = 64 cycles + 8 pipeline cycles.
+  const sc_time merge(64 + 8, SC_NS);
+  EXPECT_EQ(rig.run(w), kTr + kTout + 8 * tc + merge);
+  EXPECT_EQ(rig.engine.pages_read(), 8u);
+  EXPECT_EQ(rig.engine.bytes_read(), rig.engine.bytes_consumed());
+  EXPECT_EQ(rig.engine.tokens_kept(), 8u * 32);
+  EXPECT_EQ(rig.engine.reader().consumer(0).max_occupancy(), 2u);  // both scratchpad buffers used
+  EXPECT_EQ(rig.engine.simd_busy(SimdMode::kCascaded), 8 * tc);
+  EXPECT_EQ(rig.engine.reduction_engine().requests(), 8u);
+  EXPECT_EQ(rig.engine.dram_bytes(), 0u);  // DRAM-less
+  EXPECT_EQ(rig.dram.bytes(), 0u);
+}
+
+TEST(AttentionEngine, DecodeIsChannelBoundAndPartialsMergeFirstComeFirstServed) {
+  // 2 channels x 4 dies, 8 precomputed pages (4 per channel, one per die), GQA g = 2,
+  // one decode row; the new token's KV came with the command (channel 0 computes it first).
+  const trace::ModelShape s = shape(2, 1);
+  Rig rig(2, 4, s, 8 * 32, 1, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
+  const AttentionWork w = work(s, 1, 8 * 32, 0, 1);
+  const AttentionPlan plan = rig.engine.plan(w);
+  ASSERT_EQ(plan.mode, SimdMode::kBroadside);
+  EXPECT_EQ(plan.supplied_tiles, 1u);
+  EXPECT_EQ(plan.partials, 9u);
+  // tC = filter 32 + 2 * (2 * 32) + 18 = 178 ns; both channels finish their last page
+  // at tR + 4 tOut + tC; the two merges (2 cycles each, 8 latency) queue: + 2 + 2 + 8.
+  EXPECT_EQ(rig.run(w), kTr + 4 * kTout + sc_time(178 + 12, SC_NS));
+  EXPECT_EQ(rig.engine.tokens_kept(), 8u * 32 + 1);
+  EXPECT_EQ(rig.engine.macs(), plan.macs);
+  EXPECT_EQ(rig.engine.macs(), 2u * 2 * (8 * 32 + 1) * 128);
+  EXPECT_EQ(rig.engine.simd_busy(SimdMode::kBroadside), sc_time(8 * 178 + 23, SC_NS));
+  EXPECT_EQ(rig.engine.reduction_engine().requests(), 9u);
+}
+
+TEST(AttentionEngine, CentralizedPagesCrossTheBusAndControllerDram) {
+  // 1 channel, 4 pages; bus 8 B/ns, DRAM 16 B/ns. Per page: bus 2048 ns, DRAM write
+  // 1024 ns, DRAM read of page + Q (512 B) + running state read and written
+  // (2 x 2 x (128 x 2 + 8) B) = 17952 B = 1122 ns, central SIMD 178 ns.
+  const trace::ModelShape s = shape(2, 1);
+  Rig rig(1, 4, s, 4 * 32, 1, Organization::CENTRALIZED, Reduction::CONTROLLER_DRAM);
+  const AttentionWork w = work(s, 1, 4 * 32, 0, 1);
+  EXPECT_EQ(rig.run(w), kTr + 4 * kTout + sc_time(2048 + 1024 + 1122 + 178, SC_NS));
+  EXPECT_EQ(rig.engine.bus_bytes(), 4u * 16384);
+  // Supplied tile (in DRAM by DMA): 512 B of KV + 512 B of Q + 1056 B of state.
+  EXPECT_EQ(rig.engine.dram_bytes(), 4u * (2 * 16384 + 512 + 1056) + 2080);
+  EXPECT_EQ(rig.dram.bytes(), rig.engine.dram_bytes());
+  EXPECT_EQ(rig.bus.bytes(), rig.engine.bus_bytes());
+  EXPECT_EQ(rig.engine.plan(w).dram_bytes, rig.engine.dram_bytes());
+  EXPECT_EQ(rig.engine.central_simd().requests(), 5u);
+  EXPECT_EQ(rig.engine.bytes_read(), rig.engine.bytes_consumed());
+}
+
+TEST(AttentionEngine, PerChannelWithControllerDramCountsQAndPartialTraffic) {
+  const trace::ModelShape s = shape(2, 1);
+  Rig rig(2, 4, s, 8 * 32, 1, Organization::PER_CHANNEL, Reduction::CONTROLLER_DRAM);
+  const AttentionWork w = work(s, 1, 8 * 32, 0, 1);
+  const AttentionPlan plan = rig.engine.plan(w);
+  rig.run(w);
+  // 9 partials: Q in (512 B) + the partial written and read back (2 x 264 B each way).
+  EXPECT_EQ(rig.engine.dram_bytes(), 9u * (512 + 2 * 528));
+  EXPECT_EQ(plan.dram_bytes, rig.engine.dram_bytes());
+  EXPECT_EQ(rig.dram.bytes(), rig.engine.dram_bytes());
+}
+
+TEST(AttentionEngine, BytesReadFromNandEqualBytesConsumedOverRowChunks) {
+  // A Q buffer of 4 rows (4 x 2 heads x 128 x 2 B = 2 KiB) splits 10 rows into 3 passes.
+  const trace::ModelShape s = shape(2, 1);
+  CoordinatorConfig small;
+  small.global_sram_bytes = 1 << 20;
+  small.q_buffer_bytes = 2048;
+  Rig rig(2, 2, s, 5 * 32, 10, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM, small);
+  const AttentionWork w = work(s, 10, 5 * 32, 10, 0);
+  const AttentionPlan plan = rig.engine.plan(w);
+  EXPECT_EQ(plan.rows_per_pass, 4u);
+  EXPECT_EQ(plan.passes, 3u);
+  EXPECT_EQ(plan.pages_per_pass, 6u);  // 5 precomputed + 1 appended
+  rig.run(w);
+  EXPECT_EQ(rig.engine.pages_read(), 18u);
+  EXPECT_EQ(rig.engine.bytes_read(), 18u * 16384);
+  EXPECT_EQ(rig.engine.bytes_consumed(), rig.engine.bytes_read());
+  EXPECT_EQ(stat("isp.reader.bytes_delivered"), double(rig.engine.bytes_read()));
+  EXPECT_EQ(stat("isp.reader.consumer0.bytes_consumed") + stat("isp.reader.consumer1.bytes_consumed"),
+            double(rig.engine.bytes_read()));
+  EXPECT_EQ(rig.engine.tokens_kept(), plan.tokens_kept);
+  EXPECT_EQ(rig.engine.macs(), plan.macs);
+  EXPECT_EQ(stat("isp.pages_read"), 18.0);
+}
+
+TEST(AttentionEngine, EnergyOfAnOpGoesToTheLedgerOnce) {
+  const trace::ModelShape s = shape(2, 1);
+  Rig rig(2, 4, s, 8 * 32, 1, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
+  const AttentionWork w = work(s, 1, 8 * 32, 0, 1);
+  const AttentionPlan plan = rig.engine.plan(w);
+  const sc_time end = rig.run(w);
+  const core::EnergyLedger::Summary sum = rig.ledger.summarize(end.value(), {});
+  double dynamic = 0;
+  for (const auto& [component, joules] : sum.dynamic_j_by_component) {
+    EXPECT_GT(joules, 0.0) << component;
+    dynamic += joules;
+  }
+  EXPECT_NEAR(dynamic, plan.energy_pj * 1e-12, plan.energy_pj * 1e-24 * 1e3);
+  EXPECT_EQ(sum.dynamic_j_by_component.count("isp.ch0"), 1u);
+  EXPECT_EQ(sum.dynamic_j_by_component.count("isp.reduction"), 1u);
+  // Static: 2 channels x 0.1 W + coordinator 0.3 W.
+  EXPECT_DOUBLE_EQ(rig.ledger.static_power_w(), 0.5);
+}
+
+TEST(AttentionEngine, AnOpMayBeIssuedFromTheDoneCallbackOfThePreviousOne) {
+  const trace::ModelShape s = shape(2, 1);
+  Rig rig(2, 4, s, 8 * 32, 2, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
+  const AttentionWork first = work(s, 1, 8 * 32, 0, 1);
+  const AttentionWork second = work(s, 1, 8 * 32, 1, 1);
+  sc_time first_done, second_done;
+  rig.engine.run(first, [&] {
+    first_done = sc_core::sc_time_stamp();
+    rig.engine.run(second, [&] { second_done = sc_core::sc_time_stamp(); });
+  });
+  sc_core::sc_start();
+  EXPECT_EQ(first_done, kTr + 4 * kTout + sc_time(190, SC_NS));
+  EXPECT_GT(second_done, first_done);
+  EXPECT_EQ(rig.engine.ops(), 2u);
+  EXPECT_EQ(rig.engine.pages_read(), 8u + 9u);  // the second op also reads the appended page
+}
+
+TEST(AttentionEngine, InconsistentOpsAreBadInput) {
+  const trace::ModelShape s = shape(2, 1);
+  Rig rig(2, 4, s, 8 * 32, 4, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
+  AttentionWork w = work(s, 2, 8 * 32, 0, 1);  // 2 rows, 1 appended entry
+  EXPECT_THROW(rig.engine.run(w, [] {}), BadInput);
+  w = work(s, 1, 9 * 32, 0, 1);  // more context than placed
+  EXPECT_THROW(rig.engine.plan(w), BadInput);
+  w = work(s, 1, 8 * 32, 5, 1);  // more appended entries in flash than placed
+  EXPECT_THROW(rig.engine.plan(w), BadInput);
+  trace::BitVector mask;
+  mask.set_bit_length(10);
+  mask.set_bits(std::string(2, '\0'));
+  w = work(s, 1, 8 * 32, 0, 1);
+  w.hkvd_mask = &mask;  // 10 bits for 256 context tokens
+  EXPECT_THROW(rig.engine.plan(w), BadInput);
+  w = work(shape(4, 1), 1, 8 * 32, 0, 1);  // not the placement's shape
+  EXPECT_THROW(rig.engine.plan(w), BadInput);
+  w = work(s, 0, 8 * 32, 0, 1);
+  EXPECT_THROW(rig.engine.plan(w), BadInput);
+  w = work(s, 1, 8 * 32, 0, 1);
+  w.layer = 1;
+  EXPECT_THROW(rig.engine.plan(w), BadInput);
+  EXPECT_FALSE(rig.engine.busy());
+}
+
+}  // namespace
+}  // namespace ispsim::isp
