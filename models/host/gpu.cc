@@ -64,12 +64,38 @@ uint64_t attention_kv_tokens(const trace::Attention& attention) {
   return tokens;
 }
 
+namespace {
+
+using Wide = unsigned __int128;
+
+// Sum over row positions p in [x, y) of the KV tokens at positions <= p, i.e.
+// of sum over spans [b, e) of clamp(min(e, p + 1) - b, 0): zero while p < b,
+// an arithmetic series while b <= p < e, then e - b per row.
+Wide visible_pairs(const std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t x, uint64_t y) {
+  Wide total = 0;
+  for (const auto& [b, e] : spans) {
+    // Rows b <= p < e see p + 1 - b tokens of this span: 1, 2, ..., (e - b).
+    const uint64_t lo = std::max(x, b), hi = std::min(y, e);
+    if (lo < hi) {
+      const Wide first = lo + 1 - b, last = hi - b;  // last term is (hi - 1) + 1 - b
+      total += (first + last) * (last - first + 1) / 2;
+    }
+    // Rows p >= e see the whole span.
+    const uint64_t full_from = std::max(x, e);
+    if (full_from < y) total += Wide(y - full_from) * (e - b);
+  }
+  return total;
+}
+
+uint64_t saturate(Wide v) { return v > Wide(UINT64_MAX) ? UINT64_MAX : static_cast<uint64_t>(v); }
+
+}  // namespace
+
 uint64_t attention_pairs(const trace::Attention& attention) {
   const uint64_t rows = attention.query_rows();
   const uint64_t kv_tokens = attention_kv_tokens(attention);
-  if (!attention.causal()) return rows * kv_tokens;
+  if (!attention.causal()) return saturate(Wide(rows) * kv_tokens);
 
-  // Span boundaries, to count the KV tokens at positions <= p.
   std::vector<std::pair<uint64_t, uint64_t>> spans;
   uint64_t max_end = 0;
   for (const trace::KvSpan& span : attention.kv()) {
@@ -77,58 +103,49 @@ uint64_t attention_pairs(const trace::Attention& attention) {
     spans.emplace_back(span.tokens().begin(), span.tokens().end());
     max_end = std::max<uint64_t>(max_end, span.tokens().end());
   }
-  auto visible = [&spans](uint64_t p) {
-    uint64_t n = 0;
-    for (const auto& [begin, end] : spans)
-      if (p >= begin) n += std::min(end, p + 1) - begin;
-    return n;
-  };
 
-  // Candidate row positions: mask-selected precomputed positions, then appended spans.
+  // Candidate rows as runs of consecutive positions, in span order: each selected
+  // bit of a precomputed span (mask bit i = i-th precomputed token), each
+  // appended span whole.
   const trace::BitVector& mask = attention.hkvd_mask();
-  uint64_t candidates = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
   uint64_t mask_bit = 0;
-  for (const trace::KvSpan& span : attention.kv()) {
-    const uint64_t n = span.tokens().end() > span.tokens().begin() ? span.tokens().end() - span.tokens().begin() : 0;
-    if (span.region() == trace::KV_REGION_PRECOMPUTED) {
-      if (mask.bit_length() > 0) {
-        for (uint64_t i = 0; i < n && mask_bit + i < mask.bit_length(); ++i)
-          if (bit_set(mask, mask_bit + i)) ++candidates;
-      }
-      mask_bit += n;
-    } else {
-      candidates += n;
-    }
-  }
-
-  uint64_t pairs = 0;
-  if (candidates < rows) {
-    // Inconsistent op: rows are the last query_rows positions below max_end.
-    const uint64_t first = max_end > rows ? max_end - rows : 0;
-    for (uint64_t p = first; p < max_end; ++p) pairs += visible(p);
-    return pairs;
-  }
-  // Walk the candidates in order and count the last `rows` of them.
-  uint64_t skip = candidates - rows;
-  mask_bit = 0;
   for (const trace::KvSpan& span : attention.kv()) {
     const uint64_t begin = span.tokens().begin();
     const uint64_t n = span.tokens().end() > begin ? span.tokens().end() - begin : 0;
-    const bool precomputed = span.region() == trace::KV_REGION_PRECOMPUTED;
-    for (uint64_t i = 0; i < n; ++i) {
-      const bool candidate = precomputed ? (mask.bit_length() > 0 && mask_bit + i < mask.bit_length() &&
-                                            bit_set(mask, mask_bit + i))
-                                         : true;
-      if (!candidate) continue;
-      if (skip > 0) {
-        --skip;
-        continue;
-      }
-      pairs += visible(begin + i);
+    if (span.region() != trace::KV_REGION_PRECOMPUTED) {
+      if (n > 0) runs.emplace_back(begin, begin + n);
+      continue;
     }
-    if (precomputed) mask_bit += n;
+    const uint64_t usable = std::min<uint64_t>({n, mask.bit_length() > mask_bit ? mask.bit_length() - mask_bit : 0,
+                                                 uint64_t(mask.bits().size()) * 8 > mask_bit
+                                                     ? uint64_t(mask.bits().size()) * 8 - mask_bit
+                                                     : 0});
+    for (uint64_t i = 0; i < usable; ++i)
+      if (bit_set(mask, mask_bit + i)) runs.emplace_back(begin + i, begin + i + 1);
+    mask_bit += n;
   }
-  return pairs;
+  Wide candidates = 0;
+  for (const auto& [x, y] : runs) candidates += y - x;
+
+  if (candidates < rows) {
+    // Inconsistent op: the rows are the last query_rows positions below max_end.
+    const uint64_t first = max_end > rows ? max_end - rows : 0;
+    return saturate(visible_pairs(spans, first, max_end));
+  }
+  // The rows are the last `rows` candidates.
+  Wide skip = candidates - rows;
+  Wide pairs = 0;
+  for (const auto& [x, y] : runs) {
+    const uint64_t n = y - x;
+    if (skip >= n) {
+      skip -= n;
+      continue;
+    }
+    pairs += visible_pairs(spans, x + static_cast<uint64_t>(skip), y);
+    skip = 0;
+  }
+  return saturate(pairs);
 }
 
 Gpu::Gpu(sc_core::sc_module_name name, const HostConfig& config, core::EnergyLedger* ledger)
@@ -214,8 +231,6 @@ OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
       throw BadInput("gpu", "op " + std::to_string(op.id()) + " is not an op the host GPU runs (kind " +
                                 std::to_string(static_cast<int>(op.kind_case())) + ")");
   }
-  c.flops = static_cast<uint64_t>(std::llround(flops));
-  c.bytes = round_bytes(bytes);
   double efficiency = config_.nonlinear_efficiency;
   switch (c.op_class) {
     case OpClass::GEMM: efficiency = config_.gemm_efficiency; break;
@@ -223,9 +238,22 @@ OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
     case OpClass::ATTENTION: efficiency = config_.attention_efficiency; break;
     case OpClass::NONLINEAR: efficiency = config_.nonlinear_efficiency; break;
   }
-  c.compute_time = picoseconds(flops / (config_.peak_flops_per_ns * efficiency) * 1e3);
-  c.memory_time = picoseconds(bytes / (config_.dram_bytes_per_ns * config_.memory_efficiency) * 1e3);
+  const double compute_ps = flops / (config_.peak_flops_per_ns * efficiency) * 1e3;
+  const double memory_ps = bytes / (config_.dram_bytes_per_ns * config_.memory_efficiency) * 1e3;
+  // Beyond 2^63 ps (106 days) the op cannot be simulated: a corrupt or absurd op.
+  constexpr double kMaxPs = 9.2e18;
+  if (!(flops < kMaxPs && bytes < kMaxPs && compute_ps < kMaxPs && memory_ps < kMaxPs)) {
+    throw BadInput("gpu", "op " + std::to_string(op.id()) + " needs more than 2^63 ps on the GPU (" +
+                              std::to_string(flops) + " FLOP, " + std::to_string(bytes) + " bytes)");
+  }
+  c.flops = static_cast<uint64_t>(std::llround(flops));
+  c.bytes = round_bytes(bytes);
+  c.compute_time = picoseconds(compute_ps);
+  c.memory_time = picoseconds(memory_ps);
   if (op.has_measured_duration_ns()) {
+    if (static_cast<double>(op.measured_duration_ns()) * 1e3 >= kMaxPs)
+      throw BadInput("gpu", "op " + std::to_string(op.id()) + ": measured_duration_ns = " +
+                                std::to_string(op.measured_duration_ns()) + " ns exceeds 2^63 ps");
     c.measured = true;
     c.duration = picoseconds(static_cast<double>(op.measured_duration_ns()) * 1e3);
   } else {

@@ -56,7 +56,10 @@ LinkConfig LinkConfig::from_params(const schema::LinkParams& params, const std::
 sc_core::sc_time LinkConfig::occupancy(uint64_t bytes) const {
   if (bytes == 0) return sc_core::SC_ZERO_TIME;
   // Same expression as core::Server::occupancy, so the closed form matches the simulation.
-  return picoseconds(static_cast<double>(bytes) / effective_bytes_per_ns() * 1e3);
+  const double ps = static_cast<double>(bytes) / effective_bytes_per_ns() * 1e3;
+  if (ps >= 9.2e18)  // beyond 2^63 ps (106 days): a corrupt size, not a transfer
+    throw BadInput("link", "a transfer of " + std::to_string(bytes) + " bytes exceeds 2^63 ps on the link");
+  return picoseconds(ps);
 }
 
 sc_core::sc_time LinkConfig::transfer_time(uint64_t bytes) const { return occupancy(bytes) + latency; }

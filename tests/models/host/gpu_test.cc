@@ -163,6 +163,37 @@ TEST(Gpu, AttentionPairsJaggedRecomputationAndQuery) {
   EXPECT_EQ(attention_pairs(fused), attention_pairs(recompute) + attention_pairs(query));
 }
 
+TEST(Gpu, AttentionPairsLargeAndSplitSpans) {
+  // Closed form, not a loop over rows: a million-row causal prefill is instant.
+  const auto big = parse<trace::Attention>(
+      "query_rows: 1048576 kv { tokens { begin: 0 end: 1048576 } region: KV_REGION_APPENDED } causal: true");
+  EXPECT_EQ(attention_pairs(big), 1048576ull * 1048577 / 2);
+  // Rows split across two appended spans with a gap: rows 100..109 and 200..209
+  // (only the last 15 rows: 105..109 and 200..209); positions in the gap hold no KV.
+  const auto split = parse<trace::Attention>(
+      "query_rows: 15 kv { tokens { begin: 0 end: 110 } region: KV_REGION_APPENDED } "
+      "kv { tokens { begin: 200 end: 210 } region: KV_REGION_APPENDED } causal: true");
+  uint64_t expected = 0;
+  for (uint64_t p = 105; p < 110; ++p) expected += p + 1;
+  for (uint64_t p = 200; p < 210; ++p) expected += 110 + (p - 200 + 1);
+  EXPECT_EQ(attention_pairs(split), expected);
+  // More rows than candidates: the last rows below the end of the KV.
+  const auto odd = parse<trace::Attention>(
+      "query_rows: 4 kv { tokens { begin: 0 end: 10 } region: KV_REGION_PRECOMPUTED } causal: true");
+  EXPECT_EQ(attention_pairs(odd), 7u + 8 + 9 + 10);
+}
+
+TEST(Gpu, AbsurdOpsAreBadInput) {
+  Gpu gpu("gpu", config_from_text(""));
+  EXPECT_THROW(gpu.cost(parse<trace::Op>("id: 1 gemm { m: 1125899906842624 n: 1125899906842624 k: 2 }"),
+                        llama_shape()),
+               BadInput);
+  EXPECT_THROW(gpu.cost(parse<trace::Op>("id: 2 nonlinear { kind: NONLINEAR_RELU elements: 1 } "
+                                         "measured_duration_ns: 18446744073709551615"),
+                        llama_shape()),
+               BadInput);
+}
+
 TEST(Gpu, AttentionCostComputeAndMemoryBound) {
   Gpu gpu("gpu", config_from_text(""));
   const trace::ModelShape shape = llama_shape();

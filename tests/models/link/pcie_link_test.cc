@@ -129,6 +129,12 @@ TEST(PcieLink, Gen4x4OneMebibyteByHand) {
   EXPECT_NEAR(arrivals.times[0].to_seconds() * 1e6, 145.898, 0.001);
 }
 
+TEST(PcieLink, AbsurdSizeIsBadInput) {
+  PcieLink link("link", config_from_text(""));
+  EXPECT_THROW(link.transfer(Direction::HOST_TO_DEVICE, UINT64_MAX, Purpose::OTHER, nullptr), BadInput);
+  EXPECT_EQ(link.total_bytes(), 0u);
+}
+
 TEST(PcieLink, BackToBackTransfersPipelineTheirLatency) {
   const LinkConfig c = config_from_text("latency_ns: 1000");
   PcieLink link("link", c);
