@@ -75,6 +75,11 @@ std::vector<std::vector<bool>> synthetic_hkvd_masks(uint32_t layers, uint64_t co
   return masks;
 }
 
+uint64_t estimated_mask_bytes(uint32_t layers, uint64_t context_tokens, uint64_t answer_tokens) {
+  if (layers < 2) return 0;
+  return (context_tokens + 7) / 8 * (layers - 1) * (5 + 2 * answer_tokens);
+}
+
 BlendRequest make_shape_request(const ShapeOptions& options) {
   const DatasetProfile& profile = find_dataset_profile(options.dataset);
   BlendRequest request;
@@ -99,6 +104,13 @@ BlendRequest make_shape_request(const ShapeOptions& options) {
   request.query_tokens = options.query_tokens ? *options.query_tokens : draw_query_tokens(profile, lengths);
   request.answer_tokens = options.answer_tokens ? *options.answer_tokens : draw_answer_tokens(profile, lengths);
   request.recompute_ratio = options.recompute_ratio;
+  const uint64_t mask_bytes = estimated_mask_bytes(request.model.layers(), context, request.answer_tokens);
+  if (mask_bytes > kMaxGeneratedMaskBytes)
+    throw BadInput("ispsim trace gen", std::to_string(context) + " context tokens and " +
+                                           std::to_string(request.answer_tokens) + " answer tokens on " +
+                                           request.model.name() + " would write " + std::to_string(mask_bytes >> 20) +
+                                           " MiB of HKVD masks (limit " + std::to_string(kMaxGeneratedMaskBytes >> 20) +
+                                           " MiB); use a shorter context or fewer answer tokens");
   const uint64_t selected = selected_tokens(context, options.recompute_ratio);
   request.hkvd_masks = synthetic_hkvd_masks(request.model.layers(), context, selected, options.mask_resample_fraction,
                                             SeededRandom::derive_seed(options.seed, kMaskStream));

@@ -29,7 +29,9 @@ constexpr uint64_t kDefaultSeed = 1;
 constexpr uint64_t kMaxGeneratedContextTokens = uint64_t{1} << 20;  // C, all documents
 constexpr uint64_t kMaxGeneratedDocs = 1024;
 constexpr uint64_t kMaxGeneratedQueryTokens = uint64_t{1} << 16;
-constexpr uint64_t kMaxGeneratedAnswerTokens = uint64_t{1} << 16;
+constexpr uint64_t kMaxGeneratedAnswerTokens = 4096;  // about 5 million ops for a 32-layer model
+// Bytes of HKVD masks the blend programs would carry (estimated_mask_bytes).
+constexpr uint64_t kMaxGeneratedMaskBytes = uint64_t{1} << 31;  // 2 GiB
 
 struct ShapeOptions {
   std::string model;    // preset name (model_presets.h)
@@ -53,6 +55,13 @@ uint64_t selected_tokens(uint64_t context_tokens, double recompute_ratio);
 // for as many unselected ones, both chosen uniformly. H is the same in every layer.
 std::vector<std::vector<bool>> synthetic_hkvd_masks(uint32_t layers, uint64_t context_tokens, uint64_t selected,
                                                     double resample_fraction, uint64_t seed);
+
+// Bytes of the masks the two blend programs carry: ceil(C / 8) per masked
+// attention or KV append; per layer >= 1: recomputation append + attention, query
+// attention, fused append + attention, and one masked attention per decode step
+// and blend program: (L - 1) x (5 + 2 A) masks (the fused appends' P bits
+// counted as C).
+uint64_t estimated_mask_bytes(uint32_t layers, uint64_t context_tokens, uint64_t answer_tokens);
 
 // The request the options describe (lengths drawn from the dataset profile
 // where not given). Bad options → BadInput naming the option.

@@ -161,6 +161,17 @@ TEST(ShapeGenerator, BadOptions) {
   o.query_tokens = 0;
   EXPECT_EQ(bad_input(o), "--query-tokens: 0 is out of range 1..65536");
   o = small_options();
+  o.answer_tokens = 4097;
+  EXPECT_EQ(bad_input(o), "--answer-tokens: 4097 is out of range 0..4096");
+  // SmolLM2-135M: ceil(2^20 / 8) B x 29 layers x (5 + 2 x 400) masks = 3 059 875 840 B > 2 GiB.
+  EXPECT_EQ(estimated_mask_bytes(30, 1u << 20, 400), 131072ull * 29 * 805);
+  o = small_options();
+  o.docs = 1024;
+  o.context_tokens = 1024;
+  o.answer_tokens = 400;
+  EXPECT_EQ(bad_input(o), "ispsim trace gen: 1048576 context tokens and 400 answer tokens on SmolLM2-135M would "
+                          "write 2918 MiB of HKVD masks (limit 2048 MiB); use a shorter context or fewer answer tokens");
+  o = small_options();
   o.model = "nope";
   EXPECT_NE(bad_input(o).find("unknown model 'nope'"), std::string::npos);
   o = small_options();

@@ -74,8 +74,8 @@ TEST(TraceGenCli, BadArguments) {
   expect_bad_input(run_cli(base + " --context-tokens 0"), "ispsim trace gen: --context-tokens", "out of range");
   expect_bad_input(run_cli(base + " --query-tokens 1e3"), "ispsim trace gen: --query-tokens",
                    "'1e3' is not a whole number");
-  expect_bad_input(run_cli(base + " --answer-tokens 70000"), "ispsim trace gen: --answer-tokens",
-                   "70000 is out of range 0..65536");
+  expect_bad_input(run_cli(base + " --answer-tokens 5000"), "ispsim trace gen: --answer-tokens",
+                   "5000 is out of range 0..4096");
   expect_bad_input(run_cli(base + " --frobnicate 1"), "ispsim trace gen", "unrecognised option");
   EXPECT_FALSE(std::filesystem::exists(out)) << "no output after bad arguments";
   // A directory as the output: refused up front by AtomicFile, nothing written.
