@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -15,6 +16,7 @@
 #include "models/core/server.h"
 #include "models/core/stats.h"
 #include "models/isp/attention_engine.h"
+#include "tests/support/vcd_check.h"
 
 namespace ispsim::isp {
 namespace {
@@ -256,6 +258,132 @@ TEST(AttentionEngine, InconsistentOpsAreBadInput) {
   w.layer = 1;
   EXPECT_THROW(rig.engine.plan(w), BadInput);
   EXPECT_FALSE(rig.engine.busy());
+}
+
+}  // namespace
+}  // namespace ispsim::isp
+
+namespace ispsim::isp {
+namespace {
+
+TEST(AttentionWaveform, SimdModeScratchpadOccupancyAndReductionAreValidVcd) {
+  const trace::ModelShape s = shape(2, 1);
+  Rig rig(2, 4, s, 8 * 32, 1, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
+  const std::string path = ::testing::TempDir() + "isp_attention.vcd";
+  vcd::Writer writer(vcd::Options{path, {"isp.*"}, 0, UINT64_MAX});
+  rig.engine.trace(writer);
+  const sc_time end = rig.run(work(s, 1, 8 * 32, 0, 1));
+  writer.close();
+  ispsim::testing::expect_vcd_valid(path);
+  const auto content = ispsim::testing::parse_vcd_file(path);
+  EXPECT_EQ(content.widths.at("isp.ch0.simd_mode"), 2u);
+  EXPECT_EQ(content.widths.at("isp.ch1.simd_mode"), 2u);
+  EXPECT_EQ(content.widths.at("isp.reader.consumer0.occupancy"), 7u);
+  EXPECT_TRUE(content.widths.count("isp.reduction.outstanding"));
+  // Broadside (1) from the start; idle (0) when the channel's last page is done.
+  EXPECT_EQ(content.values.at(0).at("isp.ch1.simd_mode"), "1");
+  const sc_time last_page = kTr + 4 * kTout + sc_time(178, SC_NS);
+  EXPECT_EQ(content.values.at(last_page.value()).at("isp.ch1.simd_mode"), "0");
+  EXPECT_EQ(content.values.at(last_page.value()).at("isp.reduction.outstanding"), "10");  // two merges
+  EXPECT_EQ(content.values.at(end.value()).at("isp.reduction.outstanding"), "0");
+}
+
+// The MemLLM ablation ladder for one layer of SmolLM2-360M (15 heads / 5 KV
+// heads, d = 64) on MemLLM's default flash: 2000 context tokens, 15 % HKVD,
+// 32 query tokens. Controller DRAM 12.8 GB/s (LPDDR4-3200 x32) and an 8 GB/s
+// internal bus are this test's assumptions (the SSD model owns the real ones).
+// Prints the figures; asserts what the architecture guarantees.
+TEST(AttentionLadder, FusedPerChannelAndDramLessStepsOnOneLayer) {
+  trace::ModelShape s;
+  s.set_layers(32);
+  s.set_heads(15);
+  s.set_kv_heads(5);
+  s.set_head_dim(64);
+  s.set_kv_bits(16);
+  s.set_activation_bits(16);
+  const uint64_t C = 2000, Qn = 32;
+  trace::BitVector mask;
+  std::string bits((C + 7) / 8, '\0');
+  uint64_t H = 0;
+  for (uint64_t i = 0; i < C; ++i) {
+    if (i % 20 < 3) {
+      bits[i / 8] = char(uint8_t(bits[i / 8]) | (1u << (i % 8)));
+      ++H;
+    }
+  }
+  mask.set_bits(bits);
+  mask.set_bit_length(C);
+  ASSERT_EQ(H, 300u);
+
+  struct Config {
+    std::string name;
+    Organization organization;
+    Reduction reduction;
+    bool fused;
+  };
+  const std::vector<Config> configs = {{"base", Organization::CENTRALIZED, Reduction::CONTROLLER_DRAM, false},
+                                       {"fused", Organization::CENTRALIZED, Reduction::CONTROLLER_DRAM, true},
+                                       {"perch", Organization::PER_CHANNEL, Reduction::CONTROLLER_DRAM, true},
+                                       {"memllm", Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM, true}};
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(schema::NandParams{});
+  const KvPlacement placement(flash, s, C, H + Qn + 16);
+  struct System {
+    std::unique_ptr<nand::FlashArray> flash;
+    std::unique_ptr<core::Server> dram, bus;
+    std::unique_ptr<AttentionEngine> engine;
+    sc_time done;
+  };
+  std::vector<System> systems(configs.size());
+  auto make_work = [&](uint64_t rows, uint64_t in_flash, uint64_t supplied) {
+    AttentionWork w;
+    w.layer = 1;
+    w.query_rows = rows;
+    w.shape = s;
+    w.context_tokens = C;
+    w.hkvd_mask = &mask;
+    w.appended_tokens_in_flash = in_flash;
+    w.appended_tokens_supplied = supplied;
+    return w;
+  };
+  for (size_t i = 0; i < configs.size(); ++i) {
+    System& sys = systems[i];
+    const std::string n = configs[i].name;
+    sys.flash = std::make_unique<nand::FlashArray>((n + "_nand").c_str(), flash);
+    sys.dram = std::make_unique<core::Server>((n + "_dram").c_str(), 12.8, sc_core::SC_ZERO_TIME);
+    sys.bus = std::make_unique<core::Server>((n + "_bus").c_str(), 8.0, sc_core::SC_ZERO_TIME);
+    sys.engine = std::make_unique<AttentionEngine>((n + "_isp").c_str(), *sys.flash, placement, IspConfig{},
+                                                   CoordinatorConfig{}, configs[i].organization,
+                                                   configs[i].reduction, *sys.dram, *sys.bus, nullptr);
+    if (configs[i].fused) {
+      sys.engine->run(make_work(H + Qn, 0, H + Qn), [&sys] { sys.done = sc_core::sc_time_stamp(); });
+    } else {
+      // Unfused: recomputation (rows = H), then the query prefill re-reads the KV.
+      sys.engine->run(make_work(H, 0, H), [&sys, &make_work, H, Qn] {
+        sys.engine->run(make_work(Qn, H, Qn), [&sys] { sys.done = sc_core::sc_time_stamp(); });
+      });
+    }
+  }
+  sc_core::sc_start();
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const AttentionEngine& e = *systems[i].engine;
+    std::cout << configs[i].name << ": " << systems[i].done.to_seconds() * 1e6 << " us, NAND "
+              << e.bytes_read() << " B, DRAM " << e.dram_bytes() << " B, bus " << e.bus_bytes() << " B, MACs "
+              << e.macs() << ", cascaded busy " << e.simd_busy(SimdMode::kCascaded).to_seconds() * 1e6
+              << " us\n";
+    ::testing::Test::RecordProperty(configs[i].name + "_us", std::to_string(systems[i].done.to_seconds() * 1e6));
+  }
+  // Fusing halves the NAND reads: the unfused pair reads the context twice (and the
+  // query prefill also reads the recomputed HKVD KV from the appended region).
+  EXPECT_EQ(systems[0].engine->bytes_read(),
+            2 * systems[1].engine->bytes_read() + pages_for_tokens(H, 64, 5) * flash.page_bytes);
+  EXPECT_LT(systems[1].done, systems[0].done);
+  // Eight per-channel SIMDs beat one central SIMD behind the bus and DRAM.
+  EXPECT_LT(systems[2].done, systems[1].done);
+  // DRAM-less: no controller DRAM traffic at all, which is what bounds PerCh here
+  // (its Q rows and partials cross DRAM for every page).
+  EXPECT_LT(systems[3].done, systems[2].done);
+  EXPECT_EQ(systems[3].engine->dram_bytes(), 0u);
+  EXPECT_GT(systems[2].engine->dram_bytes(), 0u);
 }
 
 }  // namespace
