@@ -3,7 +3,9 @@
 // std:: distributions are not (libstdc++ and libc++ turn the same engine output
 // into different values), so the few distributions the generator needs are
 // written here: unbiased integers by rejection, doubles from the top 53 bits,
-// normals by Box-Muller.
+// normals by Box-Muller. Integers and uniforms are exact everywhere; normals use
+// libm's log and cos, which other C libraries may round differently in the last
+// bit (that could move a rounded token count by one in rare cases).
 #pragma once
 
 #include <cstdint>
