@@ -282,18 +282,18 @@ PassTiles AttentionEngine::pass_tiles(const AttentionWork& work, uint64_t pass, 
   return tiles_of(work, shape, pass, with_tokens);
 }
 
-uint64_t AttentionEngine::q_bytes(const PlannedTile& tile, uint64_t row_heads) const {
+uint64_t AttentionEngine::q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const {
   if (tile.filter.kept == 0) return 0;
-  return row_heads * placement_.shape().head_dim() * placement_.shape().activation_bits() / 8;
+  return row_heads * placement_.shape().head_dim() * act_bits / 8;
 }
 
 uint64_t AttentionEngine::compute_ps(const PlannedTile& tile) const {
   return isp_.cycles_to_ps(tile.filter.cycles + tile.simd.cycles);
 }
 
-uint64_t AttentionEngine::page_time_ps(const PlannedTile& tile, uint64_t row_heads) const {
+uint64_t AttentionEngine::page_time_ps(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const {
   const uint64_t compute = compute_ps(tile);
-  const uint64_t q = q_bytes(tile, row_heads);
+  const uint64_t q = q_bytes(tile, row_heads, act_bits);
   if (q == 0) return compute;
   // The page's Q rows arrive while the previous page is computed (Q tile double
   // buffer); a page cannot finish faster than its Q can be delivered.
@@ -359,7 +359,7 @@ AttentionPlan AttentionEngine::plan(const AttentionWork& work) const {
       p.tokens_dropped += tile.filter.dropped;
       p.macs += tile.simd.macs;
       p.simd_cycles += tile.filter.cycles + tile.simd.cycles;
-      const uint64_t q = q_bytes(tile, tiles.row_heads_per_tile);
+      const uint64_t q = q_bytes(tile, tiles.row_heads_per_tile, shape.act_bits);
       const TileAccount a =
           account(tile, tiles.row_heads_per_tile, q, page_bytes_, tile.entries * kv_bytes_per_token_head(work.shape),
                   organization_, reduction_, isp_, coordinator_, lse_, shape.head_dim, shape.act_bits);
@@ -412,7 +412,7 @@ void AttentionEngine::start_pass() {
     // Supplied tiles are on chip at once: each channel computes its own first.
     for (uint64_t i = op.nand_tiles; i < op.tiles.tiles.size(); ++i) {
       const PlannedTile& tile = op.tiles.tiles[i];
-      op.supplied_end_ps[tile.channel] += page_time_ps(tile, op.tiles.row_heads_per_tile);
+      op.supplied_end_ps[tile.channel] += page_time_ps(tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
       if (!op.supplied_waiting[tile.channel]) {
         op.supplied_waiting[tile.channel] = 1;
         ++op.supplied_pending;
@@ -431,7 +431,7 @@ void AttentionEngine::start_pass() {
     // Supplied tiles sit in controller DRAM (P2P DMA): read, then computed centrally.
     for (uint64_t i = op.nand_tiles; i < op.tiles.tiles.size(); ++i) {
       const PlannedTile* tile = &op.tiles.tiles[i];
-      const uint64_t q = q_bytes(*tile, op.tiles.row_heads_per_tile);
+      const uint64_t q = q_bytes(*tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
       const TileAccount a = account(*tile, op.tiles.row_heads_per_tile, q, page_bytes_,
                                     tile->entries * kv_bytes_per_token_head(op.work.shape), organization_, reduction_,
                                     isp_, coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
@@ -458,7 +458,7 @@ void AttentionEngine::start_pass() {
 sc_time AttentionEngine::page_time(const nand::PageAddress& page, uint32_t index) {
   if (!op_ || organization_ == Organization::CENTRALIZED) return sc_core::SC_ZERO_TIME;
   Op& op = *op_;
-  uint64_t t = page_time_ps(op.tiles.tiles[index], op.tiles.row_heads_per_tile);
+  uint64_t t = page_time_ps(op.tiles.tiles[index], op.tiles.row_heads_per_tile, op.shape.act_bits);
   if (!op.first_page_seen[page.channel]) {
     // The channel's supplied tiles come first (they were on chip at the start).
     op.first_page_seen[page.channel] = 1;
@@ -480,7 +480,7 @@ void AttentionEngine::on_page_done(const nand::PageAddress& page, uint32_t index
       mode_signals_[page.channel].set(0);
     }
   } else {
-    const uint64_t q = q_bytes(*tile, op.tiles.row_heads_per_tile);
+    const uint64_t q = q_bytes(*tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
     const TileAccount a = account(*tile, op.tiles.row_heads_per_tile, q, page_bytes_, page_bytes_, organization_,
                                   reduction_, isp_, coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
     bus_bytes_ += a.bus_bytes;
@@ -534,7 +534,7 @@ void AttentionEngine::tile_computed(const PlannedTile& tile) {
   tokens_substituted_ += tile.filter.substituted;
   macs_ += tile.simd.macs;
   simd_busy_ps_[op.shape.mode == SimdMode::kBroadside ? 0 : 1] += compute_ps(tile);
-  const uint64_t q = q_bytes(tile, op.tiles.row_heads_per_tile);
+  const uint64_t q = q_bytes(tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
   const TileAccount a = account(tile, op.tiles.row_heads_per_tile, q, page_bytes_,
                                 tile.entries * kv_bytes_per_token_head(op.work.shape), organization_, reduction_,
                                 isp_, coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
@@ -558,7 +558,7 @@ void AttentionEngine::emit_partial(const PlannedTile& tile) {
     return;
   }
   // Q came from DRAM; the partial goes to DRAM and is read back to be merged.
-  const uint64_t q = q_bytes(tile, n);
+  const uint64_t q = q_bytes(tile, n, op.shape.act_bits);
   const uint64_t bytes = cost.partial_bytes;
   dram_bytes_ += q + 2 * bytes;
   op.outstanding += 2;

@@ -181,9 +181,9 @@ class AttentionEngine : public sc_core::sc_module {
   struct Shape;
   Shape check(const AttentionWork& work) const;
   PassTiles tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass, bool with_tokens) const;
-  uint64_t q_bytes(const PlannedTile& tile, uint64_t row_heads) const;
+  uint64_t q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
   uint64_t compute_ps(const PlannedTile& tile) const;
-  uint64_t page_time_ps(const PlannedTile& tile, uint64_t row_heads) const;
+  uint64_t page_time_ps(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
   void start_pass();
   void on_page_done(const nand::PageAddress& page, uint32_t index, const sc_core::sc_time& done_at);
   void on_supplied_done();
