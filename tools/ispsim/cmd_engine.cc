@@ -354,7 +354,7 @@ int run_blend(const Args& args) {
   std::cout << " = " << out.context_tokens.size() << " tokens) + " << out.query_tokens.size() << " query tokens\n";
   std::cout << "HKVD: " << out.hkvd_count() << " of " << out.context_tokens.size()
             << " document tokens recomputed at layers 1.." << m.config.num_layers - 1 << " (ratio "
-            << std::defaultfloat << 100.0 * o.ratio << " %); the " << out.query_tokens.size()
+            << std::defaultfloat << std::setprecision(6) << 100.0 * o.ratio << " %); the " << out.query_tokens.size()
             << " query tokens are always computed\n";
   std::cout << "answer (" << out.answer.size() << " tokens): ";
   for (int id : out.answer) std::cout << tok.decode_token(id);
