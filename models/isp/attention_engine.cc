@@ -90,6 +90,13 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
       page_bytes_(flash.config().page_bytes),
       channels_(flash.config().channels),
       stats_(this->name()) {
+  // The stream's page buffers live in the scratchpad (the out-of-place buffers and
+  // the Q tile are not modelled as limits, see README).
+  if (uint64_t(isp.precomputed_page_buffers) * page_bytes_ > isp.scratchpad_bytes) {
+    throw BadInput("isp", "precomputed_page_buffers = " + std::to_string(isp.precomputed_page_buffers) + " pages of " +
+                              std::to_string(page_bytes_) + " bytes do not fit scratchpad_bytes = " +
+                              std::to_string(isp.scratchpad_bytes) + " bytes");
+  }
   nand::StreamConfig stream;
   stream.mode = nand::ReadMode::kPipelined;
   stream.consume_per_page = sc_core::SC_ZERO_TIME;

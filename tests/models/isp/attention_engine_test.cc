@@ -235,6 +235,17 @@ TEST(AttentionEngine, AnOpMayBeIssuedFromTheDoneCallbackOfThePreviousOne) {
   EXPECT_EQ(rig.engine.pages_read(), 8u + 9u);  // the second op also reads the appended page
 }
 
+TEST(AttentionEngine, PageBuffersLargerThanTheScratchpadAreBadInput) {
+  nand::FlashArray flash("nand", flash_config(1, 1));
+  const KvPlacement placement(flash.config(), shape(1, 1), 32, 32);
+  core::Server dram("dram", 16.0, sc_core::SC_ZERO_TIME), bus("bus", 8.0, sc_core::SC_ZERO_TIME);
+  IspConfig isp;
+  isp.scratchpad_bytes = 16384;  // one 16 KiB page, two buffers wanted
+  EXPECT_THROW(AttentionEngine("isp", flash, placement, isp, CoordinatorConfig{}, Organization::PER_CHANNEL,
+                               Reduction::GLOBAL_SRAM, dram, bus, nullptr),
+               BadInput);
+}
+
 TEST(AttentionEngine, InconsistentOpsAreBadInput) {
   const trace::ModelShape s = shape(2, 1);
   Rig rig(2, 4, s, 8 * 32, 4, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
