@@ -38,9 +38,10 @@
 // pass over the pages per chunk (lse_reduction.h).
 //
 // Energy (per op, to the ledger): per channel "<name>.ch<c>" (PER_CHANNEL) or
-// "<name>.central" (CENTRALIZED) = SIMD + filter-free scratchpad traffic +
-// page writes into the scratchpad; "<name>.coordinator" = LSE engine + global
-// SRAM (Q broadcast reads, O buffer read/write). Static power is declared at
+// "<name>.central" (CENTRALIZED) = Elastic-SIMD energy of its tiles (MACs, exps,
+// vector ops, scratchpad reads) + NAND pages written into the scratchpad;
+// "<name>.reduction" = LSE merges (+ global SRAM: Q broadcast reads, O buffer
+// read/write, with GLOBAL_SRAM). Static power is declared at
 // construction: channels x IspParams.static_power_w (1 for CENTRALIZED) and,
 // with GLOBAL_SRAM, FlashCoordinatorParams.static_power_w.
 // NAND, DRAM and bus energies belong to their own models.
