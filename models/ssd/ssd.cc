@@ -181,6 +181,11 @@ void Ssd::host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin
     throw BadInput(where, "empty token range [" + std::to_string(token_begin) + ", " +
                               std::to_string(token_end) + ")");
   }
+  if (region == trace::KV_REGION_APPENDED && token_end > layers_[layer].reserved) {
+    throw BadInput(where, "appended entries [" + std::to_string(token_begin) + ", " + std::to_string(token_end) +
+                              ") read, but only " + std::to_string(layers_[layer].reserved) +
+                              " were ever appended to this layer");
+  }
   std::vector<isp::KvPlacement::PageRef> pages = placement_->pages(layer, region, token_begin, token_end);
   const uint64_t useful = (token_end - token_begin) * isp::kv_bytes_per_token(placement_->shape());
   ++host_reads_;

@@ -208,9 +208,13 @@ TEST(SsdHostWrite, MaskedEntriesAndBadInput) {
   EXPECT_THROW(rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 5, 5, nullptr), BadInput);
   EXPECT_THROW(rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 257, nullptr), BadInput);
   EXPECT_THROW(rig.ssd.append(0, 2, 3 * kEntryBytes, nullptr), BadInput);
+  EXPECT_THROW(rig.ssd.host_read(1, trace::KV_REGION_APPENDED, 0, 41, nullptr), BadInput);  // 40 written
+  rig.ssd.host_read(1, trace::KV_REGION_APPENDED, 0, 40, nullptr);
   sc_core::sc_start();
   EXPECT_EQ(rig.ssd.appended_entries(1), 40u);
   EXPECT_EQ(rig.ssd.nand_pages_programmed(), 2u);  // one full tile (32 entries) x 2 heads
+  EXPECT_EQ(rig.ssd.host_read_pages(), 4u);         // entries 0..39: tiles 0 and 1 x 2 heads
+  EXPECT_EQ(rig.ssd.kv_read_bytes(), 40 * kEntryBytes);
 }
 
 // append: 40 entries fill one tile (programmed, `done` after it); 8 wait in the
