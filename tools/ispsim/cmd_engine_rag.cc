@@ -266,7 +266,7 @@ int engine_blend_quality(const Args& args) {
     std::ostringstream ratio, kl;
     ratio << std::fixed << std::setprecision(s.ratio * 100 == std::round(s.ratio * 100) ? 0 : 1) << 100.0 * s.ratio
           << " %";
-    kl << std::fixed << std::setprecision(4) << s.mean_kl_nats() << " nats";
+    kl << std::fixed << std::setprecision(6) << s.mean_kl_nats() << " nats";
     std::cout << std::left << std::setw(8) << ratio.str() << std::setw(24) << percent(s.hkvd_tokens, s.context_tokens)
               << std::setw(26) << percent(s.first_token_agreements, s.prompts) << std::setw(26)
               << percent(s.top1_agreements, s.positions) << kl.str() << std::right << "\n";

@@ -93,7 +93,7 @@ TEST(RagCli, BlendQualityTableOnTheDemoSetFp32) {
   EXPECT_NE(out.find("0 %     0 of 155 (0.0 %)"), std::string::npos) << out;
   EXPECT_NE(out.find("15 %    23 of 155 (14.8 %)"), std::string::npos) << out;  // round(0.15 * 155) = 23
   // Ratio 100 % is the full prefill: every answer position agrees, KL at rounding level.
-  EXPECT_NE(out.find("100 %   155 of 155 (100.0 %)    1 of 1 (100.0 %)          3 of 3 (100.0 %)          0.0000 nats"),
+  EXPECT_NE(out.find("100 %   155 of 155 (100.0 %)    1 of 1 (100.0 %)          3 of 3 (100.0 %)          0.000000 nats"),
             std::string::npos)
       << out;
 }
@@ -105,7 +105,7 @@ TEST(RagCli, BlendQualityIntegerIsExactAtFullRatio) {
       capture(cli::engine_blend_quality, {"--model", kModel, "--store", store, "--queries", queries, "--tokens", "2",
                                           "--quant", "int16", "--calib", kCalib, "--ratios", "1"});
   EXPECT_NE(out.find("engine int16"), std::string::npos) << out;
-  EXPECT_NE(out.find("100 %   155 of 155 (100.0 %)    1 of 1 (100.0 %)          2 of 2 (100.0 %)          0.0000 nats"),
+  EXPECT_NE(out.find("100 %   155 of 155 (100.0 %)    1 of 1 (100.0 %)          2 of 2 (100.0 %)          0.000000 nats"),
             std::string::npos)
       << out;
 }
