@@ -114,9 +114,9 @@ double baseline_latency(const std::vector<RunSummary>& runs, const std::string& 
   throw BadInput("--baseline", "no run of platform '" + baseline + "' (runs: " + (names.empty() ? "none" : names) + ")");
 }
 
-std::string speedup(double base_ns, const RunSummary& run) {
+std::string speedup(double base_ns, const RunSummary& run, int decimals) {
   if (base_ns <= 0 || !completed(run) || run.latency_ns <= 0) return "";
-  return fixed(base_ns / run.latency_ns, 2);
+  return fixed(base_ns / run.latency_ns, decimals);
 }
 
 template <typename Map>
@@ -157,7 +157,7 @@ void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const std
     }
     check_run(r);
     row.push_back(ms(r.latency_ns));
-    const std::string s = speedup(base_ns, r);
+    const std::string s = speedup(base_ns, r, 2);
     row.push_back(s.empty() ? "-" : s);
     for (const std::string& p : phases) {
       const double* ns = find(r.phase_ns, p);
@@ -246,7 +246,7 @@ void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const std:
     // Six decimals of a millisecond keep the nanosecond.
     auto ms6 = [](double ns) { return fixed(ns / 1e6, 6); };
     row.push_back(ms6(r.latency_ns));
-    row.push_back(speedup(base_ns, r));
+    row.push_back(speedup(base_ns, r, 6));
     for (const std::string& p : phases) {
       const double* ns = find(r.phase_ns, p);
       row.push_back(ns ? ms6(*ns) : "");
@@ -305,7 +305,7 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std
       }
       os << "}";
     };
-    const std::string s = speedup(base_ns, r);
+    const std::string s = speedup(base_ns, r, 6);
     os << ",\n     \"latency_ms\": " << ms6(r.latency_ns) << ", \"speedup\": " << (s.empty() ? "null" : s);
     object("phase_ms", r.phase_ns, ms6);
     os << ",\n     \"exposed_nand_ms\": " << ms6(r.exposed_nand_ns) << ", \"compute_ms\": " << ms6(r.compute_ns);

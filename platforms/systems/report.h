@@ -53,7 +53,8 @@ Format parse_format(const std::string& name, const std::string& where = "--forma
 //    "FAILED" / "failed". TEXT lists each failure below the table.
 //  - TEXT: aligned columns (two blanks apart), header with units, a rule of
 //    dashes, 3 decimals (speedup 2); PCIe bytes totalled by direction.
-//    CSV: RFC 4180, header with units, times in ms with 6 decimals, bytes as
+//    CSV: RFC 4180, header with units, times in ms and speedup with 6
+//    decimals, energy in J with 9, power in W with 6, bytes as
 //    integers, per-purpose PCIe bytes and energy by phase and by component as
 //    extra columns. JSON: {"baseline", "runs": [...]}, keys carry the unit
 //    (latency_ms, ..._bytes, energy_j, ..._w).
