@@ -10,6 +10,7 @@ namespace ispsim::systems {
 struct RunOptions {
   std::string stats_path;  // .json or .csv; empty = none
   vcd::Options waveform;   // waveform.path empty = no waveform
+  std::string timeline_path;  // Chrome trace-event JSON; empty = none
 };
 
 }  // namespace ispsim::systems

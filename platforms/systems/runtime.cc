@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "traces/trace_validator.h"
+
 namespace ispsim::systems {
 namespace {
 
@@ -10,11 +12,6 @@ using Device = schema::PlacementParams::Device;
 
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
-uint64_t popcount(const trace::BitVector& v) {
-  uint64_t n = 0;
-  for (unsigned char c : v.bits()) n += static_cast<uint64_t>(__builtin_popcount(c));
-  return n;
-}
 
 uint64_t span_tokens(const trace::KvSpan& s) { return s.tokens().end() - s.tokens().begin(); }
 
@@ -132,7 +129,7 @@ void Runtime::check_finished() const {
     if (!completed_flag_[i])
       throw std::logic_error("runtime: op " + std::to_string(ops_[i].id()) + " never completed (" +
                              std::to_string(waiting_on_[i]) + " dependencies outstanding)");
-  if (write_in_flight_ || !write_buffer_.empty()) throw std::logic_error("runtime: background writes not drained");
+  if (writes_in_flight_ > 0 || !write_buffer_.empty()) throw std::logic_error("runtime: background writes not drained");
 }
 
 // --- KV movement ------------------------------------------------------------
@@ -140,7 +137,7 @@ void Runtime::check_finished() const {
 void Runtime::issue_kv_load(size_t index) {
   const trace::Op& op = ops_[index];
   const trace::KvTransfer& t = op.kv_load();
-  const uint64_t resident = staging_.resident(op.layer(), t.region());
+  const uint64_t resident = staging_.lookup(op.layer(), t.region(), t.bytes());
   if (resident >= t.bytes()) {
     staging_hit_bytes_ += t.bytes();
     complete(index);
@@ -152,6 +149,7 @@ void Runtime::issue_kv_load(size_t index) {
                                              (missing + kv_bytes_per_token_ - 1) / kv_bytes_per_token_);
   kv_read_bytes_ += missing;
   ++foreground_in_flight_;
+  if (t.region() == trace::KV_REGION_APPENDED) flush_layer_writes(op.layer());
   storage_.read_to_host(op.layer(), t.region(), t.tokens().end() - tokens, t.tokens().end(), missing,
                         [this, index, missing] {
                           staging_.insert(ops_[index].layer(), ops_[index].kv_load().region(), missing);
@@ -163,7 +161,7 @@ void Runtime::issue_kv_load(size_t index) {
 void Runtime::issue_kv_append(size_t index) {
   const trace::Op& op = ops_[index];
   const trace::KvTransfer& t = op.kv_append();
-  const uint64_t tokens = t.has_token_mask() ? popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
+  const uint64_t tokens = t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
   Device device = schema::PlacementParams::HOST_GPU;
   if (op.phase() == trace::PHASE_DECODE)
     device = placement_.decode_attention();
@@ -190,14 +188,14 @@ void Runtime::start_fetch(size_t index, bool appended_too) {
   uint64_t need[2] = {0, 0};  // tokens: precomputed, appended
   for (const trace::KvSpan& s : a.kv())
     need[s.region() == trace::KV_REGION_PRECOMPUTED ? 0 : 1] += span_tokens(s);
-  if (a.has_hkvd_mask()) need[1] += popcount(a.hkvd_mask());
+  if (a.has_hkvd_mask()) need[1] += trace::popcount(a.hkvd_mask());
   const trace::KvRegion regions[2] = {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED};
   bool* started[2] = {&f.precomputed_started, &f.appended_started};
   for (int r = 0; r < 2; ++r) {
     if (*started[r] || (r == 1 && !appended_too)) continue;
     *started[r] = true;
     const uint64_t bytes = need[r] * kv_bytes_per_token_;
-    const uint64_t resident = std::min(bytes, staging_.resident(op.layer(), regions[r]));
+    const uint64_t resident = std::min(bytes, staging_.lookup(op.layer(), regions[r], bytes));
     staging_hit_bytes_ += resident;
     if (resident == bytes) continue;
     const uint64_t missing = bytes - resident;
@@ -206,7 +204,9 @@ void Runtime::start_fetch(size_t index, bool appended_too) {
     ++f.outstanding;
     ++foreground_in_flight_;
     const trace::KvRegion region = regions[r];
-    storage_.read_to_host(op.layer(), region, need[r] - tokens, need[r], missing, [this, index, region, missing] {
+    // Appended entries are addressed in append order; the oldest are read back.
+    if (region == trace::KV_REGION_APPENDED) flush_layer_writes(op.layer());
+    storage_.read_to_host(op.layer(), region, 0, tokens, missing, [this, index, region, missing] {
       staging_.insert(ops_[index].layer(), region, missing);
       Fetch& fetch = fetches_[index];
       if (--fetch.outstanding == 0 && fetch.op_waiting) {
@@ -243,7 +243,7 @@ void Runtime::issue_ssd_attention(size_t index) {
     (s.region() == trace::KV_REGION_PRECOMPUTED ? w.context_tokens : appended) += span_tokens(s);
   if (a.has_hkvd_mask()) {
     w.hkvd_mask = &a.hkvd_mask();
-    w.hkvd_tokens = popcount(a.hkvd_mask());
+    w.hkvd_tokens = trace::popcount(a.hkvd_mask());
     w.mask_bytes = (a.hkvd_mask().bit_length() + 7) / 8;
   }
   const auto p = pending_appends_.find(op.layer());
@@ -270,6 +270,9 @@ void Runtime::issue_ssd_attention(size_t index) {
 
 void Runtime::buffer_write(bool from_host, uint32_t layer, uint64_t tokens, uint64_t bytes) {
   if (bytes == 0) return;
+  if (tokens == 0 || bytes % tokens != 0)
+    throw std::logic_error("runtime: a write of " + std::to_string(bytes) + " bytes for " + std::to_string(tokens) +
+                           " tokens");
   write_buffer_.push_back({from_host, layer, tokens, bytes});
   buffered_bytes_ += bytes;
   flush_writes(false);
@@ -284,30 +287,48 @@ void Runtime::foreground_done() {
 // no foreground work and no write under way; with `all`, partial chunks go too.
 void Runtime::flush_writes(bool all) {
   draining_ = draining_ || all;
-  if (write_in_flight_ || foreground_in_flight_ > 0) return;
+  if (writes_in_flight_ > 0 || foreground_in_flight_ > 0) return;
   if (write_buffer_.empty()) {
     if (draining_ && completed_ == ops_.size() && drained_ps_ == 0) drained_ps_ = std::max(now_ps(), last_end_ps_);
     return;
   }
   if (!draining_ && buffered_bytes_ < write_chunk_bytes_) return;
+  // Whole tokens only: a buffered write's bytes are tokens x (bytes per token).
   BufferedWrite& head = write_buffer_.front();
-  const uint64_t bytes = std::min(head.bytes, write_chunk_bytes_);
-  const uint64_t tokens = head.bytes == bytes ? head.tokens : std::max<uint64_t>(1, head.tokens * bytes / head.bytes);
-  const bool from_host = head.from_host;
-  const uint32_t layer = head.layer;
-  head.bytes -= bytes;
-  head.tokens -= std::min(head.tokens, tokens);
-  if (head.bytes == 0) write_buffer_.erase(write_buffer_.begin());
-  buffered_bytes_ -= bytes;
-  write_in_flight_ = true;
+  const uint64_t per_token = head.bytes / head.tokens;
+  BufferedWrite chunk = head;
+  chunk.tokens = std::min(head.tokens, std::max<uint64_t>(1, write_chunk_bytes_ / per_token));
+  chunk.bytes = chunk.tokens * per_token;
+  head.bytes -= chunk.bytes;
+  head.tokens -= chunk.tokens;
+  if (head.tokens == 0) write_buffer_.erase(write_buffer_.begin());
+  buffered_bytes_ -= chunk.bytes;
+  send_write(chunk);
+}
+
+void Runtime::flush_layer_writes(uint32_t layer) {
+  for (auto it = write_buffer_.begin(); it != write_buffer_.end();) {
+    if (it->layer != layer) {
+      ++it;
+      continue;
+    }
+    buffered_bytes_ -= it->bytes;
+    const BufferedWrite w = *it;
+    it = write_buffer_.erase(it);
+    send_write(w);
+  }
+}
+
+void Runtime::send_write(const BufferedWrite& w) {
+  ++writes_in_flight_;
   auto done = [this] {
-    write_in_flight_ = false;
+    --writes_in_flight_;
     flush_writes(draining_);
   };
-  if (from_host)
-    storage_.write_from_host(layer, tokens, bytes, done);
+  if (w.from_host)
+    storage_.write_from_host(w.layer, w.tokens, w.bytes, done);
   else
-    storage_.append_in_ssd(layer, tokens, bytes, done);
+    storage_.append_in_ssd(w.layer, w.tokens, w.bytes, done);
 }
 
 }  // namespace ispsim::systems

@@ -59,7 +59,10 @@ class HostComputePort {
 class StagingPort {
  public:
   virtual ~StagingPort() = default;
-  virtual uint64_t resident(uint32_t layer, trace::KvRegion region) = 0;
+  // A read of `bytes` of the key: returns how many of them are staged (and
+  // marks the key used).
+  virtual uint64_t lookup(uint32_t layer, trace::KvRegion region, uint64_t bytes) = 0;
+  // Adds `bytes` to what the key holds.
   virtual void insert(uint32_t layer, trace::KvRegion region, uint64_t bytes) = 0;
 };
 
@@ -145,6 +148,8 @@ class Runtime {
   void buffer_write(bool from_host, uint32_t layer, uint64_t tokens, uint64_t bytes);
   void foreground_done();
   void flush_writes(bool all);
+  // Sends every buffered write of `layer` now (the host is about to read them back).
+  void flush_layer_writes(uint32_t layer);
   uint64_t kv_bytes_per_token() const { return kv_bytes_per_token_; }
 
   const trace::Header header_;
@@ -173,11 +178,12 @@ class Runtime {
     uint32_t layer;
     uint64_t tokens, bytes;
   };
+  void send_write(const BufferedWrite& w);
   const uint64_t write_chunk_bytes_;
   std::vector<BufferedWrite> write_buffer_;  // in arrival order
   uint64_t buffered_bytes_ = 0;
   unsigned foreground_in_flight_ = 0;
-  bool write_in_flight_ = false;
+  unsigned writes_in_flight_ = 0;
   bool draining_ = false;
   uint64_t kv_read_bytes_ = 0;
   uint64_t staging_hit_bytes_ = 0;

@@ -50,7 +50,7 @@ TEST(Schema, ReachesEveryComponent) {
                        "ispsim.schema.Platform", "ispsim.schema.ModuleSelection",
                        "ispsim.schema.NandParams", "ispsim.schema.NandStreamParams", "ispsim.schema.SsdParams",
                        "ispsim.schema.IspParams", "ispsim.schema.FlashCoordinatorParams",
-                       "ispsim.schema.LinkParams", "ispsim.schema.PlacementParams"}));
+                       "ispsim.schema.LinkParams", "ispsim.schema.PlacementParams", "ispsim.schema.HostParams"}));
 }
 
 TEST(Schema, EveryFieldIsDocumented) {

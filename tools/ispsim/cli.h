@@ -11,6 +11,7 @@ namespace ispsim::cli {
 using Args = std::vector<std::string>;
 
 int run(const Args& args);       // cmd_run.cc: simulate a trace on a platform
+int compare(const Args& args);   // cmd_compare.cc: one trace on several platforms
 int trace(const Args& args);     // cmd_trace.cc: trace dump | stats
 int describe(const Args& args);  // cmd_describe.cc: platform/module parameters
 int engine(const Args& args);    // cmd_engine.cc: functional engine (ppl, generate)

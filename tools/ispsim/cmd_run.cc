@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "platforms/schema/platform_loader.h"
+#include "platforms/systems/blend_system.h"
 #include "platforms/systems/nand_stream_run.h"
 #include "platforms/systems/run_options.h"
 #include "tools/ispsim/cli.h"
@@ -15,7 +16,7 @@ namespace po = boost::program_options;
 namespace ispsim::cli {
 
 int run(const Args& args) {
-  std::string platform_name, trace_path, window;
+  std::string platform_name, trace_path, window, format_name = "text";
   std::vector<std::string> overrides;
   systems::RunOptions options;
   po::options_description desc("usage: ispsim run --platform P --trace T [options]");
@@ -27,7 +28,9 @@ int run(const Args& args) {
       ("stats", po::value(&options.stats_path), "write statistics to this .json or .csv file")
       ("vcd", po::value(&options.waveform.path), "write a VCD waveform to this file")
       ("vcd-filter", po::value(&options.waveform.filters)->composing(), "only signals matching this glob (repeatable), e.g. '*.ch0.*'")
-      ("vcd-window", po::value(&window), "only changes within BEGIN:END simulated time, e.g. 0us:200us");
+      ("vcd-window", po::value(&window), "only changes within BEGIN:END simulated time, e.g. 0us:200us")
+      ("timeline", po::value(&options.timeline_path), "write a Chrome trace-event timeline (Perfetto) to this .json file")
+      ("format", po::value(&format_name), "summary on stdout: text, csv or json (default text)");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -44,11 +47,15 @@ int run(const Args& args) {
     throw BadInput("--vcd-filter/--vcd-window", "need --vcd FILE");
 
   const schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
-  trace::TraceReader trace(trace_path);
-  if (platform.platform.program() != schema::Platform::MICROBENCHMARK)
-    throw BadInput(platform.file, "program " + schema::Platform::Program_Name(platform.platform.program()) +
-                                      ": no system assembles it yet (only MICROBENCHMARK: the NAND stream)");
-  systems::run_nand_stream(platform, trace, options, std::cout);
+  if (platform.platform.program() == schema::Platform::MICROBENCHMARK) {
+    if (!options.timeline_path.empty()) throw BadInput("--timeline", "the NAND stream system writes no timeline");
+    trace::TraceReader trace(trace_path);
+    systems::run_nand_stream(platform, trace, options, std::cout);
+    return 0;
+  }
+  const systems::Format format = systems::parse_format(format_name);
+  const systems::RunSummary summary = systems::run_blend_system(platform, trace_path, options);
+  systems::write_comparison(std::cout, {summary}, "", format);
   return 0;
 }
 

@@ -16,6 +16,7 @@ const char* kUsage =
     "usage: ispsim <command> [options]\n"
     "commands:\n"
     "  run       simulate a trace on a platform (--platform P --trace T [--stats F] [--vcd F])\n"
+    "  compare   simulate a trace on several platforms and tabulate them (--trace T [--platforms ...])\n"
     "  trace     inspect or write a trace: dump | stats | pack\n"
     "  describe  print the parameters of a platform or module with unit, default and meaning\n"
     "  engine    functional integer-only LLM engine: ppl | generate\n"
@@ -25,6 +26,7 @@ int dispatch(int argc, char** argv) {
   using Command = int (*)(const ispsim::cli::Args&);
   const std::map<std::string, Command> commands = {
       {"run", ispsim::cli::run},
+      {"compare", ispsim::cli::compare},
       {"trace", ispsim::cli::trace},
       {"describe", ispsim::cli::describe},
       {"engine", ispsim::cli::engine},

@@ -29,7 +29,9 @@ struct FakeHost : HostComputePort {
 
 struct FakeStaging : StagingPort {
   std::map<std::pair<uint32_t, int>, uint64_t> bytes;
-  uint64_t resident(uint32_t layer, trace::KvRegion region) override { return bytes[{layer, region}]; }
+  uint64_t lookup(uint32_t layer, trace::KvRegion region, uint64_t b) override {
+    return std::min(b, bytes[{layer, region}]);
+  }
   void insert(uint32_t layer, trace::KvRegion region, uint64_t b) override { bytes[{layer, region}] += b; }
 };
 

@@ -1,0 +1,394 @@
+#include "platforms/systems/blend_system.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <systemc>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "models/core/energy_ledger.h"
+#include "models/core/stats.h"
+#include "models/core/timeline.h"
+#include "models/core/vcd.h"
+#include "models/host/gpu.h"
+#include "models/host/host_config.h"
+#include "models/host/host_memory.h"
+#include "models/isp/tiling.h"
+#include "models/link/nvme.h"
+#include "models/link/pcie_link.h"
+#include "models/ssd/ssd.h"
+#include "platforms/systems/runtime.h"
+#include "traces/trace_io.h"
+#include "traces/trace_validator.h"
+
+namespace ispsim::systems {
+namespace {
+
+using sc_core::sc_time;
+
+uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
+
+const char* phase_name(trace::Phase phase) {
+  switch (phase) {
+    case trace::PHASE_HKVD_IDENTIFICATION: return "HKVD identification";
+    case trace::PHASE_RECOMPUTATION: return "recomputation";
+    case trace::PHASE_QUERY_PREFILL: return "query prefill";
+    case trace::PHASE_FUSED_PREFILL: return "fused prefill";
+    case trace::PHASE_FULL_PREFILL: return "full prefill";
+    case trace::PHASE_DECODE: return "decode";
+    default: return "other";
+  }
+}
+
+const char* op_kind(const trace::Op& op) {
+  switch (op.kind_case()) {
+    case trace::Op::kGemm: return "gemm";
+    case trace::Op::kAttention: return "attention";
+    case trace::Op::kNonlinear: return "nonlinear";
+    case trace::Op::kKvLoad: return "kv_load";
+    case trace::Op::kKvAppend: return "kv_append";
+    case trace::Op::kHkvdSelect: return "hkvd_select";
+    case trace::Op::kDictEncode: return "dict_encode";
+    case trace::Op::kDictAttention: return "dict_attention";
+    case trace::Op::kEmbedding: return "embedding";
+    case trace::Op::kLmHead: return "lm_head";
+    default: return "op";
+  }
+}
+
+
+// The program's ops, checked for what this system can run.
+std::vector<trace::Op> read_program(const std::string& path, trace::Program program, const std::string& platform,
+                                    trace::Header& header) {
+  trace::TraceReader reader(path);
+  header = reader.header();
+  bool declared = false;
+  for (const auto& p : header.programs()) declared |= p.program() == program;
+  if (!declared)
+    throw BadInput(path, "has no " + trace::Program_Name(program) + " program, which platform '" + platform +
+                             "' runs");
+  std::vector<trace::Op> ops;
+  trace::Op op;
+  while (reader.next(op)) {
+    if (op.program() != program) continue;
+    if (op.has_dict_encode() || op.has_dict_attention())
+      throw BadInput(path, "op " + std::to_string(op.id()) + ": dictionary-compressed KV is not modelled by platform '" +
+                               platform + "'");
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+// Sizes of the KV regions the SSD must hold: the context (precomputed, per
+// layer) and the most entries any layer appends.
+ssd::KvSpace kv_space(const trace::Header& header, const std::vector<trace::Op>& ops) {
+  ssd::KvSpace space;
+  space.shape = header.model();
+  for (const auto& d : header.request().documents()) space.precomputed_tokens += d.tokens();
+  std::map<uint32_t, uint64_t> appended;
+  for (const trace::Op& op : ops)
+    if (op.has_kv_append()) {
+      const trace::KvTransfer& t = op.kv_append();
+      appended[op.layer()] += t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
+    }
+  for (const auto& [layer, n] : appended) space.appended_capacity = std::max(space.appended_capacity, n);
+  return space;
+}
+
+// --- the runtime's view of the devices ----------------------------------------
+
+class GpuPort : public HostComputePort {
+ public:
+  GpuPort(host::Gpu& gpu, const trace::ModelShape& shape) : gpu_(gpu), shape_(shape) {}
+  sc_time compute(const trace::Op& op, Done done) override {
+    const sc_time start = gpu_.free_at();
+    gpu_.execute(op, shape_, std::move(done));
+    return start;
+  }
+
+ private:
+  host::Gpu& gpu_;
+  const trace::ModelShape shape_;
+};
+
+class StagingAdapter : public StagingPort {
+ public:
+  explicit StagingAdapter(host::HostMemory& memory) : memory_(memory) {}
+  uint64_t lookup(uint32_t layer, trace::KvRegion region, uint64_t bytes) override {
+    return memory_.lookup({layer, region}, bytes);
+  }
+  void insert(uint32_t layer, trace::KvRegion region, uint64_t bytes) override {
+    memory_.insert({layer, region}, memory_.resident({layer, region}) + bytes);
+  }
+
+ private:
+  host::HostMemory& memory_;
+};
+
+class SsdPort : public StoragePort {
+ public:
+  SsdPort(ssd::Ssd& ssd, link::Nvme& nvme, const trace::ModelShape& shape, core::Timeline* timeline)
+      : ssd_(ssd), nvme_(nvme), shape_(shape), timeline_(timeline) {}
+
+  void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t,
+                    Done done) override {
+    ssd_.host_read(layer, region, token_begin, token_end, traced("SSD to host KV reads", "kv read L" + std::to_string(layer), std::move(done)));
+  }
+  void write_from_host(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
+    ssd_.host_write(layer, 0, tokens, bytes, traced("background KV writes", "write-through L" + std::to_string(layer), std::move(done)));
+  }
+  void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
+    ssd_.append(layer, tokens, bytes, traced("background KV writes", "append L" + std::to_string(layer), std::move(done)));
+  }
+  void attention(const SsdAttention& w, Done done) override {
+    isp::AttentionWork work;
+    work.layer = w.layer;
+    work.query_rows = w.query_rows;
+    work.shape = shape_;
+    work.context_tokens = w.context_tokens;
+    work.hkvd_mask = w.hkvd_mask;
+    work.appended_tokens_in_flash = w.appended_tokens_in_flash;
+    work.appended_tokens_supplied = w.appended_tokens_supplied;
+    work.causal = w.causal;
+    link::FusedAttentionCommand cmd;
+    cmd.mask_bytes = w.mask_bytes;
+    cmd.q_bytes = w.q_bytes;
+    cmd.kv_bytes = w.supplied_kv_bytes;
+    cmd.output_bytes = w.output_bytes;
+    const std::string name = "attention L" + std::to_string(w.layer) + " rows " + std::to_string(w.query_rows);
+    nvme_.fused_attention(
+        cmd,
+        [this, work, name](Done backend_done) {
+          ssd_.attention(work, traced("SSD ISP attention", name, std::move(backend_done)));
+        },
+        traced("NVMe fused-attention commands", name, std::move(done)));
+  }
+
+ private:
+  // Wraps `done` so that the span from now to its call lands on `track`.
+  Done traced(const char* track, std::string name, Done done) {
+    if (!timeline_) return done;
+    const uint64_t start = now_ps();
+    return [this, track, name = std::move(name), start, done = std::move(done)] {
+      timeline_->span(track, name, track, start, now_ps());
+      done();
+    };
+  }
+
+  ssd::Ssd& ssd_;
+  link::Nvme& nvme_;
+  const trace::ModelShape shape_;
+  core::Timeline* timeline_;
+};
+
+// The devices of one platform, children of the SystemC module "system".
+struct System : sc_core::sc_module {
+  System(sc_core::sc_module_name name, const schema::LoadedPlatform& loaded, const host::HostConfig& host_config,
+         const trace::ModelShape& shape, const ssd::KvSpace& kv, core::EnergyLedger& ledger)
+      : sc_module(name),
+        pcie("pcie", link::LinkConfig::from_params(loaded.platform.link(), loaded.file + ": link"), &ledger),
+        nvme("nvme", pcie),
+        gpu("gpu", host_config, &ledger),
+        memory(std::string(this->name()) + ".host_memory", host_config, shape),
+        ssd("ssd", loaded.platform.nand(), loaded.platform.ssd(), loaded.platform.isp(),
+            loaded.platform.flash_coordinator(), kv, nvme, &ledger) {}
+  link::PcieLink pcie;
+  link::Nvme nvme;
+  host::Gpu gpu;
+  host::HostMemory memory;
+  ssd::Ssd ssd;
+};
+
+// --- the summary ------------------------------------------------------------
+
+struct PhaseSpan {
+  std::string name;
+  uint64_t start_ps, end_ps;
+};
+
+// Phase intervals from the ops' times, made disjoint in order of their start
+// (a phase begins where the previous one ended when they overlap, as the
+// unfused CacheBlend passes do per layer), so they add up to the latency.
+std::vector<PhaseSpan> phase_spans(const Runtime& rt) {
+  std::map<std::string, PhaseSpan> by_name;
+  for (size_t i = 0; i < rt.ops().size(); ++i) {
+    const std::string name = phase_name(rt.ops()[i].phase());
+    const OpTiming& t = rt.timing()[i];
+    auto [it, inserted] = by_name.emplace(name, PhaseSpan{name, t.start_ps, t.end_ps});
+    if (!inserted) {
+      it->second.start_ps = std::min(it->second.start_ps, t.issued_ps);
+      it->second.end_ps = std::max(it->second.end_ps, t.end_ps);
+    } else {
+      it->second.start_ps = t.issued_ps;
+    }
+  }
+  std::vector<PhaseSpan> spans;
+  for (auto& [name, span] : by_name) spans.push_back(span);
+  std::sort(spans.begin(), spans.end(),
+            [](const PhaseSpan& a, const PhaseSpan& b) { return a.start_ps != b.start_ps ? a.start_ps < b.start_ps : a.name < b.name; });
+  uint64_t previous_end = 0;
+  for (PhaseSpan& s : spans) {
+    s.start_ps = std::max(s.start_ps, previous_end);
+    s.end_ps = std::max(s.end_ps, s.start_ps);
+    previous_end = s.end_ps;
+  }
+  return spans;
+}
+
+}  // namespace
+
+RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::string& trace_path,
+                            const RunOptions& options) {
+  const schema::Platform& platform = loaded.platform;
+  trace::Program program;
+  if (!trace::Program_Parse(schema::Platform::Program_Name(platform.program()), &program) ||
+      (program != trace::FULL_PREFILL && program != trace::PRECOMPUTED_BLEND &&
+       program != trace::PRECOMPUTED_BLEND_FUSED))
+    throw BadInput(loaded.file, "program " + schema::Platform::Program_Name(platform.program()) +
+                                    " is not run by the LLM-inference system (FULL_PREFILL, PRECOMPUTED_BLEND, "
+                                    "PRECOMPUTED_BLEND_FUSED)");
+  trace::Header header;
+  std::vector<trace::Op> ops = read_program(trace_path, program, platform.name(), header);
+  const trace::ModelShape& shape = header.model();
+
+  RunSummary summary;
+  summary.platform = platform.name();
+  summary.program = trace::Program_Name(program);
+
+  const host::HostConfig host_config = host::HostConfig::from_params(platform.host(), loaded.file + ": host");
+  {
+    host::HostMemory memory("probe", host_config, shape);
+    if (!memory.weights_fit()) {
+      summary.out_of_memory = true;
+      summary.failure = "model weights (" + std::to_string(memory.weight_bytes()) +
+                        " bytes) do not fit the host DRAM budget of the platform";
+      return summary;
+    }
+  }
+
+  // Output files open before the simulation so that an unwritable path fails at once.
+  std::optional<AtomicFile> stats_file;
+  if (!options.stats_path.empty()) {
+    const bool json = options.stats_path.size() >= 5 && options.stats_path.compare(options.stats_path.size() - 5, 5, ".json") == 0;
+    const bool csv = options.stats_path.size() >= 4 && options.stats_path.compare(options.stats_path.size() - 4, 4, ".csv") == 0;
+    if (!json && !csv) throw BadInput(options.stats_path, "statistics file must end in .json or .csv");
+    stats_file.emplace(options.stats_path);
+  }
+  std::optional<AtomicFile> timeline_file;
+  if (!options.timeline_path.empty()) timeline_file.emplace(options.timeline_path);
+  core::Timeline timeline;
+  core::Timeline* timeline_ptr = timeline_file ? &timeline : nullptr;
+
+  core::EnergyLedger ledger;
+  System system("system", loaded, host_config, shape, kv_space(header, ops), ledger);
+  link::PcieLink& pcie = system.pcie;
+  link::Nvme& nvme = system.nvme;
+  host::Gpu& gpu = system.gpu;
+  host::HostMemory& memory = system.memory;
+  ssd::Ssd& ssd = system.ssd;
+
+  GpuPort gpu_port(gpu, shape);
+  StagingAdapter staging(memory);
+  SsdPort ssd_port(ssd, nvme, shape, timeline_ptr);
+  const nand::FlashConfig& flash = ssd.flash().config();
+  const uint64_t write_chunk = uint64_t{flash.page_bytes} * flash.channels * flash.dies_per_channel;
+  Runtime runtime(header, std::move(ops), platform.placement(), gpu_port, staging, ssd_port, write_chunk);
+
+  std::unique_ptr<vcd::Writer> waveform;
+  if (!options.waveform.path.empty()) {
+    waveform = std::make_unique<vcd::Writer>(options.waveform);
+    pcie.trace(*waveform);
+    gpu.trace(*waveform);
+    ssd.trace(*waveform);
+  }
+
+  runtime.start();
+  sc_core::sc_start();
+  runtime.check_finished();
+  if (waveform) waveform->close();
+
+  // --- summary ---
+  const uint64_t latency_ps = runtime.latency_ps();
+  const uint64_t end_ps = std::max(latency_ps, runtime.drained_ps());
+  summary.latency_ns = static_cast<double>(latency_ps) / 1e3;
+  const std::vector<PhaseSpan> phases = phase_spans(runtime);
+  std::vector<core::EnergyLedger::PhaseInterval> intervals;
+  for (const PhaseSpan& p : phases) {
+    summary.phase_ns[p.name] += static_cast<double>(p.end_ps - p.start_ps) / 1e3;
+    intervals.push_back({p.name, p.start_ps, p.end_ps});
+  }
+  // Prefill (every phase but decode): GPU compute vs the time the host waited
+  // for storage (NAND, PCIe and the ISP).
+  uint64_t prefill_begin = UINT64_MAX, prefill_end = 0, prefill_gpu = 0;
+  for (size_t i = 0; i < runtime.ops().size(); ++i) {
+    if (runtime.ops()[i].phase() == trace::PHASE_DECODE) continue;
+    const OpTiming& t = runtime.timing()[i];
+    prefill_begin = std::min(prefill_begin, t.issued_ps);
+    prefill_end = std::max(prefill_end, t.end_ps);
+    if (t.on_gpu) prefill_gpu += t.end_ps - t.start_ps;
+  }
+  if (prefill_end > prefill_begin) {
+    summary.compute_ns = static_cast<double>(prefill_gpu) / 1e3;
+    summary.exposed_nand_ns = static_cast<double>((prefill_end - prefill_begin) - std::min(prefill_gpu, prefill_end - prefill_begin)) / 1e3;
+  }
+  for (link::Direction d : {link::Direction::HOST_TO_DEVICE, link::Direction::DEVICE_TO_HOST})
+    for (int p = 0; p < link::kPurposeCount; ++p) {
+      const auto purpose = static_cast<link::Purpose>(p);
+      const uint64_t bytes = pcie.bytes(d, purpose);
+      if (bytes) summary.pcie_bytes[std::string(link::to_string(d)) + "." + link::to_string(purpose)] = bytes;
+    }
+  summary.nand_read_bytes = ssd.nand_bytes_read();
+  summary.nand_written_bytes = ssd.nand_bytes_programmed();
+  summary.controller_dram_bytes = ssd.dram_bytes();
+
+  const core::EnergyLedger::Summary energy = ledger.summarize(end_ps, intervals);
+  summary.energy_j = energy.total_j;
+  for (const auto& [name, j] : energy.dynamic_j_by_component) summary.energy_j_by_component[name] += j;
+  for (const auto& [name, j] : energy.static_j_by_component) summary.energy_j_by_component[name] += j;
+  summary.energy_j_by_phase = energy.j_by_phase;
+  summary.average_w = energy.average_w;
+  summary.peak_w = energy.peak_w;
+
+  if (stats_file) {
+    stats::Group run("system.run");
+    run.formula("latency", "ns", "end-to-end latency of the request (completion of its last op)",
+                [&] { return summary.latency_ns; });
+    run.formula("background_writes_end", "ns", "when the last background KV write finished",
+                [&] { return static_cast<double>(runtime.drained_ps()) / 1e3; });
+    run.formula("energy", "J", "energy of the run, dynamic and static, until the background writes finished",
+                [&] { return summary.energy_j; });
+    run.formula("average_power", "W", "energy / time until the background writes finished",
+                [&] { return summary.average_w; });
+    run.formula("peak_power", "W", "largest mean power over an aligned 1 us window", [&] { return summary.peak_w; });
+    run.formula_integer("ops", "count", "ops of the program, each completed exactly once",
+                        [&] { return runtime.ops().size(); });
+    run.formula_integer("kv_bytes_read_to_host", "bytes", "KV the host read from the SSD (staging misses)",
+                        [&] { return runtime.kv_bytes_read_to_host(); });
+    run.formula_integer("kv_bytes_staging_hits", "bytes", "KV the host found staged in host DRAM",
+                        [&] { return runtime.kv_bytes_staging_hits(); });
+    const bool json = options.stats_path.compare(options.stats_path.size() - 5, 5, ".json") == 0;
+    if (json)
+      stats::Registry::global().write_json(stats_file->stream());
+    else
+      stats::Registry::global().write_csv(stats_file->stream());
+    stats_file->commit();
+  }
+  if (timeline_file) {
+    for (size_t i = 0; i < runtime.ops().size(); ++i) {
+      const trace::Op& op = runtime.ops()[i];
+      const OpTiming& t = runtime.timing()[i];
+      if (!t.on_gpu) continue;
+      std::string name = op.label().empty() ? op_kind(op) : op.label();
+      if (op.has_layer()) name += " L" + std::to_string(op.layer());
+      timeline.span("host GPU", name, phase_name(op.phase()), t.start_ps, t.end_ps);
+    }
+    for (const PhaseSpan& p : phases) timeline.span("phases", p.name, "phase", p.start_ps, p.end_ps);
+    timeline.write(timeline_file->stream());
+    timeline_file->commit();
+  }
+  return summary;
+}
+
+}  // namespace ispsim::systems

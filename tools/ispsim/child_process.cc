@@ -1,0 +1,88 @@
+#include "tools/ispsim/child_process.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/error.h"
+
+namespace ispsim::cli {
+namespace {
+
+std::string temp_path() {
+  const char* dir = std::getenv("TMPDIR");
+  std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/ispsim-child-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  const int fd = mkstemp(buf.data());
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + pattern);
+  close(fd);
+  return buf.data();
+}
+
+[[noreturn]] void child(const std::function<std::string()>& task, const std::string& path) {
+  int code = 0;
+  std::string out;
+  try {
+    out = task();
+  } catch (const BadInput& e) {
+    code = 2;
+    out = e.what();
+  } catch (const std::exception& e) {
+    code = 1;
+    out = e.what();
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << out;
+  f.close();
+  std::fflush(nullptr);
+  // _exit: no atexit handlers or static destructors of the parent's state.
+  _exit(f ? code : 1);
+}
+
+}  // namespace
+
+std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs) {
+  std::vector<ChildResult> results(tasks.size());
+  std::vector<std::string> paths(tasks.size());
+  std::map<pid_t, size_t> running;
+  size_t next = 0;
+  if (jobs == 0) jobs = 1;
+  std::fflush(nullptr);
+  while (next < tasks.size() || !running.empty()) {
+    while (next < tasks.size() && running.size() < jobs) {
+      paths[next] = temp_path();
+      const pid_t pid = fork();
+      if (pid < 0) throw std::runtime_error("fork failed");
+      if (pid == 0) child(tasks[next], paths[next]);
+      running[pid] = next++;
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) throw std::runtime_error("waitpid failed");
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const size_t i = it->second;
+    running.erase(it);
+    std::ifstream f(paths[i], std::ios::binary);
+    std::ostringstream text;
+    text << f.rdbuf();
+    std::remove(paths[i].c_str());
+    results[i].output = text.str();
+    if (WIFEXITED(status)) {
+      results[i].exit_code = WEXITSTATUS(status);
+    } else {
+      results[i].exit_code = 1;
+      results[i].output = "child process killed by signal " + std::to_string(WTERMSIG(status));
+    }
+  }
+  return results;
+}
+
+}  // namespace ispsim::cli

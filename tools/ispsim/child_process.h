@@ -1,0 +1,23 @@
+// Runs simulations in child processes: SystemC elaborates once per process, so
+// `compare` (and the grid benchmark) simulate each platform in a fork()ed child,
+// up to `jobs` at a time. A child's result is the text it returns (a JSON run
+// summary), passed back through a temporary file; a BadInput in a child comes
+// back as that one-line error, anything else as an internal error.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ispsim::cli {
+
+struct ChildResult {
+  int exit_code = 0;   // 0 ok, 2 bad input, 1 internal error
+  std::string output;  // the returned text, or the error line
+};
+
+// Runs every task in its own child process, at most `jobs` at once, and returns
+// their results in task order. Call before any SystemC module exists.
+std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs);
+
+}  // namespace ispsim::cli

@@ -1,0 +1,133 @@
+// ispsim compare --trace T [--platforms A,B,...] [--baseline NAME] [--format text|csv|json]
+//                [--csv F] [--json F] [--timeline-dir D] [--jobs N] [--set path=value]...
+// Simulates one trace on several platforms, each in its own child process, and
+// prints the comparison table (platforms/systems/report.h).
+#include <boost/program_options.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "platforms/schema/platform_loader.h"
+#include "platforms/systems/blend_system.h"
+#include "platforms/systems/run_summary_io.h"
+#include "tools/ispsim/child_process.h"
+#include "tools/ispsim/cli.h"
+#include "traces/trace_io.h"
+
+namespace po = boost::program_options;
+
+namespace ispsim::cli {
+namespace {
+
+const char* kDefaultPlatforms = "gpu_fullcompute,gpu_precompute,memllm_base,memllm_fused,memllm_perch,memllm";
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+
+}  // namespace
+
+int compare(const Args& args) {
+  std::string trace_path, platform_list = kDefaultPlatforms, baseline = "GPU-FullCompute", format_name = "text";
+  std::string csv_path, json_path, timeline_dir;
+  std::vector<std::string> overrides;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  po::options_description desc("usage: ispsim compare --trace T [options]");
+  desc.add_options()
+      ("help,h", "print this help")
+      ("trace,t", po::value(&trace_path)->required(), "binary trace file (from 'ispsim trace gen')")
+      ("platforms,p", po::value(&platform_list), "comma-separated platform names or .textproto files "
+                                                  "(default: the six MemLLM platforms)")
+      ("baseline", po::value(&baseline), "platform name the speedup is measured against (default GPU-FullCompute; '' for none)")
+      ("format", po::value(&format_name), "table on stdout: text, csv or json (default text)")
+      ("csv", po::value(&csv_path), "also write the table as CSV to this file")
+      ("json", po::value(&json_path), "also write the table as JSON to this file")
+      ("timeline-dir", po::value(&timeline_dir), "write one Chrome trace-event timeline per platform into this directory")
+      ("jobs,j", po::value(&jobs), "platforms simulated at once (default: the number of CPUs)")
+      ("set", po::value(&overrides)->composing(), "override a parameter of every platform: path=value (repeatable)");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::cout << desc;
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw BadInput("ispsim compare", e.what());
+  }
+  const systems::Format format = systems::parse_format(format_name);
+  if (jobs == 0) throw BadInput("--jobs", "must be at least 1");
+  if (!timeline_dir.empty() && !std::filesystem::is_directory(timeline_dir))
+    throw BadInput(timeline_dir, "--timeline-dir is not an existing directory");
+
+  // Everything that can be checked without simulating is checked here, so bad
+  // input fails before any child runs.
+  std::vector<schema::LoadedPlatform> platforms;
+  for (const std::string& name : split_list(platform_list)) platforms.push_back(schema::load_platform(name, overrides));
+  if (platforms.empty()) throw BadInput("--platforms", "no platform given");
+  {
+    trace::TraceReader trace(trace_path);
+    for (const schema::LoadedPlatform& p : platforms) {
+      const std::string program = schema::Platform::Program_Name(p.platform.program());
+      bool found = false;
+      for (const trace::ProgramInfo& info : trace.header().programs())
+        found |= trace::Program_Name(info.program()) == program;
+      if (!found)
+        throw BadInput(trace_path, "has no " + program + " program, which platform '" + p.platform.name() + "' runs");
+    }
+  }
+
+  // Output files open before the simulation (an unwritable path fails at once)
+  // and are committed only when complete.
+  std::unique_ptr<AtomicFile> csv_file, json_file;
+  if (!csv_path.empty()) csv_file = std::make_unique<AtomicFile>(csv_path);
+  if (!json_path.empty()) json_file = std::make_unique<AtomicFile>(json_path);
+
+  std::vector<std::function<std::string()>> tasks;
+  for (const schema::LoadedPlatform& p : platforms) {
+    systems::RunOptions options;
+    if (!timeline_dir.empty())
+      options.timeline_path = (std::filesystem::path(timeline_dir) / (p.platform.name() + ".json")).string();
+    tasks.push_back([&p, options, trace_path] {
+      return systems::summary_to_json(systems::run_blend_system(p, trace_path, options));
+    });
+  }
+  const bool progress = isatty(STDERR_FILENO);
+  if (progress) std::cerr << "simulating " << tasks.size() << " platforms, " << jobs << " at a time...\n";
+  const std::vector<ChildResult> results = run_in_children(tasks, jobs);
+
+  std::vector<systems::RunSummary> runs;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string& name = platforms[i].platform.name();
+    if (results[i].exit_code == 2) throw BadInput("", results[i].output + " (platform " + name + ")");
+    if (results[i].exit_code != 0)
+      throw std::runtime_error("platform " + name + ": " + results[i].output);
+    runs.push_back(systems::summary_from_json(results[i].output, "platform " + name));
+  }
+  bool has_baseline = false;
+  for (const auto& r : runs) has_baseline |= r.platform == baseline;
+  if (!has_baseline && vm.count("baseline") == 0) baseline.clear();  // default baseline not among the platforms
+
+  systems::write_comparison(std::cout, runs, baseline, format);
+  for (auto [file, file_format] : {std::pair{csv_file.get(), systems::Format::CSV}, {json_file.get(), systems::Format::JSON}}) {
+    if (!file) continue;
+    systems::write_comparison(file->stream(), runs, baseline, file_format);
+    file->commit();
+  }
+  return 0;
+}
+
+}  // namespace ispsim::cli
