@@ -43,14 +43,16 @@ class EnergyLedger {
     double peak_w = 0;
     uint64_t peak_window_start_ps = 0;
   };
-  // Summarises [0, duration_ps]. Phases may not overlap (std::logic_error);
-  // static energy is shared among phases by their duration.
+  // Summarises [0, duration_ps]. Phases may not overlap or be reversed
+  // (std::logic_error); static energy is shared among phases by their duration.
+  // A zero duration gives zero average and peak power.
   Summary summarize(uint64_t duration_ps, const std::vector<PhaseInterval>& phases,
                     uint64_t window_ps = 1000000) const;
 
   double static_power_w() const;
 
  private:
+  void peak_power(uint64_t duration_ps, uint64_t window_ps, double static_w, Summary& s) const;
   struct Record {
     uint32_t component;
     double joules;

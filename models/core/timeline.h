@@ -15,8 +15,8 @@ namespace ispsim::core {
 class Timeline {
  public:
   // Records a span [start_ps, end_ps) named `name` on `track`; `category`
-  // groups spans (e.g. the op's phase). An empty or reversed span throws
-  // std::logic_error (a programming error).
+  // groups spans (e.g. the op's phase). An empty span (start == end) is kept,
+  // as an instant op; a reversed one throws std::logic_error (a programming error).
   void span(const std::string& track, const std::string& name, const std::string& category,
             uint64_t start_ps, uint64_t end_ps);
   size_t size() const { return spans_.size(); }
