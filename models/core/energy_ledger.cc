@@ -1,6 +1,7 @@
 #include "models/core/energy_ledger.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace ispsim::core {
@@ -33,26 +34,44 @@ uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
   return hi > lo ? hi - lo : 0;
 }
 
-// Adds `joules` spent uniformly over [a, b] (an instant at a when a == b) to
-// the phases it overlaps; what falls outside every phase goes to "other".
-void split_by_phase(double joules, uint64_t a, uint64_t b, const std::vector<EnergyLedger::PhaseInterval>& phases,
-                    std::map<std::string, double>& by_phase) {
-  if (b == a) {
-    std::string where = "other";
-    for (const auto& p : phases)
-      if (a >= p.start_ps && a < p.end_ps) where = p.name;
-    by_phase[where] += joules;
-    return;
+// Energy per phase, accumulated by index into the sorted, disjoint phases
+// (the last slot is "other": energy outside every phase).
+class PhaseSplit {
+ public:
+  explicit PhaseSplit(const std::vector<EnergyLedger::PhaseInterval>& sorted)
+      : phases_(sorted), joules_(sorted.size() + 1, 0.0) {}
+
+  // Adds `joules` spent uniformly over [a, b] (an instant at a when a == b).
+  void add(double joules, uint64_t a, uint64_t b) {
+    // The first phase that ends after a (phases are [start, end)).
+    size_t i = std::upper_bound(phases_.begin(), phases_.end(), a,
+                                [](uint64_t t, const auto& p) { return t < p.end_ps; }) -
+               phases_.begin();
+    if (b == a) {
+      joules_[i < phases_.size() && phases_[i].start_ps <= a ? i : phases_.size()] += joules;
+      return;
+    }
+    const double per_ps = joules / static_cast<double>(b - a);
+    double inside = 0;
+    for (; i < phases_.size() && phases_[i].start_ps < b; ++i) {
+      const double j = per_ps * static_cast<double>(overlap(a, b, phases_[i].start_ps, phases_[i].end_ps));
+      joules_[i] += j;
+      inside += j;
+    }
+    if (joules - inside > joules * 1e-12) joules_.back() += joules - inside;
   }
-  const double per_ps = joules / static_cast<double>(b - a);
-  double inside = 0;
-  for (const auto& p : phases) {
-    const double j = per_ps * static_cast<double>(overlap(a, b, p.start_ps, p.end_ps));
-    if (j > 0) by_phase[p.name] += j;
-    inside += j;
+
+  // Phases that received energy, by name (several intervals may share a name).
+  void write(std::map<std::string, double>& by_phase) const {
+    for (size_t i = 0; i < phases_.size(); ++i)
+      if (joules_[i] > 0) by_phase[phases_[i].name] += joules_[i];
+    if (joules_.back() > 0) by_phase["other"] += joules_.back();
   }
-  if (joules - inside > joules * 1e-12) by_phase["other"] += joules - inside;
-}
+
+ private:
+  const std::vector<EnergyLedger::PhaseInterval>& phases_;
+  std::vector<double> joules_;
+};
 
 }  // namespace
 
@@ -70,18 +89,21 @@ EnergyLedger::Summary EnergyLedger::summarize(uint64_t duration_ps, const std::v
   Summary s;
   s.duration_ps = duration_ps;
   const double static_w = static_power_w();
+  PhaseSplit split(sorted);
+  std::vector<double> by_component(names_.size(), 0.0);
   for (const Record& r : records_) {
-    s.dynamic_j_by_component[names_[r.component]] += r.joules;
+    by_component[r.component] += r.joules;
     s.total_j += r.joules;
-    split_by_phase(r.joules, r.start_ps, r.end_ps, sorted, s.j_by_phase);
+    split.add(r.joules, r.start_ps, r.end_ps);
   }
+  for (size_t c = 0; c < names_.size(); ++c) s.dynamic_j_by_component[names_[c]] = by_component[c];
   for (const auto& [name, watts] : static_w_) {
     const double j = watts * static_cast<double>(duration_ps) * 1e-12;
     s.static_j_by_component[name] = j;
     s.total_j += j;
   }
-  if (duration_ps > 0 && static_w > 0)
-    split_by_phase(static_w * static_cast<double>(duration_ps) * 1e-12, 0, duration_ps, sorted, s.j_by_phase);
+  if (duration_ps > 0 && static_w > 0) split.add(static_w * static_cast<double>(duration_ps) * 1e-12, 0, duration_ps);
+  split.write(s.j_by_phase);
   if (duration_ps == 0) return s;  // no time, no power
   s.average_w = s.total_j / (static_cast<double>(duration_ps) * 1e-12);
   peak_power(duration_ps, window_ps, static_w, s);
@@ -90,13 +112,13 @@ EnergyLedger::Summary EnergyLedger::summarize(uint64_t duration_ps, const std::v
 
 // Peak window power without materialising every window (a 10 s run has 1e7
 // windows of 1 us): the dynamic power is piecewise constant between record
-// boundaries, so a sweep over the sorted boundaries gives, per constant
-// segment, its two edge windows (accumulated in a sparse map) and the windows
-// strictly inside it, which all hold the segment's power. A window holding an
-// instant record is cut out of the segments (its bounds become boundaries), so
-// it only collects energy through the map. Records past the end of the run
-// count in the totals but not in the windows; an instant at or past the end
-// falls into the last window.
+// boundaries, so one sweep over the sorted boundaries yields, per constant
+// segment, its two edge windows and the windows strictly inside it, which all
+// hold the segment's power. Edge windows arrive in time order, so one running
+// accumulator collects them. A window holding an instant record is cut out of
+// the segments (its bounds become boundaries), so it is never an inside window.
+// Records past the end of the run count in the totals but not in the windows;
+// an instant at or past the end falls into the last window.
 void EnergyLedger::peak_power(uint64_t duration_ps, uint64_t window_ps, double static_w, Summary& s) const {
   const uint64_t windows = (duration_ps + window_ps - 1) / window_ps;
   auto window_length = [&](uint64_t w) { return std::min(window_ps, duration_ps - w * window_ps); };
@@ -105,43 +127,63 @@ void EnergyLedger::peak_power(uint64_t duration_ps, uint64_t window_ps, double s
     uint64_t at_ps;
     double rate_j_per_ps;  // change of the dynamic power
     int active;            // change of the number of records in progress
+    double instant_j;      // an instant record at this time
   };
   std::vector<Boundary> boundaries;
-  std::map<uint64_t, double> edge_j;  // window -> dynamic energy of partially covered windows
+  boundaries.reserve(2 * records_.size());
   for (const Record& r : records_) {
     if (r.start_ps == r.end_ps) {
       const uint64_t w = std::min(r.start_ps / window_ps, windows - 1);
-      edge_j[w] += r.joules;
-      boundaries.push_back({w * window_ps, 0.0, 0});
-      boundaries.push_back({w * window_ps + window_length(w), 0.0, 0});
+      const uint64_t at = std::min(r.start_ps, duration_ps - 1);
+      boundaries.push_back({w * window_ps, 0.0, 0, 0.0});
+      boundaries.push_back({at, 0.0, 0, r.joules});
+      boundaries.push_back({w * window_ps + window_length(w), 0.0, 0, 0.0});
       continue;
     }
     const uint64_t a = std::min(r.start_ps, duration_ps), b = std::min(r.end_ps, duration_ps);
     if (b == a) continue;  // entirely past the end
     const double rate = r.joules / static_cast<double>(r.end_ps - r.start_ps);
-    boundaries.push_back({a, rate, 1});
-    boundaries.push_back({b, -rate, -1});
+    boundaries.push_back({a, rate, 1, 0.0});
+    boundaries.push_back({b, -rate, -1, 0.0});
   }
-  std::sort(boundaries.begin(), boundaries.end(), [](const Boundary& x, const Boundary& y) { return x.at_ps < y.at_ps; });
+  std::sort(boundaries.begin(), boundaries.end(),
+            [](const Boundary& x, const Boundary& y) { return x.at_ps < y.at_ps; });
 
-  struct Candidate {
-    uint64_t start_ps;
-    double watts;
+  // Every window also carries the static power; a window without dynamic
+  // energy has exactly that, and window 0 is the earliest such candidate.
+  // Powers equal up to rounding (an edge window and the inside of the same
+  // segment) count as equal, so the earliest window wins.
+  s.peak_w = static_w;
+  s.peak_window_start_ps = 0;
+  auto candidate = [&](uint64_t start_ps, double dynamic_w) {
+    const double watts = static_w + dynamic_w;
+    const bool same = std::abs(watts - s.peak_w) <= s.peak_w * 1e-12;
+    if ((watts > s.peak_w && !same) || (same && start_ps < s.peak_window_start_ps)) {
+      s.peak_w = watts;
+      s.peak_window_start_ps = start_ps;
+    }
   };
-  std::vector<Candidate> candidates;
+  uint64_t edge_window = 0;
+  double edge_j = 0;
+  auto add_to_window = [&](uint64_t w, double j) {
+    if (w != edge_window) {
+      if (edge_j > 0) candidate(edge_window * window_ps, edge_j / (static_cast<double>(window_length(edge_window)) * 1e-12));
+      edge_window = w;
+      edge_j = 0;
+    }
+    edge_j += j;
+  };
+
   double rate = 0;
   int active = 0;
   uint64_t previous = 0;
   auto segment = [&](uint64_t a, uint64_t b) {
     if (b <= a || active == 0 || rate <= 0) return;
     const uint64_t first = a / window_ps, last = (b - 1) / window_ps;
-    if (first == last) {
-      edge_j[first] += rate * static_cast<double>(b - a);
-      return;
-    }
-    edge_j[first] += rate * static_cast<double>((first + 1) * window_ps - a);
-    edge_j[last] += rate * static_cast<double>(b - last * window_ps);
-    if (last > first + 1) candidates.push_back({(first + 1) * window_ps, rate * 1e12});
+    if (first == last) return add_to_window(first, rate * static_cast<double>(b - a));
+    add_to_window(first, rate * static_cast<double>((first + 1) * window_ps - a));
+    if (last > first + 1) candidate((first + 1) * window_ps, rate * 1e12);
+    add_to_window(last, rate * static_cast<double>(b - last * window_ps));
   };
   for (size_t i = 0; i < boundaries.size();) {
     const uint64_t at = boundaries[i].at_ps;
@@ -149,27 +191,12 @@ void EnergyLedger::peak_power(uint64_t duration_ps, uint64_t window_ps, double s
     for (; i < boundaries.size() && boundaries[i].at_ps == at; ++i) {
       rate += boundaries[i].rate_j_per_ps;
       active += boundaries[i].active;
+      if (boundaries[i].instant_j > 0) add_to_window(std::min(at / window_ps, windows - 1), boundaries[i].instant_j);
     }
     if (active == 0) rate = 0;  // no drift once nothing is in progress
     previous = at;
   }
-  for (const auto& [w, j] : edge_j)
-    candidates.push_back({w * window_ps, j / (static_cast<double>(window_length(w)) * 1e-12)});
-  std::sort(candidates.begin(), candidates.end(),
-            [](const Candidate& x, const Candidate& y) { return x.start_ps < y.start_ps; });
-
-  // Every window also carries the static power; a window without dynamic
-  // energy has exactly that, and window 0 is the earliest such candidate.
-  // Powers equal up to rounding (an edge window and the interior of the same
-  // segment) count as equal, so the earliest window wins.
-  s.peak_w = static_w;
-  s.peak_window_start_ps = 0;
-  for (const Candidate& c : candidates) {
-    if (static_w + c.watts > s.peak_w * (1 + 1e-12)) {
-      s.peak_w = static_w + c.watts;
-      s.peak_window_start_ps = c.start_ps;
-    }
-  }
+  add_to_window(windows, 0);  // flushes the last edge window
 }
 
 }  // namespace ispsim::core

@@ -155,6 +155,30 @@ TEST(EnergyLedger, LongRunsDoNotMaterialiseEveryWindow) {
   expect_close(s.average_w, (5000 + 1e-3) / 100);
 }
 
+TEST(EnergyLedger, AnInstantInsideALongRecordAddsToItsWindow) {
+  EnergyLedger ledger;
+  ledger.add("gpu", 10e-6, 0, 10 * kUs);                 // 1 W for 10 us
+  ledger.add("ssd", 0.5e-6, 5'500'000, 5'500'000);       // +0.5 uJ in window [5, 6) us
+  ledger.add("ssd", 0.25e-6, 7 * kUs, 9 * kUs);          // +0.125 W in windows 7 and 8
+  const auto s = ledger.summarize(10 * kUs, {});
+  expect_close(s.peak_w, 1.5);
+  EXPECT_EQ(s.peak_window_start_ps, 5 * kUs);
+}
+
+TEST(EnergyLedger, PhasesMayRepeatAName) {
+  // Interleaved phases (e.g. a second decode burst) add up under one name.
+  EnergyLedger ledger;
+  ledger.add("x", 3.0, 0, 30);
+  ledger.add("x", 1.0, 25, 25);
+  const auto s = ledger.summarize(30, {{"a", 0, 10}, {"b", 10, 20}, {"a", 20, 30}}, 10);
+  expect_close(s.j_by_phase.at("a"), 3.0);
+  expect_close(s.j_by_phase.at("b"), 1.0);
+  EXPECT_EQ(s.j_by_phase.count("other"), 0u);
+  // Windows of 10 ps: 1 J per window, plus the 1 J instant in window 2.
+  expect_close(s.peak_w, 2.0 / 10e-12);
+  EXPECT_EQ(s.peak_window_start_ps, 20u);
+}
+
 TEST(EnergyLedger, ProgrammingErrors) {
   EnergyLedger ledger;
   EXPECT_THROW(ledger.add("x", -1.0, 0, 1), std::logic_error);
