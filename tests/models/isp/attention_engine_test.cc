@@ -377,7 +377,12 @@ TEST(AttentionLadder, FusedPerChannelAndDramLessStepsOnOneLayer) {
   sc_core::sc_start();
   for (size_t i = 0; i < configs.size(); ++i) {
     const AttentionEngine& e = *systems[i].engine;
-    std::cout << configs[i].name << ": " << systems[i].done.to_seconds() * 1e6 << " us, NAND "
+    const double energy_uj =
+        (configs[i].fused ? e.plan(make_work(H + Qn, 0, H + Qn)).energy_pj
+                          : e.plan(make_work(H, 0, H)).energy_pj + e.plan(make_work(Qn, H, Qn)).energy_pj) *
+        1e-6;
+    std::cout << configs[i].name << ": " << systems[i].done.to_seconds() * 1e6 << " us, " << energy_uj
+              << " uJ accelerator + reduction (dynamic), NAND "
               << e.bytes_read() << " B, DRAM " << e.dram_bytes() << " B, bus " << e.bus_bytes() << " B, MACs "
               << e.macs() << ", cascaded busy " << e.simd_busy(SimdMode::kCascaded).to_seconds() * 1e6
               << " us\n";
