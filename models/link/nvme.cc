@@ -45,6 +45,7 @@ void Nvme::complete(uint64_t output_bytes, Purpose output_purpose, Done done) {
 }
 
 void Nvme::fused_attention(const FusedAttentionCommand& cmd, Backend backend, Done done) {
+  if (!backend) throw std::logic_error(std::string(name()) + ": fused_attention without a backend");
   ++fused_commands_;
   fetch_command([this, cmd, backend = std::move(backend), done = std::move(done)]() mutable {
     auto run_backend = [this, cmd, backend = std::move(backend), done = std::move(done)]() mutable {
@@ -94,6 +95,7 @@ void Nvme::io_command(Direction data_direction, uint64_t bytes, Purpose purpose,
     throw std::logic_error(std::string(name()) + ": an I/O command of " + std::to_string(bytes) +
                            " bytes (allowed 1.." + std::to_string(link_.config().max_data_transfer_bytes) + ")");
   }
+  if (!media) throw std::logic_error(std::string(name()) + ": io_command without a media callback");
   ++io_commands_;
   if (data_direction == kD2H) {
     // Read: media first, then the data and the CQE as posted writes.

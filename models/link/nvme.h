@@ -61,7 +61,8 @@ class Nvme : public sc_core::sc_module {
   Nvme(sc_core::sc_module_name name, PcieLink& link);
 
   // Runs the fused-attention sequence above; `done` runs after the host has
-  // handled the completion. `backend` must eventually call its argument.
+  // handled the completion. `backend` must eventually call its argument; an
+  // empty backend throws std::logic_error.
   void fused_attention(const FusedAttentionCommand& cmd, Backend backend, Done done);
   // Closed form of fused_attention() on an idle link whose backend takes
   // `backend_time`.
