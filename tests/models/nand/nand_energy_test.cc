@@ -17,8 +17,8 @@ TEST(NandEnergy, Defaults) {
   expect_close(e.read_j_per_page, 3.3 * 20e-3 * 5e-6);
   // 3.3 V x 20 mA x tPROG 500 us = 33 uJ per page programmed.
   expect_close(e.program_j_per_page, 3.3 * 20e-3 * 500e-6);
-  // 7.2 pJ/bit x 8 bits.
-  expect_close(e.io_j_per_byte, 57.6e-12);
+  // 7.5 pJ/bit x 8 bits.
+  expect_close(e.io_j_per_byte, 60e-12);
   // 3.3 V x 50 uA per die, 8 channels x 4 dies.
   expect_close(e.idle_w_per_die, 165e-6);
   EXPECT_EQ(e.dies, 32u);
@@ -29,8 +29,8 @@ TEST(NandEnergy, JoulesScaleWithPagesAndBytes) {
   const NandEnergy e = NandEnergy::from_params(schema::NandParams());
   expect_close(e.read_joules(1000), 1000 * 0.33e-6);
   expect_close(e.program_joules(3), 3 * 33e-6);
-  // One 16 KiB page over the channel: 16384 x 57.6 pJ = 0.9437 uJ.
-  expect_close(e.transfer_joules(16384), 16384 * 57.6e-12);
+  // One 16 KiB page over the channel: 16384 x 60 pJ = 0.983 uJ.
+  expect_close(e.transfer_joules(16384), 16384 * 60e-12);
   EXPECT_EQ(e.read_joules(0), 0.0);
   EXPECT_EQ(e.transfer_joules(0), 0.0);
 }
