@@ -19,10 +19,12 @@ void row_probabilities(const IntAttentionFormat& f, const int64_t* scores, int n
   integer::int_softmax(tmp, n, f.score_frac_bits - shift, probs, 30);
 }
 
-}  // namespace
+// Q_fused rows sharing each pass over the tiles; bounds the kept score rows to
+// kRowBlock · heads · cache_tokens (12 B each), e.g. 14 MB at 9 heads and 8192 tokens.
+constexpr int kRowBlock = 16;
 
-void int_fused_attention(const AttentionShape& s, const IntAttentionFormat& f, const int32_t* q, const int* pos,
-                         int rows, const int32_t* k, const int32_t* v, int cache_tokens, int32_t* out) {
+void fused_block(const AttentionShape& s, const IntAttentionFormat& f, const int32_t* q, const int* pos, int rows,
+                 const int32_t* k, const int32_t* v, int cache_tokens, int32_t* out) {
   const int hd = s.head_dim, qd = s.q_dim(), kvd = s.kv_dim(), group = s.heads / s.kv_heads;
   const size_t states = static_cast<size_t>(rows) * s.heads;
   const size_t width = static_cast<size_t>(cache_tokens);
@@ -78,6 +80,17 @@ void int_fused_attention(const AttentionShape& s, const IntAttentionFormat& f, c
       int32_t* o = out + static_cast<size_t>(r) * qd + static_cast<size_t>(h) * hd;
       for (int i = 0; i < hd; ++i) o[i] = integer::saturate_int32(integer::round_shift(acc[state * hd + i], 30));
     }
+}
+
+}  // namespace
+
+void int_fused_attention(const AttentionShape& s, const IntAttentionFormat& f, const int32_t* q, const int* pos,
+                         int rows, const int32_t* k, const int32_t* v, int cache_tokens, int32_t* out) {
+  for (int r0 = 0; r0 < rows; r0 += kRowBlock) {
+    const int n = rows - r0 < kRowBlock ? rows - r0 : kRowBlock;
+    const size_t offset = static_cast<size_t>(r0) * s.q_dim();
+    fused_block(s, f, q + offset, pos + r0, n, k, v, cache_tokens, out + offset);
+  }
 }
 
 void int_reference_attention(const AttentionShape& s, const IntAttentionFormat& f, const int32_t* q, const int* pos,

@@ -9,8 +9,9 @@
 // exists, so the integer kernel cannot rescale online the way FP32 does (an
 // i-exp rescale would not be bit-exact). It streams the tiles twice instead:
 // the K tiles once (scores, kept per row and head: cache_tokens int64s) and
-// then the V tiles once (probabilities times V); KV traffic is the same as the
-// online form, the extra state is one score row.
+// then the V tiles once (probabilities times V), for blocks of up to 16 Q_fused
+// rows at a time; per block, KV traffic is that of the online form and the
+// extra state is one score row per row and head.
 #pragma once
 
 #include <cstdint>

@@ -73,6 +73,26 @@ TEST(FusedAttention, IntegerKernelIsBitExactWithReference) {
 
 // The integer reference is the integer engine's attention: a uniform score
 // row averages V exactly (probabilities 1/n in Q30, then a rounding shift).
+// More Q_fused rows than the integer kernel's block of 16: three blocks.
+TEST(FusedAttention, IntegerKernelOverSeveralRowBlocks) {
+  std::mt19937 rng(10);
+  std::uniform_int_distribution<int32_t> d(-(1 << 18), 1 << 18);
+  const AttentionShape s = shape(32);
+  IntAttentionFormat f;
+  f.score_frac_bits = 36;
+  std::vector<int> positions;
+  for (int i = 0; i < 45; ++i) positions.push_back(3 * i + (i % 3));
+  const int rows = static_cast<int>(positions.size());
+  std::vector<int32_t> q(rows * s.q_dim()), k(kCache * s.kv_dim()), v(kCache * s.kv_dim());
+  for (int32_t& x : q) x = d(rng);
+  for (int32_t& x : k) x = d(rng);
+  for (int32_t& x : v) x = d(rng);
+  std::vector<int32_t> fused(q.size()), reference(q.size());
+  int_fused_attention(s, f, q.data(), positions.data(), rows, k.data(), v.data(), kCache, fused.data());
+  int_reference_attention(s, f, q.data(), positions.data(), rows, k.data(), v.data(), kCache, reference.data());
+  EXPECT_EQ(fused, reference);
+}
+
 TEST(FusedAttention, IntegerUniformScoresAverageValues) {
   const AttentionShape s = shape(4);
   IntAttentionFormat f;

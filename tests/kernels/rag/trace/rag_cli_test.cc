@@ -89,7 +89,10 @@ TEST(RagCli, BlendQualityTableOnTheDemoSetFp32) {
   const std::string out = capture(cli::engine_blend_quality,
                                   {"--model", kModel, "--store", store, "--queries", queries, "--tokens", "3"});
   // C = 26 + 32 + 36 + 24 + 32 tokens (tools/rag/make_demo_set.py's counts) + 5 BOS.
-  EXPECT_NE(out.find("query 1: 155 context tokens in 5 documents"), std::string::npos) << out;
+  EXPECT_NE(out.find("query 1 \"Which atomic submarine was built on United States designs?\": 155 context tokens in 5 "
+                     "documents"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("0 %     0 of 155 (0.0 %)"), std::string::npos) << out;
   EXPECT_NE(out.find("15 %    23 of 155 (14.8 %)"), std::string::npos) << out;  // round(0.15 * 155) = 23
   // Ratio 100 % is the full prefill: every answer position agrees, KL at rounding level.
@@ -113,7 +116,7 @@ TEST(RagCli, BlendQualityIntegerIsExactAtFullRatio) {
 TEST(RagCli, TraceGenEngineWritesTheEnginesMasks) {
   const std::string store = make_store("fp32");
   const std::string trace_path = (scratch_dir() / "engine.trace").string();
-  const cli::Args args = {"--engine", "--model", kModel, "--store", store, "--docs", "ch16-1,ch16-2,cj76-2",
+  const cli::Args args = {"--engine", "--model", kModel + "/", "--store", store, "--docs", "ch16-1,ch16-2,cj76-2",
                           "--query", "How were Du Pont products promoted?", "--ratio", "0.25", "--tokens", "4",
                           "--out", trace_path};
   const std::string out = capture(cli::trace_gen_engine, args);
