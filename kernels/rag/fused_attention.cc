@@ -25,7 +25,7 @@ void fused_attention(const AttentionShape& s, const float* q, const int* pos, in
   // Each tile of T cache tokens is visited once, by every row that sees any of it.
   for (int first = 0; first <= last; first += s.tile_tokens) {
     for (int r = 0; r < rows; ++r) {
-      const int end = std::min(first + s.tile_tokens, pos[r] + 1);  // jagged causal mask
+      const int end = std::min({first + s.tile_tokens, pos[r] + 1, cache_tokens});  // jagged causal mask
       if (end <= first) continue;
       for (int h = 0; h < s.heads; ++h) {
         const size_t state = static_cast<size_t>(r) * s.heads + h;
