@@ -246,7 +246,7 @@ int engine_blend_quality(const Args& args) {
     bo.answer_tokens = o.answer_tokens;
     bo.integer = engine.is_integer();
     const rag::BlendOutput full = rag::full_prefill(engine, store, q.doc_ids, query_tokens, bo);
-    std::cout << "query " << qi + 1 << ": " << full.context_tokens.size() << " context tokens in " << q.doc_ids.size()
+    std::cout << "query " << qi + 1 << " " << quoted(q.text) << ": " << full.context_tokens.size() << " context tokens in " << q.doc_ids.size()
               << " documents, " << query_tokens.size() << " query tokens; full-prefill answer "
               << quoted(tok.decode(full.answer)) << "\n";
     for (size_t r = 0; r < ratios.size(); ++r) {
@@ -294,11 +294,11 @@ int trace_gen_engine(const Args& args) {
   if (!(ratio >= 0.0 && ratio <= 1.0)) throw BadInput("--ratio", number_text(ratio) + " is not within 0..1");
   const std::vector<std::string> doc_ids = split_ids(docs_text, "--docs");
   if (query_text.empty()) throw BadInput("--query", "empty query");
-  if (name.empty()) name = std::filesystem::path(o.model_dir).lexically_normal().filename().string();
-  if (name.empty()) name = std::filesystem::path(o.model_dir).lexically_normal().parent_path().filename().string();
 
   const auto t0 = std::chrono::steady_clock::now();
   const model::Model m = model::load_model(o.model_dir);
+  // The directory's own name also for ".", "dir/" or "dir/.." (it exists once the model loaded).
+  if (name.empty()) name = std::filesystem::weakly_canonical(o.model_dir).filename().string();
   const model::Tokenizer tok(o.model_dir + "/tokenizer.json");
   const rag::RagModel engine = make_rag_engine(m, tok, o);
   const rag::KvStore store = rag::KvStore::load(o.store_dir);
