@@ -77,6 +77,11 @@ struct IndexReader {
   }
 };
 
+// The token ids as 4-byte integers: guards the one part of a document that lives in the index.
+uint64_t tokens_checksum(const std::vector<int>& tokens) {
+  return fnv1a64(tokens.data(), tokens.size() * sizeof(int));
+}
+
 }  // namespace
 
 int tile_tokens_for(int head_dim) {
@@ -164,7 +169,10 @@ void KvStore::write(const std::string& dir) const {
         }
     json::array tokens;
     for (int t : d.tokens) tokens.push_back(t);
-    docs.push_back(json::object{{"id", d.id}, {"token_count", d.token_count()}, {"tokens", std::move(tokens)},
+    docs.push_back(json::object{{"id", d.id},
+                                {"token_count", d.token_count()},
+                                {"tokens", std::move(tokens)},
+                                {"tokens_fnv1a64", hex64(tokens_checksum(d.tokens))},
                                 {"tiles", std::move(tile_list)}});
   }
   tiles.commit();
@@ -246,6 +254,8 @@ KvStore KvStore::load(const std::string& dir) {
     if (count < 1 || count != static_cast<int64_t>(doc.tokens.size()))
       throw BadInput(r.path, where + "token_count " + std::to_string(count) + " but " +
                                  std::to_string(doc.tokens.size()) + " tokens");
+    if (r.hex(d, "tokens_fnv1a64", where) != tokens_checksum(doc.tokens))
+      throw BadInput(r.path, where + "tokens fail their checksum: the index is corrupted");
     const json::array& tiles = r.array(d, "tiles", where);
     if (static_cast<int64_t>(tiles.size()) != store.tiles_for(doc.token_count()))
       throw BadInput(r.path, where + std::to_string(tiles.size()) + " tiles, expected " +

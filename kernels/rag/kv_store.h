@@ -14,7 +14,7 @@
 //
 // On disk, STORE/ holds tiles.bin (the tiles) and index.json (format,
 // engine, model fingerprint, shape, T, per document: id, tokens, token count,
-// per tile: byte offset and FNV-1a 64 checksum). Both are written through
+// checksum of the tokens, per tile: byte offset and FNV-1a 64 checksum). Both are written through
 // AtomicFile, tiles first and the index last. load() checks every tile's
 // checksum and the index's consistency.
 #pragma once

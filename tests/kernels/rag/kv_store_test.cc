@@ -104,6 +104,26 @@ TEST(KvStore, CorruptedTileIsFoundOnLoad) {
   }
 }
 
+TEST(KvStore, EditedTokensInTheIndexAreFound) {
+  Stores s;
+  const RagModel fp32 = RagModel::fp32(s.model);
+  const std::string dir = (s.dir / "store").string();
+  precompute(fp32, rag_documents(300)).write(dir);
+  std::string index = ispsim::testing::read_text(dir + "/index.json");
+  const size_t at = index.find("\"tokens\":[") + 10;
+  index.insert(at, "1,");  // one more token in the first document
+  const size_t count = index.find("\"token_count\":70");
+  ASSERT_NE(count, std::string::npos);
+  index.replace(count, 16, "\"token_count\":71");
+  std::ofstream(dir + "/index.json") << index;
+  try {
+    KvStore::load(dir);
+    FAIL() << "edited tokens not detected";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("tokens fail their checksum"), std::string::npos) << e.what();
+  }
+}
+
 TEST(KvStore, InconsistentStoresAreRejected) {
   Stores s;
   const RagModel fp32 = RagModel::fp32(s.model);
