@@ -3,6 +3,7 @@
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -103,6 +104,17 @@ TEST(HostMemory, LruHitsMissesAndEvictions) {
   EXPECT_EQ(m.lookup(d, 5000), 1000u);
   EXPECT_EQ(m.miss_bytes(), 200u + 4000u);
   EXPECT_EQ(m.lookup(a, 10), 0u);  // evicted: a miss
+
+  std::ostringstream csv;
+  stats::Registry::global().write_csv(csv);
+  const std::string text = csv.str();
+  EXPECT_NE(text.find("mem.hit_bytes,1600,bytes,"), std::string::npos) << text;
+  EXPECT_NE(text.find("mem.miss_bytes,4210,bytes,"), std::string::npos);
+  EXPECT_NE(text.find("mem.evicted_bytes,1500,bytes,"), std::string::npos);
+  EXPECT_EQ(m.evictions(), 5u);  // b shrunk, a shrunk, then a, c, b dropped for d
+  EXPECT_NE(text.find("mem.evictions,5,count,"), std::string::npos);
+  EXPECT_NE(text.find("mem.staging_capacity,1000,bytes,"), std::string::npos);
+  EXPECT_NE(text.find("mem.resident_bytes,1000,bytes,"), std::string::npos);
 }
 
 TEST(HostMemory, ReinsertingAKeyReplacesItsSize) {
