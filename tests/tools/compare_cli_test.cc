@@ -1,0 +1,177 @@
+// End-to-end invariants of the LLM-inference platforms, through the CLI (every
+// simulation is its own process): bytes read from NAND are bytes the ISP
+// consumed, every op completes once, Fused reads the KV once per layer where
+// Base reads it twice, MemLLM's PCIe traffic does not carry the context's KV,
+// results are deterministic, and bad input fails with one line.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "tests/support/cli.h"
+
+namespace ispsim::testing {
+namespace {
+
+// SmolLM2-135M: 30 layers, 3 KV heads of dim 64, FP16; a 16 KB page holds 64
+// tokens of one KV head (16384 / (2 * 64 * 2)); 768 B of K and V per token.
+constexpr uint64_t kLayers = 30, kKvHeads = 3, kTileTokens = 64, kPageBytes = 16384, kBytesPerToken = 768;
+
+std::string gen_trace(const std::string& name, const std::string& options) {
+  const std::string path = (scratch_dir() / name).string();
+  const CliResult r = run_cli("trace gen --shape SmolLM2-135M --dataset hpt --docs 2 --query-tokens 8 " + options +
+                              " --out " + shell_quote(path));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return path;
+}
+
+// name -> value of a statistics CSV written by `ispsim run --stats`.
+std::map<std::string, double> run_stats(const std::string& platform, const std::string& trace) {
+  const std::string csv = (scratch_dir() / (platform + ".csv")).string();
+  const CliResult r = run_cli("run --platform " + platform + " --trace " + shell_quote(trace) + " --stats " + shell_quote(csv));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, double> stats;
+  std::istringstream in(read_text(csv));
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    const size_t a = line.find(','), b = line.find(',', a + 1);
+    stats[line.substr(0, a)] = std::stod(line.substr(a + 1, b - a - 1));
+  }
+  return stats;
+}
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+TEST(CompareCli, NandBytesReadAreBytesConsumedAndEveryOpCompletesOnce) {
+  const std::string trace = gen_trace("t.trace", "--context-tokens 256 --answer-tokens 2");
+  const CliResult stats = run_cli("trace stats " + shell_quote(trace));
+  for (const char* platform : {"memllm_base", "memllm_fused", "memllm_perch", "memllm", "gpu_precompute"}) {
+    SCOPED_TRACE(platform);
+    auto s = run_stats(platform, trace);
+    EXPECT_EQ(s["system.ssd.attention.bytes_read"], s["system.ssd.attention.bytes_consumed"]);
+    EXPECT_EQ(s["system.ssd.nand_bytes_read"],
+              s["system.ssd.attention.bytes_read"] + s["system.ssd.host_read_pages"] * kPageBytes);
+    EXPECT_EQ(s["system.ssd.attention.reader.bytes_delivered"], s["system.ssd.attention.bytes_read"]);
+    // system.run.ops counts completions; the runtime throws on a second one.
+    const std::string program = std::string(platform) == "memllm_base" || std::string(platform) == "gpu_precompute"
+                                    ? "PRECOMPUTED_BLEND: "
+                                    : "PRECOMPUTED_BLEND_FUSED: ";
+    const size_t at = stats.out.find("\n" + program);
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_EQ(s["system.run.ops"], std::stod(stats.out.substr(at + 1 + program.size())));
+  }
+}
+
+// No decode (answer 0): Fused reads each layer's precomputed pages once
+// (layers 1..L-1); Base reads them twice and, in the query pass, the pages of
+// the recomputed HKVD entries. Layer 1's stored KV is read once more by the host
+// to find the HKVD tokens.
+TEST(CompareCli, FusedReadsTheKvOncePerLayerWhereBaseReadsItTwice) {
+  const uint64_t context = 2 * 256, hkvd = 77;  // round(0.15 * 512)
+  const std::string trace = gen_trace("t.trace", "--context-tokens 256 --answer-tokens 0");
+  const uint64_t pages_per_layer = ceil_div(context, kTileTokens) * kKvHeads;
+  const uint64_t hkvd_pages = ceil_div(hkvd, kTileTokens) * kKvHeads;
+  auto base = run_stats("memllm_base", trace);
+  auto fused = run_stats("memllm_fused", trace);
+  EXPECT_EQ(fused["system.ssd.attention.pages_read"], (kLayers - 1) * pages_per_layer);
+  EXPECT_EQ(base["system.ssd.attention.pages_read"], (kLayers - 1) * (2 * pages_per_layer + hkvd_pages));
+  EXPECT_EQ(fused["system.ssd.host_read_pages"], pages_per_layer);
+  EXPECT_EQ(base["system.ssd.host_read_pages"], pages_per_layer);
+}
+
+// With the HKVD count held at 77 tokens, a 4x longer context changes MemLLM's
+// PCIe traffic only by one layer of KV each way: the host reads layer 1's stored
+// KV to find the HKVD tokens, and writes the fresh layer-0 KV of every token
+// (layer 0 is recomputed in full); plus longer masks and the conventional NVMe
+// commands of those two transfers. Q_fused and O_final do not change.
+// GPU-PreCompute moves the context KV of every layer over PCIe.
+TEST(CompareCli, MemLlmPcieTrafficDoesNotCarryTheContext) {
+  const std::string short_trace = gen_trace("short.trace", "--context-tokens 256 --answer-tokens 2 --ratio 0.15");
+  const std::string long_trace = gen_trace("long.trace", "--context-tokens 1024 --answer-tokens 2 --ratio 0.0376");
+  auto s = run_stats("memllm", short_trace);
+  auto l = run_stats("memllm", long_trace);
+  const uint64_t extra_tokens = 2 * (1024 - 256);
+  auto growth = [&](const std::string& name) { return l["system.pcie." + name] - s["system.pcie." + name]; };
+  EXPECT_EQ(growth("host_to_device.q_fused_bytes"), 0);
+  EXPECT_EQ(growth("device_to_host.attention_output_bytes"), 0);
+  EXPECT_EQ(growth("device_to_host.kv_read_bytes"), extra_tokens * kBytesPerToken);
+  EXPECT_EQ(growth("host_to_device.kv_write_bytes"), extra_tokens * kBytesPerToken);
+  // One mask per masked command: the fused passes of layers 1..L-1 and the
+  // decode steps of those layers (layer 0 has no precomputed KV left).
+  const uint64_t masked_commands = (kLayers - 1) * (1 + 2);
+  EXPECT_EQ(growth("host_to_device.mask_bytes"), masked_commands * (extra_tokens / 8));
+  const double kv_bytes_of_all_layers = kLayers * extra_tokens * kBytesPerToken;
+  EXPECT_LT(growth("host_to_device.bytes") + growth("device_to_host.bytes"), 0.1 * kv_bytes_of_all_layers);
+  auto gs = run_stats("gpu_precompute", short_trace);
+  auto gl = run_stats("gpu_precompute", long_trace);
+  EXPECT_GE(gl["system.pcie.device_to_host.kv_read_bytes"] - gs["system.pcie.device_to_host.kv_read_bytes"],
+            (kLayers - 1) * extra_tokens * kBytesPerToken);
+}
+
+TEST(CompareCli, TheSameTraceGivesTheSameBytes) {
+  const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 2");
+  const std::string a = (scratch_dir() / "a.json").string(), b = (scratch_dir() / "b.json").string();
+  const CliResult ra = run_cli("compare --jobs 2 --trace " + shell_quote(trace) + " --json " + shell_quote(a));
+  const CliResult rb = run_cli("compare --jobs 1 --trace " + shell_quote(trace) + " --json " + shell_quote(b));
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  EXPECT_EQ(ra.out, rb.out);
+  EXPECT_EQ(read_text(a), read_text(b));
+  for (const char* name : {"GPU-FullCompute", "GPU-PreCompute", "MemLLM-Base", "MemLLM-Fused", "MemLLM-PerCh", "MemLLM"})
+    EXPECT_NE(ra.out.find(std::string("\n") + name + " "), std::string::npos) << name;
+  // Statistics of one platform, twice.
+  const std::string s1 = (scratch_dir() / "s1.json").string(), s2 = (scratch_dir() / "s2.json").string();
+  ASSERT_EQ(run_cli("run --platform memllm --trace " + shell_quote(trace) + " --stats " + shell_quote(s1)).exit_code, 0);
+  ASSERT_EQ(run_cli("run --platform memllm --trace " + shell_quote(trace) + " --stats " + shell_quote(s2)).exit_code, 0);
+  EXPECT_EQ(read_text(s1), read_text(s2));
+}
+
+TEST(CompareCli, WeightsBeyondTheHostBudgetAreReportedAsOutOfMemory) {
+  const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
+  const CliResult r = run_cli("compare --trace " + shell_quote(trace) + " --platforms gpu_precompute,memllm" +
+                              " --set host.dram_capacity_bytes=100000000");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("OOM"), std::string::npos) << r.out;
+}
+
+TEST(CompareCli, BadInputGivesOneLineAndExitCode2) {
+  const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
+  struct Case {
+    std::string args, expect;
+  };
+  const std::string csv_dir = (scratch_dir() / "no_such_dir" / "t.csv").string();
+  for (const Case& c : std::vector<Case>{
+           {"compare --trace traces/samples/nand_stream.trace", "has no FULL_PREFILL program"},
+           {"compare --trace " + shell_quote(trace) + " --platforms memllm,nope", "nope"},
+           {"compare --trace /nonexistent.trace", "/nonexistent.trace"},
+           {"compare --trace " + shell_quote(trace) + " --format xml", "--format"},
+           {"compare --trace " + shell_quote(trace) + " --baseline Nobody", "--baseline"},
+           {"compare --trace " + shell_quote(trace) + " --csv " + shell_quote(csv_dir), "no_such_dir"},
+           {"compare --trace " + shell_quote(trace) + " --set ssd.organization=SIDEWAYS", "SIDEWAYS"},
+           {"run --platform memllm --trace traces/samples/nand_stream.trace", "has no PRECOMPUTED_BLEND_FUSED program"},
+       }) {
+    SCOPED_TRACE(c.args);
+    const CliResult r = run_cli(c.args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
+  }
+}
+
+TEST(CompareCli, TimelineHasOneTrackPerDevice) {
+  const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
+  const auto dir = scratch_dir() / "timelines";
+  std::filesystem::create_directories(dir);
+  const CliResult r = run_cli("compare --trace " + shell_quote(trace) + " --platforms gpu_precompute,memllm --timeline-dir " +
+                              shell_quote(dir.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string memllm = read_text(dir / "MemLLM.json");
+  for (const char* track : {"host GPU", "SSD ISP attention", "NVMe fused-attention commands", "phases"})
+    EXPECT_NE(memllm.find(std::string("\"") + track + "\""), std::string::npos) << track;
+  const std::string gpu = read_text(dir / "GPU-PreCompute.json");
+  EXPECT_NE(gpu.find("\"SSD to host KV reads\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ispsim::testing
