@@ -17,7 +17,7 @@
 #include "platforms/schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/run_summary_io.h"
-#include "tools/ispsim/child_process.h"
+#include "platforms/systems/child_process.h"
 #include "tools/ispsim/cli.h"
 #include "traces/trace_io.h"
 
@@ -107,7 +107,7 @@ int compare(const Args& args) {
   }
   const bool progress = isatty(STDERR_FILENO);
   if (progress) std::cerr << "simulating " << tasks.size() << " platforms, " << jobs << " at a time...\n";
-  const std::vector<ChildResult> results = run_in_children(tasks, jobs);
+  const std::vector<systems::ChildResult> results = systems::run_in_children(tasks, jobs);
 
   std::vector<systems::RunSummary> runs;
   for (size_t i = 0; i < results.size(); ++i) {

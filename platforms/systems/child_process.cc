@@ -1,4 +1,4 @@
-#include "tools/ispsim/child_process.h"
+#include "platforms/systems/child_process.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 
 #include "common/error.h"
 
-namespace ispsim::cli {
+namespace ispsim::systems {
 namespace {
 
 std::string temp_path() {
@@ -85,4 +85,4 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
   return results;
 }
 
-}  // namespace ispsim::cli
+}  // namespace ispsim::systems

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace ispsim::cli {
+namespace ispsim::systems {
 
 struct ChildResult {
   int exit_code = 0;   // 0 ok, 2 bad input, 1 internal error
@@ -20,4 +20,4 @@ struct ChildResult {
 // their results in task order. Call before any SystemC module exists.
 std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs);
 
-}  // namespace ispsim::cli
+}  // namespace ispsim::systems
