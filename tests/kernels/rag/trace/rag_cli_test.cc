@@ -151,6 +151,12 @@ TEST(RagCli, TraceGenEngineWritesTheEnginesMasks) {
     ++masks;
   }
   EXPECT_EQ(masks, 3 * (2 + 4) + 3 * (1 + 4));  // layers 1..3; blend and fused programs
+
+  // Deterministic: the same command again writes the same bytes.
+  cli::Args again = args;
+  again.back() = (scratch_dir() / "engine_again.trace").string();
+  capture(cli::trace_gen_engine, again);
+  EXPECT_EQ(ispsim::testing::read_text(again.back()), ispsim::testing::read_text(trace_path));
 }
 
 TEST(RagCli, BadInputsAreOneBadInputEach) {
