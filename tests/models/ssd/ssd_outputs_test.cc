@@ -4,9 +4,11 @@
 // Every TEST runs in its own process (SystemC elaborates once per process).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <systemc>
 
@@ -176,6 +178,90 @@ TEST(SsdOutputs, WaveformIsValidVcd) {
   EXPECT_EQ(content.widths.count("ssd.dram.outstanding"), 1u);
   EXPECT_EQ(content.widths.count("ssd.firmware.outstanding"), 1u);
 }
+
+}  // namespace
+}  // namespace ispsim::ssd
+
+namespace ispsim::ssd {
+namespace {
+
+// A pseudo-random mix of calls on two identical drives side by side: every call
+// completes exactly once, both drives move the same bytes, and the bytes are
+// conserved: PCIe KV_READ bytes = requested bytes, NAND bytes = pages x page
+// bytes, programmed pages = the appended tiles (full ones, plus each layer's
+// partial tile once, by drain). With `aligned` reads (whole tiles) both drives
+// also finish every call at the same time. With partial pages they may not:
+// pages whose senses end at the same time reach the channel in the order the
+// SystemC kernel runs the dies' processes, which depends on everything else in
+// the simulation (here: the other drive), and a partial page first or last
+// shifts the PCIe timeline. One simulation is still deterministic.
+void random_mix(bool aligned) {
+  std::unique_ptr<Drive> drives[2] = {std::make_unique<Drive>("a", schema::SsdParams(), nullptr),
+                                      std::make_unique<Drive>("b", schema::SsdParams(), nullptr)};
+  std::vector<int> completions[2];
+  std::vector<std::pair<int, sc_time>> times[2];
+  uint64_t requested_read_bytes = 0;
+  std::vector<uint64_t> appended(32, 0);
+  std::mt19937 random(12345);
+  const uint64_t entry_bytes = 8 * 512;
+  isp::AttentionWork work;
+  work.query_rows = 1;
+  work.shape = llama8b();
+  work.context_tokens = 1024;
+  work.appended_tokens_supplied = 1;
+  for (int call = 0; call < 40; ++call) {
+    const uint32_t kind = random() % 4;
+    const uint32_t layer = random() % 32;
+    const uint64_t a = random() % kContext, b = random() % kContext;
+    uint64_t begin = std::min(a, b), end = std::max(a, b) + 1;
+    if (aligned) {
+      begin = begin / 32 * 32;
+      end = std::min<uint64_t>((end + 31) / 32 * 32, kContext);
+    }
+    const uint64_t tokens = 1 + random() % 100;
+    if (kind == 0) requested_read_bytes += (end - begin) * entry_bytes;
+    if (kind == 1 || kind == 2) appended[layer] += tokens;
+    for (int d = 0; d < 2; ++d) {
+      completions[d].push_back(0);
+      auto done = [&, d, call] {
+        ++completions[d][call];
+        times[d].push_back({call, sc_core::sc_time_stamp()});
+      };
+      Ssd& ssd = drives[d]->ssd;
+      if (kind == 0) ssd.host_read(layer, trace::KV_REGION_PRECOMPUTED, begin, end, done);
+      if (kind == 1) ssd.host_write(layer, 0, tokens, tokens * entry_bytes, done);
+      if (kind == 2) ssd.append(layer, tokens, tokens * entry_bytes, done);
+      if (kind == 3) {
+        work.layer = layer;
+        ssd.attention(work, done);
+      }
+    }
+  }
+  int drained[2] = {0, 0};
+  for (int d = 0; d < 2; ++d) drives[d]->ssd.drain([&, d] { ++drained[d]; });
+  sc_core::sc_start();
+  uint64_t expected_programmed = 0;
+  for (uint64_t n : appended) expected_programmed += (n + 31) / 32 * 8;  // tiles of 32 entries x 8 heads
+  for (int d = 0; d < 2; ++d) {
+    Ssd& ssd = drives[d]->ssd;
+    for (size_t call = 0; call < completions[d].size(); ++call) EXPECT_EQ(completions[d][call], 1) << call;
+    EXPECT_EQ(drained[d], 1);
+    EXPECT_EQ(ssd.outstanding(), 0u);
+    EXPECT_EQ(ssd.kv_read_bytes(), requested_read_bytes);
+    EXPECT_EQ(drives[d]->pcie.bytes(link::Direction::DEVICE_TO_HOST, link::Purpose::KV_READ), requested_read_bytes);
+    EXPECT_EQ(ssd.nand_bytes_read(), ssd.nand_pages_read() * kPage);
+    // drain runs after every call, so each tile is programmed once (the partial one by drain).
+    EXPECT_EQ(ssd.nand_pages_programmed(), expected_programmed);
+  }
+  if (aligned) EXPECT_EQ(times[0], times[1]);
+  EXPECT_EQ(drives[0]->ssd.nand_pages_read(), drives[1]->ssd.nand_pages_read());
+  EXPECT_EQ(drives[0]->ssd.dram_bytes(), drives[1]->ssd.dram_bytes());
+  EXPECT_EQ(drives[0]->ssd.bus_bytes(), drives[1]->ssd.bus_bytes());
+  EXPECT_EQ(drives[0]->pcie.total_bytes(), drives[1]->pcie.total_bytes());
+}
+
+TEST(SsdInvariants, RandomMixCompletesEachCallOnceAndConservesBytes) { random_mix(false); }
+TEST(SsdInvariants, TileAlignedMixTakesTheSameTimesOnTwoDrives) { random_mix(true); }
 
 }  // namespace
 }  // namespace ispsim::ssd
