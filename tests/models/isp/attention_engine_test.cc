@@ -163,6 +163,18 @@ TEST(AttentionEngine, CentralizedPagesCrossTheBusAndControllerDram) {
   EXPECT_EQ(rig.engine.bytes_read(), rig.engine.bytes_consumed());
 }
 
+TEST(AttentionEngine, CentralizedWithGlobalSramKeepsQAndStateOutOfDram) {
+  // As above, but Q rows and the running state live in the coordinator's SRAM:
+  // the DRAM read is the page alone (1024 ns).
+  const trace::ModelShape s = shape(2, 1);
+  Rig rig(1, 4, s, 4 * 32, 1, Organization::CENTRALIZED, Reduction::GLOBAL_SRAM);
+  const AttentionWork w = work(s, 1, 4 * 32, 0, 1);
+  EXPECT_EQ(rig.run(w), kTr + 4 * kTout + sc_time(2048 + 1024 + 1024 + 178, SC_NS));
+  EXPECT_EQ(rig.engine.dram_bytes(), 4u * 2 * 16384 + 512);
+  EXPECT_EQ(rig.dram.bytes(), rig.engine.dram_bytes());
+  EXPECT_EQ(rig.engine.reduction_engine().requests(), 0u);
+}
+
 TEST(AttentionEngine, PerChannelWithControllerDramCountsQAndPartialTraffic) {
   const trace::ModelShape s = shape(2, 1);
   Rig rig(2, 4, s, 8 * 32, 1, Organization::PER_CHANNEL, Reduction::CONTROLLER_DRAM);
