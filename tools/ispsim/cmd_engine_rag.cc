@@ -246,9 +246,9 @@ int engine_blend_quality(const Args& args) {
     bo.answer_tokens = o.answer_tokens;
     bo.integer = engine.is_integer();
     const rag::BlendOutput full = rag::full_prefill(engine, store, q.doc_ids, query_tokens, bo);
-    std::cout << "query " << qi + 1 << " " << quoted(q.text) << ": " << full.context_tokens.size() << " context tokens in " << q.doc_ids.size()
-              << " documents, " << query_tokens.size() << " query tokens; full-prefill answer "
-              << quoted(tok.decode(full.answer)) << "\n";
+    std::cout << "query " << qi + 1 << " " << quoted(q.text) << ": " << full.context_tokens.size()
+              << " context tokens in " << q.doc_ids.size() << " documents, " << query_tokens.size()
+              << " query tokens; full-prefill answer " << quoted(tok.decode(full.answer)) << "\n";
     for (size_t r = 0; r < ratios.size(); ++r) {
       bo.ratio = ratios[r];
       const rag::TeacherForced forced =
@@ -264,8 +264,8 @@ int engine_blend_quality(const Args& args) {
             << "first-token agreement" << std::setw(26) << "top-1 agreement" << "mean KL" << std::right << "\n";
   for (const rag::QualitySummary& s : summaries) {
     std::ostringstream ratio, kl;
-    ratio << std::fixed << std::setprecision(s.ratio * 100 == std::round(s.ratio * 100) ? 0 : 1) << 100.0 * s.ratio
-          << " %";
+    const double pct = 100.0 * s.ratio;  // whole percentages without decimals (0.07 * 100 is 7.000000000000001)
+    ratio << std::fixed << std::setprecision(std::abs(pct - std::round(pct)) < 1e-9 ? 0 : 1) << pct << " %";
     kl << std::fixed << std::setprecision(6) << s.mean_kl_nats() << " nats";
     std::cout << std::left << std::setw(8) << ratio.str() << std::setw(24) << percent(s.hkvd_tokens, s.context_tokens)
               << std::setw(26) << percent(s.first_token_agreements, s.prompts) << std::setw(26)

@@ -106,8 +106,9 @@ TEST(RagCli, BlendQualityIntegerIsExactAtFullRatio) {
   const std::string queries = write_file("q.jsonl", kQuery);
   const std::string out =
       capture(cli::engine_blend_quality, {"--model", kModel, "--store", store, "--queries", queries, "--tokens", "2",
-                                          "--quant", "int16", "--calib", kCalib, "--ratios", "1"});
+                                          "--quant", "int16", "--calib", kCalib, "--ratios", "0.07,1"});
   EXPECT_NE(out.find("engine int16"), std::string::npos) << out;
+  EXPECT_NE(out.find("\n7 %     11 of 155 (7.1 %)"), std::string::npos) << out;  // 0.07 labelled 7 %, round(10.85)
   EXPECT_NE(out.find("100 %   155 of 155 (100.0 %)    1 of 1 (100.0 %)          2 of 2 (100.0 %)          0.000000 nats"),
             std::string::npos)
       << out;
