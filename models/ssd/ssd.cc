@@ -67,6 +67,8 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
                          [this] { return attention_ops_; });
   stats_.formula_integer("nvme_commands", "count", "conventional NVMe commands (reads and writes)",
                          [this] { return nvme_commands_; });
+  stats_.formula_integer("drains", "count", "drain() completions",
+                         [this] { return drains_; });
   stats_.formula_integer("program_jobs", "count", "program batches (full tiles, or partial tiles at drain)",
                          [this] { return program_jobs_; });
   stats_.formula_integer("nand_pages_read", "count", "NAND pages sensed (host reads + attention)",
