@@ -160,17 +160,25 @@ void Ssd::check_drain() {
   }
 }
 
-// Doorbells + SQEs of `commands` commands host->device, then the firmware's time
-// for the first command (the others overlap the data movement). Energy: every
-// command's firmware time at controller_active_w.
+// Doorbells + SQEs of the commands host->device, then the firmware's time for
+// the first command (the others overlap the data movement). Energy: every
+// command's firmware time at controller_active_w, spread over the first
+// command's firmware time and the n - 1 command times after it (so no burst
+// lands in one instant).
 void Ssd::fetch_commands(uint64_t data_bytes, Done then) {
   const uint64_t commands = nvme_.io_command_count(data_bytes);
   nvme_commands_ += commands;
-  const uint64_t start = now_ps();
-  const double fw_seconds = config_.firmware_per_command.to_seconds();
-  record(kController, double(commands) * fw_seconds * config_.controller_active_w, start);
   nvme_.link().transfer(link::Direction::HOST_TO_DEVICE, nvme_.io_overhead_bytes_host_to_device(data_bytes),
-                        link::Purpose::NVME_COMMAND, [this, then = std::move(then)]() mutable {
+                        link::Purpose::NVME_COMMAND, [this, commands, then = std::move(then)]() mutable {
+                          const uint64_t fw_ps = config_.firmware_per_command.value();
+                          const uint64_t start = now_ps();
+                          const double joules = double(commands) * config_.firmware_per_command.to_seconds() *
+                                                config_.controller_active_w;
+                          energy_j_[kController] += joules;
+                          if (ledger_) {
+                            ledger_->add(std::string(name()) + ".controller", joules, start,
+                                         start + commands * fw_ps);
+                          }
                           firmware_.submit(config_.firmware_per_command, 0, std::move(then));
                         });
 }
@@ -192,20 +200,17 @@ void Ssd::host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin
   const uint64_t useful = (token_end - token_begin) * isp::kv_bytes_per_token(placement_->shape());
   ++host_reads_;
   begin_call();
-  const uint64_t start = now_ps();
-  fetch_commands(useful, [this, pages = std::move(pages), useful, start, done = std::move(done)]() mutable {
-    read_pages(std::move(pages), useful, start, std::move(done));
+  fetch_commands(useful, [this, pages = std::move(pages), useful, done = std::move(done)]() mutable {
+    read_pages(std::move(pages), useful, std::move(done));
   });
 }
 
-void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, uint64_t start_ps,
-                     Done done) {
-  jobs_.push("read", [this, pages = std::move(pages), useful_bytes, start_ps,
+void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done) {
+  jobs_.push("read", [this, pages = std::move(pages), useful_bytes,
                       done = std::move(done)](FlashJobQueue::Done release) mutable {
     struct Read {
       std::vector<isp::KvPlacement::PageRef> pages;
       uint64_t useful_bytes;
-      uint64_t start_ps;
       uint64_t forwarded = 0;  // pages handed to PCIe
       uint64_t flash_start_ps;
       Done done;
@@ -213,7 +218,6 @@ void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t usef
     auto read = std::make_shared<Read>();
     read->pages = std::move(pages);
     read->useful_bytes = useful_bytes;
-    read->start_ps = start_ps;
     read->flash_start_ps = now_ps();
     read->done = std::move(done);
 
@@ -279,14 +283,13 @@ void Ssd::host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, u
   reserve_entries(layer, entries, where);
   ++host_writes_;
   begin_call();
-  const uint64_t start = now_ps();
-  fetch_commands(bytes, [this, layer, entries, bytes, start, done = std::move(done)]() mutable {
+  fetch_commands(bytes, [this, layer, entries, bytes, done = std::move(done)]() mutable {
     nvme_.link().transfer(
         link::Direction::HOST_TO_DEVICE, bytes, link::Purpose::KV_WRITE,
-        [this, layer, entries, bytes, start, done = std::move(done)]() mutable {
+        [this, layer, entries, bytes, done = std::move(done)]() mutable {
           nvme_.link().transfer(link::Direction::DEVICE_TO_HOST, nvme_.io_overhead_bytes_device_to_host(bytes),
                                 link::Purpose::NVME_COMPLETION, nullptr);
-          accept_entries(layer, entries, bytes, start, std::move(done));
+          accept_entries(layer, entries, bytes, std::move(done));
         });
   });
 }
@@ -302,7 +305,7 @@ void Ssd::append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) {
   reserve_entries(layer, tokens, where);
   ++appends_;
   begin_call();
-  accept_entries(layer, tokens, bytes, now_ps(), std::move(done));
+  accept_entries(layer, tokens, bytes, std::move(done));
 }
 
 void Ssd::reserve_entries(uint32_t layer, uint64_t entries, const std::string& where) {
@@ -317,13 +320,15 @@ void Ssd::reserve_entries(uint32_t layer, uint64_t entries, const std::string& w
 
 // The call's data crosses the internal bus into the DRAM write buffer; then the
 // tiles it completes are programmed.
-void Ssd::accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, uint64_t start_ps, Done done) {
+void Ssd::accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done) {
   kv_written_bytes_ += bytes;
-  record(kBus, double(bytes) * config_.bus_joules_per_byte, start_ps);
-  record(kDram, double(bytes) * config_.dram_joules_per_byte, start_ps);
-  bus_.transfer(bytes, [this, layer, entries, bytes, done = std::move(done)]() mutable {
+  const uint64_t buffer_start = now_ps();
+  bus_.transfer(bytes, [this, layer, entries, bytes, buffer_start, done = std::move(done)]() mutable {
     dram_write_bytes_ += bytes;
-    dram_.transfer(bytes, [this, layer, entries, done = std::move(done)]() mutable {
+    dram_.transfer(bytes, [this, layer, entries, bytes, buffer_start, done = std::move(done)]() mutable {
+      // Bus and DRAM energy over the time the data took to reach the write buffer.
+      record(kBus, double(bytes) * config_.bus_joules_per_byte, buffer_start);
+      record(kDram, double(bytes) * config_.dram_joules_per_byte, buffer_start);
       LayerAppends& l = layers_[layer];
       l.entries += entries;
       const uint64_t tile = placement_->tokens_per_tile();

@@ -150,10 +150,9 @@ class Ssd : public sc_core::sc_module {
   void on_program_batch_done();
   void reserve_entries(uint32_t layer, uint64_t entries, const std::string& where);
   void fetch_commands(uint64_t data_bytes, Done then);
-  void accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, uint64_t start_ps, Done done);
+  void accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done);
   void program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done);
-  void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, uint64_t start_ps,
-                  Done done);
+  void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
   void check_layer(uint32_t layer, const std::string& where) const;
   void record(int component, double joules, uint64_t start_ps);
   void record_nand(uint64_t pages_read, uint64_t pages_programmed, uint64_t channel_bytes, uint64_t start_ps);

@@ -132,6 +132,22 @@ TEST(SsdDefaults, DecodeAttentionPerOrganisation) {
   EXPECT_GT(drives["perch"]->ssd.dram_bytes(), 0u);
 }
 
+// Energy is spread over the time it is spent: a 256-command read (32 MiB) draws
+// its firmware energy (256 x 1 us x 1 W) over 256 us, not in one instant, so the
+// peak (1 us windows) of the SSD + link stays at a few watts.
+TEST(SsdOutputs, PeakPowerHasNoInstantBursts) {
+  core::EnergyLedger ledger;
+  Drive d("ssd", schema::SsdParams(), &ledger);
+  d.ssd.host_read(3, trace::KV_REGION_PRECOMPUTED, 0, kContext, nullptr);
+  d.ssd.append(3, 512, 512 * 8 * 512, nullptr);
+  sc_core::sc_start();
+  const core::EnergyLedger::Summary s = ledger.summarize(sc_core::sc_time_stamp().value(), {});
+  EXPECT_EQ(d.ssd.nvme_commands(), 256u);
+  EXPECT_GT(s.dynamic_j_by_component.at("ssd.controller"), 255e-6);
+  EXPECT_LT(s.peak_w, 10.0) << "peak window at " << s.peak_window_start_ps << " ps";
+  EXPECT_GT(s.average_w, 0.0);
+}
+
 TEST(SsdOutputs, StatisticsHaveTheCountsOfTheRun) {
   Drive d("ssd", schema::SsdParams(), nullptr);
   d.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 64, nullptr);   // 2 tiles x 8 heads
