@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <systemc>
 
 #include "common/atomic_file.h"
@@ -208,31 +209,42 @@ struct PhaseSpan {
   uint64_t start_ps, end_ps;
 };
 
-// Phase intervals from the ops' times, made disjoint in order of their start
-// (a phase begins where the previous one ended when they overlap, as the
-// unfused CacheBlend passes do per layer), so they add up to the latency.
+// Each instant belongs to the phase of the earliest op (by id, i.e. in program
+// order) that is in flight then, from its issue to its completion; runs of the
+// same phase merge into one interval. The intervals are disjoint and cover the
+// run, so the phase times add up to the latency even where the unfused
+// CacheBlend passes overlap layer by layer.
 std::vector<PhaseSpan> phase_spans(const Runtime& rt) {
-  std::map<std::string, PhaseSpan> by_name;
+  struct Event {
+    uint64_t at_ps;
+    bool begins;
+    size_t op;
+  };
+  std::vector<Event> events;
   for (size_t i = 0; i < rt.ops().size(); ++i) {
-    const std::string name = phase_name(rt.ops()[i].phase());
-    const OpTiming& t = rt.timing()[i];
-    auto [it, inserted] = by_name.emplace(name, PhaseSpan{name, t.start_ps, t.end_ps});
-    if (!inserted) {
-      it->second.start_ps = std::min(it->second.start_ps, t.issued_ps);
-      it->second.end_ps = std::max(it->second.end_ps, t.end_ps);
-    } else {
-      it->second.start_ps = t.issued_ps;
-    }
+    if (rt.timing()[i].end_ps == rt.timing()[i].issued_ps) continue;  // takes no time
+    events.push_back({rt.timing()[i].issued_ps, true, i});
+    events.push_back({rt.timing()[i].end_ps, false, i});
   }
+  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.at_ps != b.at_ps ? a.at_ps < b.at_ps : a.begins < b.begins;  // ends first
+  });
   std::vector<PhaseSpan> spans;
-  for (auto& [name, span] : by_name) spans.push_back(span);
-  std::sort(spans.begin(), spans.end(),
-            [](const PhaseSpan& a, const PhaseSpan& b) { return a.start_ps != b.start_ps ? a.start_ps < b.start_ps : a.name < b.name; });
-  uint64_t previous_end = 0;
-  for (PhaseSpan& s : spans) {
-    s.start_ps = std::max(s.start_ps, previous_end);
-    s.end_ps = std::max(s.end_ps, s.start_ps);
-    previous_end = s.end_ps;
+  std::set<size_t> in_flight;
+  uint64_t last_ps = 0;
+  for (const Event& e : events) {
+    if (e.at_ps > last_ps && !in_flight.empty()) {
+      const std::string name = phase_name(rt.ops()[*in_flight.begin()].phase());
+      if (!spans.empty() && spans.back().name == name && spans.back().end_ps == last_ps)
+        spans.back().end_ps = e.at_ps;
+      else
+        spans.push_back({name, last_ps, e.at_ps});
+    }
+    last_ps = e.at_ps;
+    if (e.begins)
+      in_flight.insert(e.op);
+    else
+      in_flight.erase(e.op);
   }
   return spans;
 }

@@ -1,4 +1,4 @@
-// `ispsim engine ppl | generate | precompute | blend`: the functional engine on
+// `ispsim engine ppl | generate | precompute | blend | blend-quality`: the functional engine on
 // a Hugging Face checkpoint directory. Results go to stdout (deterministic);
 // wall-clock timing goes to stderr.
 #include <boost/json.hpp>
@@ -19,6 +19,7 @@
 #include "kernels/model/model.h"
 #include "kernels/model/tokenizer.h"
 #include "kernels/rag/blend.h"
+#include "tools/ispsim/cmd_engine_rag.h"
 #include "kernels/rag/kv_store.h"
 #include "tools/ispsim/cli.h"
 
@@ -364,11 +365,13 @@ int run_blend(const Args& args) {
 }
 
 const char* kEngineUsage =
-    "usage: ispsim engine <ppl|generate|precompute|blend> [options]\n"
+    "usage: ispsim engine <ppl|generate|precompute|blend|blend-quality> [options]\n"
     "  ppl         perplexity of a text file: --model DIR --text FILE [--max-tokens N] [--window N] [--quant STAGE|all]\n"
     "  generate    greedy continuation of a prompt: --model DIR --prompt TEXT [--tokens N] [--quant STAGE]\n"
     "  precompute  KV store of documents: --model DIR --docs FILE.jsonl --out STORE [--quant fp32|int16]\n"
     "  blend       CacheBlend answer: --model DIR --store STORE --docs ID,ID.. --query TEXT [--ratio R] [--tokens N]\n"
+    "  blend-quality  blended vs full prefill at ratios 0/5/15/25/100 %: --model DIR --store STORE --queries FILE.jsonl\n"
+    "              [--tokens N] [--quant fp32|int16]\n"
     "run 'ispsim engine <subcommand> --help' for details\n";
 
 }  // namespace
@@ -383,7 +386,8 @@ int engine(const Args& args) {
   if (args[0] == "generate") return run_generate(rest);
   if (args[0] == "precompute") return run_precompute(rest);
   if (args[0] == "blend") return run_blend(rest);
-  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate, precompute, blend)");
+  if (args[0] == "blend-quality") return engine_blend_quality(rest);
+  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate, precompute, blend, blend-quality)");
 }
 
 }  // namespace ispsim::cli

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "tools/ispsim/cli.h"
+#include "tools/ispsim/cmd_engine_rag.h"
 #include "traces/gen/dataset_profiles.h"
 #include "traces/gen/model_presets.h"
 #include "traces/gen/shape_generator.h"
@@ -39,6 +40,10 @@ const char* kTraceUsage =
     "                           FULL_PREFILL, PRECOMPUTED_BLEND and PRECOMPUTED_BLEND_FUSED.\n"
     "                           Defaults: seed 1, ratio 0.15, docs 5 (top-k); lengths drawn\n"
     "                           from the profile unless given (--context-tokens: per document)\n"
+    "  gen --engine --model DIR --store STORE --docs ID,ID.. --query TEXT --out FILE\n"
+    "      [--ratio R] [--tokens N] [--quant fp32|int16]\n"
+    "                           engine-emitted trace: the same three programs from a real full\n"
+    "                           prefill and CacheBlend run, with the engine's HKVD masks\n"
     "Traces are validated while they stream; the first problem ends the command with\n"
     "one error line and exit code 2.\n";
 
@@ -146,6 +151,8 @@ double parse_fraction(const std::string& option, const std::string& text) {
 }
 
 int gen(const Args& args) {
+  for (const std::string& a : args)
+    if (a == "--engine") return trace_gen_engine(args);
   po::options_description named("trace gen options");
   named.add_options()
       ("shape", po::value<std::string>(), "model preset (shape-only generator)")
