@@ -34,7 +34,8 @@
 //   its own bytes through the DRAM and bus servers given to it.
 // - drain: programs partial tiles, then runs `done` when no call is outstanding.
 //
-// Energy (to the ledger, one record per call or job): "<name>.controller"
+// Energy (to the ledger, one record per call or job, spread over the time the
+// work takes): "<name>.controller"
 // (firmware: commands x firmware time x controller_active_w), "<name>.dram",
 // "<name>.bus" (bytes x pJ/bit, including the attention engine's traffic),
 // "<name>.nand" (nand::NandEnergy: pages sensed, pages programmed, channel
