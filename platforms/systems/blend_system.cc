@@ -353,7 +353,9 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
     }
   summary.nand_read_bytes = ssd.nand_bytes_read();
   summary.nand_written_bytes = ssd.nand_bytes_programmed();
-  summary.controller_dram_bytes = ssd.dram_bytes();
+  // The attention datapath's DRAM traffic (what MemLLM's DRAM-less design removes);
+  // the write buffer's traffic for appends is in system.ssd.dram_*_bytes.
+  summary.controller_dram_bytes = ssd.engine().dram_bytes();
 
   const core::EnergyLedger::Summary energy = ledger.summarize(end_ps, intervals);
   summary.energy_j = energy.total_j;

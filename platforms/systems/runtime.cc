@@ -147,15 +147,29 @@ void Runtime::issue_kv_load(size_t index) {
   const uint64_t missing = t.bytes() - resident;
   const uint64_t tokens = std::min<uint64_t>(t.tokens().end() - t.tokens().begin(),
                                              (missing + kv_bytes_per_token_ - 1) / kv_bytes_per_token_);
-  kv_read_bytes_ += missing;
+  read_kv(op.layer(), t.region(), t.tokens().end() - tokens, t.tokens().end(), missing, [this, index] { complete(index); });
+}
+
+// One SSD read per (layer, region) at a time: a second request for a key whose
+// read is under way waits for that read instead of reading the KV again.
+void Runtime::read_kv(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end,
+                      uint64_t bytes, Done done) {
+  const auto key = std::make_pair(layer, static_cast<int>(region));
+  auto [it, first] = reads_in_flight_.try_emplace(key);
+  it->second.push_back(std::move(done));
+  if (!first) return;
+  kv_read_bytes_ += bytes;
   ++foreground_in_flight_;
-  if (t.region() == trace::KV_REGION_APPENDED) flush_layer_writes(op.layer());
-  storage_.read_to_host(op.layer(), t.region(), t.tokens().end() - tokens, t.tokens().end(), missing,
-                        [this, index, missing] {
-                          staging_.insert(ops_[index].layer(), ops_[index].kv_load().region(), missing);
-                          complete(index);
-                          foreground_done();
-                        });
+  // Appended entries are addressed in append order; reading them back needs
+  // them written first.
+  if (region == trace::KV_REGION_APPENDED) flush_layer_writes(layer);
+  storage_.read_to_host(layer, region, token_begin, token_end, bytes, [this, key, bytes] {
+    staging_.insert(key.first, static_cast<trace::KvRegion>(key.second), bytes);
+    std::vector<Done> waiters = std::move(reads_in_flight_[key]);
+    reads_in_flight_.erase(key);
+    for (Done& d : waiters) d();
+    foreground_done();
+  });
 }
 
 void Runtime::issue_kv_append(size_t index) {
@@ -200,20 +214,13 @@ void Runtime::start_fetch(size_t index, bool appended_too) {
     if (resident == bytes) continue;
     const uint64_t missing = bytes - resident;
     const uint64_t tokens = (missing + kv_bytes_per_token_ - 1) / kv_bytes_per_token_;
-    kv_read_bytes_ += missing;
     ++f.outstanding;
-    ++foreground_in_flight_;
-    const trace::KvRegion region = regions[r];
-    // Appended entries are addressed in append order; the oldest are read back.
-    if (region == trace::KV_REGION_APPENDED) flush_layer_writes(op.layer());
-    storage_.read_to_host(op.layer(), region, 0, tokens, missing, [this, index, region, missing] {
-      staging_.insert(ops_[index].layer(), region, missing);
+    read_kv(op.layer(), regions[r], 0, tokens, missing, [this, index] {
       Fetch& fetch = fetches_[index];
       if (--fetch.outstanding == 0 && fetch.op_waiting) {
         fetch.op_waiting = false;
         compute_on_host(index);
       }
-      foreground_done();
     });
   }
 }

@@ -144,6 +144,8 @@ class Runtime {
   void issue_ssd_attention(size_t index);
   void issue_kv_append(size_t index);
   void issue_kv_load(size_t index);
+  void read_kv(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
+               Done done);
   void compute_on_host(size_t index);
   void buffer_write(bool from_host, uint32_t layer, uint64_t tokens, uint64_t bytes);
   void foreground_done();
@@ -168,6 +170,7 @@ class Runtime {
   std::map<size_t, size_t> host_attention_rank_;
   std::map<size_t, Fetch> fetches_;
   std::map<uint32_t, Pending> pending_appends_;
+  std::map<std::pair<uint32_t, int>, std::vector<Done>> reads_in_flight_;  // waiters per (layer, region)
   std::vector<size_t> ready_queue_;
   bool running_ready_ = false;
   size_t completed_ = 0;
