@@ -20,6 +20,7 @@
 #include "kernels/model/tokenizer.h"
 #include "kernels/rag/blend.h"
 #include "tools/ispsim/cmd_engine_rag.h"
+#include "tools/ispsim/engine_common.h"
 #include "kernels/rag/kv_store.h"
 #include "tools/ispsim/cli.h"
 
@@ -71,8 +72,6 @@ void add_engine_options(po::options_description& d, EngineOptions& o) {
        "quantization group along the hidden dimension, elements");
 }
 
-std::string read_text(const std::string& path);
-
 // The token a sequence starts with: the one the tokenizer's post-processor adds
 // (Llama-3, OPT), else config.json's bos_token_id (SmolLM2; the demo model, whose
 // training put <|endoftext|> before every document); -1 for none.
@@ -82,11 +81,7 @@ int bos_id(const model::Tokenizer& tok, const model::Model& m, const EngineOptio
 }
 
 std::vector<int> calibration_tokens(const EngineOptions& o) {
-  if (o.calib_tokens < 1) throw BadInput("--calib-tokens", "must be >= 1");
-  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
-  std::vector<int> calib = tok.encode(read_text(o.calib_file), o.calib_file);
-  if (static_cast<int>(calib.size()) > o.calib_tokens) calib.resize(o.calib_tokens);
-  return calib;
+  return cli::calibration_tokens(o.model_dir, o.calib_file, o.calib_tokens);
 }
 
 std::unique_ptr<CausalLm> make_engine(const model::Model& m, const EngineOptions& o) {
@@ -100,36 +95,7 @@ std::unique_ptr<CausalLm> make_engine(const model::Model& m, const EngineOptions
 // The RAG engine of --quant: fp32, or the integer engine (int16, int-nonlinear)
 // calibrated as make_engine() does. The model must outlive it.
 rag::RagModel make_rag_engine(const model::Model& m, const EngineOptions& o) {
-  const integer::QuantStage stage = integer::parse_stage(o.quant);
-  if (stage == integer::QuantStage::kFp32) return rag::RagModel::fp32(m);
-  if (stage != integer::QuantStage::kInt16 && stage != integer::QuantStage::kIntNonlinear)
-    throw BadInput("--quant", "'" + o.quant + "' has no integer-only engine to blend on (fp32, int-nonlinear or int16)");
-  return rag::RagModel::integer(m, calibration_tokens(o), stage, o.integer);
-}
-
-// Parses args into o; returns false after printing help.
-bool parse(const Args& args, const std::string& command, po::options_description& d) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(d).run(), vm);
-    if (vm.count("help")) {
-      std::cout << "usage: ispsim engine " << command << " [options]\n" << d;
-      return false;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw BadInput("ispsim engine " + command, e.what());
-  }
-  return true;
-}
-
-std::string read_text(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw BadInput(path, "is a directory, not a text file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(path, "cannot open file");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return make_rag_model(m, o.model_dir, o.quant, o.calib_file, o.calib_tokens, o.integer);
 }
 
 double parameter_millions(const model::Model& m) {
@@ -163,13 +129,13 @@ int run_ppl(const Args& args) {
       ("text", po::value(&o.text_file)->required(), "UTF-8 text file to score")
       ("max-tokens", po::value(&o.max_tokens)->default_value(0), "score only the first N tokens (0 = all)")
       ("window", po::value(&o.window)->default_value(0), "tokens per window (0 = the model's context)");
-  if (!parse(args, "ppl", d)) return 0;
+  if (!parse_options(args, "engine ppl", d)) return 0;
   if (o.max_tokens < 0) throw BadInput("--max-tokens", "must be >= 0");
   if (o.window < 0) throw BadInput("--window", "must be >= 0");
 
   model::Model m = model::load_model(o.model_dir);
   model::Tokenizer tok(o.model_dir + "/tokenizer.json");
-  const std::string text = read_text(o.text_file);
+  const std::string text = read_text_file(o.text_file);
   std::vector<int> ids;
   const int bos = bos_id(tok, m, o);
   if (bos >= 0) ids.push_back(bos);
@@ -219,7 +185,7 @@ int run_generate(const Args& args) {
   d.add_options()
       ("prompt", po::value(&o.prompt)->required(), "prompt text")
       ("tokens", po::value(&o.new_tokens)->default_value(o.new_tokens), "new tokens to generate at most");
-  if (!parse(args, "generate", d)) return 0;
+  if (!parse_options(args, "engine generate", d)) return 0;
   if (o.new_tokens < 1) throw BadInput("--tokens", "must be >= 1");
 
   model::Model m = model::load_model(o.model_dir);
@@ -249,7 +215,7 @@ int run_generate(const Args& args) {
 // line (blank lines skipped), each tokenized after BOS when the model has one
 // (the demo model was trained with BOS before every document).
 std::vector<rag::Document> read_documents(const std::string& path, const model::Tokenizer& tok, int bos) {
-  std::istringstream lines(read_text(path));
+  std::istringstream lines(read_text_file(path));
   std::vector<rag::Document> docs;
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
@@ -285,7 +251,7 @@ int run_precompute(const Args& args) {
   d.add_options()
       ("docs", po::value(&o.docs)->required(), "JSON-lines file of {\"id\": ..., \"text\": ...} documents")
       ("out", po::value(&o.store_dir)->required(), "KV store directory to write (index.json, tiles.bin)");
-  if (!parse(args, "precompute", d)) return 0;
+  if (!parse_options(args, "engine precompute", d)) return 0;
   model::Model m = model::load_model(o.model_dir);
   model::Tokenizer tok(o.model_dir + "/tokenizer.json");
   const std::vector<rag::Document> docs = read_documents(o.docs, tok, bos_id(tok, m, o));
@@ -332,7 +298,7 @@ int run_blend(const Args& args) {
       ("query", po::value(&o.query)->required(), "query text (follows the documents)")
       ("ratio", po::value(&o.ratio)->default_value(o.ratio, "0.15"), "share of document tokens recomputed, in [0, 1]")
       ("tokens", po::value(&o.answer_tokens)->default_value(o.answer_tokens), "answer tokens to decode greedily");
-  if (!parse(args, "blend", d)) return 0;
+  if (!parse_options(args, "engine blend", d)) return 0;
   const std::vector<std::string> ids = split_ids(o.docs);
   model::Model m = model::load_model(o.model_dir);
   model::Tokenizer tok(o.model_dir + "/tokenizer.json");

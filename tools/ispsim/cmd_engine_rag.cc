@@ -1,6 +1,7 @@
 // `ispsim engine blend-quality` and `ispsim trace gen --engine` (issue 5, items 3
 // and 4). Results go to stdout, deterministic; wall-clock time to stderr.
 #include "tools/ispsim/cmd_engine_rag.h"
+#include "tools/ispsim/engine_common.h"
 
 #include <boost/json.hpp>
 #include <boost/program_options.hpp>
@@ -56,43 +57,9 @@ void add_rag_options(po::options_description& d, RagOptions& o) {
       ("tokens", po::value(&o.answer_tokens)->default_value(o.answer_tokens), "answer tokens decoded per prompt");
 }
 
-// Parses; returns false after printing help.
-bool parse(const Args& args, const std::string& command, po::options_description& d) {
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(d).run(), vm);
-    if (vm.count("help")) {
-      std::cout << "usage: ispsim " << command << " [options]\n" << d;
-      return false;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw BadInput("ispsim " + command, e.what());
-  }
-  return true;
-}
-
-std::string read_text(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw BadInput(path, "is a directory, not a text file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(path, "cannot open file");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The engine of --quant; the model must outlive it.
-rag::RagModel make_rag_engine(const model::Model& m, const model::Tokenizer& tok, const RagOptions& o) {
-  const integer::QuantStage stage = integer::parse_stage(o.quant);
-  if (stage == integer::QuantStage::kFp32) return rag::RagModel::fp32(m);
-  if (stage != integer::QuantStage::kInt16 && stage != integer::QuantStage::kIntNonlinear)
-    throw BadInput("--quant", "'" + o.quant + "' has no integer-only engine to blend on (fp32, int-nonlinear or int16)");
-  if (o.calib_tokens < 1) throw BadInput("--calib-tokens", "must be >= 1");
-  std::vector<int> calib = tok.encode(read_text(o.calib_file), o.calib_file);
-  if (static_cast<int>(calib.size()) > o.calib_tokens) calib.resize(o.calib_tokens);
-  integer::IntegerOptions io;
-  io.stage = stage;
-  return rag::RagModel::integer(m, calib, stage, io);
+rag::RagModel make_rag_engine(const model::Model& m, const RagOptions& o) {
+  return make_rag_model(m, o.model_dir, o.quant, o.calib_file, o.calib_tokens, {});
 }
 
 void check_common(const RagOptions& o) {
@@ -154,7 +121,7 @@ struct Query {
 
 // JSON lines {"query": "...", "docs": ["id", ...]}; blank lines are skipped.
 std::vector<Query> read_queries(const std::string& path) {
-  const std::string text = read_text(path);
+  const std::string text = read_text_file(path);
   std::vector<Query> queries;
   std::istringstream in(text);
   std::string line;
@@ -223,7 +190,7 @@ int engine_blend_quality(const Args& args) {
   d.add_options()
       ("queries", po::value(&queries_file)->required(), "JSON lines {\"query\": TEXT, \"docs\": [ids]} (e.g. assets/rag-demo/queries.jsonl)")
       ("ratios", po::value(&ratios_text)->default_value(ratios_text), "recomputation ratios to compare, fractions in 0..1");
-  if (!parse(args, "engine blend-quality", d)) return 0;
+  if (!parse_options(args, "engine blend-quality", d)) return 0;
   check_common(o);
   const std::vector<double> ratios = parse_ratios(ratios_text);
   const std::vector<Query> queries = read_queries(queries_file);
@@ -231,7 +198,7 @@ int engine_blend_quality(const Args& args) {
   const auto t0 = std::chrono::steady_clock::now();
   const model::Model m = model::load_model(o.model_dir);
   const model::Tokenizer tok(o.model_dir + "/tokenizer.json");
-  const rag::RagModel engine = make_rag_engine(m, tok, o);
+  const rag::RagModel engine = make_rag_engine(m, o);
   const rag::KvStore store = rag::KvStore::load(o.store_dir);
 
   std::vector<rag::QualitySummary> summaries(ratios.size());
@@ -289,7 +256,7 @@ int trace_gen_engine(const Args& args) {
       ("ratio", po::value(&ratio)->default_value(ratio, "0.15"), "HKVD recomputation ratio in 0..1 (CacheBlend's default 15 %)")
       ("name", po::value(&name), "model name in the trace (default: the model directory's name)")
       ("out", po::value(&out_path)->required(), "trace file to write");
-  if (!parse(args, "trace gen --engine", d)) return 0;
+  if (!parse_options(args, "trace gen --engine", d)) return 0;
   check_common(o);
   if (!(ratio >= 0.0 && ratio <= 1.0)) throw BadInput("--ratio", number_text(ratio) + " is not within 0..1");
   const std::vector<std::string> doc_ids = split_ids(docs_text, "--docs");
@@ -300,7 +267,7 @@ int trace_gen_engine(const Args& args) {
   // The directory's own name also for ".", "dir/" or "dir/.." (it exists once the model loaded).
   if (name.empty()) name = std::filesystem::weakly_canonical(o.model_dir).filename().string();
   const model::Tokenizer tok(o.model_dir + "/tokenizer.json");
-  const rag::RagModel engine = make_rag_engine(m, tok, o);
+  const rag::RagModel engine = make_rag_engine(m, o);
   const rag::KvStore store = rag::KvStore::load(o.store_dir);
   const std::vector<int> query_tokens = tok.encode(query_text, "--query");
   rag::BlendOptions bo;

@@ -1,0 +1,32 @@
+// What the engine commands (cmd_engine.cc, cmd_engine_rag.cc) share: option
+// parsing, reading a text file, and building the engine of --quant.
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <string>
+#include <vector>
+
+#include "kernels/int/quantized_lm.h"
+#include "kernels/model/model.h"
+#include "kernels/rag/rag_model.h"
+#include "tools/ispsim/cli.h"
+
+namespace ispsim::cli {
+
+// Parses `args` into `d`'s variables. On --help prints "usage: ispsim <command>
+// [options]" and the options and returns false; a parse error is BadInput.
+bool parse_options(const Args& args, const std::string& command, boost::program_options::options_description& d);
+
+// The whole file; BadInput for a directory or an unreadable path.
+std::string read_text_file(const std::string& path);
+
+// Calibration of the integer engine: the first `max_tokens` tokens of `calib_file`.
+std::vector<int> calibration_tokens(const std::string& model_dir, const std::string& calib_file, int max_tokens);
+
+// The CacheBlend engine of --quant: fp32, or the integer engine (int16,
+// int-nonlinear) calibrated as above. The model must outlive it.
+rag::RagModel make_rag_model(const model::Model& m, const std::string& model_dir, const std::string& quant,
+                             const std::string& calib_file, int calib_tokens, integer::IntegerOptions options);
+
+}  // namespace ispsim::cli
