@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tests/support/cli.h"
+#include "tests/support/vcd_check.h"
 
 namespace ispsim::testing {
 namespace {
@@ -171,6 +172,20 @@ TEST(CompareCli, TimelineHasOneTrackPerDevice) {
     EXPECT_NE(memllm.find(std::string("\"") + track + "\""), std::string::npos) << track;
   const std::string gpu = read_text(dir / "GPU-PreCompute.json");
   EXPECT_NE(gpu.find("\"SSD to host KV reads\""), std::string::npos);
+}
+
+TEST(CompareCli, RunWritesAValidWaveformOfEveryDevice) {
+  const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
+  const std::string vcd = (scratch_dir() / "memllm.vcd").string();
+  const CliResult r = run_cli("run --platform memllm --trace " + shell_quote(trace) + " --vcd " + shell_quote(vcd) +
+                              " --vcd-window 0us:2000us");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_vcd_valid(vcd);
+  const std::string text = read_text(vcd);
+  for (const char* scope : {"gpu", "pcie", "ssd", "attention", "reduction", "ch0", "die0"})
+    EXPECT_NE(text.find(std::string("$scope module ") + scope + " $end"), std::string::npos) << scope;
+  for (const char* signal : {" simd_mode ", " occupancy ", " state ", " busy ", " outstanding "})
+    EXPECT_NE(text.find(signal), std::string::npos) << signal;
 }
 
 }  // namespace
