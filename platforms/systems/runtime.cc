@@ -12,7 +12,6 @@ using Device = schema::PlacementParams::Device;
 
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
-
 uint64_t span_tokens(const trace::KvSpan& s) { return s.tokens().end() - s.tokens().begin(); }
 
 }  // namespace
@@ -71,11 +70,6 @@ void Runtime::start() {
     if (waiting_on_[i] == 0) ready_queue_.push_back(i);
   run_ready();
   if (ops_.empty()) flush_writes(true);
-}
-
-void Runtime::ready(size_t index) {
-  ready_queue_.push_back(index);
-  run_ready();
 }
 
 // Ops that complete at once (a staging hit, a staged append) complete inside
@@ -176,13 +170,8 @@ void Runtime::issue_kv_append(size_t index) {
   const trace::Op& op = ops_[index];
   const trace::KvTransfer& t = op.kv_append();
   const uint64_t tokens = t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
-  Device device = schema::PlacementParams::HOST_GPU;
-  if (op.phase() == trace::PHASE_DECODE)
-    device = placement_.decode_attention();
-  else if (op.phase() == trace::PHASE_RECOMPUTATION || op.phase() == trace::PHASE_QUERY_PREFILL ||
-           op.phase() == trace::PHASE_FUSED_PREFILL)
-    device = placement_.prefill_attention();
-  if (device == schema::PlacementParams::SSD_ISP) {
+  // The KV goes where the attention of the same phase runs.
+  if (attention_device(op) == schema::PlacementParams::SSD_ISP) {
     Pending& p = pending_appends_[op.layer()];
     p.tokens += tokens;
     p.bytes += t.bytes();

@@ -120,7 +120,7 @@ class Runtime {
   uint64_t kv_bytes_read_to_host() const { return kv_read_bytes_; }
   uint64_t kv_bytes_staging_hits() const { return staging_hit_bytes_; }
 
-  // Device of an attention op under this placement.
+  // Device of the attention of the op's phase under this placement.
   schema::PlacementParams::Device attention_device(const trace::Op& op) const;
 
  private:
@@ -133,7 +133,6 @@ class Runtime {
     uint64_t tokens = 0, bytes = 0;
   };
 
-  void ready(size_t index);
   void issue(size_t index);
   void complete(size_t index);
   void run_ready();

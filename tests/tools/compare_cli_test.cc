@@ -39,6 +39,7 @@ std::map<std::string, double> run_stats(const std::string& platform, const std::
     const size_t a = line.find(','), b = line.find(',', a + 1);
     stats[line.substr(0, a)] = std::stod(line.substr(a + 1, b - a - 1));
   }
+  EXPECT_GT(stats.count("system.ssd.nand_bytes_read"), 0u) << csv << " lacks the SSD's statistics";
   return stats;
 }
 
