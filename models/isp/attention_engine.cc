@@ -66,6 +66,8 @@ struct AttentionEngine::Op {
   std::vector<uint8_t> first_page_seen;
   std::vector<uint64_t> channel_pages_left;
   std::vector<double> channel_pj;
+  uint64_t pass_start_ps = 0;
+  std::vector<uint64_t> channel_last_page_ps;  // this pass: when each channel's last page was done
   double central_pj = 0;
   double reduction_pj = 0;
 };
@@ -401,6 +403,8 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
 void AttentionEngine::start_pass() {
   Op& op = *op_;
   op.tiles = tiles_of(op.work, op.shape, op.pass, false);
+  op.pass_start_ps = now_ps();
+  op.channel_last_page_ps.assign(channels_, 0);
   op.nand_tiles = 0;
   while (op.nand_tiles < op.tiles.tiles.size() && op.tiles.tiles[op.nand_tiles].in_flash) ++op.nand_tiles;
   op.pages_left = op.nand_tiles;
@@ -475,8 +479,9 @@ sc_time AttentionEngine::page_time(const nand::PageAddress& page, uint32_t index
   return sc_time::from_value(t);
 }
 
-void AttentionEngine::on_page_done(const nand::PageAddress& page, uint32_t index, const sc_time&) {
+void AttentionEngine::on_page_done(const nand::PageAddress& page, uint32_t index, const sc_time& done_at) {
   Op& op = *op_;
+  op.channel_last_page_ps[page.channel] = std::max<uint64_t>(op.channel_last_page_ps[page.channel], done_at.value());
   const PlannedTile* tile = &op.tiles.tiles[index];
   ++pages_read_;
   --op.pages_left;
@@ -595,6 +600,14 @@ void AttentionEngine::on_step() {
   Op& op = *op_;
   op.step_pending = false;
   for (vcd::Signal& signal : mode_signals_) signal.set(0);
+  if (timeline_ != nullptr) {
+    const std::string label = "L" + std::to_string(op.work.layer) + " rows " + std::to_string(op.work.query_rows) +
+                              (op.shape.passes > 1 ? " pass " + std::to_string(op.pass + 1) : "");
+    for (unsigned c = 0; c < channels_; ++c)
+      if (op.channel_last_page_ps[c] > op.pass_start_ps)
+        timeline_->span(std::string(name()) + ".ch" + std::to_string(c), label, "NAND stream + ISP",
+                        op.pass_start_ps, op.channel_last_page_ps[c]);
+  }
   if (++op.pass < op.shape.passes) {
     start_pass();
     return;

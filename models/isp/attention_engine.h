@@ -57,6 +57,7 @@
 #include "models/core/energy_ledger.h"
 #include "models/core/server.h"
 #include "models/core/stats.h"
+#include "models/core/timeline.h"
 #include "models/core/vcd.h"
 #include "models/isp/elastic_simd.h"
 #include "models/isp/isp_config.h"
@@ -176,6 +177,9 @@ class AttentionEngine : public sc_core::sc_module {
   // channel (PER_CHANNEL) or <name>.central.simd_mode; the reader's scratchpad
   // occupancy (<name>.reader.consumerN.occupancy); <name>.reduction.outstanding.
   void trace(vcd::Writer& writer);
+  // Records, per pass of every op, one span per channel on track "<name>.ch<c>":
+  // from the start of the pass to the channel's last page done. Null: none.
+  void set_timeline(core::Timeline* timeline) { timeline_ = timeline; }
 
  private:
   struct Op;
@@ -204,6 +208,7 @@ class AttentionEngine : public sc_core::sc_module {
   core::Server& dram_;
   core::Server& bus_;
   core::EnergyLedger* ledger_;
+  core::Timeline* timeline_ = nullptr;
   const ElasticSimd simd_;
   const LseReduction lse_;
   const uint32_t page_bytes_;

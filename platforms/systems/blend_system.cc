@@ -301,6 +301,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   host::HostMemory& memory = system.memory;
   ssd::Ssd& ssd = system.ssd;
 
+  ssd.engine().set_timeline(timeline_ptr);
   GpuPort gpu_port(gpu, shape);
   StagingAdapter staging(memory);
   SsdPort ssd_port(ssd, nvme, shape, timeline_ptr);

@@ -169,7 +169,8 @@ TEST(CompareCli, TimelineHasOneTrackPerDevice) {
                               shell_quote(dir.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string memllm = read_text(dir / "MemLLM.json");
-  for (const char* track : {"host GPU", "SSD ISP attention", "NVMe fused-attention commands", "phases"})
+  for (const char* track : {"host GPU", "SSD ISP attention", "NVMe fused-attention commands", "phases",
+                            "system.ssd.attention.ch0", "system.ssd.attention.ch7"})
     EXPECT_NE(memllm.find(std::string("\"") + track + "\""), std::string::npos) << track;
   const std::string gpu = read_text(dir / "GPU-PreCompute.json");
   EXPECT_NE(gpu.find("\"SSD to host KV reads\""), std::string::npos);
