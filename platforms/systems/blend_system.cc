@@ -274,18 +274,22 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
     host::HostMemory memory("probe", host_config, shape);
     if (!memory.weights_fit()) {
       summary.out_of_memory = true;
-      summary.failure = "model weights (" + std::to_string(memory.weight_bytes()) +
-                        " bytes) do not fit the host DRAM budget of the platform";
+      summary.failure = "model weights of " + std::to_string(memory.weight_bytes()) +
+                        " bytes do not fit the host DRAM budget of " + std::to_string(host_config.dram_capacity_bytes) +
+                        " bytes (host.dram_capacity_bytes)";
       return summary;
     }
   }
 
   // Output files open before the simulation so that an unwritable path fails at once.
+  auto ends_with = [](const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool stats_json = ends_with(options.stats_path, ".json");
   std::optional<AtomicFile> stats_file;
   if (!options.stats_path.empty()) {
-    const bool json = options.stats_path.size() >= 5 && options.stats_path.compare(options.stats_path.size() - 5, 5, ".json") == 0;
-    const bool csv = options.stats_path.size() >= 4 && options.stats_path.compare(options.stats_path.size() - 4, 4, ".csv") == 0;
-    if (!json && !csv) throw BadInput(options.stats_path, "statistics file must end in .json or .csv");
+    if (!stats_json && !ends_with(options.stats_path, ".csv"))
+      throw BadInput(options.stats_path, "statistics file must end in .json or .csv");
     stats_file.emplace(options.stats_path);
   }
   std::optional<AtomicFile> timeline_file;
@@ -383,8 +387,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
                         [&] { return runtime.kv_bytes_read_to_host(); });
     run.formula_integer("kv_bytes_staging_hits", "bytes", "KV the host found staged in host DRAM",
                         [&] { return runtime.kv_bytes_staging_hits(); });
-    const bool json = options.stats_path.compare(options.stats_path.size() - 5, 5, ".json") == 0;
-    if (json)
+    if (stats_json)
       stats::Registry::global().write_json(stats_file->stream());
     else
       stats::Registry::global().write_csv(stats_file->stream());
