@@ -19,6 +19,7 @@
 #include "platforms/systems/run_summary_io.h"
 #include "platforms/systems/child_process.h"
 #include "tools/ispsim/cli.h"
+#include "tools/ispsim/cli_common.h"
 #include "traces/trace_io.h"
 
 namespace po = boost::program_options;
@@ -44,7 +45,7 @@ int compare(const Args& args) {
   std::string csv_path, json_path, timeline_dir;
   std::vector<std::string> overrides;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-  po::options_description desc("usage: ispsim compare --trace T [options]");
+  po::options_description desc("compare options");
   desc.add_options()
       ("help,h", "print this help")
       ("trace,t", po::value(&trace_path)->required(), "binary trace file (from 'ispsim trace gen')")
@@ -58,16 +59,7 @@ int compare(const Args& args) {
       ("jobs,j", po::value(&jobs), "platforms simulated at once (default: the number of CPUs)")
       ("set", po::value(&overrides)->composing(), "override a parameter of every platform: path=value (repeatable)");
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    if (vm.count("help")) {
-      std::cout << desc;
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw BadInput("ispsim compare", e.what());
-  }
+  if (!parse_options(args, "compare", desc, &vm)) return 0;
   const systems::Format format = systems::parse_format(format_name);
   if (jobs == 0) throw BadInput("--jobs", "must be at least 1");
   if (!timeline_dir.empty() && !std::filesystem::is_directory(timeline_dir))

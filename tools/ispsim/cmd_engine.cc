@@ -20,7 +20,7 @@
 #include "kernels/model/tokenizer.h"
 #include "kernels/rag/blend.h"
 #include "tools/ispsim/cmd_engine_rag.h"
-#include "tools/ispsim/engine_common.h"
+#include "tools/ispsim/cli_common.h"
 #include "kernels/rag/kv_store.h"
 #include "tools/ispsim/cli.h"
 

@@ -1,7 +1,7 @@
 // `ispsim engine blend-quality` and `ispsim trace gen --engine` (issue 5, items 3
 // and 4). Results go to stdout, deterministic; wall-clock time to stderr.
 #include "tools/ispsim/cmd_engine_rag.h"
-#include "tools/ispsim/engine_common.h"
+#include "tools/ispsim/cli_common.h"
 
 #include <boost/json.hpp>
 #include <boost/program_options.hpp>

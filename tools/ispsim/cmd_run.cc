@@ -9,6 +9,7 @@
 #include "platforms/systems/nand_stream_run.h"
 #include "platforms/systems/run_options.h"
 #include "tools/ispsim/cli.h"
+#include "tools/ispsim/cli_common.h"
 #include "traces/trace_io.h"
 
 namespace po = boost::program_options;
@@ -19,7 +20,7 @@ int run(const Args& args) {
   std::string platform_name, trace_path, window, format_name = "text";
   std::vector<std::string> overrides;
   systems::RunOptions options;
-  po::options_description desc("usage: ispsim run --platform P --trace T [options]");
+  po::options_description desc("run options");
   desc.add_options()
       ("help,h", "print this help")
       ("platform,p", po::value(&platform_name)->required(), "platform name (see 'ispsim describe') or .textproto file")
@@ -31,17 +32,7 @@ int run(const Args& args) {
       ("vcd-window", po::value(&window), "only changes within BEGIN:END simulated time, e.g. 0us:200us")
       ("timeline", po::value(&options.timeline_path), "write a Chrome trace-event timeline (Perfetto) to this .json file")
       ("format", po::value(&format_name), "summary on stdout: text, csv or json (default text)");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    if (vm.count("help")) {
-      std::cout << desc;
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw BadInput("ispsim run", e.what());
-  }
+  if (!parse_options(args, "run", desc)) return 0;
   if (!window.empty()) vcd::parse_window(window, "--vcd-window", options.waveform);
   if ((!options.waveform.filters.empty() || !window.empty()) && options.waveform.path.empty())
     throw BadInput("--vcd-filter/--vcd-window", "need --vcd FILE");

@@ -1,5 +1,5 @@
-// What the engine commands (cmd_engine.cc, cmd_engine_rag.cc) share: option
-// parsing, reading a text file, and building the engine of --quant.
+// What the CLI commands share: option parsing (all of them), reading a text
+// file and building the engine of --quant (the engine commands).
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -14,9 +14,11 @@
 
 namespace ispsim::cli {
 
-// Parses `args` into `d`'s variables. On --help prints "usage: ispsim <command>
-// [options]" and the options and returns false; a parse error is BadInput.
-bool parse_options(const Args& args, const std::string& command, boost::program_options::options_description& d);
+// Parses `args` into `d`'s variables (and into `vm` if given). On --help prints
+// "usage: ispsim <command> [options]" and the options and returns false; a
+// parse error is BadInput.
+bool parse_options(const Args& args, const std::string& command, boost::program_options::options_description& d,
+                   boost::program_options::variables_map* vm = nullptr);
 
 // The whole file; BadInput for a directory or an unreadable path.
 std::string read_text_file(const std::string& path);

@@ -1,4 +1,4 @@
-#include "tools/ispsim/engine_common.h"
+#include "tools/ispsim/cli_common.h"
 
 #include <filesystem>
 #include <fstream>
@@ -12,8 +12,10 @@ namespace ispsim::cli {
 
 namespace po = boost::program_options;
 
-bool parse_options(const Args& args, const std::string& command, po::options_description& d) {
-  po::variables_map vm;
+bool parse_options(const Args& args, const std::string& command, po::options_description& d,
+                   po::variables_map* vm_out) {
+  po::variables_map local;
+  po::variables_map& vm = vm_out ? *vm_out : local;
   try {
     po::store(po::command_line_parser(args).options(d).run(), vm);
     if (vm.count("help")) {
