@@ -18,9 +18,10 @@ uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
 Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const schema::SsdParams& ssd,
          const schema::IspParams& isp, const schema::FlashCoordinatorParams& coordinator, const KvSpace& kv,
-         link::Nvme& nvme, core::EnergyLedger* ledger)
+         link::Nvme& nvme, core::EnergyLedger* ledger, bool computational)
     : sc_core::sc_module(name),
       config_(SsdConfig::from_params(ssd, "ssd")),
+      computational_(computational),
       nand_energy_(nand::NandEnergy::from_params(nand, "nand")),
       flash_("flash", nand),
       placement_(std::make_unique<isp::KvPlacement>(flash_.config(), kv.shape, kv.precomputed_tokens,
@@ -39,7 +40,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   engine_ = std::make_unique<isp::AttentionEngine>(
       "attention", flash_, *placement_, isp::IspConfig::from_params(isp, "isp"),
       isp::CoordinatorConfig::from_params(coordinator, "flash_coordinator"), config_.organization,
-      config_.reduction, dram_, bus_, ledger_);
+      config_.reduction, dram_, bus_, computational ? ledger_ : nullptr);
 
   SC_HAS_PROCESS(Ssd);
   SC_METHOD(on_program_batch_done);
@@ -384,6 +385,7 @@ void Ssd::on_program_batch_done() {
 }
 
 void Ssd::attention(const isp::AttentionWork& work, Done done) {
+  if (!computational_) throw std::logic_error(std::string(name()) + ": attention on a conventional SSD");
   engine_->plan(work);  // the engine's checks, up front (BadInput before anything is queued)
   ++attention_ops_;
   begin_call();

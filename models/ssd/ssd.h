@@ -85,10 +85,13 @@ class Ssd : public sc_core::sc_module {
 
   // Parameters are resolved here (defaults, range checks: BadInput naming
   // "nand", "ssd", "isp", "flash_coordinator" or "kv placement"). `nvme` (and its
-  // link) and `ledger` (nullable) must outlive the SSD.
+  // link) and `ledger` (nullable) must outlive the SSD. A drive that is not
+  // `computational` is a conventional SSD (the GPU baselines'): it has no ISP
+  // accelerators or Flash-Coordinator, so their static power is not charged,
+  // and attention() on it is a programming error (std::logic_error).
   Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const schema::SsdParams& ssd,
       const schema::IspParams& isp, const schema::FlashCoordinatorParams& coordinator,
-      const KvSpace& kv, link::Nvme& nvme, core::EnergyLedger* ledger = nullptr);
+      const KvSpace& kv, link::Nvme& nvme, core::EnergyLedger* ledger = nullptr, bool computational = true);
   ~Ssd() override;
 
   // Conventional NVMe read of entries [token_begin, token_end) of `layer`'s
@@ -159,6 +162,7 @@ class Ssd : public sc_core::sc_module {
   void record_nand(uint64_t pages_read, uint64_t pages_programmed, uint64_t channel_bytes, uint64_t start_ps);
 
   const SsdConfig config_;
+  const bool computational_;
   const nand::NandEnergy nand_energy_;
   nand::FlashArray flash_;
   std::unique_ptr<isp::KvPlacement> placement_;

@@ -194,7 +194,9 @@ struct System : sc_core::sc_module {
         gpu("gpu", host_config, &ledger),
         memory(std::string(this->name()) + ".host_memory", host_config, shape),
         ssd("ssd", loaded.platform.nand(), loaded.platform.ssd(), loaded.platform.isp(),
-            loaded.platform.flash_coordinator(), kv, nvme, &ledger) {}
+            loaded.platform.flash_coordinator(), kv, nvme, &ledger,
+            /*computational=*/loaded.platform.placement().prefill_attention() == schema::PlacementParams::SSD_ISP ||
+                loaded.platform.placement().decode_attention() == schema::PlacementParams::SSD_ISP) {}
   link::PcieLink pcie;
   link::Nvme nvme;
   host::Gpu gpu;

@@ -129,6 +129,20 @@ TEST(CompareCli, TheSameTraceGivesTheSameBytes) {
   EXPECT_EQ(read_text(s1), read_text(s2));
 }
 
+// The GPU baselines' SSD is a conventional one: no ISP or Flash-Coordinator
+// energy; MemLLM's has both.
+TEST(CompareCli, OnlyComputationalSsdsChargeIspEnergy) {
+  const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
+  const CliResult gpu = run_cli("run --platform gpu_precompute --format json --trace " + shell_quote(trace));
+  const CliResult memllm = run_cli("run --platform memllm --format json --trace " + shell_quote(trace));
+  ASSERT_EQ(gpu.exit_code, 0) << gpu.err;
+  ASSERT_EQ(memllm.exit_code, 0) << memllm.err;
+  EXPECT_EQ(gpu.out.find("system.ssd.attention"), std::string::npos) << gpu.out;
+  EXPECT_NE(gpu.out.find("system.ssd.nand"), std::string::npos) << gpu.out;
+  EXPECT_NE(memllm.out.find("system.ssd.attention.ch0"), std::string::npos) << memllm.out;
+  EXPECT_NE(memllm.out.find("system.ssd.attention.reduction"), std::string::npos) << memllm.out;
+}
+
 TEST(CompareCli, WeightsBeyondTheHostBudgetAreReportedAsOutOfMemory) {
   const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
   const CliResult r = run_cli("compare --trace " + shell_quote(trace) + " --platforms gpu_precompute,memllm" +

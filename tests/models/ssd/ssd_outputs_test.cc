@@ -269,7 +269,9 @@ void random_mix(bool aligned) {
     // drain runs after every call, so each tile is programmed once (the partial one by drain).
     EXPECT_EQ(ssd.nand_pages_programmed(), expected_programmed);
   }
-  if (aligned) EXPECT_EQ(times[0], times[1]);
+  if (aligned) {
+    EXPECT_EQ(times[0], times[1]);
+  }
   EXPECT_EQ(drives[0]->ssd.nand_pages_read(), drives[1]->ssd.nand_pages_read());
   EXPECT_EQ(drives[0]->ssd.dram_bytes(), drives[1]->ssd.dram_bytes());
   EXPECT_EQ(drives[0]->ssd.bus_bytes(), drives[1]->ssd.bus_bytes());
