@@ -44,6 +44,10 @@ int sc_main(int argc, char** argv) {
   for (const auto& name : platform_names) platforms.push_back(schema::load_platform(name, {}));
   const auto dir = std::filesystem::temp_directory_path() / ("ispsim_grid_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  struct RemoveOnExit {
+    std::filesystem::path dir;
+    ~RemoveOnExit() { std::filesystem::remove_all(dir); }
+  } remove_on_exit{dir};
 
   std::vector<std::string> traces, cells;
   for (const auto& model : models)
@@ -68,7 +72,7 @@ int sc_main(int argc, char** argv) {
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const uint32_t page_bytes = 16384;  // the platforms' default NAND page (platforms/schema/nand.proto)
-  uint64_t pages = 0, failures = 0;
+  uint64_t pages = 0, failures = 0, out_of_memory = 0;
   std::printf("%-22s %12s %12s %12s\n", "model dataset", "GPU-FC (ms)", "MemLLM (ms)", "speedup (x)");
   for (size_t c = 0; c < traces.size(); ++c) {
     double gpu_fc = 0, memllm = 0;
@@ -80,19 +84,25 @@ int sc_main(int argc, char** argv) {
         continue;
       }
       const systems::RunSummary s = systems::summary_from_json(r.output, cells[c]);
+      if (s.out_of_memory) {
+        ++out_of_memory;
+        std::fprintf(stderr, "%s on %s: out of memory: %s\n", cells[c].c_str(), platform_names[p].c_str(),
+                     s.failure.c_str());
+        continue;
+      }
       pages += s.nand_read_bytes / page_bytes;
       if (platform_names[p] == "gpu_fullcompute") gpu_fc = s.latency_ns / 1e6;
       if (platform_names[p] == "memllm") memllm = s.latency_ns / 1e6;
     }
     std::printf("%-22s %12.3f %12.3f %12.2f\n", cells[c].c_str(), gpu_fc, memllm, memllm > 0 ? gpu_fc / memllm : 0.0);
   }
-  std::filesystem::remove_all(dir);
-  std::printf("\ngrid: %zu traces x %zu platforms = %zu runs, %llu failed, %u at a time\n", traces.size(),
-              platforms.size(), tasks.size(), static_cast<unsigned long long>(failures), jobs);
+  std::printf("\ngrid: %zu traces x %zu platforms = %zu runs, %llu failed, %llu out of memory, %u at a time\n",
+              traces.size(), platforms.size(), tasks.size(), static_cast<unsigned long long>(failures),
+              static_cast<unsigned long long>(out_of_memory), jobs);
   std::printf("wall time: %.1f s (trace generation excluded)\n", wall_s);
   std::printf("simulated NAND page reads: %llu, %.3f M per wall-clock second\n", static_cast<unsigned long long>(pages),
               static_cast<double>(pages) / wall_s / 1e6);
-  return failures ? 1 : 0;
+  return failures || out_of_memory ? 1 : 0;
 }
 
 int main(int argc, char** argv) {

@@ -276,9 +276,9 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
     host::HostMemory memory("probe", host_config, shape);
     if (!memory.weights_fit()) {
       summary.out_of_memory = true;
-      summary.failure = "model weights of " + std::to_string(memory.weight_bytes()) +
-                        " bytes do not fit the host DRAM budget of " + std::to_string(host_config.dram_capacity_bytes) +
-                        " bytes (host.dram_capacity_bytes)";
+      summary.failure = "model weights of " + std::to_string(memory.weight_bytes()) + " bytes plus the " +
+                        std::to_string(host_config.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
+                        std::to_string(host_config.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
       return summary;
     }
   }
@@ -383,8 +383,8 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
     run.formula("average_power", "W", "energy / time until the background writes finished",
                 [&] { return summary.average_w; });
     run.formula("peak_power", "W", "largest mean power over an aligned 1 us window", [&] { return summary.peak_w; });
-    run.formula_integer("ops", "count", "ops of the program, each completed exactly once",
-                        [&] { return runtime.ops().size(); });
+    run.formula_integer("ops_completed", "count", "ops of the program that completed (a second completion is an error)",
+                        [&] { return runtime.ops_completed(); });
     run.formula_integer("kv_bytes_read_to_host", "bytes", "KV the host read from the SSD (staging misses)",
                         [&] { return runtime.kv_bytes_read_to_host(); });
     run.formula_integer("kv_bytes_staging_hits", "bytes", "KV the host found staged in host DRAM",

@@ -1,5 +1,6 @@
 #include "platforms/systems/child_process.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,32 +56,40 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
   size_t next = 0;
   if (jobs == 0) jobs = 1;
   std::fflush(nullptr);
-  while (next < tasks.size() || !running.empty()) {
-    while (next < tasks.size() && running.size() < jobs) {
-      paths[next] = temp_path();
-      const pid_t pid = fork();
-      if (pid < 0) throw std::runtime_error("fork failed");
-      if (pid == 0) child(tasks[next], paths[next]);
-      running[pid] = next++;
+  try {
+    while (next < tasks.size() || !running.empty()) {
+      while (next < tasks.size() && running.size() < jobs) {
+        paths[next] = temp_path();
+        const pid_t pid = fork();
+        if (pid < 0) throw std::runtime_error("fork failed");
+        if (pid == 0) child(tasks[next], paths[next]);
+        running[pid] = next++;
+      }
+      int status = 0;
+      const pid_t pid = waitpid(running.begin()->first, &status, 0);
+      if (pid < 0) throw std::runtime_error("waitpid failed");
+      const size_t i = running.at(pid);
+      running.erase(pid);
+      std::ifstream f(paths[i], std::ios::binary);
+      std::ostringstream text;
+      text << f.rdbuf();
+      std::remove(paths[i].c_str());
+      results[i].output = text.str();
+      if (WIFEXITED(status)) {
+        results[i].exit_code = WEXITSTATUS(status);
+      } else {
+        results[i].exit_code = 1;
+        results[i].output = "child process killed by signal " + std::to_string(WTERMSIG(status));
+      }
     }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) throw std::runtime_error("waitpid failed");
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;
-    const size_t i = it->second;
-    running.erase(it);
-    std::ifstream f(paths[i], std::ios::binary);
-    std::ostringstream text;
-    text << f.rdbuf();
-    std::remove(paths[i].c_str());
-    results[i].output = text.str();
-    if (WIFEXITED(status)) {
-      results[i].exit_code = WEXITSTATUS(status);
-    } else {
-      results[i].exit_code = 1;
-      results[i].output = "child process killed by signal " + std::to_string(WTERMSIG(status));
+  } catch (...) {
+    // No child outlives the call, and no temporary file either.
+    for (const auto& [pid, i] : running) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      std::remove(paths[i].c_str());
     }
+    throw;
   }
   return results;
 }

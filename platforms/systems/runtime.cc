@@ -1,6 +1,7 @@
 #include "platforms/systems/runtime.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 #include "traces/trace_validator.h"
@@ -154,16 +155,22 @@ void Runtime::read_kv(uint32_t layer, trace::KvRegion region, uint64_t token_beg
   if (!first) return;
   kv_read_bytes_ += bytes;
   ++foreground_in_flight_;
+  auto read = [this, key, token_begin, token_end, bytes] {
+    storage_.read_to_host(key.first, static_cast<trace::KvRegion>(key.second), token_begin, token_end, bytes,
+                          [this, key, bytes] {
+                            staging_.insert(key.first, static_cast<trace::KvRegion>(key.second), bytes);
+                            std::vector<Done> waiters = std::move(reads_in_flight_[key]);
+                            reads_in_flight_.erase(key);
+                            for (Done& d : waiters) d();
+                            foreground_done();
+                          });
+  };
   // Appended entries are addressed in append order; reading them back needs
   // them written first.
-  if (region == trace::KV_REGION_APPENDED) flush_layer_writes(layer);
-  storage_.read_to_host(layer, region, token_begin, token_end, bytes, [this, key, bytes] {
-    staging_.insert(key.first, static_cast<trace::KvRegion>(key.second), bytes);
-    std::vector<Done> waiters = std::move(reads_in_flight_[key]);
-    reads_in_flight_.erase(key);
-    for (Done& d : waiters) d();
-    foreground_done();
-  });
+  if (region == trace::KV_REGION_APPENDED)
+    flush_layer_writes(layer, read);
+  else
+    read();
 }
 
 void Runtime::issue_kv_append(size_t index) {
@@ -172,7 +179,7 @@ void Runtime::issue_kv_append(size_t index) {
   const uint64_t tokens = t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
   // The KV goes where the attention of the same phase runs.
   if (attention_device(op) == schema::PlacementParams::SSD_ISP) {
-    Pending& p = pending_appends_[op.layer()];
+    Pending& p = pending_appends_[{op.layer(), op.phase()}];
     p.tokens += tokens;
     p.bytes += t.bytes();
   } else {
@@ -197,6 +204,12 @@ void Runtime::start_fetch(size_t index, bool appended_too) {
   for (int r = 0; r < 2; ++r) {
     if (*started[r] || (r == 1 && !appended_too)) continue;
     *started[r] = true;
+    const auto in_flight = reads_in_flight_.find({op.layer(), static_cast<int>(regions[r])});
+    if (in_flight != reads_in_flight_.end()) {  // the read under way brings this key's KV
+      ++f.outstanding;
+      in_flight->second.push_back([this, index] { fetch_arrived(index); });
+      continue;
+    }
     const uint64_t bytes = need[r] * kv_bytes_per_token_;
     const uint64_t resident = std::min(bytes, staging_.lookup(op.layer(), regions[r], bytes));
     staging_hit_bytes_ += resident;
@@ -204,13 +217,15 @@ void Runtime::start_fetch(size_t index, bool appended_too) {
     const uint64_t missing = bytes - resident;
     const uint64_t tokens = (missing + kv_bytes_per_token_ - 1) / kv_bytes_per_token_;
     ++f.outstanding;
-    read_kv(op.layer(), regions[r], 0, tokens, missing, [this, index] {
-      Fetch& fetch = fetches_[index];
-      if (--fetch.outstanding == 0 && fetch.op_waiting) {
-        fetch.op_waiting = false;
-        compute_on_host(index);
-      }
-    });
+    read_kv(op.layer(), regions[r], 0, tokens, missing, [this, index] { fetch_arrived(index); });
+  }
+}
+
+void Runtime::fetch_arrived(size_t index) {
+  Fetch& fetch = fetches_[index];
+  if (--fetch.outstanding == 0 && fetch.op_waiting) {
+    fetch.op_waiting = false;
+    compute_on_host(index);
   }
 }
 
@@ -242,14 +257,18 @@ void Runtime::issue_ssd_attention(size_t index) {
     w.hkvd_tokens = trace::popcount(a.hkvd_mask());
     w.mask_bytes = (a.hkvd_mask().bit_length() + 7) / 8;
   }
-  const auto p = pending_appends_.find(op.layer());
+  const auto p = pending_appends_.find({op.layer(), op.phase()});
   if (p != pending_appends_.end()) {
     w.appended_tokens_supplied = p->second.tokens;
     w.supplied_kv_bytes = p->second.bytes;
     pending_appends_.erase(p);
   }
   const uint64_t seen_appended = appended + w.hkvd_tokens;
-  w.appended_tokens_in_flash = seen_appended > w.appended_tokens_supplied ? seen_appended - w.appended_tokens_supplied : 0;
+  if (w.appended_tokens_supplied > seen_appended)
+    throw std::logic_error("runtime: op " + std::to_string(op.id()) + " is sent " +
+                           std::to_string(w.appended_tokens_supplied) + " appended tokens but sees only " +
+                           std::to_string(seen_appended));
+  w.appended_tokens_in_flash = seen_appended - w.appended_tokens_supplied;
   w.q_bytes = (a.query_rows() * m.heads() * m.head_dim() * m.activation_bits() + 7) / 8;
   w.output_bytes = w.q_bytes;
   w.causal = a.causal();
@@ -302,23 +321,33 @@ void Runtime::flush_writes(bool all) {
   send_write(chunk);
 }
 
-void Runtime::flush_layer_writes(uint32_t layer) {
+void Runtime::flush_layer_writes(uint32_t layer, Done then) {
+  std::vector<BufferedWrite> writes;
   for (auto it = write_buffer_.begin(); it != write_buffer_.end();) {
     if (it->layer != layer) {
       ++it;
       continue;
     }
     buffered_bytes_ -= it->bytes;
-    const BufferedWrite w = *it;
+    writes.push_back(*it);
     it = write_buffer_.erase(it);
-    send_write(w);
   }
+  if (writes.empty()) {
+    then();
+    return;
+  }
+  auto remaining = std::make_shared<size_t>(writes.size());
+  for (const BufferedWrite& w : writes)
+    send_write(w, [remaining, then] {
+      if (--*remaining == 0) then();
+    });
 }
 
-void Runtime::send_write(const BufferedWrite& w) {
+void Runtime::send_write(const BufferedWrite& w, Done then) {
   ++writes_in_flight_;
-  auto done = [this] {
+  auto done = [this, then] {
     --writes_in_flight_;
+    if (then) then();
     flush_writes(draining_);
   };
   if (w.from_host)

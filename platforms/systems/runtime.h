@@ -14,10 +14,10 @@
 //   issued ahead, overlapping SSD-to-host transfers with compute (the precomputed
 //   region only: appended KV may still be in the making). Fetched KV is treated
 //   as pinned until its op runs (an eviction in between is not replayed).
-// - SSD attention is one fused-attention command: the KV that the same layer's
-//   kv_append produced since the previous command travels with it (host to
-//   device), the SSD reads the rest from flash; afterwards that KV is programmed
-//   out of place in the background.
+// - SSD attention is one fused-attention command: the KV that the kv_append of
+//   the same layer and phase produced since the previous command travels with
+//   it (host to device), the SSD reads the rest from flash; afterwards that KV
+//   is programmed out of place in the background.
 // - kv_append for host attention: the KV is staged in host memory at once and
 //   written through to the SSD in the background. kv_load: a staging hit is free;
 //   otherwise an SSD read over PCIe.
@@ -109,6 +109,7 @@ class Runtime {
   // Issues the ops without dependencies; call from sc_main before sc_start().
   void start();
   bool finished() const { return completed_ == ops_.size(); }
+  size_t ops_completed() const { return completed_; }
   // Throws std::logic_error naming an op that never completed (a deadlock).
   void check_finished() const;
 
@@ -140,6 +141,7 @@ class Runtime {
   // Reads what host attention `index` misses; the appended region only once the
   // op is ready (before that its newest KV may not exist yet).
   void start_fetch(size_t index, bool appended_too);
+  void fetch_arrived(size_t index);
   void issue_ssd_attention(size_t index);
   void issue_kv_append(size_t index);
   void issue_kv_load(size_t index);
@@ -149,8 +151,9 @@ class Runtime {
   void buffer_write(bool from_host, uint32_t layer, uint64_t tokens, uint64_t bytes);
   void foreground_done();
   void flush_writes(bool all);
-  // Sends every buffered write of `layer` now (the host is about to read them back).
-  void flush_layer_writes(uint32_t layer);
+  // Sends every buffered write of `layer` now (the host is about to read them
+  // back, an exception to the idle-time rule); `then` runs once they are written.
+  void flush_layer_writes(uint32_t layer, Done then);
   uint64_t kv_bytes_per_token() const { return kv_bytes_per_token_; }
 
   const trace::Header header_;
@@ -168,7 +171,7 @@ class Runtime {
   std::vector<size_t> host_attention_order_;  // indices of host attention ops, in id order
   std::map<size_t, size_t> host_attention_rank_;
   std::map<size_t, Fetch> fetches_;
-  std::map<uint32_t, Pending> pending_appends_;
+  std::map<std::pair<uint32_t, int>, Pending> pending_appends_;  // by (layer, phase)
   std::map<std::pair<uint32_t, int>, std::vector<Done>> reads_in_flight_;  // waiters per (layer, region)
   std::vector<size_t> ready_queue_;
   bool running_ready_ = false;
@@ -180,7 +183,7 @@ class Runtime {
     uint32_t layer;
     uint64_t tokens, bytes;
   };
-  void send_write(const BufferedWrite& w);
+  void send_write(const BufferedWrite& w, Done then = nullptr);
   const uint64_t write_chunk_bytes_;
   std::vector<BufferedWrite> write_buffer_;  // in arrival order
   uint64_t buffered_bytes_ = 0;

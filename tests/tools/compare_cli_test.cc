@@ -55,13 +55,13 @@ TEST(CompareCli, NandBytesReadAreBytesConsumedAndEveryOpCompletesOnce) {
     EXPECT_EQ(s["system.ssd.nand_bytes_read"],
               s["system.ssd.attention.bytes_read"] + s["system.ssd.host_read_pages"] * kPageBytes);
     EXPECT_EQ(s["system.ssd.attention.reader.bytes_delivered"], s["system.ssd.attention.bytes_read"]);
-    // system.run.ops counts completions; the runtime throws on a second one.
+    // system.run.ops_completed counts completions; the runtime throws on a second one.
     const std::string program = std::string(platform) == "memllm_base" || std::string(platform) == "gpu_precompute"
                                     ? "PRECOMPUTED_BLEND: "
                                     : "PRECOMPUTED_BLEND_FUSED: ";
     const size_t at = stats.out.find("\n" + program);
     ASSERT_NE(at, std::string::npos);
-    EXPECT_EQ(s["system.run.ops"], std::stod(stats.out.substr(at + 1 + program.size())));
+    EXPECT_EQ(s["system.run.ops_completed"], std::stod(stats.out.substr(at + 1 + program.size())));
   }
 }
 
@@ -70,16 +70,20 @@ TEST(CompareCli, NandBytesReadAreBytesConsumedAndEveryOpCompletesOnce) {
 // the recomputed HKVD entries. Layer 1's stored KV is read once more by the host
 // to find the HKVD tokens.
 TEST(CompareCli, FusedReadsTheKvOncePerLayerWhereBaseReadsItTwice) {
-  const uint64_t context = 2 * 256, hkvd = 77;  // round(0.15 * 512)
-  const std::string trace = gen_trace("t.trace", "--context-tokens 256 --answer-tokens 0");
-  const uint64_t pages_per_layer = ceil_div(context, kTileTokens) * kKvHeads;
-  const uint64_t hkvd_pages = ceil_div(hkvd, kTileTokens) * kKvHeads;
-  auto base = run_stats("memllm_base", trace);
-  auto fused = run_stats("memllm_fused", trace);
-  EXPECT_EQ(fused["system.ssd.attention.pages_read"], (kLayers - 1) * pages_per_layer);
-  EXPECT_EQ(base["system.ssd.attention.pages_read"], (kLayers - 1) * (2 * pages_per_layer + hkvd_pages));
-  EXPECT_EQ(fused["system.ssd.host_read_pages"], pages_per_layer);
-  EXPECT_EQ(base["system.ssd.host_read_pages"], pages_per_layer);
+  const uint64_t context = 2 * 256;
+  // H = 77 spans two tiles, H = 64 exactly one (round(ratio * 512)).
+  for (const auto& [ratio, hkvd] : std::vector<std::pair<std::string, uint64_t>>{{"0.15", 77}, {"0.125", 64}}) {
+    SCOPED_TRACE(ratio);
+    const std::string trace = gen_trace("t" + ratio + ".trace", "--context-tokens 256 --answer-tokens 0 --ratio " + ratio);
+    const uint64_t pages_per_layer = ceil_div(context, kTileTokens) * kKvHeads;
+    const uint64_t hkvd_pages = ceil_div(hkvd, kTileTokens) * kKvHeads;
+    auto base = run_stats("memllm_base", trace);
+    auto fused = run_stats("memllm_fused", trace);
+    EXPECT_EQ(fused["system.ssd.attention.pages_read"], (kLayers - 1) * pages_per_layer);
+    EXPECT_EQ(base["system.ssd.attention.pages_read"], (kLayers - 1) * (2 * pages_per_layer + hkvd_pages));
+    EXPECT_EQ(fused["system.ssd.host_read_pages"], pages_per_layer);
+    EXPECT_EQ(base["system.ssd.host_read_pages"], pages_per_layer);
+  }
 }
 
 // With the HKVD count held at 77 tokens, a 4x longer context changes MemLLM's

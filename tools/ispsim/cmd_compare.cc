@@ -82,6 +82,13 @@ int compare(const Args& args) {
     }
   }
 
+  bool has_baseline = false;
+  for (const schema::LoadedPlatform& p : platforms) has_baseline |= p.platform.name() == baseline;
+  if (!has_baseline && !baseline.empty()) {
+    if (vm.count("baseline")) throw BadInput("--baseline", "'" + baseline + "' is none of the platforms compared");
+    baseline.clear();  // the default baseline is not among the platforms
+  }
+
   // Output files open before the simulation (an unwritable path fails at once)
   // and are committed only when complete.
   std::unique_ptr<AtomicFile> csv_file, json_file;
@@ -109,10 +116,6 @@ int compare(const Args& args) {
       throw std::runtime_error("platform " + name + ": " + results[i].output);
     runs.push_back(systems::summary_from_json(results[i].output, "platform " + name));
   }
-  bool has_baseline = false;
-  for (const auto& r : runs) has_baseline |= r.platform == baseline;
-  if (!has_baseline && vm.count("baseline") == 0) baseline.clear();  // default baseline not among the platforms
-
   systems::write_comparison(std::cout, runs, baseline, format);
   for (auto [file, file_format] : {std::pair{csv_file.get(), systems::Format::CSV}, {json_file.get(), systems::Format::JSON}}) {
     if (!file) continue;

@@ -37,14 +37,15 @@ int run(const Args& args) {
   if ((!options.waveform.filters.empty() || !window.empty()) && options.waveform.path.empty())
     throw BadInput("--vcd-filter/--vcd-window", "need --vcd FILE");
 
+  const systems::Format format = systems::parse_format(format_name);
   const schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
   if (platform.platform.program() == schema::Platform::MICROBENCHMARK) {
+    if (format != systems::Format::TEXT) throw BadInput("--format", "the NAND stream system prints text only");
     if (!options.timeline_path.empty()) throw BadInput("--timeline", "the NAND stream system writes no timeline");
     trace::TraceReader trace(trace_path);
     systems::run_nand_stream(platform, trace, options, std::cout);
     return 0;
   }
-  const systems::Format format = systems::parse_format(format_name);
   const systems::RunSummary summary = systems::run_blend_system(platform, trace_path, options);
   systems::write_comparison(std::cout, {summary}, "", format);
   return 0;

@@ -258,5 +258,81 @@ TEST(Runtime, HostAppendsAreStagedAndWrittenThroughInChunks) {
   EXPECT_EQ(rt.drained_ps(), 2010 * kNs);
 }
 
+// Unfused CacheBlend on the SSD: layer 1's recomputation and query prefill each
+// send the KV their own phase appended, even though the query's append is ready
+// first.
+TEST(Runtime, EachPhaseSendsItsOwnAppendsWithItsCommand) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto R = trace::PHASE_RECOMPUTATION, Q = trace::PHASE_QUERY_PREFILL;
+  trace::Op recompute = attention(4, {1, 2}, R, 1, 8, 0, 0);
+  trace::BitVector* mask = recompute.mutable_attention()->mutable_hkvd_mask();
+  mask->set_bit_length(8);
+  mask->set_bits(std::string(1, '\x03'));  // tokens 0 and 1 recomputed
+  trace::Op query = attention(5, {3, 4}, Q, 1, 8, 8, 10);
+  *query.mutable_attention()->mutable_hkvd_mask() = *mask;
+  Runtime rt(header(), {gemm(1, {}, R), append(2, {1}, R, 1, 0, 2), append(3, {1}, Q, 1, 8, 10), recompute, query},
+             placement(schema::PlacementParams::SSD_ISP, 1), host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  ASSERT_EQ(storage.attentions.size(), 2u);
+  EXPECT_EQ(storage.attentions[0].appended_tokens_supplied, 2u);
+  EXPECT_EQ(storage.attentions[0].appended_tokens_in_flash, 0u);
+  EXPECT_EQ(storage.attentions[1].appended_tokens_supplied, 2u);
+  EXPECT_EQ(storage.attentions[1].appended_tokens_in_flash, 2u) << "the recomputed entries are read from flash";
+  EXPECT_EQ(rt.ops_completed(), 5u);
+}
+
+// Two host attention ops of one layer: the second joins the read the first
+// started instead of reading the same KV again.
+TEST(Runtime, AFetchJoinsTheReadOfItsKeyUnderWay) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto R = trace::PHASE_RECOMPUTATION, Q = trace::PHASE_QUERY_PREFILL;
+  Runtime rt(header(), {attention(1, {}, R, 0, 8, 0, 0), attention(2, {}, Q, 0, 8, 0, 0)},
+             placement(schema::PlacementParams::HOST_GPU, 1), host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  EXPECT_EQ(storage.read_bytes, 8 * 16u);
+  EXPECT_EQ(rt.kv_bytes_read_to_host(), 8 * 16u);
+  // read 0..100, then both attentions on the GPU: 100..110, 110..120.
+  EXPECT_EQ(rt.latency_ps(), 120 * kNs);
+}
+
+// The host reads back appended KV only after the buffered writes of that layer
+// have been written.
+TEST(Runtime, AppendedKvIsReadBackAfterItsWrites) {
+  FakeHost host;
+  FakeStorage storage;
+  const auto P = trace::PHASE_FULL_PREFILL, D = trace::PHASE_DECODE;
+  trace::Op load = gemm(3, {2}, D);
+  load.clear_gemm();
+  load.set_layer(0);
+  trace::KvTransfer* t = load.mutable_kv_load();
+  t->mutable_tokens()->set_end(4);
+  t->set_bytes(4 * 16);
+  t->set_region(trace::KV_REGION_APPENDED);
+  // A staging area that keeps nothing: the load must read the 64 bytes back.
+  struct Forgetful : FakeStaging {
+    void insert(uint32_t, trace::KvRegion, uint64_t) override {}
+  };
+  Forgetful forgetful;
+  Runtime rt(header(), {gemm(1, {}, P), append(2, {1}, P, 0, 0, 4), load},
+              placement(schema::PlacementParams::HOST_GPU, 0), host, forgetful, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  // gemm 0..10; the append is buffered (64 B < one chunk); the load flushes it:
+  // write 10..1010, then the read 1010..1110.
+  ASSERT_EQ(storage.write_starts_ps.size(), 1u);
+  EXPECT_EQ(storage.write_starts_ps[0], 10 * kNs);
+  EXPECT_EQ(rt.timing()[2].end_ps, 1110 * kNs);
+  EXPECT_EQ(storage.read_bytes, 64u);
+}
+
 }  // namespace
 }  // namespace ispsim::systems
