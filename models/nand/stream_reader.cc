@@ -45,19 +45,11 @@ void StreamReader::start(std::vector<PageAddress> pages, const std::string& wher
   started_at_ = sc_core::sc_time_stamp();
   finished_at_ = started_at_;
 
-  // Bucket the page indices by queue, keeping list order inside each queue.
+  // Page indices by queue (die in PIPELINED, channel in SEQUENTIAL), list order kept.
   const bool sequential = config_.mode == ReadMode::kSequential;
-  const size_t queues = sequential ? fc.channels : fc.dies();
-  auto queue_of = [&](const PageAddress& p) -> size_t {
+  queues_.build(pages_, sequential ? fc.channels : fc.dies(), [&](const PageAddress& p) -> size_t {
     return sequential ? p.channel : size_t(p.channel) * fc.dies_per_channel + p.die;
-  };
-  begin_.assign(queues + 1, 0);
-  for (const PageAddress& p : pages_) ++begin_[queue_of(p) + 1];
-  for (size_t q = 0; q < queues; ++q) begin_[q + 1] += begin_[q];
-  next_.assign(begin_.begin(), begin_.end() - 1);
-  order_.resize(pages_.size());
-  for (uint32_t i = 0; i < pages_.size(); ++i) order_[next_[queue_of(pages_[i])]++] = i;
-  next_.assign(begin_.begin(), begin_.end() - 1);
+  });
   channel_in_flight_.assign(fc.channels, 0);
   channel_ready_ps_.assign(fc.channels, 0);
 
@@ -78,28 +70,19 @@ void StreamReader::start(std::vector<PageAddress> pages, const std::string& wher
 void StreamReader::issue_for_die(Die& die) {
   const FlashConfig& fc = flash_.config();
   const size_t q = size_t(die.channel_index()) * fc.dies_per_channel + die.index();
-  if (next_[q] == begin_[q + 1] || !die.can_read()) return;
-  // A multi-plane read takes the next pages of this die while their planes differ;
-  // they sit next to each other in order_, which the die reads the tags from.
-  const uint32_t first = next_[q];
-  unsigned count = 0;
-  unsigned planes_used = 0;
-  while (count < fc.planes_per_die && next_[q] < begin_[q + 1]) {
-    const unsigned bit = 1u << pages_[order_[next_[q]]].plane;
-    if (planes_used & bit) break;
-    planes_used |= bit;
-    ++count;
-    ++next_[q];
-  }
-  die.read(pages_.data(), &order_[first], count, *this);
+  if (queues_.empty(q) || !die.can_read()) return;
+  // A multi-plane read takes the next pages of this die while their planes differ.
+  const uint32_t* first = nullptr;
+  const unsigned count = queues_.take_multi_plane(q, pages_, fc.planes_per_die, &first);
+  die.read(pages_.data(), first, count, *this);
 }
 
 void StreamReader::issue_for_channel(unsigned channel) {
-  if (channel_in_flight_[channel] || next_[channel] == begin_[channel + 1]) return;
-  const uint32_t* index = &order_[next_[channel]];
+  if (channel_in_flight_[channel] || queues_.empty(channel)) return;
+  const uint32_t* index = queues_.peek(channel);
   Die& die = flash_.die(channel, pages_[*index].die);
   if (!die.can_read()) return;  // another issuer holds the die; retried on_die_idle
-  ++next_[channel];
+  queues_.pop(channel);
   channel_in_flight_[channel] = 1;
   // The sense starts when the consumer has finished the channel's previous page.
   const uint64_t now = sc_core::sc_time_stamp().value();

@@ -35,6 +35,7 @@
 #include "models/nand/flash_array.h"
 #include "models/nand/flash_config.h"
 #include "models/nand/page_consumer.h"
+#include "models/nand/page_queues.h"
 
 namespace ispsim::nand {
 
@@ -83,11 +84,7 @@ class StreamReader : public sc_core::sc_module, public FlashClient {
   Delivery delivery_;
 
   std::vector<PageAddress> pages_;
-  // Page indices bucketed by queue (die in PIPELINED, channel in SEQUENTIAL):
-  // queue q holds order_[begin_[q] .. begin_[q+1]), next_[q] is its cursor.
-  std::vector<uint32_t> order_;
-  std::vector<uint32_t> begin_;
-  std::vector<uint32_t> next_;
+  PageQueues queues_;  // page indices by queue (die in PIPELINED, channel in SEQUENTIAL)
   std::vector<uint8_t> channel_in_flight_;  // SEQUENTIAL: a page of the channel is under way
   std::vector<uint64_t> channel_ready_ps_;  // SEQUENTIAL: when the channel's consumer is done
   uint64_t arrived_ = 0;  // pages whose data-out has finished

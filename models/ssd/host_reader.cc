@@ -26,16 +26,9 @@ void HostReader::start(std::vector<nand::PageAddress> pages, Arrived arrived, Do
     return;
   }
 
-  // Bucket by die (counting sort), keeping list order within a die.
-  const size_t dies = fc.dies();
-  auto die_of = [&](const nand::PageAddress& p) { return size_t(p.channel) * fc.dies_per_channel + p.die; };
-  begin_.assign(dies + 1, 0);
-  for (const nand::PageAddress& p : pages_) ++begin_[die_of(p) + 1];
-  for (size_t d = 0; d < dies; ++d) begin_[d + 1] += begin_[d];
-  next_.assign(begin_.begin(), begin_.end() - 1);
-  order_.resize(pages_.size());
-  for (uint32_t i = 0; i < pages_.size(); ++i) order_[next_[die_of(pages_[i])]++] = i;
-  next_.assign(begin_.begin(), begin_.end() - 1);
+  // Page indices by die, list order kept.
+  queues_.build(pages_, fc.dies(),
+                [&](const nand::PageAddress& p) { return size_t(p.channel) * fc.dies_per_channel + p.die; });
 
   active_ = true;
   for (unsigned c = 0; c < fc.channels; ++c) {
@@ -46,19 +39,11 @@ void HostReader::start(std::vector<nand::PageAddress> pages, Arrived arrived, Do
 void HostReader::issue(nand::Die& die) {
   const nand::FlashConfig& fc = flash_.config();
   const size_t q = size_t(die.channel_index()) * fc.dies_per_channel + die.index();
-  if (next_[q] == begin_[q + 1] || !die.can_read()) return;
+  if (queues_.empty(q) || !die.can_read()) return;
   // A multi-plane read takes this die's next pages while their planes differ.
-  const uint32_t first = next_[q];
-  unsigned count = 0;
-  unsigned planes_used = 0;
-  while (count < fc.planes_per_die && next_[q] < begin_[q + 1]) {
-    const unsigned bit = 1u << pages_[order_[next_[q]]].plane;
-    if (planes_used & bit) break;
-    planes_used |= bit;
-    ++count;
-    ++next_[q];
-  }
-  die.read(pages_.data(), &order_[first], count, *this);
+  const uint32_t* first = nullptr;
+  const unsigned count = queues_.take_multi_plane(q, pages_, fc.planes_per_die, &first);
+  die.read(pages_.data(), first, count, *this);
 }
 
 void HostReader::on_die_idle(nand::Die& die) {

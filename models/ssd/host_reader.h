@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "models/nand/flash_array.h"
+#include "models/nand/page_queues.h"
 
 namespace ispsim::ssd {
 
@@ -46,7 +47,7 @@ class HostReader : public sc_core::sc_module, public nand::FlashClient {
 
   nand::FlashArray& flash_;
   std::vector<nand::PageAddress> pages_;
-  std::vector<uint32_t> order_, begin_, next_;  // page indices bucketed by die, list order kept
+  nand::PageQueues queues_;  // page indices by die, list order kept
   Arrived arrived_;
   Done all_arrived_;
   uint64_t arrived_count_ = 0;
