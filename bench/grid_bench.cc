@@ -71,7 +71,6 @@ int sc_main(int argc, char** argv) {
   const std::vector<systems::ChildResult> results = systems::run_in_children(tasks, jobs);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  const uint32_t page_bytes = 16384;  // the platforms' default NAND page (platforms/schema/nand.proto)
   uint64_t pages = 0, failures = 0, out_of_memory = 0;
   std::printf("%-22s %12s %12s %12s\n", "model dataset", "GPU-FC (ms)", "MemLLM (ms)", "speedup (x)");
   for (size_t c = 0; c < traces.size(); ++c) {
@@ -90,7 +89,7 @@ int sc_main(int argc, char** argv) {
                      s.failure.c_str());
         continue;
       }
-      pages += s.nand_read_bytes / page_bytes;
+      pages += s.nand_read_bytes / platforms[p].platform.nand().page_bytes();
       if (platform_names[p] == "gpu_fullcompute") gpu_fc = s.latency_ns / 1e6;
       if (platform_names[p] == "memllm") memllm = s.latency_ns / 1e6;
     }
