@@ -6,13 +6,36 @@
 
 namespace ispsim::core {
 
+EnergyLedger::EnergyLedger(uint64_t window_ps) : window_ps_(window_ps) {
+  if (window_ps == 0) throw std::logic_error("energy ledger: zero peak-power window");
+}
+
 void EnergyLedger::add(const std::string& component, double joules, uint64_t start_ps, uint64_t end_ps) {
   if (!(joules >= 0)) throw std::logic_error("energy ledger: " + component + " records negative or NaN energy");
   if (end_ps < start_ps) throw std::logic_error("energy ledger: " + component + " records a reversed interval");
   if (joules == 0) return;
+  if (start_ps < swept_ps_) {
+    throw std::logic_error("energy ledger: " + component + " records energy from " + std::to_string(start_ps) +
+                           " ps, before the settled time " + std::to_string(swept_ps_) +
+                           " ps (hold the activity's start with open())");
+  }
   auto [it, inserted] = ids_.emplace(component, static_cast<uint32_t>(names_.size()));
-  if (inserted) names_.push_back(component);
-  records_.push_back({it->second, joules, start_ps, end_ps});
+  if (inserted) {
+    names_.push_back(component);
+    dynamic_j_.push_back(0.0);
+  }
+  dynamic_j_[it->second] += joules;
+  if (start_ps == end_ps) {
+    pending_.push({start_ps, 0.0, 0, joules});
+  } else {
+    const double rate = joules / static_cast<double>(end_ps - start_ps);
+    pending_.push({start_ps, rate, 1, 0.0});
+    pending_.push({end_ps, -rate, -1, 0.0});
+  }
+  if (clock_ && pending_.size() >= fold_when_pending_) {
+    fold(settled_ps(), false);
+    fold_when_pending_ = std::max(kFoldBatch, 2 * pending_.size());
+  }
 }
 
 void EnergyLedger::add_static_power(const std::string& component, double watts) {
@@ -26,58 +49,167 @@ double EnergyLedger::static_power_w() const {
   return w;
 }
 
-namespace {
+void EnergyLedger::set_clock(std::function<uint64_t()> now_ps) { clock_ = std::move(now_ps); }
 
-// Length of the overlap of [a0, a1] and [b0, b1].
-uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
-  const uint64_t lo = std::max(a0, b0), hi = std::min(a1, b1);
-  return hi > lo ? hi - lo : 0;
+uint64_t EnergyLedger::open(uint64_t start_ps) {
+  const uint64_t ticket = next_ticket_++;
+  open_.emplace(ticket, open_starts_.insert(start_ps));
+  return ticket;
 }
 
-// Energy per phase, accumulated by index into the sorted, disjoint phases
-// (the last slot is "other": energy outside every phase).
-class PhaseSplit {
- public:
-  explicit PhaseSplit(const std::vector<EnergyLedger::PhaseInterval>& sorted)
-      : phases_(sorted), joules_(sorted.size() + 1, 0.0) {}
+void EnergyLedger::close(uint64_t ticket) {
+  const auto it = open_.find(ticket);
+  if (it == open_.end()) throw std::logic_error("energy ledger: close() of a ticket that is not open");
+  open_starts_.erase(it->second);
+  open_.erase(it);
+}
 
-  // Adds `joules` spent uniformly over [a, b] (an instant at a when a == b).
-  void add(double joules, uint64_t a, uint64_t b) {
-    // The first phase that ends after a (phases are [start, end)).
-    size_t i = std::upper_bound(phases_.begin(), phases_.end(), a,
-                                [](uint64_t t, const auto& p) { return t < p.end_ps; }) -
-               phases_.begin();
-    if (b == a) {
-      joules_[i < phases_.size() && phases_[i].start_ps <= a ? i : phases_.size()] += joules;
-      return;
-    }
-    const double per_ps = joules / static_cast<double>(b - a);
-    double inside = 0;
-    for (; i < phases_.size() && phases_[i].start_ps < b; ++i) {
-      const double j = per_ps * static_cast<double>(overlap(a, b, phases_[i].start_ps, phases_[i].end_ps));
-      joules_[i] += j;
-      inside += j;
-    }
-    if (joules - inside > joules * 1e-12) joules_.back() += joules - inside;
+uint64_t EnergyLedger::settled_ps() const {
+  const uint64_t now = clock_();
+  return open_starts_.empty() ? now : std::min(now, *open_starts_.begin());
+}
+
+void EnergyLedger::set_phase(const std::string& name, uint64_t from_ps) {
+  PhaseChange& last = phases_.back();
+  if (from_ps < last.from_ps || from_ps < swept_ps_) {
+    throw std::logic_error("energy ledger: phase " + name + " set at " + std::to_string(from_ps) +
+                           " ps, before an earlier change or the settled time");
   }
-
-  // Phases that received energy, by name (several intervals may share a name).
-  void write(std::map<std::string, double>& by_phase) const {
-    for (size_t i = 0; i < phases_.size(); ++i)
-      if (joules_[i] > 0) by_phase[phases_[i].name] += joules_[i];
-    if (joules_.back() > 0) by_phase["other"] += joules_.back();
+  if (from_ps == last.from_ps) {
+    last.name = name;  // nothing has been attributed from from_ps on yet
+    if (phases_.size() > 1 && phases_[phases_.size() - 2].name == name) phases_.pop_back();
+  } else if (last.name != name) {
+    phases_.push_back({from_ps, name});
   }
+}
 
- private:
-  const std::vector<EnergyLedger::PhaseInterval>& phases_;
-  std::vector<double> joules_;
-};
+// --- the sweep ---------------------------------------------------------------
+//
+// The dynamic power is piecewise constant between record boundaries, so one
+// sweep over the boundaries in time order yields, per constant segment, its
+// energy per phase, its two edge windows and the windows strictly inside it,
+// which all hold the segment's power (a 10 s run has 1e7 windows of 1 us; none
+// is materialised). Edge windows arrive in time order, so one running
+// accumulator collects them; an instant lies on a boundary, so its window is
+// always an edge. Records past the end of the run count in the totals but not
+// in the windows; an instant at or past the end falls into the last window.
 
-}  // namespace
+void EnergyLedger::fold(uint64_t until_ps, bool final) {
+  while (!pending_.empty() && (final || pending_.top().at_ps < until_ps)) {
+    const uint64_t at = pending_.top().at_ps;
+    segment(swept_ps_, at);
+    advance_phases(at);
+    for (; !pending_.empty() && pending_.top().at_ps == at; pending_.pop()) {
+      const Boundary& b = pending_.top();
+      rate_ += b.rate_j_per_ps;
+      active_ += b.active;
+      if (b.instant_j > 0) {
+        dynamic_j_by_phase_[phases_.front().name] += b.instant_j;
+        if (duration_ps_ > 0) add_to_window(std::min(at, duration_ps_ - 1) / window_ps_, b.instant_j);
+      }
+    }
+    if (active_ == 0) rate_ = 0;  // no drift once nothing is in progress
+    swept_ps_ = at;
+  }
+}
 
-EnergyLedger::Summary EnergyLedger::summarize(uint64_t duration_ps, const std::vector<PhaseInterval>& phases,
-                                              uint64_t window_ps) const {
-  if (window_ps == 0) throw std::logic_error("energy ledger: zero peak-power window");
+void EnergyLedger::segment(uint64_t a, uint64_t b) {
+  if (b <= a || active_ == 0 || rate_ <= 0) return;
+  attribute_to_phases(rate_, a, b);
+  a = std::min(a, duration_ps_);
+  b = std::min(b, duration_ps_);
+  if (b <= a) return;
+  const uint64_t first = a / window_ps_, last = (b - 1) / window_ps_;
+  if (first == last) return add_to_window(first, rate_ * static_cast<double>(b - a));
+  add_to_window(first, rate_ * static_cast<double>((first + 1) * window_ps_ - a));
+  if (last > first + 1) window_candidate(first + 1, rate_ * 1e12);
+  add_to_window(last, rate_ * static_cast<double>(b - last * window_ps_));
+}
+
+void EnergyLedger::attribute_to_phases(double rate_j_per_ps, uint64_t a, uint64_t b) {
+  while (a < b) {
+    advance_phases(a);
+    const uint64_t end = phases_.size() > 1 ? std::min(b, phases_[1].from_ps) : b;
+    dynamic_j_by_phase_[phases_.front().name] += rate_j_per_ps * static_cast<double>(end - a);
+    a = end;
+  }
+}
+
+void EnergyLedger::advance_phases(uint64_t to_ps) {
+  while (phases_.size() > 1 && phases_[1].from_ps <= to_ps) {
+    ps_by_phase_[phases_.front().name] += phases_[1].from_ps - phases_.front().from_ps;
+    phases_.pop_front();
+  }
+}
+
+uint64_t EnergyLedger::window_length(uint64_t window) const {
+  return std::min(window_ps_, duration_ps_ - window * window_ps_);
+}
+
+void EnergyLedger::add_to_window(uint64_t window, double joules) {
+  if (window != edge_window_) {
+    if (edge_j_ > 0)
+      window_candidate(edge_window_, edge_j_ / (static_cast<double>(window_length(edge_window_)) * 1e-12));
+    edge_window_ = window;
+    edge_j_ = 0;
+  }
+  edge_j_ += joules;
+}
+
+// Every window also carries the static power; a window without dynamic energy
+// has exactly that, and window 0 is the earliest such candidate. Powers equal
+// up to rounding (an edge window and the inside of the same segment) count as
+// equal, so the earliest window wins.
+void EnergyLedger::window_candidate(uint64_t window, double dynamic_w) {
+  const double static_w = static_power_w();
+  const double watts = static_w + dynamic_w, peak = static_w + peak_dynamic_w_;
+  const bool same = std::abs(watts - peak) <= peak * 1e-12;
+  if ((watts > peak && !same) || (same && window < peak_window_)) {
+    peak_dynamic_w_ = dynamic_w;
+    peak_window_ = window;
+  }
+}
+
+// --- the summary -------------------------------------------------------------
+
+EnergyLedger::Summary EnergyLedger::summarize(uint64_t duration_ps) {
+  if (duration_ps_ != UINT64_MAX) throw std::logic_error("energy ledger: summarize() called twice");
+  if (swept_ps_ > duration_ps) {  // only a fold while running goes past the end
+    throw std::logic_error("energy ledger: the run ends at " + std::to_string(duration_ps) +
+                           " ps, before energy folded while it ran (" + std::to_string(swept_ps_) + " ps)");
+  }
+  duration_ps_ = duration_ps;
+  fold(0, true);
+  if (duration_ps > 0) add_to_window((duration_ps + window_ps_ - 1) / window_ps_, 0);  // flushes the last edge
+  advance_phases(duration_ps);
+  if (duration_ps > phases_.front().from_ps) ps_by_phase_[phases_.front().name] += duration_ps - phases_.front().from_ps;
+
+  Summary s;
+  s.duration_ps = duration_ps;
+  for (size_t c = 0; c < names_.size(); ++c) {
+    s.dynamic_j_by_component[names_[c]] = dynamic_j_[c];
+    s.total_j += dynamic_j_[c];
+  }
+  const double static_w = static_power_w();
+  for (const auto& [name, watts] : static_w_) {
+    const double j = watts * static_cast<double>(duration_ps) * 1e-12;
+    s.static_j_by_component[name] = j;
+    s.total_j += j;
+  }
+  std::map<std::string, double> by_phase = dynamic_j_by_phase_;
+  for (const auto& [name, ps] : ps_by_phase_) by_phase[name] += static_w * static_cast<double>(ps) * 1e-12;
+  for (const auto& [name, joules] : by_phase)
+    if (joules > 0) s.j_by_phase[name.empty() ? "other" : name] += joules;
+  if (duration_ps == 0) return s;  // no time, no power
+  s.average_w = s.total_j / (static_cast<double>(duration_ps) * 1e-12);
+  s.peak_w = static_w + peak_dynamic_w_;
+  s.peak_window_start_ps = peak_window_ * window_ps_;
+  return s;
+}
+
+EnergyLedger::Summary EnergyLedger::summarize(uint64_t duration_ps, const std::vector<PhaseInterval>& phases) {
+  if (phases_.size() != 1 || !phases_.front().name.empty() || swept_ps_ > 0)
+    throw std::logic_error("energy ledger: phases given twice (set_phase and summarize)");
   for (const auto& p : phases)
     if (p.end_ps < p.start_ps) throw std::logic_error("energy ledger: phase " + p.name + " ends before it starts");
   std::vector<PhaseInterval> sorted = phases;
@@ -85,118 +217,11 @@ EnergyLedger::Summary EnergyLedger::summarize(uint64_t duration_ps, const std::v
   for (size_t i = 1; i < sorted.size(); ++i)
     if (sorted[i].start_ps < sorted[i - 1].end_ps)
       throw std::logic_error("energy ledger: phases " + sorted[i - 1].name + " and " + sorted[i].name + " overlap");
-
-  Summary s;
-  s.duration_ps = duration_ps;
-  const double static_w = static_power_w();
-  PhaseSplit split(sorted);
-  std::vector<double> by_component(names_.size(), 0.0);
-  for (const Record& r : records_) {
-    by_component[r.component] += r.joules;
-    s.total_j += r.joules;
-    split.add(r.joules, r.start_ps, r.end_ps);
+  for (const PhaseInterval& p : sorted) {
+    set_phase(p.name, p.start_ps);
+    set_phase("", p.end_ps);
   }
-  for (size_t c = 0; c < names_.size(); ++c) s.dynamic_j_by_component[names_[c]] = by_component[c];
-  for (const auto& [name, watts] : static_w_) {
-    const double j = watts * static_cast<double>(duration_ps) * 1e-12;
-    s.static_j_by_component[name] = j;
-    s.total_j += j;
-  }
-  if (duration_ps > 0 && static_w > 0) split.add(static_w * static_cast<double>(duration_ps) * 1e-12, 0, duration_ps);
-  split.write(s.j_by_phase);
-  if (duration_ps == 0) return s;  // no time, no power
-  s.average_w = s.total_j / (static_cast<double>(duration_ps) * 1e-12);
-  peak_power(duration_ps, window_ps, static_w, s);
-  return s;
-}
-
-// Peak window power without materialising every window (a 10 s run has 1e7
-// windows of 1 us): the dynamic power is piecewise constant between record
-// boundaries, so one sweep over the sorted boundaries yields, per constant
-// segment, its two edge windows and the windows strictly inside it, which all
-// hold the segment's power. Edge windows arrive in time order, so one running
-// accumulator collects them. A window holding an instant record is cut out of
-// the segments (its bounds become boundaries), so it is never an inside window.
-// Records past the end of the run count in the totals but not in the windows;
-// an instant at or past the end falls into the last window.
-void EnergyLedger::peak_power(uint64_t duration_ps, uint64_t window_ps, double static_w, Summary& s) const {
-  const uint64_t windows = (duration_ps + window_ps - 1) / window_ps;
-  auto window_length = [&](uint64_t w) { return std::min(window_ps, duration_ps - w * window_ps); };
-
-  struct Boundary {
-    uint64_t at_ps;
-    double rate_j_per_ps;  // change of the dynamic power
-    int active;            // change of the number of records in progress
-    double instant_j;      // an instant record at this time
-  };
-  std::vector<Boundary> boundaries;
-  boundaries.reserve(2 * records_.size());
-  for (const Record& r : records_) {
-    if (r.start_ps == r.end_ps) {
-      const uint64_t w = std::min(r.start_ps / window_ps, windows - 1);
-      const uint64_t at = std::min(r.start_ps, duration_ps - 1);
-      boundaries.push_back({w * window_ps, 0.0, 0, 0.0});
-      boundaries.push_back({at, 0.0, 0, r.joules});
-      boundaries.push_back({w * window_ps + window_length(w), 0.0, 0, 0.0});
-      continue;
-    }
-    const uint64_t a = std::min(r.start_ps, duration_ps), b = std::min(r.end_ps, duration_ps);
-    if (b == a) continue;  // entirely past the end
-    const double rate = r.joules / static_cast<double>(r.end_ps - r.start_ps);
-    boundaries.push_back({a, rate, 1, 0.0});
-    boundaries.push_back({b, -rate, -1, 0.0});
-  }
-  std::sort(boundaries.begin(), boundaries.end(),
-            [](const Boundary& x, const Boundary& y) { return x.at_ps < y.at_ps; });
-
-  // Every window also carries the static power; a window without dynamic
-  // energy has exactly that, and window 0 is the earliest such candidate.
-  // Powers equal up to rounding (an edge window and the inside of the same
-  // segment) count as equal, so the earliest window wins.
-  s.peak_w = static_w;
-  s.peak_window_start_ps = 0;
-  auto candidate = [&](uint64_t start_ps, double dynamic_w) {
-    const double watts = static_w + dynamic_w;
-    const bool same = std::abs(watts - s.peak_w) <= s.peak_w * 1e-12;
-    if ((watts > s.peak_w && !same) || (same && start_ps < s.peak_window_start_ps)) {
-      s.peak_w = watts;
-      s.peak_window_start_ps = start_ps;
-    }
-  };
-  uint64_t edge_window = 0;
-  double edge_j = 0;
-  auto add_to_window = [&](uint64_t w, double j) {
-    if (w != edge_window) {
-      if (edge_j > 0) candidate(edge_window * window_ps, edge_j / (static_cast<double>(window_length(edge_window)) * 1e-12));
-      edge_window = w;
-      edge_j = 0;
-    }
-    edge_j += j;
-  };
-
-  double rate = 0;
-  int active = 0;
-  uint64_t previous = 0;
-  auto segment = [&](uint64_t a, uint64_t b) {
-    if (b <= a || active == 0 || rate <= 0) return;
-    const uint64_t first = a / window_ps, last = (b - 1) / window_ps;
-    if (first == last) return add_to_window(first, rate * static_cast<double>(b - a));
-    add_to_window(first, rate * static_cast<double>((first + 1) * window_ps - a));
-    if (last > first + 1) candidate((first + 1) * window_ps, rate * 1e12);
-    add_to_window(last, rate * static_cast<double>(b - last * window_ps));
-  };
-  for (size_t i = 0; i < boundaries.size();) {
-    const uint64_t at = boundaries[i].at_ps;
-    segment(previous, at);
-    for (; i < boundaries.size() && boundaries[i].at_ps == at; ++i) {
-      rate += boundaries[i].rate_j_per_ps;
-      active += boundaries[i].active;
-      if (boundaries[i].instant_j > 0) add_to_window(std::min(at / window_ps, windows - 1), boundaries[i].instant_j);
-    }
-    if (active == 0) rate = 0;  // no drift once nothing is in progress
-    previous = at;
-  }
-  add_to_window(windows, 0);  // flushes the last edge window
+  return summarize(duration_ps);
 }
 
 }  // namespace ispsim::core

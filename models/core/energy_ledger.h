@@ -1,19 +1,34 @@
-// Energy bookkeeping of one simulation. Every component records its dynamic
-// energy as it works (joules spent uniformly over a time interval) and declares
-// its static (leakage + idle) power once; the summary adds them up per
-// component and per phase and derives average and peak power.
+// Energy bookkeeping of one simulation, in memory that does not grow with the
+// amount of simulated work. Every component records its dynamic energy as it
+// works (joules spent uniformly over a time interval) and declares its static
+// (leakage + idle) power once; the summary adds them up per component and per
+// phase and derives average and peak power.
 //
 // Peak power is the largest mean power over any window of `window_ps` aligned
 // to multiples of the window (default 1 us): a burst shorter than the window is
 // averaged over it, which is how a power meter or a thermal budget sees it.
-// Phases are time intervals given by the runtime; energy spent outside every
+// Phases are announced as they begin (set_phase); energy spent outside every
 // phase is reported under "other". Static energy = static power x simulated time.
+//
+// Streaming. Records are folded into the per-phase sums and the peak-window
+// sweep as soon as no later record can start before them. With a clock
+// (set_clock), the ledger folds once enough records are pending, up to the
+// settled time: the clock's "now", or the start of the earliest activity still
+// held open (open/close) if earlier. A component that charges an activity's
+// energy only when it ends, spread back to its start, holds that start open
+// meanwhile; a record that starts before the settled time is a programming
+// error (std::logic_error naming the component). Without a clock everything is
+// folded by summarize().
 //
 // No SystemC: components pass their own time stamps (picoseconds).
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
+#include <queue>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,18 +36,28 @@ namespace ispsim::core {
 
 class EnergyLedger {
  public:
+  static constexpr uint64_t kDefaultWindowPs = 1'000'000;  // 1 us
+  explicit EnergyLedger(uint64_t window_ps = kDefaultWindowPs);
+
   // Dynamic energy `joules` (>= 0) spent uniformly over [start_ps, end_ps]
-  // (an instant when they are equal). Negative energy or a reversed interval
-  // throws std::logic_error (a programming error).
+  // (an instant when they are equal). Negative energy, a reversed interval or a
+  // start before the settled time throws std::logic_error (a programming error).
   void add(const std::string& component, double joules, uint64_t start_ps, uint64_t end_ps);
   // Static power of `component` in watts, for the whole simulated time; a second
   // declaration of the same component adds to the first.
   void add_static_power(const std::string& component, double watts);
+  double static_power_w() const;
 
-  struct PhaseInterval {
-    std::string name;
-    uint64_t start_ps, end_ps;
-  };
+  // The simulated time now, in ps; enables folding while the simulation runs.
+  void set_clock(std::function<uint64_t()> now_ps);
+  // Holds `start_ps` open: nothing at or after it is folded until close(ticket).
+  uint64_t open(uint64_t start_ps);
+  void close(uint64_t ticket);
+
+  // From `from_ps` on, time belongs to phase `name` ("" = no phase: "other").
+  // Calls come in time order; a second call at the same time replaces the first.
+  void set_phase(const std::string& name, uint64_t from_ps);
+
   struct Summary {
     uint64_t duration_ps = 0;
     double total_j = 0;
@@ -43,25 +68,73 @@ class EnergyLedger {
     double peak_w = 0;
     uint64_t peak_window_start_ps = 0;
   };
-  // Summarises [0, duration_ps]. Phases may not overlap or be reversed
-  // (std::logic_error); static energy is shared among phases by their duration.
+  // Folds everything and summarises [0, duration_ps]; call once, at the end.
   // A zero duration gives zero average and peak power.
-  Summary summarize(uint64_t duration_ps, const std::vector<PhaseInterval>& phases,
-                    uint64_t window_ps = 1000000) const;
+  Summary summarize(uint64_t duration_ps);
 
-  double static_power_w() const;
-
- private:
-  void peak_power(uint64_t duration_ps, uint64_t window_ps, double static_w, Summary& s) const;
-  struct Record {
-    uint32_t component;
-    double joules;
+  // The phases as intervals, for a ledger that was given none by set_phase:
+  // they may not overlap or be reversed (std::logic_error).
+  struct PhaseInterval {
+    std::string name;
     uint64_t start_ps, end_ps;
   };
+  Summary summarize(uint64_t duration_ps, const std::vector<PhaseInterval>& phases);
+
+  size_t pending_records() const { return pending_.size(); }
+
+ private:
+  // A change of the dynamic power (rate, records in progress) or an instant.
+  struct Boundary {
+    uint64_t at_ps;
+    double rate_j_per_ps;
+    int active;
+    double instant_j;
+  };
+  struct Later {
+    bool operator()(const Boundary& a, const Boundary& b) const { return a.at_ps > b.at_ps; }
+  };
+  struct PhaseChange {
+    uint64_t from_ps;
+    std::string name;
+  };
+
+  uint64_t settled_ps() const;
+  // Sweeps every pending boundary before `until_ps` (all of them when final).
+  void fold(uint64_t until_ps, bool final);
+  void segment(uint64_t a, uint64_t b);
+  void attribute_to_phases(double rate_j_per_ps, uint64_t a, uint64_t b);
+  void advance_phases(uint64_t to_ps);
+  void add_to_window(uint64_t window, double joules);
+  void window_candidate(uint64_t window, double dynamic_w);
+  uint64_t window_length(uint64_t window) const;
+
+  const uint64_t window_ps_;
   std::map<std::string, uint32_t> ids_;
   std::vector<std::string> names_;
-  std::vector<Record> records_;
+  std::vector<double> dynamic_j_;  // by component id
   std::map<std::string, double> static_w_;
+
+  std::function<uint64_t()> clock_;
+  std::multiset<uint64_t> open_starts_;
+  std::map<uint64_t, std::multiset<uint64_t>::iterator> open_;  // by ticket
+  uint64_t next_ticket_ = 0;
+
+  std::priority_queue<Boundary, std::vector<Boundary>, Later> pending_;
+  static constexpr size_t kFoldBatch = 1 << 16;  // pending boundaries that trigger a fold
+  size_t fold_when_pending_ = kFoldBatch;
+
+  // The sweep: dynamic power between boundaries, per phase and per window.
+  uint64_t swept_ps_ = 0;  // every boundary before it is folded; no record may start before it
+  double rate_ = 0;
+  int active_ = 0;
+  std::deque<PhaseChange> phases_{{0, ""}};  // front: the phase at swept_ps_
+  std::map<std::string, double> dynamic_j_by_phase_;
+  std::map<std::string, uint64_t> ps_by_phase_;
+  uint64_t duration_ps_ = UINT64_MAX;  // known at summarize()
+  uint64_t edge_window_ = 0;
+  double edge_j_ = 0;
+  double peak_dynamic_w_ = 0;
+  uint64_t peak_window_ = 0;
 };
 
 }  // namespace ispsim::core

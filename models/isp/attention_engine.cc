@@ -54,6 +54,7 @@ struct AttentionEngine::Op {
   std::function<void()> done;
   Shape shape;
   uint64_t start_ps = 0;
+  uint64_t energy_ticket = 0;  // the ledger holds start_ps open until the op's energy is charged
   uint64_t pass = 0;
   PassTiles tiles;
   uint64_t nand_tiles = 0;       // the first nand_tiles of tiles.tiles are the stream
@@ -394,6 +395,7 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
   op_->done = std::move(done);
   op_->shape = std::move(shape);
   op_->start_ps = now_ps();
+  if (ledger_ != nullptr) op_->energy_ticket = ledger_->open(op_->start_ps);
   op_->channel_pj.assign(channels_, 0.0);
   ++ops_;
   active_ = true;
@@ -620,6 +622,7 @@ void AttentionEngine::on_step() {
     }
     if (op.central_pj > 0) ledger_->add(path + ".central", op.central_pj * 1e-12, op.start_ps, end);
     if (op.reduction_pj > 0) ledger_->add(path + ".reduction", op.reduction_pj * 1e-12, op.start_ps, end);
+    ledger_->close(op.energy_ticket);
   }
   std::function<void()> done = std::move(op.done);
   op_.reset();

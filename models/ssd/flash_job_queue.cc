@@ -32,7 +32,7 @@ void FlashJobQueue::start_next() {
   running_ = true;
   running_since_ps_ = sc_core::sc_time_stamp().value();
   ++started_;
-  history_.push_back(entry.kind);
+  if (history_.size() < kHistoryKept) history_.push_back(entry.kind);
   auto released_once = std::make_shared<bool>(false);
   entry.job([this, released_once] {
     if (*released_once) throw std::logic_error(std::string(name()) + ": a job released the flash twice");

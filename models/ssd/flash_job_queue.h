@@ -35,7 +35,9 @@ class FlashJobQueue : public sc_core::sc_module {
   uint64_t jobs_started() const { return started_; }
   // Simulated time a job held the flash, summed over jobs.
   sc_core::sc_time busy_time() const { return sc_core::sc_time::from_value(busy_ps_); }
-  // Kinds of the jobs in the order they started (for tests and debugging).
+  // Kinds of the first kHistoryKept jobs in the order they started (for tests
+  // and debugging; bounded, so memory does not grow with the simulated work).
+  static constexpr size_t kHistoryKept = 64;
   const std::vector<std::string>& history() const { return history_; }
 
  private:

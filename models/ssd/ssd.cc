@@ -214,12 +214,14 @@ void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t usef
       uint64_t useful_bytes;
       uint64_t forwarded = 0;  // pages handed to PCIe
       uint64_t flash_start_ps;
+      uint64_t energy_ticket;
       Done done;
     };
     auto read = std::make_shared<Read>();
     read->pages = std::move(pages);
     read->useful_bytes = useful_bytes;
     read->flash_start_ps = now_ps();
+    read->energy_ticket = hold_energy(read->flash_start_ps);
     read->done = std::move(done);
 
     const uint64_t page_bytes = flash_.config().page_bytes;
@@ -262,6 +264,7 @@ void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t usef
         record(kDram, double(n * page_bytes + read->useful_bytes) * config_.dram_joules_per_byte,
                read->flash_start_ps);
       }
+      release_energy(read->energy_ticket);
       release();
     };
     reader_.start(std::move(addresses), arrived, all_arrived, "ssd host read");
@@ -324,12 +327,14 @@ void Ssd::reserve_entries(uint32_t layer, uint64_t entries, const std::string& w
 void Ssd::accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done) {
   kv_written_bytes_ += bytes;
   const uint64_t buffer_start = now_ps();
-  bus_.transfer(bytes, [this, layer, entries, bytes, buffer_start, done = std::move(done)]() mutable {
+  const uint64_t ticket = hold_energy(buffer_start);
+  bus_.transfer(bytes, [this, layer, entries, bytes, buffer_start, ticket, done = std::move(done)]() mutable {
     dram_write_bytes_ += bytes;
-    dram_.transfer(bytes, [this, layer, entries, bytes, buffer_start, done = std::move(done)]() mutable {
+    dram_.transfer(bytes, [this, layer, entries, bytes, buffer_start, ticket, done = std::move(done)]() mutable {
       // Bus and DRAM energy over the time the data took to reach the write buffer.
       record(kBus, double(bytes) * config_.bus_joules_per_byte, buffer_start);
       record(kDram, double(bytes) * config_.dram_joules_per_byte, buffer_start);
+      release_energy(ticket);
       LayerAppends& l = layers_[layer];
       l.entries += entries;
       const uint64_t tile = placement_->tokens_per_tile();
@@ -360,16 +365,18 @@ void Ssd::program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry
                          done = std::move(done)](FlashJobQueue::Done release) mutable {
     const uint64_t bytes = uint64_t(pages.size()) * flash_.config().page_bytes;
     const uint64_t start = now_ps();
+    const uint64_t ticket = hold_energy(start);
     ++program_jobs_;
     dram_read_bytes_ += bytes;
     dram_.transfer(bytes, nullptr);
     bus_.transfer(bytes, nullptr);
     const uint64_t n = pages.size();
-    program_batch_done_ = [this, n, bytes, start, release, done = std::move(done)] {
+    program_batch_done_ = [this, n, bytes, start, ticket, release, done = std::move(done)] {
       pages_programmed_ += n;
       record(kDram, double(bytes) * config_.dram_joules_per_byte, start);
       record(kBus, double(bytes) * config_.bus_joules_per_byte, start);
       record_nand(0, n, bytes, start);
+      release_energy(ticket);
       release();
       end_call(done);
     };
@@ -391,14 +398,16 @@ void Ssd::attention(const isp::AttentionWork& work, Done done) {
   begin_call();
   jobs_.push("attention", [this, work, done = std::move(done)](FlashJobQueue::Done release) mutable {
     const uint64_t start = now_ps();
+    const uint64_t ticket = hold_energy(start);
     const uint64_t pages0 = engine_->pages_read();
     const uint64_t dram0 = engine_->dram_bytes();
     const uint64_t bus0 = engine_->bus_bytes();
-    engine_->run(work, [this, start, pages0, dram0, bus0, release, done = std::move(done)] {
+    engine_->run(work, [this, start, ticket, pages0, dram0, bus0, release, done = std::move(done)] {
       const uint64_t pages = engine_->pages_read() - pages0;
       record_nand(pages, 0, pages * flash_.config().page_bytes, start);
       record(kDram, double(engine_->dram_bytes() - dram0) * config_.dram_joules_per_byte, start);
       record(kBus, double(engine_->bus_bytes() - bus0) * config_.bus_joules_per_byte, start);
+      release_energy(ticket);
       release();
       end_call(done);
     });

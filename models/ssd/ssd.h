@@ -159,6 +159,12 @@ class Ssd : public sc_core::sc_module {
   void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
   void check_layer(uint32_t layer, const std::string& where) const;
   void record(int component, double joules, uint64_t start_ps);
+  // Energy charged when work ends is spread back to its start: the ledger holds
+  // that start open meanwhile (EnergyLedger::open), so it never folds past it.
+  uint64_t hold_energy(uint64_t start_ps) { return ledger_ ? ledger_->open(start_ps) : 0; }
+  void release_energy(uint64_t ticket) {
+    if (ledger_) ledger_->close(ticket);
+  }
   void record_nand(uint64_t pages_read, uint64_t pages_programmed, uint64_t channel_bytes, uint64_t start_ps);
 
   const SsdConfig config_;

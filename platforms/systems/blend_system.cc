@@ -20,6 +20,7 @@
 #include "models/link/nvme.h"
 #include "models/link/pcie_link.h"
 #include "models/ssd/ssd.h"
+#include "platforms/systems/progress.h"
 #include "platforms/systems/runtime.h"
 #include "traces/trace_io.h"
 #include "traces/trace_validator.h"
@@ -215,41 +216,32 @@ struct PhaseSpan {
 // order) that is in flight then, from its issue to its completion; runs of the
 // same phase merge into one interval. The intervals are disjoint and cover the
 // run, so the phase times add up to the latency even where the unfused
-// CacheBlend passes overlap layer by layer.
-std::vector<PhaseSpan> phase_spans(const Runtime& rt) {
-  struct Event {
-    uint64_t at_ps;
-    bool begins;
-    size_t op;
-  };
-  std::vector<Event> events;
-  for (size_t i = 0; i < rt.ops().size(); ++i) {
-    if (rt.timing()[i].end_ps == rt.timing()[i].issued_ps) continue;  // takes no time
-    events.push_back({rt.timing()[i].issued_ps, true, i});
-    events.push_back({rt.timing()[i].end_ps, false, i});
-  }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return a.at_ps != b.at_ps ? a.at_ps < b.at_ps : a.begins < b.begins;  // ends first
-  });
-  std::vector<PhaseSpan> spans;
-  std::set<size_t> in_flight;
-  uint64_t last_ps = 0;
-  for (const Event& e : events) {
-    if (e.at_ps > last_ps && !in_flight.empty()) {
-      const std::string name = phase_name(rt.ops()[*in_flight.begin()].phase());
-      if (!spans.empty() && spans.back().name == name && spans.back().end_ps == last_ps)
-        spans.back().end_ps = e.at_ps;
+// CacheBlend passes overlap layer by layer. The runtime announces each change as
+// it happens; the ledger is told the same, so energy and time per phase agree.
+class PhaseTracker {
+ public:
+  explicit PhaseTracker(core::EnergyLedger& ledger) : ledger_(ledger) {}
+
+  void change(std::optional<trace::Phase> phase, uint64_t at_ps) {
+    const std::string name = phase ? phase_name(*phase) : "";
+    ledger_.set_phase(name, at_ps);
+    if (at_ps > from_ps_ && !name_.empty()) {  // a later change at the same time replaces this one
+      if (!spans_.empty() && spans_.back().name == name_ && spans_.back().end_ps == from_ps_)
+        spans_.back().end_ps = at_ps;
       else
-        spans.push_back({name, last_ps, e.at_ps});
+        spans_.push_back({name_, from_ps_, at_ps});
     }
-    last_ps = e.at_ps;
-    if (e.begins)
-      in_flight.insert(e.op);
-    else
-      in_flight.erase(e.op);
+    name_ = name;
+    from_ps_ = at_ps;
   }
-  return spans;
-}
+  const std::vector<PhaseSpan>& spans() const { return spans_; }
+
+ private:
+  core::EnergyLedger& ledger_;
+  std::string name_;  // "" while nothing is in flight
+  uint64_t from_ps_ = 0;
+  std::vector<PhaseSpan> spans_;
+};
 
 }  // namespace
 
@@ -300,6 +292,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   core::Timeline* timeline_ptr = timeline_file ? &timeline : nullptr;
 
   core::EnergyLedger ledger;
+  ledger.set_clock([] { return sc_core::sc_time_stamp().value(); });
   System system("system", loaded, host_config, shape, kv_space(header, ops), ledger);
   link::PcieLink& pcie = system.pcie;
   link::Nvme& nvme = system.nvme;
@@ -314,6 +307,14 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   const nand::FlashConfig& flash = ssd.flash().config();
   const uint64_t write_chunk = uint64_t{flash.page_bytes} * flash.channels * flash.dies_per_channel;
   Runtime runtime(header, std::move(ops), platform.placement(), gpu_port, staging, ssd_port, write_chunk);
+  PhaseTracker phase_tracker(ledger);
+  Progress progress(summary.platform, runtime.ops().size(), options.progress);
+  runtime.set_phase_listener([&](std::optional<trace::Phase> phase, uint64_t at_ps) {
+    phase_tracker.change(phase, at_ps);
+    if (phase) progress.set_phase(phase_name(*phase));
+  });
+  runtime.set_completion_listener(
+      [&](size_t completed) { progress.update(completed, sc_core::sc_time_stamp().value()); });
 
   std::unique_ptr<vcd::Writer> waveform;
   if (!options.waveform.path.empty()) {
@@ -332,12 +333,8 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   const uint64_t latency_ps = runtime.latency_ps();
   const uint64_t end_ps = std::max(latency_ps, runtime.drained_ps());
   summary.latency_ns = static_cast<double>(latency_ps) / 1e3;
-  const std::vector<PhaseSpan> phases = phase_spans(runtime);
-  std::vector<core::EnergyLedger::PhaseInterval> intervals;
-  for (const PhaseSpan& p : phases) {
-    summary.phase_ns[p.name] += static_cast<double>(p.end_ps - p.start_ps) / 1e3;
-    intervals.push_back({p.name, p.start_ps, p.end_ps});
-  }
+  const std::vector<PhaseSpan>& phases = phase_tracker.spans();
+  for (const PhaseSpan& p : phases) summary.phase_ns[p.name] += static_cast<double>(p.end_ps - p.start_ps) / 1e3;
   // Prefill (every phase but decode): GPU compute vs the time the host waited
   // for storage (NAND, PCIe and the ISP).
   uint64_t prefill_begin = UINT64_MAX, prefill_end = 0, prefill_gpu = 0;
@@ -364,7 +361,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   // the write buffer's traffic for appends is in system.ssd.dram_*_bytes.
   summary.controller_dram_bytes = ssd.engine().dram_bytes();
 
-  const core::EnergyLedger::Summary energy = ledger.summarize(end_ps, intervals);
+  const core::EnergyLedger::Summary energy = ledger.summarize(end_ps);
   summary.energy_j = energy.total_j;
   for (const auto& [name, j] : energy.dynamic_j_by_component) summary.energy_j_by_component[name] += j;
   for (const auto& [name, j] : energy.static_j_by_component) summary.energy_j_by_component[name] += j;

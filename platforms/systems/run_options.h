@@ -11,6 +11,7 @@ struct RunOptions {
   std::string stats_path;  // .json or .csv; empty = none
   vcd::Options waveform;   // waveform.path empty = no waveform
   std::string timeline_path;  // Chrome trace-event JSON; empty = none
+  bool progress = false;      // a progress line on stderr, when it is a terminal
 };
 
 }  // namespace ispsim::systems

@@ -87,6 +87,8 @@ void Runtime::issue(size_t index) {
   const trace::Op& op = ops_[index];
   timing_[index].issued_ps = now_ps();
   timing_[index].start_ps = now_ps();
+  in_flight_.insert(index);
+  in_flight_changed();
   if (op.has_attention()) {
     if (attention_device(op) == schema::PlacementParams::SSD_ISP)
       issue_ssd_attention(index);
@@ -113,10 +115,21 @@ void Runtime::complete(size_t index) {
   ++completed_;
   timing_[index].end_ps = now_ps();
   last_end_ps_ = std::max(last_end_ps_, now_ps());
+  in_flight_.erase(index);
+  in_flight_changed();
+  if (completion_listener_) completion_listener_(completed_);
   for (size_t d : dependants_[index])
     if (--waiting_on_[d] == 0) ready_queue_.push_back(d);
   run_ready();
   if (completed_ == ops_.size()) flush_writes(true);
+}
+
+void Runtime::in_flight_changed() {
+  std::optional<trace::Phase> phase;
+  if (!in_flight_.empty()) phase = ops_[*in_flight_.begin()].phase();
+  if (phase == phase_now_) return;
+  phase_now_ = phase;
+  if (phase_listener_) phase_listener_(phase, now_ps());
 }
 
 void Runtime::check_finished() const {

@@ -36,6 +36,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -124,6 +126,14 @@ class Runtime {
   // Device of the attention of the op's phase under this placement.
   schema::PlacementParams::Device attention_device(const trace::Op& op) const;
 
+  // Called at every change of the phase of the earliest op (by id) in flight,
+  // from its issue to its completion (nullopt: nothing in flight). Several calls
+  // may come at one time; the last one holds from then on.
+  using PhaseListener = std::function<void(std::optional<trace::Phase>, uint64_t at_ps)>;
+  void set_phase_listener(PhaseListener listener) { phase_listener_ = std::move(listener); }
+  // Called after each op completes, with the number completed so far.
+  void set_completion_listener(std::function<void(size_t)> listener) { completion_listener_ = std::move(listener); }
+
  private:
   struct Fetch {
     bool precomputed_started = false, appended_started = false;
@@ -155,6 +165,7 @@ class Runtime {
   // back, an exception to the idle-time rule); `then` runs once they are written.
   void flush_layer_writes(uint32_t layer, Done then);
   uint64_t kv_bytes_per_token() const { return kv_bytes_per_token_; }
+  void in_flight_changed();
 
   const trace::Header header_;
   std::vector<trace::Op> ops_;
@@ -174,6 +185,10 @@ class Runtime {
   std::map<std::pair<uint32_t, int>, Pending> pending_appends_;  // by (layer, phase)
   std::map<std::pair<uint32_t, int>, std::vector<Done>> reads_in_flight_;  // waiters per (layer, region)
   std::vector<size_t> ready_queue_;
+  std::set<size_t> in_flight_;
+  std::optional<trace::Phase> phase_now_;
+  PhaseListener phase_listener_;
+  std::function<void(size_t)> completion_listener_;
   bool running_ready_ = false;
   size_t completed_ = 0;
   uint64_t last_end_ps_ = 0;

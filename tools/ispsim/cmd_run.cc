@@ -46,6 +46,7 @@ int run(const Args& args) {
     systems::run_nand_stream(platform, trace, options, std::cout);
     return 0;
   }
+  options.progress = true;  // drawn only when stderr is a terminal
   const systems::RunSummary summary = systems::run_blend_system(platform, trace_path, options);
   systems::write_comparison(std::cout, {summary}, "", format);
   return 0;
