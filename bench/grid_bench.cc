@@ -5,11 +5,16 @@
 // plus each cell's MemLLM speedup over GPU-FullCompute.
 //
 // usage: ispsim_bench_grid [jobs (default 2)] [models (comma list)] [datasets (comma list)]
+//                          [max context tokens] [max answer tokens]
+// The caps (ShapeOptions::max_context_tokens / max_answer_tokens: drawn documents
+// scaled down together, drawn answers cut) keep the ctest acceptance run short;
+// without them every request has the profiles' published lengths.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <systemc>
@@ -38,6 +43,9 @@ int sc_main(int argc, char** argv) {
   const std::vector<std::string> models =
       split(argc > 2 ? argv[2] : "SmolLM2-135M,SmolLM2-360M,SmolLM2-1.7B,OPT-350M,OPT-1.3B,OPT-2.7B");
   const std::vector<std::string> datasets = split(argc > 3 ? argv[3] : "fin,tat,cov,cad,prv,wik,web,hpt");
+  std::optional<uint64_t> max_context, max_answer;
+  if (argc > 4) max_context = std::stoull(argv[4]);
+  if (argc > 5) max_answer = std::stoull(argv[5]);
   const std::vector<std::string> platform_names = {"gpu_fullcompute", "gpu_precompute", "memllm_base",
                                                    "memllm_fused",    "memllm_perch",   "memllm"};
   std::vector<schema::LoadedPlatform> platforms;
@@ -55,6 +63,8 @@ int sc_main(int argc, char** argv) {
       tracegen::ShapeOptions options;
       options.model = model;
       options.dataset = dataset;
+      options.max_context_tokens = max_context;
+      options.max_answer_tokens = max_answer;
       const std::string path = (dir / (model + "-" + dataset + ".trace")).string();
       tracegen::generate_shape_trace(options, path);
       traces.push_back(path);

@@ -5,35 +5,22 @@
 
 namespace ispsim::host {
 
-uint64_t model_parameters(const trace::ModelShape& s, bool tied_lm_head) {
-  const bool opt = s.family() == trace::ARCHITECTURE_OPT;
-  const bool qkv_bias = opt || s.family() == trace::ARCHITECTURE_QWEN2;
-  const uint64_t hidden = s.hidden(), ffn = s.ffn_dim(), vocab = s.vocab();
-  const uint64_t q_width = uint64_t(s.heads()) * s.head_dim();
-  const uint64_t qkv_width = uint64_t(s.heads() + 2ull * s.kv_heads()) * s.head_dim();
+namespace {
 
-  uint64_t per_layer = hidden * qkv_width + (qkv_bias ? qkv_width : 0);  // Q/K/V
-  per_layer += q_width * hidden + (opt ? hidden : 0);                     // output projection
-  per_layer += opt ? 2 * hidden * ffn + ffn + hidden : 3 * hidden * ffn;  // FFN
-  per_layer += opt ? 4 * hidden : 2 * hidden;                             // norms
-
-  uint64_t total = vocab * hidden;              // token embedding
-  if (opt) total += 2050 * hidden;              // learned positions (2048 + offset 2)
-  total += per_layer * s.layers();
-  total += opt ? 2 * hidden : hidden;           // final norm
-  if (!(tied_lm_head || opt)) total += vocab * hidden;
-  return total;
+accounting::MemoryAccounting physical_accounting(const HostConfig& config) {
+  accounting::MemoryAccounting a;
+  a.workspace_bytes = config.workspace_bytes;
+  a.tied_lm_head = config.tied_lm_head;
+  return a;
 }
 
-uint64_t model_weight_bytes(const trace::ModelShape& shape, bool tied_lm_head) {
-  return (model_parameters(shape, tied_lm_head) * shape.weight_bits() + 7) / 8;
-}
+}  // namespace
 
 HostMemory::HostMemory(const std::string& path, const HostConfig& config, const trace::ModelShape& shape)
     : weight_bytes_(model_weight_bytes(shape, config.tied_lm_head)),
       workspace_bytes_(config.workspace_bytes),
       dram_bytes_(config.dram_capacity_bytes),
-      capacity_(weight_bytes_ + workspace_bytes_ < dram_bytes_ ? dram_bytes_ - weight_bytes_ - workspace_bytes_ : 0),
+      capacity_(accounting::kv_budget_bytes(dram_bytes_, shape, physical_accounting(config))),
       stats_(path),
       hit_bytes_(stats_.counter("hit_bytes", "bytes", "KV bytes read from host staging")),
       miss_bytes_(stats_.counter("miss_bytes", "bytes", "KV bytes looked up but not staged (read from the SSD)")),

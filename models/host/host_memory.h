@@ -4,16 +4,9 @@
 //
 //   staging capacity = dram_capacity - model weights - workspace   (0 if negative)
 //
-// Model weights = parameters x weight_bits / 8, parameters from the shape:
-//   token embedding          vocab x hidden
-//   OPT learned positions    2050 x hidden (max_position_embeddings 2048 + offset 2)
-//   per layer  Q/K/V         hidden x (heads + 2 kv_heads) head_dim  (+ bias for Qwen2, OPT)
-//              output proj   heads head_dim x hidden                 (+ bias for OPT)
-//              FFN           Llama/Qwen2: 3 x hidden x ffn (gate, up, down);
-//                            OPT: 2 x hidden x ffn (+ ffn + hidden biases)
-//              norms         Llama/Qwen2: 2 x hidden (RMSNorm); OPT: 4 x hidden (LayerNorm)
-//   final norm               hidden (OPT: 2 x hidden)
-//   LM head                  vocab x hidden unless tied (OPT always ties)
+// Weights and the rest of the accounting are the project's one memory
+// accounting (traces/gen/memory_accounting.h, physical: one KV copy), shared
+// with `ispsim trace gen --budget-table`.
 //
 // Staging is an LRU cache over keys (layer, region) of byte sizes. Making room
 // drops least recently used keys; the last victim is only shrunk by the bytes
@@ -34,14 +27,13 @@
 
 #include "models/core/stats.h"
 #include "models/host/host_config.h"
+#include "traces/gen/memory_accounting.h"
 #include "traces/trace.pb.h"
 
 namespace ispsim::host {
 
-// Model parameters counted as above.
-uint64_t model_parameters(const trace::ModelShape& shape, bool tied_lm_head);
-// model_parameters x weight_bits / 8, rounded up.
-uint64_t model_weight_bytes(const trace::ModelShape& shape, bool tied_lm_head);
+using accounting::model_parameters;
+using accounting::model_weight_bytes;
 
 struct StagingKey {
   uint32_t layer = 0;

@@ -9,8 +9,10 @@
 #include <string>
 
 #include "common/error.h"
+#include "models/host/host_config.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cmd_engine_rag.h"
+#include "traces/gen/budget_table.h"
 #include "traces/gen/dataset_profiles.h"
 #include "traces/gen/model_presets.h"
 #include "traces/gen/shape_generator.h"
@@ -40,6 +42,16 @@ const char* kTraceUsage =
     "                           FULL_PREFILL, PRECOMPUTED_BLEND and PRECOMPUTED_BLEND_FUSED.\n"
     "                           Defaults: seed 1, ratio 0.15, docs 5 (top-k); lengths drawn\n"
     "                           from the profile unless given (--context-tokens: per document)\n"
+    "  gen --budget-table [--budget-bytes N] [--accounting physical|memllm-table2]\n"
+    "      [--kv-copies N] [--workspace-bytes N] [--docs K]\n"
+    "                           host memory budget: per model preset the most context tokens\n"
+    "                           whose KV fits next to the weights and workspace, and per\n"
+    "                           (model, dataset) pair whether the mean top-k request fits.\n"
+    "                           Defaults: the host platform's DRAM budget and workspace\n"
+    "                           (host.dram_capacity_bytes, host.workspace_bytes), docs 5;\n"
+    "                           physical = 1 KV copy + workspace; memllm-table2 = 2 KV\n"
+    "                           copies, no workspace (reproduces MemLLM's 40k tokens for\n"
+    "                           OPT-350M in 8 GB); --kv-copies/--workspace-bytes override\n"
     "  gen --engine --model DIR --store STORE --docs ID,ID.. --query TEXT --out FILE\n"
     "      [--ratio R] [--tokens N] [--quant fp32|int16]\n"
     "                           engine-emitted trace: the same three programs from a real full\n"
@@ -150,9 +162,55 @@ double parse_fraction(const std::string& option, const std::string& text) {
   return value;
 }
 
+// `trace gen --budget-table`: the memory accounting of traces/gen/memory_accounting.h
+// over every preset and profile (no trace is written).
+int budget_table(const Args& args) {
+  po::options_description named("trace gen --budget-table options");
+  named.add_options()
+      ("budget-table", "print the host memory budget table")
+      ("budget-bytes", po::value<std::string>(), "host DRAM budget in bytes (default host.dram_capacity_bytes)")
+      ("accounting", po::value<std::string>(), "physical (default) or memllm-table2")
+      ("kv-copies", po::value<std::string>(), "KV copies held at once, 1..8 (overrides the accounting)")
+      ("workspace-bytes", po::value<std::string>(), "non-KV, non-weight bytes (overrides the accounting)")
+      ("docs", po::value<std::string>(), "retrieved documents, top-k (default 5)");
+  const auto vm = parse("gen", args, named, {});
+  if (vm.count("help")) {
+    std::cout << kTraceUsage;
+    return 0;
+  }
+  auto text = [&vm](const char* name) { return vm[name].as<std::string>(); };
+  // The platforms' host defaults: the table describes what they will hold.
+  const host::HostConfig host_defaults = host::HostConfig::from_params(schema::HostParams{});
+  tracegen::BudgetOptions options;
+  options.budget_bytes = host_defaults.dram_capacity_bytes;
+  options.accounting_name = vm.count("accounting") ? text("accounting") : "physical";
+  if (options.accounting_name == "physical") {
+    options.kv_copies = 1;
+    options.workspace_bytes = host_defaults.workspace_bytes;
+  } else if (options.accounting_name == "memllm-table2") {
+    options.kv_copies = 2;
+    options.workspace_bytes = 0;
+  } else {
+    throw BadInput("ispsim trace gen: --accounting",
+                   "unknown accounting '" + options.accounting_name + "' (known: physical, memllm-table2)");
+  }
+  // Ranges as host.dram_capacity_bytes and host.workspace_bytes (platforms/schema/host.proto).
+  if (vm.count("budget-bytes"))
+    options.budget_bytes = parse_count("--budget-bytes", text("budget-bytes"), 1048576, 1099511627776ull);
+  if (vm.count("kv-copies")) options.kv_copies = uint32_t(parse_count("--kv-copies", text("kv-copies"), 1, 8));
+  if (vm.count("workspace-bytes"))
+    options.workspace_bytes = parse_count("--workspace-bytes", text("workspace-bytes"), 0, 1099511627776ull);
+  if (vm.count("docs")) options.top_k = parse_count("--docs", text("docs"), 1, tracegen::kMaxGeneratedDocs);
+  std::cout << tracegen::format_budget_table(options, tracegen::budget_table(options));
+  std::cout.flush();
+  return 0;
+}
+
 int gen(const Args& args) {
-  for (const std::string& a : args)
+  for (const std::string& a : args) {
     if (a == "--engine") return trace_gen_engine(args);
+    if (a == "--budget-table") return budget_table(args);
+  }
   po::options_description named("trace gen options");
   named.add_options()
       ("shape", po::value<std::string>(), "model preset (shape-only generator)")

@@ -10,21 +10,39 @@ namespace ispsim::tracegen {
 
 namespace {
 
-DatasetProfile profile(const char* key, const char* name, const char* source, double doc_mean, double sigma,
-                       uint64_t doc_min, uint64_t doc_max, uint64_t query_min, uint64_t query_max,
-                       uint64_t answer_min, uint64_t answer_max) {
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+// The mu whose truncated lognormal has mean `mean` (bisection; the truncated
+// mean grows monotonically with mu).
+double solve_log_mu(double mean, double sigma, double low, double high) {
+  double lo = std::log(low) - 10.0 * sigma, hi = std::log(high) + 10.0 * sigma;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (truncated_lognormal_mean(mid, sigma, low, high) < mean ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+struct Lengths {
+  double doc_mean, sigma;
+  uint64_t doc_min, doc_max, query_min, query_max, answer_min, answer_max;
+};
+
+DatasetProfile profile(const char* key, const char* name, const char* source, const char* unit, const Lengths& l) {
   DatasetProfile p;
   p.key = key;
   p.name = name;
   p.source = source;
-  p.doc_mean_tokens = doc_mean;
-  p.doc_log_sigma = sigma;
-  p.doc_min_tokens = doc_min;
-  p.doc_max_tokens = doc_max;
-  p.query_min_tokens = query_min;
-  p.query_max_tokens = query_max;
-  p.answer_min_tokens = answer_min;
-  p.answer_max_tokens = answer_max;
+  p.retrieval_unit = unit;
+  p.doc_mean_tokens = l.doc_mean;
+  p.doc_log_sigma = l.sigma;
+  p.doc_min_tokens = l.doc_min;
+  p.doc_max_tokens = l.doc_max;
+  p.doc_log_mu = solve_log_mu(l.doc_mean, l.sigma, double(l.doc_min), double(l.doc_max));
+  p.query_min_tokens = l.query_min;
+  p.query_max_tokens = l.query_max;
+  p.answer_min_tokens = l.answer_min;
+  p.answer_max_tokens = l.answer_max;
   return p;
 }
 
@@ -33,69 +51,125 @@ std::string lower(std::string text) {
   return text;
 }
 
+// The retrieval unit is one whole document of the dataset (a report page, an
+// article, a contract, a policy, a Wikipedia article or web page, a Wikipedia
+// paragraph for HotpotQA): MemLLM precomputes one KV cache per document
+// (Sec. II-C) and its statements (top-4 CuAD retrieval exceeding 40k tokens,
+// Sec. III-A) only hold for whole documents. Document spread: log-space sigma
+// 0.70, measured on the two datasets whose files could be read here (COVID-QA
+// articles 0.700, TAT-QA contexts 0.717, bytes per document); for the others it
+// is an assumption (no dataset publishes its length distribution), which moves
+// single draws but not the mean. Ranges are the truncation of the draws.
+constexpr double kSigma = 0.70;
+
 }  // namespace
 
-// How the numbers were chosen. The datasets' papers and cards describe the
-// documents (what they are, how long they are), the questions and the answers
-// (entity names, numbers, sentences, clauses). From these descriptions this
-// project estimates per-document chunk lengths in tokens (BPE tokens of the
-// preset models) and answer lengths. The three context:answer ratios that
-// SPEC.md states are hard targets and are met exactly by construction with
-// top-k = 5: TriviaQA 1000:1 (5 x 600 / 3), CUAD 90:1 (5 x 900 / 50) and
-// CovidQA 440:1 (5 x 1408 / 16); the others follow from the descriptions:
-// FinQA 542:1, TAT-QA 250:1, PrivacyQA 117:1, HotpotQA 229:1. These are
-// estimates for a systems workload, not measured token statistics.
+double truncated_lognormal_mean(double mu, double sigma, double low, double high) {
+  const double a = (std::log(low) - mu) / sigma, b = (std::log(high) - mu) / sigma;
+  const double mass = normal_cdf(b) - normal_cdf(a);
+  if (mass <= 0.0) return mu < std::log(low) ? low : high;  // all mass beyond one end
+  return std::exp(mu + 0.5 * sigma * sigma) * (normal_cdf(b - sigma) - normal_cdf(a - sigma)) / mass;
+}
+
+// Every length below is a published statistic converted with kBytesPerToken or
+// kTokensPerWord, a measurement on a published data file (named), or a stated
+// estimate where neither exists; the README table repeats them.
 const std::vector<DatasetProfile>& dataset_profiles() {
   static const std::vector<DatasetProfile> profiles = {
-      // Earnings-report pages (pre-text, one table, post-text; inputs of several hundred
-      // words, up to ~2.7k), questions needing numerical reasoning, answers a number.
+      // Doc: 687.5 words of text and table per question (FinQA paper, Chen et al.,
+      // EMNLP 2021, arXiv:2109.00122, Table 2 statistics; DocFinQA, Reddy et al.,
+      // arXiv:2401.06915, abstract: "under 700 words in FinQA") x 4/3 = 917 tokens;
+      // max 2,679 words (same table) = 3,572 tokens. Query: estimate, as TAT-QA's
+      // measured questions (same kind of financial questions). Answer: estimate,
+      // an executed number such as "-12.6%" is 2-6 BPE tokens.
       profile("fin", "FinQA",
-              "Chen et al., FinQA: A Dataset of Numerical Reasoning over Financial Data, EMNLP 2021, "
-              "arXiv:2109.00122 (8,281 QA pairs over S&P 500 earnings reports)",
-              650, 0.45, 150, 2700, 10, 30, 2, 10),
-      // Hybrid contexts from financial reports: one table plus at least two paragraphs;
-      // answers are spans, multi-spans, counts or arithmetic results.
+              "Chen et al., FinQA, EMNLP 2021, arXiv:2109.00122 (Table 2: 687.5 words of text and table per question, "
+              "max 2,679); answer and query lengths estimated",
+              "one earnings-report page: pre-text, one table, post-text",
+              {916.7, kSigma, 100, 3572, 8, 28, 2, 6}),
+      // Measured on the published dev split (github.com/NExTplusplus/TAT-QA,
+      // dataset_raw/tatqa_dataset_dev.json at 870accc: 278 contexts, 1,668
+      // questions): contexts (table cells + paragraphs) 1,799.2 bytes = 450 tokens
+      // (min 234 B = 58, max 9,360 B = 2,340), questions 71.8 B = 18 tokens,
+      // answers 25.8 B = 6.4 tokens.
       profile("tat", "TAT-QA",
-              "Zhu et al., TAT-QA: A Question Answering Benchmark on a Hybrid of Tabular and Textual "
-              "Content in Finance, ACL 2021, arXiv:2105.07624 (16,552 questions, 2,757 hybrid contexts)",
-              450, 0.45, 120, 1600, 8, 30, 2, 16),
-      // Scientific articles from CORD-19; expert-annotated extractive answers, often a
-      // sentence or more. SPEC.md ratio 440:1.
+              "Zhu et al., TAT-QA, ACL 2021, arXiv:2105.07624; lengths measured on the published dev split "
+              "(NExTplusplus/TAT-QA dataset_raw/tatqa_dataset_dev.json): 1,799 B per context, 71.8 B per question, "
+              "25.8 B per answer",
+              "one hybrid context: a table and its paragraphs",
+              {449.8, kSigma, 58, 2340, 8, 28, 2, 11}),
+      // Doc: the Hugging Face card of covid_qa_deepset (huggingface/datasets,
+      // datasets/covid_qa_deepset/dataset_infos.json): 65,151,262 bytes for 2,019
+      // examples, each holding its whole article = 32,268 B = 8,067 tokens
+      // (question-weighted). Range: the article sizes of the 200423 release in
+      // github.com/deepset-ai/COVID-QA (2,876-67,453 B), widened to 700-20,000
+      // tokens. Query 59.6 B = 15 tokens and answer 104.5 B = 26 tokens, measured
+      // on that release (1,380 questions).
       profile("cov", "COVID-QA",
-              "Moeller et al., COVID-QA: A Question Answering Dataset for COVID-19, ACL 2020 NLP-COVID "
-              "workshop (2,019 QA pairs on 147 CORD-19 articles); context:answer 440:1 per SPEC.md",
-              1408, 0.5, 300, 5000, 6, 24, 8, 24),
-      // Commercial contracts from SEC EDGAR; one templated question per clause category
-      // ("Highlight the parts (if any) of this contract related to ..."); answers are
-      // clauses. SPEC.md ratio 90:1.
+              "Moeller et al., COVID-QA, ACL 2020 NLP-COVID workshop; HF card covid_qa_deepset: 65,151,262 B / 2,019 "
+              "examples (one article each); question and answer lengths measured on deepset-ai/COVID-QA "
+              "data/question-answering/200423_covidQA.json",
+              "one CORD-19 scientific article",
+              {8067.0, kSigma, 700, 20000, 8, 22, 10, 42}),
+      // Doc: the HF card of cuad (huggingface/datasets, datasets/cuad/
+      // dataset_infos.json): 1,664,581,107 bytes for 26,632 examples, each holding
+      // its whole contract = 62,503 B = 15,626 tokens. Range: contracts run from a
+      // few pages to over 100 pages (CUAD paper). Query: the card's templated
+      // question ("Highlight the parts (if any) of this contract related to ...
+      // Details: ...", 144 characters in its example) = 30-60 tokens. Answer: no
+      // published clause length was found; derived from MemLLM's ~90:1 ratio
+      // (15,626 / 90 = 174 tokens: about one clause), so the CUAD ratio check holds
+      // by construction.
       profile("cad", "CUAD",
-              "Hendrycks et al., CUAD: An Expert-Annotated NLP Dataset for Legal Contract Review, "
-              "NeurIPS 2021 Datasets, arXiv:2103.06268 (510 contracts, 41 categories, 13,101 clauses); "
-              "context:answer 90:1 per SPEC.md",
-              900, 0.5, 200, 3500, 25, 60, 20, 80),
-      // Privacy policies of mobile apps (thousands of words each), short user questions,
-      // answers are evidence sentences of the policy.
+              "Hendrycks et al., CUAD, NeurIPS 2021 Datasets, arXiv:2103.06268; HF card cuad: 1,664,581,107 B / "
+              "26,632 examples (one contract each); answer length derived from MemLLM Sec. III-A's ~90:1",
+              "one commercial contract (SEC EDGAR)",
+              {15626.0, kSigma, 1000, 100000, 30, 60, 87, 260}),
+      // Doc: PrivacyQA (35 mobile-app policies) publishes no policy length; the
+      // average privacy policy of 75 popular websites is 2,514 words (McDonald and
+      // Cranor, "The Cost of Reading Privacy Policies", I/S 4(3), 2008, cited by
+      // the PrivacyQA paper) x 4/3 = 3,352 tokens. Query and answer: estimates
+      // (short user questions; an answer of one or two evidence sentences).
       profile("prv", "PrivacyQA",
-              "Ravichander et al., Question Answering for Privacy Policies, EMNLP 2019, "
-              "arXiv:1911.00841 (1,750 questions on the policies of 35 mobile apps)",
-              700, 0.5, 150, 2800, 5, 20, 10, 50),
-      // Trivia questions with Wikipedia evidence; answers are short entity names.
-      // SPEC.md ratio 1000:1.
+              "Ravichander et al., PrivacyQA, EMNLP 2019, arXiv:1911.00841; policy length from McDonald and Cranor "
+              "2008 (2,514 words); query and answer lengths estimated",
+              "one privacy policy",
+              {3352.0, kSigma, 300, 20000, 5, 20, 20, 60}),
+      // Doc: the HF card of trivia_qa (huggingface/datasets, datasets/trivia_qa/
+      // README.md): rc.wikipedia train 3,340,800,860 B minus rc.wikipedia.nocontext
+      // 48,360,513 B = 3,292,440,347 B of Wikipedia evidence for 61,888 questions
+      // = 53,200 B per question, over 1.8 evidence articles per question (TriviaQA
+      // paper, Wikipedia domain) = 29,556 B = 7,389 tokens. Query: 14 words on
+      // average (paper) = 19 tokens. Answer: no published length; derived from
+      // MemLLM's ~1000:1 (7.4 tokens: an entity name; 92.85 % of answers are
+      // Wikipedia titles, paper), so the ratio holds by construction.
       profile("wik", "TriviaQA (Wikipedia)",
-              "Joshi et al., TriviaQA: A Large Scale Distantly Supervised Challenge Dataset for Reading "
-              "Comprehension, ACL 2017, arXiv:1705.03551 (Wikipedia evidence); context:answer 1000:1 per SPEC.md",
-              600, 0.4, 150, 2000, 8, 32, 2, 4),
-      // Same questions with web-search evidence: more varied page lengths (wider spread).
+              "Joshi et al., TriviaQA, ACL 2017, arXiv:1705.03551 (1.8 Wikipedia articles and 14-word questions per "
+              "question); HF card trivia_qa rc.wikipedia: 3,292,440,347 B of evidence / 61,888 questions; answer "
+              "length derived from MemLLM Sec. III-A's ~1000:1",
+              "one Wikipedia article",
+              {7389.0, kSigma, 300, 60000, 8, 30, 4, 11}),
+      // Doc: trivia_qa rc.web train 9,408,852,131 B minus rc.web.nocontext
+      // 58,524,077 B = 9,350,328,054 B for 76,496 questions = 122,233 B per
+      // question, over the paper's six evidence documents per question = 20,372 B
+      // = 5,093 tokens. Query as wik; answer derived from ~1000:1 (5.1 tokens).
       profile("web", "TriviaQA (web)",
-              "Joshi et al., TriviaQA, ACL 2017, arXiv:1705.03551 (web-search evidence); context:answer "
-              "1000:1 per SPEC.md",
-              600, 0.6, 100, 2500, 8, 32, 2, 4),
-      // Multi-hop questions over Wikipedia introductory paragraphs (short passages);
-      // answers are short spans or yes/no.
+              "Joshi et al., TriviaQA, ACL 2017, arXiv:1705.03551 (six evidence documents per question); HF card "
+              "trivia_qa rc.web: 9,350,328,054 B of evidence / 76,496 questions; answer length derived from MemLLM "
+              "Sec. III-A's ~1000:1",
+              "one web page (search result) or Wikipedia article",
+              {5093.0, kSigma, 300, 50000, 8, 30, 3, 7}),
+      // Doc: the HF card of hotpot_qa (huggingface/datasets, datasets/hotpot_qa/
+      // dataset_infos.json): distractor train 552,949,315 B for 90,447 examples of
+      // 10 Wikipedia paragraphs each (2 gold + 8 distractors, paper) = 611 B per
+      // paragraph (an upper bound: the question, answer and supporting facts are in
+      // the bytes too) = 153 tokens. Query and answer: estimates (multi-hop
+      // questions; answers are short spans or yes/no).
       profile("hpt", "HotpotQA",
-              "Yang et al., HotpotQA: A Dataset for Diverse, Explainable Multi-hop Question Answering, "
-              "EMNLP 2018, arXiv:1809.09600 (113k questions over Wikipedia paragraphs)",
-              160, 0.5, 30, 700, 10, 40, 1, 6),
+              "Yang et al., HotpotQA, EMNLP 2018, arXiv:1809.09600 (10 paragraphs per distractor example); HF card "
+              "hotpot_qa distractor: 552,949,315 B / 90,447 examples; query and answer lengths estimated",
+              "one Wikipedia introductory paragraph",
+              {152.8, kSigma, 20, 800, 10, 40, 1, 6}),
   };
   return profiles;
 }
@@ -113,12 +187,12 @@ const DatasetProfile& find_dataset_profile(const std::string& key, const std::st
 }
 
 uint64_t draw_document_tokens(const DatasetProfile& profile, SeededRandom& random) {
-  // Lognormal with the given mean: mu = ln(mean) - sigma^2 / 2.
+  // Lognormal(doc_log_mu, sigma), truncated by redrawing: doc_log_mu makes the
+  // truncated mean the published one. Every profile's range keeps at least 91 %
+  // of the mass (COVID-QA; the others over 98 %), so 64 tries practically never
+  // run out (if they do, the last draw is clamped into the range).
   const double sigma = profile.doc_log_sigma;
-  const double mu = std::log(profile.doc_mean_tokens) - 0.5 * sigma * sigma;
-  // Truncation by redrawing; with the profiles' ranges (about +-3 sigma) a draw is
-  // accepted with probability > 0.98, so 64 tries practically never run out
-  // (if they do, the last draw is clamped into the range).
+  const double mu = profile.doc_log_mu;
   double tokens = 0.0;
   for (int attempt = 0; attempt < 64; ++attempt) {
     tokens = std::round(std::exp(mu + sigma * random.standard_normal()));

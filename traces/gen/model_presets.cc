@@ -46,6 +46,16 @@ std::string lower(std::string text) {
 //   huggingface.co/facebook/opt-6.7b/blob/main/config.json           (32, 4096, 32, MHA, 128, 16384, 50272)
 //   huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json     (32, 4096, 32, 8, 128, 14336, 128256)
 //   huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json             (28, 3584, 28, 4, 128, 18944, 152064)
+// Checked again (issue 9) against config.json copies found with the search tool,
+// all matching: SmolLM2-1.7B via huggingface.co/Sakalti/hamachi-1.7B and
+// aloobun/Pruned-SmolLM2-1.4B (_name_or_path HuggingFaceTB/SmolLM2-1.7B; 24, 2048,
+// 32, 32, head_dim 64, 8192 in the unpruned one, 49152, tied); OPT-2.7B via
+// huggingface.co/facebook/opt-2.7b/blob/refs%2Fpr%2F7/config.json; OPT-6.7B via
+// huggingface.co/titanbot/opt-6.7b-4bit-AWQ (snapshot a45aa65 of facebook/opt-6.7b);
+// Llama-3.1-8B via huggingface.co/NbAiLab/nb-llama-3.1-8B (_name_or_path
+// meta-llama/Llama-3.1-8B, tie_word_embeddings false); Qwen2.5-7B via
+// huggingface.co/AmberYifan/Qwen2.5-7B-gen-dpo-10k (_name_or_path Qwen/Qwen2.5-7B,
+// tie_word_embeddings false).
 // Simplification: OPT-350M projects its 512-wide embeddings to 1024 (project_in)
 // and back (project_out, word_embed_proj_dim = 512) and applies LayerNorm after
 // each block (do_layer_norm_before = false); the trace models it like the other
@@ -72,6 +82,11 @@ std::string model_preset_names() {
   std::string names;
   for (const trace::ModelShape& m : model_presets()) names += (names.empty() ? "" : ", ") + m.name();
   return names;
+}
+
+bool preset_ties_lm_head(const std::string& name) {
+  const std::string preset = find_model_preset(name).name();
+  return preset != "Llama-3.1-8B" && preset != "Qwen2.5-7B";
 }
 
 trace::ModelShape find_model_preset(const std::string& name, const std::string& where) {

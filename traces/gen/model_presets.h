@@ -21,4 +21,9 @@ trace::ModelShape find_model_preset(const std::string& name, const std::string& 
 // The known names, comma separated (for errors and --help).
 std::string model_preset_names();
 
+// Whether the preset's LM head shares the embedding matrix (config.json
+// tie_word_embeddings; OPT always ties): true for SmolLM2 and OPT, false for
+// Llama-3.1-8B and Qwen2.5-7B. Unknown names are BadInput like find_model_preset.
+bool preset_ties_lm_head(const std::string& name);
+
 }  // namespace ispsim::tracegen

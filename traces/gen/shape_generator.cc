@@ -1,5 +1,6 @@
 #include "traces/gen/shape_generator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -98,11 +99,22 @@ BlendRequest make_shape_request(const ShapeOptions& options) {
     request.doc_tokens.push_back(tokens);
     context += tokens;
   }
+  if (options.max_context_tokens && !options.context_tokens && context > *options.max_context_tokens) {
+    const uint64_t cap = *options.max_context_tokens;
+    uint64_t capped = 0;
+    for (uint64_t& tokens : request.doc_tokens) {
+      tokens = std::max<uint64_t>(1, tokens * cap / context);
+      capped += tokens;
+    }
+    context = capped;
+  }
   if (context > kMaxGeneratedContextTokens)
     throw BadInput("--context-tokens", "the context of " + std::to_string(context) + " tokens exceeds the generator's " +
                                            std::to_string(kMaxGeneratedContextTokens) + "-token limit");
   request.query_tokens = options.query_tokens ? *options.query_tokens : draw_query_tokens(profile, lengths);
   request.answer_tokens = options.answer_tokens ? *options.answer_tokens : draw_answer_tokens(profile, lengths);
+  if (options.max_answer_tokens && !options.answer_tokens)
+    request.answer_tokens = std::min(request.answer_tokens, *options.max_answer_tokens);
   request.recompute_ratio = options.recompute_ratio;
   const uint64_t mask_bytes = estimated_mask_bytes(request.model.layers(), context, request.answer_tokens);
   if (mask_bytes > kMaxGeneratedMaskBytes)
@@ -134,6 +146,8 @@ trace::Producer shape_producer(const ShapeOptions& options) {
   if (options.context_tokens) setting("context_tokens", std::to_string(*options.context_tokens));
   if (options.query_tokens) setting("query_tokens", std::to_string(*options.query_tokens));
   if (options.answer_tokens) setting("answer_tokens", std::to_string(*options.answer_tokens));
+  if (options.max_context_tokens) setting("max_context_tokens", std::to_string(*options.max_context_tokens));
+  if (options.max_answer_tokens) setting("max_answer_tokens", std::to_string(*options.max_answer_tokens));
   setting("mask_resample_fraction", format_double(options.mask_resample_fraction));
   return producer;
 }

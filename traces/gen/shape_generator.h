@@ -43,6 +43,13 @@ struct ShapeOptions {
   std::optional<uint64_t> context_tokens;       // per document; drawn from the profile if absent
   std::optional<uint64_t> query_tokens;         // drawn if absent
   std::optional<uint64_t> answer_tokens;        // drawn if absent
+  // Caps for runs that must stay short (the MemLlmGrid acceptance test): drawn
+  // document lengths are scaled down together (each by cap / drawn total, rounded
+  // down, at least 1 token) when their total exceeds max_context_tokens, keeping
+  // the profile's relative lengths; a drawn answer is cut to max_answer_tokens.
+  // Given lengths are not capped.
+  std::optional<uint64_t> max_context_tokens;
+  std::optional<uint64_t> max_answer_tokens;
 };
 
 // H = round(ratio * C) selected context tokens per layer.

@@ -1,5 +1,6 @@
-// Model presets (published config.json shapes) and dataset profiles (ranges,
-// means, the SPEC.md context:answer ratios), and the portable seeded draws.
+// Model presets (published config.json shapes) and dataset profiles (published
+// means, the closed-form truncated mean, MemLLM's context:answer ratios), and
+// the portable seeded draws.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -64,18 +65,22 @@ TEST(ModelPresets, LookupIsCaseInsensitiveAndUnknownNamesListTheKnownOnes) {
   }
 }
 
-TEST(DatasetProfiles, EightProfilesWithTheSpecRatios) {
+TEST(ModelPresets, LmHeadTyingFromConfigJson) {
+  for (const trace::ModelShape& m : model_presets()) {
+    const bool untied = m.name() == "Llama-3.1-8B" || m.name() == "Qwen2.5-7B";  // tie_word_embeddings false
+    EXPECT_EQ(preset_ties_lm_head(m.name()), !untied) << m.name();
+  }
+  EXPECT_THROW(preset_ties_lm_head("gpt2"), BadInput);
+}
+
+TEST(DatasetProfiles, EightProfilesWithSourcesAndUnits) {
   std::vector<std::string> keys;
   for (const DatasetProfile& p : dataset_profiles()) keys.push_back(p.key);
   EXPECT_EQ(keys, (std::vector<std::string>{"fin", "tat", "cov", "cad", "prv", "wik", "web", "hpt"}));
-  // SPEC.md: TriviaQA ~1000:1, CUAD ~90:1, CovidQA ~440:1 context:answer at top-k 5.
-  EXPECT_DOUBLE_EQ(find_dataset_profile("wik").context_to_answer_ratio(), 1000.0);
-  EXPECT_DOUBLE_EQ(find_dataset_profile("web").context_to_answer_ratio(), 1000.0);
-  EXPECT_DOUBLE_EQ(find_dataset_profile("cad").context_to_answer_ratio(), 90.0);
-  EXPECT_DOUBLE_EQ(find_dataset_profile("cov").context_to_answer_ratio(), 440.0);
   EXPECT_EQ(find_dataset_profile("WIK").key, "wik");
   for (const DatasetProfile& p : dataset_profiles()) {
     EXPECT_FALSE(p.source.empty()) << p.key;
+    EXPECT_FALSE(p.retrieval_unit.empty()) << p.key;
     EXPECT_LT(p.doc_min_tokens, p.doc_mean_tokens) << p.key;
     EXPECT_GT(double(p.doc_max_tokens), p.doc_mean_tokens) << p.key;
   }
@@ -87,27 +92,83 @@ TEST(DatasetProfiles, EightProfilesWithTheSpecRatios) {
   }
 }
 
-// Each profile's draws stay in its documented ranges, and the document lengths
-// average to the documented mean (within 5 %: truncation trims a little of the tail).
-TEST(DatasetProfiles, DrawsStayInTheDocumentedRanges) {
+// The document means are the published figures, converted as dataset_profiles.cc
+// states (bytes / 4, words x 4/3), recomputed here from the cited raw numbers.
+TEST(DatasetProfiles, DocumentMeansAreThePublishedFigures) {
+  const std::map<std::string, double> published = {
+      {"fin", 687.5 * 4 / 3},                                     // FinQA Table 2, words
+      {"tat", 1799.2 / 4},                                        // TAT-QA dev split, bytes per context
+      {"cov", 65151262.0 / 2019 / 4},                             // covid_qa_deepset card, bytes per example
+      {"cad", 1664581107.0 / 26632 / 4},                          // cuad card, bytes per example
+      {"prv", 2514.0 * 4 / 3},                                    // McDonald and Cranor 2008, words
+      {"wik", (3340800860.0 - 48360513.0) / 61888 / 1.8 / 4},     // trivia_qa rc.wikipedia, 1.8 articles/question
+      {"web", (9408852131.0 - 58524077.0) / 76496 / 6 / 4},       // trivia_qa rc.web, 6 documents/question
+      {"hpt", 552949315.0 / 90447 / 10 / 4},                      // hotpot_qa distractor, 10 paragraphs/example
+  };
+  for (const DatasetProfile& p : dataset_profiles()) EXPECT_NEAR(p.doc_mean_tokens, published.at(p.key), 0.5) << p.key;
+  EXPECT_DOUBLE_EQ(kBytesPerToken, 4.0);
+  EXPECT_DOUBLE_EQ(kTokensPerWord, 4.0 / 3.0);
+}
+
+// The truncated-lognormal mean against a numerical integral, and without
+// truncation against exp(mu + sigma^2 / 2).
+TEST(DatasetProfiles, TruncatedLognormalMeanClosedForm) {
+  EXPECT_NEAR(truncated_lognormal_mean(5.0, 0.7, 1e-9, 1e12), std::exp(5.0 + 0.245), 1e-6);
+  const double mu = 6.0, sigma = 0.7, low = 150.0, high = 1200.0;
+  double mass = 0, first = 0;
+  const int steps = 200000;
+  const double h = (std::log(high) - std::log(low)) / steps;  // integrate in y = ln x
+  for (int i = 0; i <= steps; ++i) {
+    const double y = std::log(low) + i * h, z = (y - mu) / sigma;
+    const double w = (i == 0 || i == steps) ? 0.5 : 1.0;
+    const double density = std::exp(-0.5 * z * z);  // normal density of y, unnormalised
+    mass += w * density;
+    first += w * density * std::exp(y);
+  }
+  EXPECT_NEAR(truncated_lognormal_mean(mu, sigma, low, high), first / mass, 1e-6 * first / mass);
+  // Each profile's mu makes its truncated mean the published mean.
+  for (const DatasetProfile& p : dataset_profiles())
+    EXPECT_NEAR(truncated_lognormal_mean(p.doc_log_mu, p.doc_log_sigma, double(p.doc_min_tokens),
+                                         double(p.doc_max_tokens)),
+                p.doc_mean_tokens, 1e-6 * p.doc_mean_tokens)
+        << p.key;
+}
+
+// Each profile's draws stay in its ranges, and the document lengths average to
+// the published mean within four standard errors of the sample mean.
+TEST(DatasetProfiles, DrawsReproduceThePublishedMeans) {
   for (const DatasetProfile& p : dataset_profiles()) {
     SCOPED_TRACE(p.key);
     SeededRandom random(7);
-    double sum = 0;
-    const int n = 4000;
+    double sum = 0, squares = 0;
+    const int n = 20000;
     for (int i = 0; i < n; ++i) {
       const uint64_t doc = draw_document_tokens(p, random);
       ASSERT_GE(doc, p.doc_min_tokens);
       ASSERT_LE(doc, p.doc_max_tokens);
       sum += double(doc);
+      squares += double(doc) * double(doc);
       const uint64_t q = draw_query_tokens(p, random), a = draw_answer_tokens(p, random);
       ASSERT_GE(q, p.query_min_tokens);
       ASSERT_LE(q, p.query_max_tokens);
       ASSERT_GE(a, p.answer_min_tokens);
       ASSERT_LE(a, p.answer_max_tokens);
     }
-    EXPECT_NEAR(sum / n, p.doc_mean_tokens, 0.05 * p.doc_mean_tokens);
+    const double mean = sum / n, stddev = std::sqrt(squares / n - mean * mean);
+    EXPECT_NEAR(mean, p.doc_mean_tokens, 4 * stddev / std::sqrt(double(n)) + 0.5);
   }
+}
+
+// MemLLM Sec. III-A's context:answer ratios (per retrieved document) against the
+// profiles. TriviaQA and CUAD answers are derived from those ratios (no published
+// answer length), so they hold by construction; COVID-QA's answers are measured,
+// and the published lengths give 310:1, 30 % below the paper's ~440:1.
+TEST(DatasetProfiles, ContextToAnswerRatios) {
+  EXPECT_NEAR(find_dataset_profile("wik").context_to_answer_ratio(), 1000.0, 20.0);
+  EXPECT_NEAR(find_dataset_profile("web").context_to_answer_ratio(), 1000.0, 20.0);
+  EXPECT_NEAR(find_dataset_profile("cad").context_to_answer_ratio(), 90.0, 1.0);
+  EXPECT_NEAR(find_dataset_profile("cov").context_to_answer_ratio(), 310.3, 0.5);
+  EXPECT_NEAR(find_dataset_profile("cov").mean_request_tokens(5), 5 * 8067.0 + 15 + 26, 1.0);
 }
 
 TEST(SeededRandom, SameSeedSameDrawsAndUniformIntegers) {

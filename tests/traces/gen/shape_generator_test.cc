@@ -2,6 +2,7 @@
 // (H fixed, documented churn between layers), determinism.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/error.h"
@@ -93,6 +94,50 @@ TEST(ShapeGenerator, RequestFromOptions) {
   EXPECT_GE(drawn.answer_tokens, cad.answer_min_tokens);
   EXPECT_LE(drawn.answer_tokens, cad.answer_max_tokens);
   EXPECT_EQ(popcount(drawn.hkvd_masks[1]), uint64_t(std::llround(0.05 * double(context))));
+}
+
+// The caps of the acceptance grid: drawn documents scaled down together, a drawn
+// answer cut; given lengths untouched; both recorded in the producer settings.
+TEST(ShapeGenerator, ContextAndAnswerCaps) {
+  ShapeOptions o;
+  o.model = "SmolLM2-135M";
+  o.dataset = "cad";
+  o.seed = 3;
+  const BlendRequest free = make_shape_request(o);
+  uint64_t drawn = 0;
+  for (uint64_t d : free.doc_tokens) drawn += d;
+  ASSERT_GT(drawn, 4000u);
+  ASSERT_GT(free.answer_tokens, 40u);
+  o.max_context_tokens = 4000;
+  o.max_answer_tokens = 40;
+  const BlendRequest capped = make_shape_request(o);
+  ASSERT_EQ(capped.doc_tokens.size(), free.doc_tokens.size());
+  uint64_t total = 0;
+  for (size_t i = 0; i < capped.doc_tokens.size(); ++i) {
+    EXPECT_EQ(capped.doc_tokens[i], std::max<uint64_t>(1, free.doc_tokens[i] * 4000 / drawn)) << i;
+    total += capped.doc_tokens[i];
+  }
+  EXPECT_LE(total, 4000u);
+  EXPECT_GT(total, 4000u - capped.doc_tokens.size());
+  EXPECT_EQ(capped.answer_tokens, 40u);
+  EXPECT_EQ(capped.query_tokens, free.query_tokens);
+  EXPECT_EQ(popcount(capped.hkvd_masks[1]), uint64_t(std::llround(0.15 * double(total))));
+  // Under the caps nothing changes; given lengths are not capped.
+  o.max_context_tokens = drawn;
+  o.max_answer_tokens = free.answer_tokens;
+  EXPECT_EQ(make_shape_request(o).doc_tokens, free.doc_tokens);
+  o.context_tokens = 3000;
+  o.answer_tokens = 100;
+  o.max_context_tokens = 10;
+  o.max_answer_tokens = 1;
+  const BlendRequest given = make_shape_request(o);
+  EXPECT_EQ(given.doc_tokens, std::vector<uint64_t>(5, 3000));
+  EXPECT_EQ(given.answer_tokens, 100u);
+  bool recorded = false;
+  const trace::Producer producer = shape_producer(o);
+  for (const trace::Setting& setting : producer.settings())
+    recorded = recorded || (setting.key() == "max_context_tokens" && setting.value() == "10");
+  EXPECT_TRUE(recorded);
 }
 
 TEST(ShapeGenerator, SameSeedSameBytesDifferentSeedDifferentMasks) {

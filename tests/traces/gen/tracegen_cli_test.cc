@@ -15,7 +15,9 @@ using ispsim::testing::shell_quote;
 namespace {
 
 // The command in traces/README.md ("Generated traces") that made traces/samples/blend_small.trace.
-const std::string kSampleArgs = "trace gen --shape SmolLM2-135M --dataset wik --context-tokens 200 --answer-tokens 4";
+// Every length is given, so the sample does not move when a profile is revised.
+const std::string kSampleArgs =
+    "trace gen --shape SmolLM2-135M --dataset wik --context-tokens 200 --query-tokens 11 --answer-tokens 4";
 
 void expect_bad_input(const CliResult& r, const std::string& where, const std::string& problem) {
   EXPECT_EQ(r.exit_code, 2);
@@ -90,4 +92,43 @@ TEST(TraceGenCli, HelpListsPresetsAndProfiles) {
   EXPECT_NE(r.out.find("gen --shape MODEL --dataset D --out FILE"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("model presets: SmolLM2-135M"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dataset profiles: fin, tat"), std::string::npos) << r.out;
+}
+
+TEST(TraceGenCli, BudgetTable) {
+  const CliResult r = run_cli("trace gen --budget-table");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  // The host platform's defaults: 8 GiB budget, 1 GiB workspace.
+  EXPECT_NE(r.out.find("host memory budget: 8589934592 bytes (8.59 GB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("accounting: physical (1 KV copy, workspace 1073741824 bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("69218"), std::string::npos) << r.out;  // OPT-350M max context (tokens)
+  EXPECT_NE(r.out.find("over budget: 38 of 72 (model, dataset) pairs; 14 of 48"), std::string::npos) << r.out;
+
+  const CliResult t2 = run_cli("trace gen --budget-table --accounting memllm-table2");
+  ASSERT_EQ(t2.exit_code, 0) << t2.err;
+  EXPECT_NE(t2.out.find("memllm-table2 (2 KV copies, workspace 0 bytes"), std::string::npos) << t2.out;
+  EXPECT_NE(t2.out.find("40070"), std::string::npos) << t2.out;
+  // Overrides and a 16 GiB budget, top-4.
+  const CliResult o = run_cli("trace gen --budget-table --budget-bytes 17179869184 --kv-copies 1 "
+                              "--workspace-bytes 0 --docs 4");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("17179869184 bytes (17.18 GB"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("top-k 4 documents"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("mean top-4 request"), std::string::npos) << o.out;
+}
+
+TEST(TraceGenCli, BudgetTableBadOptions) {
+  const std::string b = "trace gen --budget-table";
+  expect_bad_input(run_cli(b + " --accounting fp32"), "ispsim trace gen: --accounting",
+                   "unknown accounting 'fp32' (known: physical, memllm-table2)");
+  expect_bad_input(run_cli(b + " --kv-copies 0"), "ispsim trace gen: --kv-copies", "0 is out of range 1..8");
+  expect_bad_input(run_cli(b + " --budget-bytes 8GB"), "ispsim trace gen: --budget-bytes", "'8GB' is not a whole number");
+  expect_bad_input(run_cli(b + " --budget-bytes 1000"), "ispsim trace gen: --budget-bytes", "out of range");
+  expect_bad_input(run_cli(b + " --workspace-bytes -1"), "ispsim trace gen: --workspace-bytes", "not a whole number");
+  expect_bad_input(run_cli(b + " --docs 0"), "ispsim trace gen: --docs", "0 is out of range 1..1024");
+  // Settings the table would ignore are refused, not silently dropped.
+  expect_bad_input(run_cli(b + " --shape OPT-350M"), "ispsim trace gen", "unrecognised option '--shape'");
+  expect_bad_input(run_cli(b + " --out x.trace"), "ispsim trace gen", "unrecognised option '--out'");
+  expect_bad_input(run_cli("trace gen --shape OPT-350M --dataset cad --out x.trace --budget-bytes 100"),
+                   "ispsim trace gen", "unrecognised option '--budget-bytes'");
 }
