@@ -1,5 +1,7 @@
 #include "tools/ispsim/cli_common.h"
 
+#include <boost/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -54,6 +56,76 @@ rag::RagModel make_rag_model(const model::Model& m, const std::string& model_dir
     throw BadInput("--quant", "'" + quant + "' has no integer-only engine to blend on (fp32, int-nonlinear or int16)");
   options.stage = stage;
   return rag::RagModel::integer(m, calibration_tokens(model_dir, calib_file, calib_tokens), stage, options);
+}
+
+// Documents of a JSON-lines file: one {"id": "...", "text": "..."} object per
+// line (blank lines skipped), each tokenized after BOS when the model has one
+// (the demo model was trained with BOS before every document).
+std::vector<rag::Document> read_documents(const std::string& path, const model::Tokenizer& tok, int bos) {
+  std::istringstream lines(read_text_file(path));
+  std::vector<rag::Document> docs;
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(line, ec);
+    if (ec) throw BadInput(where, "invalid JSON: " + ec.message());
+    const boost::json::object* o = v.if_object();
+    const boost::json::value* id = o ? o->if_contains("id") : nullptr;
+    const boost::json::value* text = o ? o->if_contains("text") : nullptr;
+    if (!id || !id->is_string() || !text || !text->is_string())
+      throw BadInput(where, "expected an object with string fields \"id\" and \"text\"");
+    rag::Document d;
+    d.id = std::string(id->as_string());
+    if (d.id.empty() || d.id.find(',') != std::string::npos)
+      throw BadInput(where, "document id must be non-empty and contain no comma");
+    for (const rag::Document& other : docs)
+      if (other.id == d.id) throw BadInput(where, "document id '" + d.id + "' appears twice");
+    if (bos >= 0) d.tokens.push_back(bos);
+    std::vector<int> body = tok.encode(std::string(text->as_string()), where);
+    d.tokens.insert(d.tokens.end(), body.begin(), body.end());
+    docs.push_back(std::move(d));
+  }
+  if (docs.empty()) throw BadInput(path, "no documents");
+  return docs;
+}
+
+// JSON lines {"query": "...", "docs": ["id", ...]}; blank lines are skipped.
+std::vector<Query> read_queries(const std::string& path) {
+  const std::string text = read_text_file(path);
+  std::vector<Query> queries;
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(line, ec);
+    if (ec) throw BadInput(where, "not JSON: " + ec.message());
+    if (!v.is_object()) throw BadInput(where, "expected an object {\"query\": ..., \"docs\": [...]}");
+    Query q;
+    for (const auto& [key, value] : v.as_object()) {
+      if (key == "query") {
+        if (!value.is_string() || value.as_string().empty()) throw BadInput(where, "\"query\" must be a non-empty string");
+        q.text = value.as_string().c_str();
+      } else if (key == "docs") {
+        if (!value.is_array() || value.as_array().empty())
+          throw BadInput(where, "\"docs\" must be a non-empty array of document ids");
+        for (const boost::json::value& id : value.as_array()) {
+          if (!id.is_string() || id.as_string().empty()) throw BadInput(where, "\"docs\" holds a non-string or empty id");
+          q.doc_ids.emplace_back(id.as_string().c_str());
+        }
+      } else {
+        throw BadInput(where, "unknown key \"" + std::string(key) + "\" (expected \"query\" and \"docs\")");
+      }
+    }
+    if (q.text.empty()) throw BadInput(where, "missing \"query\"");
+    if (q.doc_ids.empty()) throw BadInput(where, "missing \"docs\"");
+    queries.push_back(std::move(q));
+  }
+  if (queries.empty()) throw BadInput(path, "no queries");
+  return queries;
 }
 
 }  // namespace ispsim::cli

@@ -9,6 +9,8 @@
 
 #include "kernels/int/quantized_lm.h"
 #include "kernels/model/model.h"
+#include "kernels/model/tokenizer.h"
+#include "kernels/rag/blend.h"
 #include "kernels/rag/rag_model.h"
 #include "tools/ispsim/cli.h"
 
@@ -30,5 +32,18 @@ std::vector<int> calibration_tokens(const std::string& model_dir, const std::str
 // int-nonlinear) calibrated as above. The model must outlive it.
 rag::RagModel make_rag_model(const model::Model& m, const std::string& model_dir, const std::string& quant,
                              const std::string& calib_file, int calib_tokens, integer::IntegerOptions options);
+
+// Documents of a JSON-lines file: one {"id": "...", "text": "..."} object per
+// line (blank lines skipped), each tokenized after BOS when bos >= 0.
+std::vector<rag::Document> read_documents(const std::string& path, const model::Tokenizer& tok, int bos);
+
+// A RAG query and the ids of its retrieved documents, in rank order.
+struct Query {
+  std::string text;
+  std::vector<std::string> doc_ids;
+};
+
+// JSON lines {"query": "...", "docs": ["id", ...]}; blank lines are skipped.
+std::vector<Query> read_queries(const std::string& path);
 
 }  // namespace ispsim::cli

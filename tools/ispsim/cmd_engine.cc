@@ -19,6 +19,7 @@
 #include "kernels/model/model.h"
 #include "kernels/model/tokenizer.h"
 #include "kernels/rag/blend.h"
+#include "tools/ispsim/cmd_engine_dict.h"
 #include "tools/ispsim/cmd_engine_rag.h"
 #include "tools/ispsim/cli_common.h"
 #include "kernels/rag/kv_store.h"
@@ -211,38 +212,6 @@ int run_generate(const Args& args) {
   return 0;
 }
 
-// Documents of a JSON-lines file: one {"id": "...", "text": "..."} object per
-// line (blank lines skipped), each tokenized after BOS when the model has one
-// (the demo model was trained with BOS before every document).
-std::vector<rag::Document> read_documents(const std::string& path, const model::Tokenizer& tok, int bos) {
-  std::istringstream lines(read_text_file(path));
-  std::vector<rag::Document> docs;
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path + ":" + std::to_string(number);
-    boost::system::error_code ec;
-    boost::json::value v = boost::json::parse(line, ec);
-    if (ec) throw BadInput(where, "invalid JSON: " + ec.message());
-    const boost::json::object* o = v.if_object();
-    const boost::json::value* id = o ? o->if_contains("id") : nullptr;
-    const boost::json::value* text = o ? o->if_contains("text") : nullptr;
-    if (!id || !id->is_string() || !text || !text->is_string())
-      throw BadInput(where, "expected an object with string fields \"id\" and \"text\"");
-    rag::Document d;
-    d.id = std::string(id->as_string());
-    if (d.id.empty() || d.id.find(',') != std::string::npos)
-      throw BadInput(where, "document id must be non-empty and contain no comma");
-    for (const rag::Document& other : docs)
-      if (other.id == d.id) throw BadInput(where, "document id '" + d.id + "' appears twice");
-    if (bos >= 0) d.tokens.push_back(bos);
-    std::vector<int> body = tok.encode(std::string(text->as_string()), where);
-    d.tokens.insert(d.tokens.end(), body.begin(), body.end());
-    docs.push_back(std::move(d));
-  }
-  if (docs.empty()) throw BadInput(path, "no documents");
-  return docs;
-}
 
 int run_precompute(const Args& args) {
   EngineOptions o;
@@ -331,13 +300,15 @@ int run_blend(const Args& args) {
 }
 
 const char* kEngineUsage =
-    "usage: ispsim engine <ppl|generate|precompute|blend|blend-quality> [options]\n"
+    "usage: ispsim engine <ppl|generate|precompute|blend|blend-quality|dict-train|kv-quality> [options]\n"
     "  ppl         perplexity of a text file: --model DIR --text FILE [--max-tokens N] [--window N] [--quant STAGE|all]\n"
     "  generate    greedy continuation of a prompt: --model DIR --prompt TEXT [--tokens N] [--quant STAGE]\n"
     "  precompute  KV store of documents: --model DIR --docs FILE.jsonl --out STORE [--quant fp32|int16]\n"
     "  blend       CacheBlend answer: --model DIR --store STORE --docs ID,ID.. --query TEXT [--ratio R] [--tokens N]\n"
     "  blend-quality  blended vs full prefill at ratios 0/5/15/25/100 %: --model DIR --store STORE --queries FILE.jsonl\n"
     "              [--tokens N] [--quant fp32|int16]\n"
+    "  dict-train  learn the per-layer K/V dictionaries: --model DIR --calib FILE --out FILE [--atoms M]\n"
+    "  kv-quality  dictionary-compressed KV cache vs dense: quality and bytes loaded [--dict FILE]\n"
     "run 'ispsim engine <subcommand> --help' for details\n";
 
 }  // namespace
@@ -353,7 +324,9 @@ int engine(const Args& args) {
   if (args[0] == "precompute") return run_precompute(rest);
   if (args[0] == "blend") return run_blend(rest);
   if (args[0] == "blend-quality") return engine_blend_quality(rest);
-  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate, precompute, blend, blend-quality)");
+  if (args[0] == "dict-train") return engine_dict_train(rest);
+  if (args[0] == "kv-quality") return engine_kv_quality(rest);
+  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate, precompute, blend, blend-quality, dict-train, kv-quality)");
 }
 
 }  // namespace ispsim::cli

@@ -114,47 +114,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-struct Query {
-  std::string text;
-  std::vector<std::string> doc_ids;
-};
-
-// JSON lines {"query": "...", "docs": ["id", ...]}; blank lines are skipped.
-std::vector<Query> read_queries(const std::string& path) {
-  const std::string text = read_text_file(path);
-  std::vector<Query> queries;
-  std::istringstream in(text);
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path + ":" + std::to_string(number);
-    boost::system::error_code ec;
-    boost::json::value v = boost::json::parse(line, ec);
-    if (ec) throw BadInput(where, "not JSON: " + ec.message());
-    if (!v.is_object()) throw BadInput(where, "expected an object {\"query\": ..., \"docs\": [...]}");
-    Query q;
-    for (const auto& [key, value] : v.as_object()) {
-      if (key == "query") {
-        if (!value.is_string() || value.as_string().empty()) throw BadInput(where, "\"query\" must be a non-empty string");
-        q.text = value.as_string().c_str();
-      } else if (key == "docs") {
-        if (!value.is_array() || value.as_array().empty())
-          throw BadInput(where, "\"docs\" must be a non-empty array of document ids");
-        for (const boost::json::value& id : value.as_array()) {
-          if (!id.is_string() || id.as_string().empty()) throw BadInput(where, "\"docs\" holds a non-string or empty id");
-          q.doc_ids.emplace_back(id.as_string().c_str());
-        }
-      } else {
-        throw BadInput(where, "unknown key \"" + std::string(key) + "\" (expected \"query\" and \"docs\")");
-      }
-    }
-    if (q.text.empty()) throw BadInput(where, "missing \"query\"");
-    if (q.doc_ids.empty()) throw BadInput(where, "missing \"docs\"");
-    queries.push_back(std::move(q));
-  }
-  if (queries.empty()) throw BadInput(path, "no queries");
-  return queries;
-}
 
 std::vector<double> parse_ratios(const std::string& text) {
   std::vector<double> ratios;

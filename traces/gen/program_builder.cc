@@ -91,6 +91,11 @@ struct DenseBlock {
   KvAppendSpec append;
   trace::Attention attention;  // query_rows, kv spans, mask, causal (dtype filled in)
   std::vector<uint64_t> extra_attention_deps;
+  // Dictionary-compressed cache: the appended KV goes to the dense window in the
+  // model's dense format; `encoded` tokens are sparse-coded after the append
+  // (none: no dict_encode op); attention is dict_attention instead.
+  const DictionaryLayerStep* dictionary = nullptr;
+  uint64_t encoded = 0;
 };
 
 struct BlockIds {
@@ -195,6 +200,22 @@ class ProgramEmitter {
     return nonlinear(phase, "rope", trace::NONLINEAR_ROPE, rows * (heads + kv_heads) * head_dim, {qkv}, layer, step);
   }
 
+  // Batch pursuit of `tokens` tokens' K and V that left the dense window.
+  uint64_t dict_encode(trace::Phase phase, uint32_t layer, std::optional<uint32_t> step, uint64_t tokens,
+                       uint64_t after) {
+    const DictionaryDecode& d = *request_.dictionary;
+    Op op = make(phase, "dict_encode", {after}, layer, step);
+    trace::DictEncode* e = op.mutable_dict_encode();
+    e->set_tokens(tokens);
+    e->set_heads(model_.kv_heads());
+    e->set_vector_dim(model_.head_dim());
+    e->set_atoms(d.settings.atoms());
+    e->set_pursuit_iterations(d.settings.k_high());
+    e->set_method(d.method);
+    e->set_parts(trace::KV_PARTS_K_AND_V);
+    return emit(op);
+  }
+
   BlockIds dense_block(DenseBlock b) {
     const uint64_t hidden = model_.hidden(), ffn = model_.ffn_dim();
     BlockIds ids;
@@ -215,14 +236,27 @@ class ProgramEmitter {
     kv->set_region(trace::KV_REGION_APPENDED);
     kv->set_parts(trace::KV_PARTS_K_AND_V);
     if (b.append.mask) *kv->mutable_token_mask() = pack_bits(*b.append.mask);
+    if (request_.dictionary) kv->set_format(kv_format_for_bits(model_.kv_bits()));  // the dense window
     ids.kv_append = emit(append);
 
     std::vector<uint64_t> attention_deps = {ids.q_ready, ids.kv_append};
+    if (b.encoded > 0) attention_deps.push_back(dict_encode(b.phase, b.layer, b.decode_step, b.encoded, ids.kv_append));
     attention_deps.insert(attention_deps.end(), b.extra_attention_deps.begin(), b.extra_attention_deps.end());
     Op attention = make(b.phase, "attention", attention_deps, b.layer, b.decode_step);
-    *attention.mutable_attention() = std::move(b.attention);
-    attention.mutable_attention()->set_query_rows(b.rows);
-    attention.mutable_attention()->set_dtype(kv_);
+    if (b.dictionary != nullptr) {
+      trace::DictAttention* a = attention.mutable_dict_attention();
+      a->set_query_rows(b.rows);
+      a->set_compressed_tokens(b.dictionary->compressed_tokens);
+      a->set_window_tokens(b.dictionary->window_tokens);
+      a->set_atoms(request_.dictionary->settings.atoms());
+      a->set_k_low(b.dictionary->k_low);
+      a->set_k_high(request_.dictionary->settings.k_high());
+      a->set_refine_fraction(b.dictionary->refine_fraction);
+    } else {
+      *attention.mutable_attention() = std::move(b.attention);
+      attention.mutable_attention()->set_query_rows(b.rows);
+      attention.mutable_attention()->set_dtype(kv_);
+    }
     const uint64_t attn = emit(attention);
 
     const uint64_t attn_width = uint64_t{model_.heads()} * model_.head_dim();
@@ -274,7 +308,10 @@ class ProgramEmitter {
         b.decode_step = step;
         b.first_deps = {prev};
         b.append = {position, position + 1, nullptr};
-        if (blend && layer >= 1) {
+        if (request_.dictionary) {
+          b.dictionary = &request_.dictionary->steps[s][layer];
+          b.encoded = b.dictionary->encoded_tokens;
+        } else if (blend && layer >= 1) {
           *b.attention.add_kv() = span(0, context_, trace::KV_REGION_PRECOMPUTED);
           *b.attention.add_kv() = span(context_, position + 1, trace::KV_REGION_APPENDED);
           *b.attention.mutable_hkvd_mask() = pack_bits(masks[layer]);
@@ -291,7 +328,14 @@ class ProgramEmitter {
   void write_full_prefill() {
     const trace::Phase phase = trace::PHASE_FULL_PREFILL;
     uint64_t prev = embedding(phase, prompt_, {}, std::nullopt);
-    for (uint32_t layer = 0; layer < model_.layers(); ++layer) prev = full_layer(phase, layer, prompt_, prev).last;
+    for (uint32_t layer = 0; layer < model_.layers(); ++layer) {
+      const BlockIds ids = full_layer(phase, layer, prompt_, prev);
+      prev = ids.last;
+      // Dictionary cache: the prompt's attention is dense; its tokens beyond the window
+      // are encoded after the layer (kept in the sequential chain of the pass).
+      if (request_.dictionary && request_.dictionary->prefill_encoded_tokens[layer] > 0)
+        prev = dict_encode(phase, layer, std::nullopt, request_.dictionary->prefill_encoded_tokens[layer], ids.last);
+    }
     decode(head(phase, prev, std::nullopt), false);
   }
 
@@ -420,6 +464,27 @@ const char* program_description(trace::Program p) {
   }
 }
 
+void check_dictionary_decode(const BlendRequest& request, const std::vector<trace::Program>& programs,
+                             const std::string& where) {
+  const DictionaryDecode& d = *request.dictionary;
+  if (programs.size() != 1 || programs[0] != trace::FULL_PREFILL)
+    throw BadInput(where, "a dictionary-compressed decode is built for FULL_PREFILL only");
+  const uint32_t layers = request.model.layers();
+  if (d.steps.size() != request.answer_tokens)
+    throw BadInput(where, "dictionary decode has " + std::to_string(d.steps.size()) + " steps for " +
+                              std::to_string(request.answer_tokens) + " answer tokens");
+  if (d.prefill_encoded_tokens.size() != layers)
+    throw BadInput(where, "dictionary decode needs prefill_encoded_tokens for each of " + std::to_string(layers) +
+                              " layers");
+  for (const auto& step : d.steps) {
+    if (step.size() != layers) throw BadInput(where, "a dictionary decode step lacks layers");
+    for (const DictionaryLayerStep& l : step)
+      if (l.window_tokens + l.compressed_tokens == 0 || l.k_low < 1 || l.k_low > d.settings.k_high() ||
+          !(l.refine_fraction >= 0.0 && l.refine_fraction <= 1.0))
+        throw BadInput(where, "a dictionary decode step sees no token or has k_low/refine_fraction out of range");
+  }
+}
+
 }  // namespace
 
 std::vector<trace::Program> all_programs() {
@@ -451,6 +516,7 @@ void check_blend_request(const BlendRequest& request, const std::vector<trace::P
   trace::Producer producer;
   producer.set_kind(trace::PRODUCER_SHAPE_GENERATOR);
   trace::TraceValidator(where).check_header(make_header(request, programs, producer));
+  if (request.dictionary) check_dictionary_decode(request, programs, where);
   if (!blend) return;
 
   if (m.layers() < 2)
@@ -489,6 +555,10 @@ trace::Header make_header(const BlendRequest& request, const std::vector<trace::
   r->set_answer_tokens(request.answer_tokens);
   r->set_recompute_ratio(request.recompute_ratio);
   r->set_kv_format(kv_format_for_bits(request.model.kv_bits()));
+  if (request.dictionary) {
+    r->set_kv_format(trace::KV_DICTIONARY);
+    *r->mutable_dictionary() = request.dictionary->settings;
+  }
   r->set_dataset(dataset);
   *header.mutable_producer() = producer;
   for (trace::Program p : programs) {

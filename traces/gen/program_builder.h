@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,27 @@
 
 namespace ispsim::tracegen {
 
+// Decode with the dictionary-compressed KV cache (paper 1 Sec. 3.2.4-3.2.5), as
+// the functional engine ran it (kernels/dict): per decode step and layer, the
+// new token's KV joins the dense window (kv_append, dense format of
+// model.kv_bits), a batch pursuit encodes the tokens that left the window
+// (dict_encode, only when some did), and attention runs in the dictionary
+// domain over the compressed tokens and the window (dict_attention).
+struct DictionaryLayerStep {
+  uint64_t window_tokens = 0;      // dense tokens the attention read
+  uint64_t compressed_tokens = 0;  // tokens held as codes
+  uint64_t encoded_tokens = 0;     // tokens encoded by this step (a multiple of U; 0 most steps)
+  uint32_t k_low = 0;              // atoms of every compressed token (== k_high without hierarchy)
+  double refine_fraction = 1.0;    // share of compressed tokens read at k_high (measured)
+};
+
+struct DictionaryDecode {
+  trace::DictionarySettings settings;                   // the request's dictionary settings
+  trace::PursuitMethod method = trace::PURSUIT_PROJECTION;
+  std::vector<uint64_t> prefill_encoded_tokens;         // per layer: prompt tokens encoded after the prefill
+  std::vector<std::vector<DictionaryLayerStep>> steps;  // [decode step][layer]
+};
+
 struct BlendRequest {
   trace::ModelShape model;
   std::vector<uint64_t> doc_tokens;  // context tokens of each retrieved document, in order
@@ -26,6 +48,9 @@ struct BlendRequest {
   uint64_t answer_tokens = 0;        // A decode steps (0 allowed: prefill only)
   double recompute_ratio = 0.0;      // requested HKVD fraction, 0..1 (informational; H comes from the masks)
   std::vector<std::vector<bool>> hkvd_masks;  // per layer, [0] unused, each C bits
+  // Set: the decode steps use the dictionary-compressed cache (FULL_PREFILL only;
+  // kv_format KV_DICTIONARY with these settings); one entry per answer token.
+  std::optional<DictionaryDecode> dictionary;
 };
 
 // The three programs in the order a generated trace holds them.
