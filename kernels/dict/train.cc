@@ -127,13 +127,14 @@ Dictionary train_dictionary(const KvPool& pool, const TrainOptions& o,
 }
 
 double pursuit_relative_error(const Dictionary& d, const KvPool& pool, int k) {
-  PursuitScratch s;
-  SparseCode code;
-  std::vector<float> r(d.dim);
+  std::vector<float> gram(static_cast<size_t>(d.atoms) * d.atoms), corr(d.atoms), r(d.dim), coef(k);
+  std::vector<int32_t> index(k);
+  std::vector<char> selected(d.atoms);
+  model::linear(d.data.data(), d.atoms, d.dim, d.data.data(), nullptr, d.atoms, gram.data());
   double err = 0.0, norm = 0.0;
   for (size_t i = 0; i < pool.count(); ++i) {
     const float* x = pool.vector(i);
-    projection_pursuit(d, x, k, code, s, r.data());
+    gram_pursuit(d, gram, x, k, corr.data(), selected, index.data(), coef.data(), r.data());
     for (int e = 0; e < d.dim; ++e) {
       err += static_cast<double>(r[e]) * r[e];
       norm += static_cast<double>(x[e]) * x[e];

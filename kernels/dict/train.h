@@ -53,7 +53,9 @@ struct EpochReport {
 Dictionary train_dictionary(const KvPool& pool, const TrainOptions& options,
                             const std::function<void(const EpochReport&)>& on_epoch = {});
 
-// Σ||x - Dγ||² / Σ||x||² of the projection pursuit with k atoms over `pool`.
+// Σ||x - Dγ||² / Σ||x||² of the projection pursuit with k atoms over `pool`
+// (computed with the Gram matrix, as in training; the atoms need not be unit
+// norm: the INT8 dictionary's dequantized atoms are not exactly).
 double pursuit_relative_error(const Dictionary& d, const KvPool& pool, int k);
 
 }  // namespace ispsim::dict

@@ -57,6 +57,8 @@ std::vector<dict::Dictionary> dequantized(const dict::KvDictionaries& d) {
 int engine_dict_train(const Args& args) {
   std::string model_dir = kDefaultModel, calib = "kernels/int/data/brown_calibration.txt", out;
   int calib_tokens = 0;
+  std::string eval_text;
+  int eval_tokens = 8192;
   dict::TrainOptions t;
   po::options_description d("dict-train options");
   d.add_options()
@@ -70,9 +72,12 @@ int engine_dict_train(const Args& args) {
       ("batch", po::value(&t.batch)->default_value(t.batch), "vectors per Adam step")
       ("lr", po::value(&t.learning_rate)->default_value(t.learning_rate, "0.001"), "Adam learning rate")
       ("seed", po::value(&t.seed)->default_value(t.seed), "seed of the pool shuffle and the initial atoms")
+      ("eval-text", po::value(&eval_text), "also report the error on this text's KV (e.g. the held-out text)")
+      ("eval-tokens", po::value(&eval_tokens)->default_value(eval_tokens), "tokens of --eval-text to use")
       ("out", po::value(&out)->required(), "dictionary file to write (safetensors)");
   if (!parse_options(args, "engine dict-train", d)) return 0;
   if (calib_tokens < 0) throw BadInput("--calib-tokens", "must be >= 0");
+  if (eval_tokens < 1) throw BadInput("--eval-tokens", "must be >= 1");
 
   const auto t0 = std::chrono::steady_clock::now();
   model::Model m = model::load_model(model_dir);
@@ -80,13 +85,20 @@ int engine_dict_train(const Args& args) {
   std::vector<int> ids = text_tokens(calib, tok, bos_of(tok, m));
   if (calib_tokens > 0 && static_cast<int>(ids.size()) > calib_tokens) ids.resize(calib_tokens);
   const std::vector<dict::KvPool> pools = dict::collect_kv(m, ids, m.config.max_positions);
+  std::vector<dict::KvPool> eval_pools;
+  if (!eval_text.empty()) {
+    std::vector<int> eval_ids = text_tokens(eval_text, tok, bos_of(tok, m));
+    if (static_cast<int>(eval_ids.size()) > eval_tokens) eval_ids.resize(eval_tokens);
+    eval_pools = dict::collect_kv(m, eval_ids, m.config.max_positions);
+  }
   std::cout << "calibration: " << calib << ", " << ids.size() << " tokens in windows of " << m.config.max_positions
             << " tokens; " << pools[0].count() << " vectors of " << pools[0].dim
             << " elements per layer and stream (one per KV head and token)\n";
   std::cout << "training: M = " << t.atoms << " atoms, pursuit K = " << t.sparsity << ", " << t.epochs
             << " epochs, batch " << t.batch << ", Adam lr " << t.learning_rate << ", seed " << t.seed << "\n";
-  std::cout << "| layer | stream | rel. error, initial atoms | rel. error, trained FP32 | rel. error, INT8 | INT8 scale |\n"
-               "|---|---|---|---|---|---|\n";
+  std::cout << "| layer | stream | rel. error, initial atoms | rel. error, trained FP32 | rel. error, INT8 | INT8 scale |"
+            << (eval_pools.empty() ? "" : " rel. error, INT8, --eval-text |") << "\n|---|---|---|---|---|---|"
+            << (eval_pools.empty() ? "" : "---|") << "\n";
   dict::KvDictionaries all;
   all.layers = m.config.num_layers;
   all.atoms = t.atoms;
@@ -105,7 +117,11 @@ int engine_dict_train(const Args& args) {
     const double fp32_err = dict::pursuit_relative_error(trained, pools[i], t.sparsity);
     const double int8_err = dict::pursuit_relative_error(dict::dequantize(q), pools[i], t.sparsity);
     std::cout << std::fixed << std::setprecision(4) << "| " << i / 2 << " | " << (i % 2 ? "V" : "K") << " | " << before
-              << " | " << fp32_err << " | " << int8_err << " | " << std::setprecision(6) << q.scale << " |\n";
+              << " | " << fp32_err << " | " << int8_err << " | " << std::setprecision(6) << q.scale << " |";
+    if (!eval_pools.empty())
+      std::cout << std::setprecision(4) << " " << dict::pursuit_relative_error(dict::dequantize(q), eval_pools[i], t.sparsity)
+                << " |";
+    std::cout << "\n";
     all.dicts.push_back(std::move(q));
   }
   if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r";
