@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "kernels/dict/decoder.h"
 #include "kernels/rag/trace/quality.h"
+#include "traces/trace_io.h"
 
 namespace ispsim::dict {
 
@@ -55,6 +56,22 @@ DictionaryRun run_dictionary_decode(const model::Model& model, const std::vector
     run.decode.steps.push_back(std::move(step));
   }
   return run;
+}
+
+void write_dictionary_trace(const std::string& path, const trace::ModelShape& shape,
+                            const std::vector<uint64_t>& doc_tokens, uint64_t query_tokens, const DictionaryRun& run,
+                            const trace::Producer& producer) {
+  tracegen::BlendRequest request;
+  request.model = shape;
+  request.doc_tokens = doc_tokens;
+  request.query_tokens = query_tokens;
+  request.answer_tokens = run.answer.size();
+  request.dictionary = run.decode;
+  const std::vector<trace::Program> programs = {trace::FULL_PREFILL};
+  tracegen::check_blend_request(request, programs, path);
+  trace::TraceWriter writer(path, tracegen::make_header(request, programs, producer));
+  tracegen::write_programs(writer, request, programs);
+  writer.close();
 }
 
 }  // namespace ispsim::dict

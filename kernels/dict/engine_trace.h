@@ -32,4 +32,12 @@ DictionaryRun run_dictionary_decode(const model::Model& model, const std::vector
 // hierarchy k_low = k_high and refine_fraction = 1 (every token at K_high).
 trace::DictionarySettings trace_settings(const CacheSettings& settings, int atoms);
 
+// Writes the FULL_PREFILL program of a request (documents of doc_tokens tokens,
+// then query_tokens query tokens: the prompt of `run`) decoded as `run` did, to
+// `path` (atomically, through TraceWriter). The model shape is
+// rag::model_shape()'s FP16 shape: the trace says what is computed.
+void write_dictionary_trace(const std::string& path, const trace::ModelShape& shape,
+                            const std::vector<uint64_t>& doc_tokens, uint64_t query_tokens, const DictionaryRun& run,
+                            const trace::Producer& producer);
+
 }  // namespace ispsim::dict

@@ -300,7 +300,7 @@ int run_blend(const Args& args) {
 }
 
 const char* kEngineUsage =
-    "usage: ispsim engine <ppl|generate|precompute|blend|blend-quality|dict-train|kv-quality> [options]\n"
+    "usage: ispsim engine <ppl|generate|precompute|blend|blend-quality|dict-train|kv-quality|kv-trace> [options]\n"
     "  ppl         perplexity of a text file: --model DIR --text FILE [--max-tokens N] [--window N] [--quant STAGE|all]\n"
     "  generate    greedy continuation of a prompt: --model DIR --prompt TEXT [--tokens N] [--quant STAGE]\n"
     "  precompute  KV store of documents: --model DIR --docs FILE.jsonl --out STORE [--quant fp32|int16]\n"
@@ -309,6 +309,7 @@ const char* kEngineUsage =
     "              [--tokens N] [--quant fp32|int16]\n"
     "  dict-train  learn the per-layer K/V dictionaries: --model DIR --calib FILE --out FILE [--atoms M]\n"
     "  kv-quality  dictionary-compressed KV cache vs dense: quality and bytes loaded [--dict FILE]\n"
+    "  kv-trace    decode trace with dictionary ops: --docs ID,ID.. --query TEXT --out FILE [--tokens N]\n"
     "run 'ispsim engine <subcommand> --help' for details\n";
 
 }  // namespace
@@ -326,7 +327,8 @@ int engine(const Args& args) {
   if (args[0] == "blend-quality") return engine_blend_quality(rest);
   if (args[0] == "dict-train") return engine_dict_train(rest);
   if (args[0] == "kv-quality") return engine_kv_quality(rest);
-  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate, precompute, blend, blend-quality, dict-train, kv-quality)");
+  if (args[0] == "kv-trace") return engine_kv_trace(rest);
+  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate, precompute, blend, blend-quality, dict-train, kv-quality, kv-trace)");
 }
 
 }  // namespace ispsim::cli

@@ -15,10 +15,12 @@
 #include "common/error.h"
 #include "kernels/dict/accounting.h"
 #include "kernels/dict/dictionary.h"
+#include "kernels/dict/engine_trace.h"
 #include "kernels/dict/quality.h"
 #include "kernels/dict/train.h"
 #include "kernels/model/model.h"
 #include "kernels/model/tokenizer.h"
+#include "kernels/rag/trace/engine_trace.h"
 #include "tools/ispsim/cli_common.h"
 
 namespace ispsim::cli {
@@ -291,6 +293,76 @@ int engine_kv_quality(const Args& args) {
   print_rows("held-out", held_rows);
   if (!rag_rows.empty()) print_rows("RAG demo", rag_rows);
   std::cerr << std::fixed << std::setprecision(1) << "ispsim engine kv-quality: " << seconds_since(t0) << " s wall\n";
+  return 0;
+}
+
+int engine_kv_trace(const Args& args) {
+  std::string model_dir = kDefaultModel, dict_file = kDefaultDict, docs_file = "assets/rag-demo/docs.jsonl";
+  std::string doc_list, query, out, encoder = "pursuit";
+  int tokens = 8;
+  bool flat = false;
+  dict::CacheSettings c;
+  c.hierarchical = true;
+  po::options_description d("kv-trace options");
+  d.add_options()
+      ("help,h", "print this help")
+      ("model", po::value(&model_dir)->default_value(model_dir), "checkpoint directory")
+      ("dict", po::value(&dict_file)->default_value(dict_file), "dictionaries (ispsim engine dict-train)")
+      ("docs-file", po::value(&docs_file)->default_value(docs_file), "documents (JSON lines)")
+      ("docs", po::value(&doc_list)->required(), "comma-separated document ids, in prompt order")
+      ("query", po::value(&query)->required(), "query text (after the documents)")
+      ("tokens", po::value(&tokens)->default_value(tokens), "greedy decode steps")
+      ("encoder", po::value(&encoder)->default_value(encoder), "pursuit | omp")
+      ("flat", po::bool_switch(&flat), "no hierarchical sparsity: every compressed token at K_high")
+      ("window", po::value(&c.window_tokens)->default_value(c.window_tokens), "dense local window W, tokens")
+      ("unit", po::value(&c.unit_tokens)->default_value(c.unit_tokens), "compression unit U, tokens")
+      ("k-high", po::value(&c.k_high)->default_value(c.k_high), "atoms per code (K_high)")
+      ("k-low", po::value(&c.k_low)->default_value(c.k_low), "coarse atoms (K_low)")
+      ("refine", po::value(&c.refine_fraction)->default_value(c.refine_fraction, "0.1"), "refined fraction, 0..1")
+      ("out", po::value(&out)->required(), "trace file to write");
+  if (!parse_options(args, "engine kv-trace", d)) return 0;
+  if (encoder != "pursuit" && encoder != "omp") throw BadInput("--encoder", "'" + encoder + "' is not pursuit or omp");
+  if (tokens < 1) throw BadInput("--tokens", "must be >= 1");
+  c.encoder = encoder == "omp" ? dict::Encoder::kOmp : dict::Encoder::kPursuit;
+  c.hierarchical = !flat;
+
+  model::Model m = model::load_model(model_dir);
+  const dict::KvDictionaries dicts = dict::load(dict_file);
+  if (dicts.layers != m.config.num_layers || dicts.dim != m.config.head_dim)
+    throw BadInput(dict_file, "dictionaries do not fit the model's layers and head size");
+  model::Tokenizer tok(model_dir + "/tokenizer.json");
+  const std::vector<rag::Document> all_docs = read_documents(docs_file, tok, bos_of(tok, m));
+  std::vector<int> prompt;
+  std::vector<uint64_t> doc_tokens;
+  std::stringstream ids(doc_list);
+  for (std::string id; std::getline(ids, id, ',');) {
+    const rag::Document* found = nullptr;
+    for (const rag::Document& doc : all_docs) found = doc.id == id ? &doc : found;
+    if (found == nullptr) throw BadInput("--docs", "document '" + id + "' is not in " + docs_file);
+    prompt.insert(prompt.end(), found->tokens.begin(), found->tokens.end());
+    doc_tokens.push_back(found->tokens.size());
+  }
+  if (doc_tokens.empty()) throw BadInput("--docs", "no document id");
+  const std::vector<int> query_ids = tok.encode(query, "--query");
+  if (query_ids.empty()) throw BadInput("--query", "has no tokens");
+  prompt.insert(prompt.end(), query_ids.begin(), query_ids.end());
+  if (static_cast<int>(prompt.size()) + tokens > m.config.max_positions)
+    throw BadInput("--tokens", "prompt of " + std::to_string(prompt.size()) + " tokens + " + std::to_string(tokens) +
+                                   " decode steps exceed the model's context of " +
+                                   std::to_string(m.config.max_positions) + " tokens");
+  { dict::CompressedKvCache check(dict::dequantize(dicts.get(0, dict::Stream::kKey)),
+                                  dict::dequantize(dicts.get(0, dict::Stream::kValue)), m.config.num_heads,
+                                  m.config.num_kv_heads, m.config.head_dim, c); }  // settings checked before work
+
+  const dict::DictionaryRun run = dict::run_dictionary_decode(m, dequantized(dicts), c, dicts.atoms, prompt, tokens);
+  const trace::Producer producer = rag::engine_producer(
+      "ispsim engine kv-trace", {{"model", model_dir}, {"dict", dict_file}, {"docs", doc_list}, {"query", query},
+                                 {"encoder", encoder}, {"hierarchical", flat ? "false" : "true"}});
+  dict::write_dictionary_trace(out, rag::model_shape(m.config, model_dir), doc_tokens, query_ids.size(), run, producer);
+  std::cout << "wrote " << out << ": FULL_PREFILL of " << prompt.size() << " prompt tokens (dense), then " << tokens
+            << " decode steps with the dictionary-compressed cache\nanswer:";
+  for (int t : run.answer) std::cout << " " << t;
+  std::cout << "\n";
   return 0;
 }
 

@@ -242,7 +242,7 @@ class ProgramEmitter {
     std::vector<uint64_t> attention_deps = {ids.q_ready, ids.kv_append};
     if (b.encoded > 0) attention_deps.push_back(dict_encode(b.phase, b.layer, b.decode_step, b.encoded, ids.kv_append));
     attention_deps.insert(attention_deps.end(), b.extra_attention_deps.begin(), b.extra_attention_deps.end());
-    Op attention = make(b.phase, "attention", attention_deps, b.layer, b.decode_step);
+    Op attention = make(b.phase, b.dictionary ? "dict_attention" : "attention", attention_deps, b.layer, b.decode_step);
     if (b.dictionary != nullptr) {
       trace::DictAttention* a = attention.mutable_dict_attention();
       a->set_query_rows(b.rows);
