@@ -34,7 +34,7 @@ std::vector<KvPool> collect_kv(const model::Model& model, const std::vector<int>
 struct TrainOptions {
   int atoms = 1024;         // M
   int sparsity = 16;        // K of the pursuit that encodes during training (= K_high at run time)
-  int epochs = 8;           // passes over the shuffled pool
+  int epochs = 4;           // passes over the shuffled pool
   int batch = 512;          // vectors per Adam step
   float learning_rate = 1e-3f;
   uint64_t seed = 1;

@@ -80,6 +80,11 @@ int engine_dict_train(const Args& args) {
   if (!parse_options(args, "engine dict-train", d)) return 0;
   if (calib_tokens < 0) throw BadInput("--calib-tokens", "must be >= 0");
   if (eval_tokens < 1) throw BadInput("--eval-tokens", "must be >= 1");
+  if (t.atoms < 1) throw BadInput("--atoms", "must be >= 1");
+  if (t.sparsity < 1 || t.sparsity > t.atoms) throw BadInput("--sparsity", "must lie in 1..atoms");
+  if (t.batch < 1) throw BadInput("--batch", "must be >= 1");
+  if (t.epochs < 0) throw BadInput("--epochs", "must be >= 0");
+  if (!(t.learning_rate > 0.0f)) throw BadInput("--lr", "must be > 0");
 
   const auto t0 = std::chrono::steady_clock::now();
   model::Model m = model::load_model(model_dir);
@@ -142,7 +147,7 @@ struct QualityOptions {
   std::string text_file = "assets/brown-llama/heldout.txt";
   std::string docs_file = "assets/rag-demo/docs.jsonl";
   std::string queries_file = "assets/rag-demo/queries.jsonl";
-  int windows = 24;          // held-out sequences
+  int windows = 16;          // held-out sequences
   int prompt_tokens = 128;   // held-out: dense prompt, the rest of the context decoded
   int answer_tokens = 32;    // RAG: dense greedy answer length (teacher-forced)
   dict::CacheSettings cache;
