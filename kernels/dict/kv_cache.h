@@ -75,9 +75,10 @@ class CompressedKvCache {
   void attend(const float* q, float* out, StepReads* reads = nullptr);
 
   int tokens() const { return compressed_ + static_cast<int>(window_k_.size() / kv_dim_); }
+  // Compressed tokens are positions 0 .. compressed_tokens()-1: compression takes the oldest.
   int compressed_tokens() const { return compressed_; }
   int window_tokens() const { return static_cast<int>(window_k_.size() / kv_dim_); }
-  // First position held densely (== compressed_tokens(): compression takes the oldest).
+  // Squared reconstruction error of everything encoded so far.
   const ReconstructionError& error() const { return error_; }
   // Code of compressed token t (< compressed_tokens()), KV head g, stream s.
   const SparseCode& code(int t, int g, Stream s) const;
