@@ -20,6 +20,8 @@ int run(const Args& args) {
   std::string platform_name, trace_path, window, format_name = "text";
   std::vector<std::string> overrides, vcd_filters;
   systems::RunOptions options;
+  std::string roles;
+  for (const vcd::RoleInfo& r : vcd::roles()) roles += std::string(roles.empty() ? "" : ", ") + r.name;
   po::options_description desc("run options");
   desc.add_options()
       ("help,h", "print this help")
@@ -31,8 +33,8 @@ int run(const Args& args) {
        "write a waveform to this .vcd (or .fst, through GTKWave's vcd2fst) file, with its GTKWave view beside it "
        "(.gtkw: open with 'gtkwave FILE.gtkw')")
       ("vcd-filter", po::value(&vcd_filters)->composing(),
-       "only these signals: roles (host, pcie, controller, coordinator, channels, dies, scratchpad, simd) and/or "
-       "globs, comma-separated or repeated, e.g. dies,simd or '*.ch0.*'")
+       ("only these signals: roles (" + roles + ") and/or globs, comma-separated or repeated, e.g. dies,simd or "
+        "'*.ch0.*'").c_str())
       ("vcd-window", po::value(&window), "only changes within BEGIN:END simulated time, e.g. 0us:200us")
       ("timeline", po::value(&options.timeline_path), "write a Chrome trace-event timeline (Perfetto) to this .json file")
       ("format", po::value(&format_name), "summary on stdout: text, csv or json (default text)");
