@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's demo command: setup, build, then
 #   1. stream KV tiles from MemLLM's default flash (sequential and pipelined),
-#      writing statistics and a VCD waveform into out/;
+#      writing statistics, a VCD waveform and its GTKWave view into out/;
 #   2. compare the six MemLLM platforms on a shipped RAG trace (table, CSV,
 #      JSON, one Chrome timeline per platform);
 #   3. RAG on the functional engine: a KV store of the demo documents, a
@@ -21,6 +21,7 @@ echo "== NAND streaming microbenchmark: three-stage die-level pipeline =="
   --set stream.read_mode=PIPELINED --stats out/nand_pipelined.json --vcd out/nand_pipelined.vcd \
   --vcd-window 0us:200us
 echo "statistics: out/nand_sequential.json out/nand_pipelined.json; waveform: out/nand_pipelined.vcd"
+echo "waveform view (signals grouped, states by name): gtkwave out/nand_pipelined.gtkw"
 
 echo
 echo "== MemLLM platforms on a shipped trace (SmolLM2-135M shape, 2 x 200-token documents) =="

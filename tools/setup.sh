@@ -10,6 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libgtest-dev libbenchmark-dev
   gtkwave            # vcd2fst validates every VCD the tests write
+  xvfb x11-apps netpbm  # the GTKWave view test: a real GTKWave under Xvfb, screenshot (xwd -> PNG)
 )
 
 missing=()

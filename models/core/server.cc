@@ -69,6 +69,8 @@ void Server::complete() {
     if (d) d();
 }
 
-void Server::trace(vcd::Writer& writer) { writer.add(std::string(name()) + ".outstanding", 16, outstanding_); }
+void Server::trace(vcd::Writer& writer, const vcd::Kind& kind) {
+  writer.add(std::string(name()) + ".outstanding", 16, outstanding_, {kind.role, kind.channel, nullptr});
+}
 
 }  // namespace ispsim::core

@@ -48,8 +48,9 @@ class Server : public sc_core::sc_module {
   double bytes_per_ns() const { return bytes_per_ns_; }
   const sc_core::sc_time& latency() const { return latency_; }
 
-  // Waveform: <name>.outstanding (requests submitted and not completed).
-  void trace(vcd::Writer& writer);
+  // Waveform: <name>.outstanding (requests submitted and not completed), of
+  // the owner's role (kind.encoding is ignored: it is a count).
+  void trace(vcd::Writer& writer, const vcd::Kind& kind = {});
 
  private:
   struct Pending {

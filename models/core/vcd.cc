@@ -1,11 +1,20 @@
 #include "models/core/vcd.h"
 
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -14,6 +23,7 @@
 #include "common/atomic_file.h"
 #include "common/error.h"
 #include "models/core/names.h"
+#include "models/core/vcd_view.h"
 
 namespace ispsim::vcd {
 
@@ -34,7 +44,113 @@ bool starts_with(const std::string& s, const std::string& prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Whether `program` is an executable file in a PATH directory.
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (dir.empty()) dir = ".";
+    if (::access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// Runs `argv` (searched on PATH) with its output discarded; returns whether it
+// exited with status 0.
+bool run_quietly(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  const int spawned = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return false;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A file of this process's own that is removed when it goes out of scope.
+class ScratchFile {
+ public:
+  explicit ScratchFile(std::string path) : path_(std::move(path)) {}
+  ~ScratchFile() { std::remove(path_.c_str()); }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+const std::vector<RoleInfo> kRoles = {
+    {Role::kHost, "host", "the host GPU's op stream"},
+    {Role::kPcie, "pcie", "the PCIe link, each direction"},
+    {Role::kController, "controller", "SSD controller resources: DRAM, internal bus, firmware core"},
+    {Role::kCoordinator, "coordinator", "the Flash-Coordinator's LSE reduction engine"},
+    {Role::kChannel, "channels", "flash channel buses: busy and which die transfers"},
+    {Role::kDie, "dies", "flash die states"},
+    {Role::kScratchpad, "scratchpad", "scratchpad page buffers in use, per channel"},
+    {Role::kSimd, "simd", "Elastic-SIMD modes"},
+};
+
+std::string known_roles() {
+  std::string list;
+  for (const RoleInfo& r : kRoles) list += std::string(list.empty() ? "" : ", ") + r.name;
+  return list;
+}
+
 }  // namespace
+
+const std::vector<RoleInfo>& roles() { return kRoles; }
+
+const RoleInfo* find_role(const std::string& name) {
+  for (const RoleInfo& r : kRoles)
+    if (name == r.name) return &r;
+  return nullptr;
+}
+
+const char* to_string(Role role) {
+  for (const RoleInfo& r : kRoles)
+    if (role == r.role) return r.name;
+  return "other";
+}
+
+std::string Encoding::name_of(uint64_t value) const {
+  for (const auto& [v, name] : values)
+    if (v == value) return name;
+  return std::to_string(value);
+}
+
+void add_filter(const std::string& text, const std::string& where, Options& opts) {
+  std::istringstream items(text);
+  std::string item;
+  bool any = false;
+  while (std::getline(items, item, ',')) {
+    any = true;
+    if (item.empty()) throw BadInput(where, "empty item in '" + text + "'");
+    if (item.find_first_of("*?[.") != std::string::npos) {
+      opts.filters.push_back(item);
+    } else if (const RoleInfo* role = find_role(item)) {
+      opts.roles.push_back(role->role);
+    } else {
+      throw BadInput(where, "unknown role '" + item + "' (known roles: " + known_roles() +
+                                "; or a glob such as '*.ch0.*')");
+    }
+  }
+  if (!any || text.back() == ',') throw BadInput(where, "empty item in '" + text + "'");
+}
 
 bool matches(const std::vector<std::string>& filters, const std::string& name) {
   if (filters.empty()) return true;
@@ -107,12 +223,34 @@ struct Writer::Impl {
     uint64_t value;    // latest value
     uint64_t written;  // last value in the file
     bool pending;      // changed at pending_time_ps
+    Role role;
+    int channel;
+    std::string encoding;  // Encoding::name, empty = a number
   };
 
-  Impl(Options o) : opts(std::move(o)), file(opts.path) {}
+  explicit Impl(Options o) : opts(std::move(o)), fst(ends_with(opts.path, ".fst")) {
+    if (fst) {
+      // The VCD text goes to a scratch file that vcd2fst converts at close().
+      fst_file.emplace(opts.path, /*binary=*/true);
+      vcd_scratch.emplace(opts.path + ".vcd.tmp." + std::to_string(::getpid()));
+      scratch_out.open(vcd_scratch->path(), std::ios::out | std::ios::trunc);
+      if (!scratch_out) throw BadInput(opts.path, "cannot open a scratch file beside it for the VCD text");
+    } else {
+      vcd_file.emplace(opts.path);
+    }
+    view_file.emplace(view_path(opts.path));
+  }
+
+  std::ostream& text() { return fst ? static_cast<std::ostream&>(scratch_out) : vcd_file->stream(); }
 
   Options opts;
-  AtomicFile file;
+  const bool fst;
+  std::optional<AtomicFile> view_file;  // X.gtkw
+  std::optional<AtomicFile> vcd_file;   // X.vcd
+  std::optional<AtomicFile> fst_file;   // X.fst
+  std::optional<ScratchFile> vcd_scratch;
+  std::ofstream scratch_out;
+  std::map<std::string, Encoding> encodings;  // by name, those of attached signals
   std::vector<Var> vars;
   std::set<std::string, names::HierarchicalLess> taken;
   bool header_written = false;
@@ -143,7 +281,7 @@ struct Writer::Impl {
   std::string buffer;
   void drain(bool force) {
     if (buffer.size() < (1u << 16) && !force) return;
-    file.stream().write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    text().write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     buffer.clear();
   }
 
@@ -262,12 +400,53 @@ struct Writer::Impl {
       v.signal = nullptr;
     }
   }
+
+  bool passes(const std::string& name, Role role) const {
+    if (opts.filters.empty() && opts.roles.empty()) return true;
+    if (std::find(opts.roles.begin(), opts.roles.end(), role) != opts.roles.end()) return true;
+    return !opts.filters.empty() && matches(opts.filters, name);
+  }
+
+  void keep_encoding(const std::string& signal, const Encoding& encoding) {
+    if (encoding.name.empty() || encoding.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+      throw std::logic_error("vcd signal " + signal + ": encoding name '" + encoding.name + "' is not [a-z0-9_]+");
+    for (const auto& [value, name] : encoding.values) {
+      if (name.empty() || name.find_first_of(" \t\n") != std::string::npos)
+        throw std::logic_error("vcd encoding " + encoding.name + ": value name '" + name + "' is empty or has a space");
+    }
+    const auto [it, inserted] = encodings.emplace(encoding.name, encoding);
+    if (!inserted && it->second.values != encoding.values)
+      throw std::logic_error("vcd signal " + signal + ": two encodings named " + encoding.name);
+  }
+
+  View view(const std::vector<Marker>& markers, uint64_t end_ps) const {
+    View v{opts.path, opts.window_begin_ps, end_ps, {}, markers};
+    for (const Var& var : vars) v.signals.push_back({var.name, var.width, var.role, var.channel, var.encoding});
+    return v;
+  }
+
+  // The VCD text into X.fst through vcd2fst.
+  void convert_to_fst() {
+    scratch_out.close();
+    if (!scratch_out) throw BadInput(opts.path, "writing the VCD text for vcd2fst failed");
+    const ScratchFile converted(opts.path + ".conv.tmp." + std::to_string(::getpid()));
+    if (!run_quietly({"vcd2fst", vcd_scratch->path(), converted.path()}))
+      throw std::runtime_error(opts.path + ": vcd2fst failed to convert the waveform");
+    std::ifstream in(converted.path(), std::ios::binary);
+    fst_file->stream() << in.rdbuf();
+    if (!in || !fst_file->stream()) throw std::runtime_error(opts.path + ": cannot copy vcd2fst's output");
+  }
 };
 
 void Signal::record(uint64_t value) { writer_->record(id_, value); }
 
 Writer::Writer(Options opts) {
   if (opts.path.empty()) throw BadInput("vcd", "empty output file name");
+  if (!ends_with(opts.path, ".vcd") && !ends_with(opts.path, ".fst"))
+    throw BadInput(opts.path, "waveform file must end in .vcd or .fst");
+  if (ends_with(opts.path, ".fst") && !on_path("vcd2fst"))
+    throw BadInput(opts.path, "FST output needs GTKWave's vcd2fst, which is not on PATH (Debian package gtkwave); "
+                              "write a .vcd instead");
   if (opts.window_begin_ps > opts.window_end_ps)
     throw BadInput(opts.path, "VCD window begins at " + std::to_string(opts.window_begin_ps) +
                                   " ps, after its end at " + std::to_string(opts.window_end_ps) + " ps");
@@ -281,14 +460,14 @@ Writer::~Writer() {
   if (impl_) impl_->detach_all();
 }
 
-bool Writer::add(const std::string& name, unsigned width, Signal& sig) {
+bool Writer::add(const std::string& name, unsigned width, Signal& sig, const Kind& kind) {
   Impl& im = *impl_;
   const std::string bad_name = names::check(name);
   if (!bad_name.empty()) throw std::logic_error("vcd signal: " + bad_name);
   if (width < 1 || width > 64)
     throw std::logic_error("vcd signal " + name + ": width " + std::to_string(width) + " is not in 1..64");
   if (im.closed) throw std::logic_error("vcd signal " + name + ": writer already closed");
-  if (!matches(im.opts.filters, name)) return false;
+  if (!im.passes(name, kind.role)) return false;
   if (sig.writer_) throw std::logic_error("vcd signal " + name + ": signal already attached");
   if (im.header_written)
     throw std::logic_error("vcd signal " + name + ": added after the waveform started; add signals before the simulation");
@@ -303,7 +482,9 @@ bool Writer::add(const std::string& name, unsigned width, Signal& sig) {
 
   const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   const auto id = static_cast<uint32_t>(im.vars.size());
-  im.vars.push_back({name, width, mask, identifier_code(id), &sig, sig.value() & mask, 0, false});
+  if (kind.encoding) im.keep_encoding(name, *kind.encoding);
+  im.vars.push_back({name, width, mask, identifier_code(id), &sig, sig.value() & mask, 0, false, kind.role,
+                     kind.channel, kind.encoding ? kind.encoding->name : std::string()});
   im.taken.insert(name);
   sig.writer_ = this;
   sig.id_ = id;
@@ -314,7 +495,7 @@ void Writer::record(uint32_t id, uint64_t value) { impl_->record(id, value); }
 
 size_t Writer::signal_count() const { return impl_->vars.size(); }
 
-void Writer::close() {
+void Writer::close(const std::vector<Marker>& markers) {
   Impl& im = *impl_;
   if (im.closed) return;
   im.detach_all();  // first: nothing may reach the writer while it is being finished
@@ -324,7 +505,18 @@ void Writer::close() {
   const uint64_t end = std::min(im.now_ps(), im.opts.window_end_ps);
   if (end > im.last_written_ps) im.write_time(end);
   im.drain(true);
-  im.file.commit();
+
+  // Everything is written under temporary names first, then renamed into place.
+  std::vector<std::unique_ptr<AtomicFile>> filters;
+  for (const auto& [name, encoding] : im.encodings) {
+    filters.push_back(std::make_unique<AtomicFile>(filter_path(im.opts.path, name)));
+    write_filter(filters.back()->stream(), encoding);
+  }
+  write_view(im.view_file->stream(), im.view(markers, end));
+  if (im.fst) im.convert_to_fst();
+  for (auto& f : filters) f->commit();
+  im.view_file->commit();
+  if (im.fst) im.fst_file->commit(); else im.vcd_file->commit();
 }
 
 }  // namespace ispsim::vcd

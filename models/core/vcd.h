@@ -13,6 +13,12 @@
 // signals "1<code>"); finally "#<t>" of the simulation end (or window end) when
 // close() is called. Changes stream to the output's temporary file as time
 // advances, so memory stays bounded whatever the run length.
+//
+// Beside "X.vcd" the writer puts a GTKWave view, "X.gtkw" (vcd_view.h): the
+// signals grouped by module, enum-valued signals shown by name through
+// translate filter files "X.<encoding>.filter", the window zoomed to the run
+// and markers at the times close() is given. "X.fst" instead of "X.vcd" writes
+// FST, converted at close() by GTKWave's vcd2fst.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +29,44 @@
 namespace ispsim::vcd {
 
 class Writer;
+
+// What a traced signal is part of: --vcd-filter selects by role, and the view
+// groups by it (a signal with a channel goes into that channel's group).
+enum class Role : uint8_t { kOther, kHost, kPcie, kController, kCoordinator, kChannel, kDie, kScratchpad, kSimd };
+
+struct RoleInfo {
+  Role role;
+  const char* name;     // as given to --vcd-filter
+  const char* meaning;  // one line, for the README and the error message
+};
+// Every role but kOther, in the order of the view's groups.
+const std::vector<RoleInfo>& roles();
+// "dies" -> kDie; nullptr if no role has that name.
+const RoleInfo* find_role(const std::string& name);
+const char* to_string(Role role);
+
+// The names of the values of an enum-valued signal: one table per module,
+// used for the waveform's translate filter, its README table and any
+// statistic named after a value, so that they cannot drift apart.
+struct Encoding {
+  std::string name;  // [a-z0-9_]+, e.g. "die_state"; names the filter file
+  std::vector<std::pair<uint64_t, std::string>> values;  // value -> name (no spaces)
+  // The name of `value`, or its decimal digits if it has none.
+  std::string name_of(uint64_t value) const;
+};
+
+// How a module declares a traced signal beyond its name and width.
+struct Kind {
+  Role role = Role::kOther;
+  int channel = -1;                    // flash channel it belongs to, -1 = none
+  const Encoding* encoding = nullptr;  // names of its values; nullptr = a number (copied by add())
+};
+
+// A named time in the view (GTKWave named markers A..Z).
+struct Marker {
+  uint64_t time_ps;
+  std::string name;
+};
 
 // A traced state variable owned by a module. set() costs one branch when the
 // signal is not being written (no --vcd, filtered out).
@@ -59,16 +103,18 @@ class Signal {
 };
 
 struct Options {
-  std::string path;                    // output file (written atomically)
-  std::vector<std::string> filters;    // glob patterns (fnmatch, '*' also matches '.') on full names; empty = all
+  std::string path;                    // output file, ending in .vcd or .fst (written atomically)
+  std::vector<std::string> filters;    // glob patterns (fnmatch, '*' also matches '.') on full names
   uint64_t window_begin_ps = 0;        // changes at or before this are folded into the initial value
   uint64_t window_end_ps = UINT64_MAX; // changes after this are dropped
+  std::vector<Role> roles;             // signals of these roles pass too; no filters and no roles = all
 };
 
 class Writer {
  public:
-  // Opens the temporary output file. Throws BadInput if the window is empty
-  // (begin > end), a filter is empty, or the file cannot be opened.
+  // Opens the temporary output files. Throws BadInput if the window is empty
+  // (begin > end), a filter is empty, the path does not end in .vcd or .fst,
+  // FST is asked for without vcd2fst on PATH, or a file cannot be opened.
   explicit Writer(Options opts);
   // Without close() the output is discarded (no half-written file).
   ~Writer();
@@ -82,10 +128,13 @@ class Writer {
   // the window begin. Throws std::logic_error on a malformed or duplicate name,
   // a name that is also a scope ("a.b" next to "a.b.c"), a bad width, or a
   // signal already attached.
-  bool add(const std::string& name, unsigned width, Signal& sig);
+  // `kind` gives its role, channel and value names (see Kind).
+  bool add(const std::string& name, unsigned width, Signal& sig, const Kind& kind = {});
   // Writes what is still pending and the end time (the current SystemC time,
-  // capped at the window end), commits the file and detaches every signal.
-  void close();
+  // capped at the window end), commits the file, its GTKWave view and filters,
+  // and detaches every signal. `markers` (at most 26 inside the window are
+  // kept, the earliest) become the view's named markers.
+  void close(const std::vector<Marker>& markers = {});
   // Number of signals attached (passed the filters).
   size_t signal_count() const;
 
@@ -98,6 +147,12 @@ class Writer {
 
 // Whether `name` passes `filters` (empty = everything passes).
 bool matches(const std::vector<std::string>& filters, const std::string& name);
+
+// --vcd-filter: comma-separated items, each a role name ("dies") or a glob
+// (anything with '*', '?', '[' or '.', e.g. '*.ch0.*'), added to opts.filters
+// or opts.roles. Throws BadInput(where, ...) on an empty item or an unknown
+// role, listing the known ones.
+void add_filter(const std::string& text, const std::string& where, Options& opts);
 
 // Command-line helpers. parse_time_ps("1.5us") = 1500000: a decimal number and
 // a unit (ps, ns, us, ms, s), converted exactly (no floating point); a value

@@ -118,7 +118,7 @@ class Gpu : public sc_core::sc_module {
   sc_core::sc_time free_at() const { return stream_.free_at(); }
   double dynamic_energy_pj() const { return energy_pj_.value(); }
 
-  void trace(vcd::Writer& writer) { stream_.trace(writer); }
+  void trace(vcd::Writer& writer) { stream_.trace(writer, {vcd::Role::kHost}); }
 
  private:
   struct ClassTotals {

@@ -151,10 +151,12 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
   stats_.formula_integer("tokens_substituted", "count", "precomputed entries replaced by their recomputed entry",
                          [this] { return tokens_substituted_; });
   stats_.formula_integer("macs", "count", "FP16 multiply-accumulates", [this] { return macs_; });
-  stats_.formula("simd_busy_broadside", "ns", "accelerator time (filter + SIMD) of tiles in broadside mode",
-                 [this] { return simd_busy_ps_[0] * 1e-3; });
-  stats_.formula("simd_busy_cascaded", "ns", "accelerator time (filter + SIMD) of tiles in cascaded mode",
-                 [this] { return simd_busy_ps_[1] * 1e-3; });
+  for (SimdMode mode : {SimdMode::kBroadside, SimdMode::kCascaded}) {
+    const std::string mode_name = simd_mode_encoding().name_of(simd_mode_value(mode));
+    const int slot = mode == SimdMode::kBroadside ? 0 : 1;
+    stats_.formula("simd_busy_" + mode_name, "ns", "accelerator time (filter + SIMD) of tiles in " + mode_name + " mode",
+                   [this, slot] { return simd_busy_ps_[slot] * 1e-3; });
+  }
   stats_.formula_integer("dram_bytes", "bytes", "controller DRAM bytes moved by attention, both directions",
                          [this] { return dram_bytes_; });
   stats_.formula_integer("bus_bytes", "bytes", "internal bus bytes moved by attention (centralized)",
@@ -415,7 +417,7 @@ void AttentionEngine::start_pass() {
   op.supplied_waiting.assign(channels_, 0);
   op.first_page_seen.assign(channels_, 0);
   op.channel_pages_left.assign(channels_, 0);
-  const uint64_t mode_value = op.shape.mode == SimdMode::kBroadside ? 1 : 2;
+  const uint64_t mode_value = simd_mode_value(op.shape.mode);
   for (uint64_t i = 0; i < op.nand_tiles; ++i) ++op.channel_pages_left[op.tiles.tiles[i].channel];
 
   if (organization_ == Organization::PER_CHANNEL) {
@@ -630,15 +632,23 @@ void AttentionEngine::on_step() {
   if (done) done();
 }
 
+const vcd::Encoding& AttentionEngine::simd_mode_encoding() {
+  static const vcd::Encoding encoding{"simd_mode", {{0, "idle"}, {1, "broadside"}, {2, "cascaded"}}};
+  return encoding;
+}
+
 void AttentionEngine::trace(vcd::Writer& writer) {
   const std::string path = name();
   if (organization_ == Organization::PER_CHANNEL) {
-    for (unsigned c = 0; c < channels_; ++c) writer.add(path + ".ch" + std::to_string(c) + ".simd_mode", 2, mode_signals_[c]);
+    for (unsigned c = 0; c < channels_; ++c)
+      writer.add(path + ".ch" + std::to_string(c) + ".simd_mode", 2, mode_signals_[c],
+                 {vcd::Role::kSimd, static_cast<int>(c), &simd_mode_encoding()});
   } else {
-    writer.add(path + ".central.simd_mode", 2, mode_signals_[0]);
+    writer.add(path + ".central.simd_mode", 2, mode_signals_[0], {vcd::Role::kSimd, -1, &simd_mode_encoding()});
   }
   reader_->trace(writer);
-  reduction_engine_->trace(writer);
+  // The LSE merges run in the Flash-Coordinator with its global SRAM, else in the controller.
+  reduction_engine_->trace(writer, {reduction_ == Reduction::GLOBAL_SRAM ? vcd::Role::kCoordinator : vcd::Role::kController});
 }
 
 }  // namespace ispsim::isp

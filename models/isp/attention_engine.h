@@ -177,6 +177,10 @@ class AttentionEngine : public sc_core::sc_module {
   // channel (PER_CHANNEL) or <name>.central.simd_mode; the reader's scratchpad
   // occupancy (<name>.reader.consumerN.occupancy); <name>.reduction.outstanding.
   void trace(vcd::Writer& writer);
+  // The names of simd_mode values, for the waveform (GTKWave filter "simd_mode"),
+  // the README and the simd_busy_<name> statistics; simd_mode_value() encodes.
+  static const vcd::Encoding& simd_mode_encoding();
+  static uint64_t simd_mode_value(SimdMode mode) { return mode == SimdMode::kBroadside ? 1 : 2; }
   // Records, per pass of every op, one span per channel on track "<name>.ch<c>":
   // from the start of the pass to the channel's last page done. Null: none.
   void set_timeline(core::Timeline* timeline) { timeline_ = timeline; }

@@ -84,8 +84,8 @@ uint64_t PcieLink::requests(Direction direction) const { return server(direction
 sc_core::sc_time PcieLink::busy_time(Direction direction) const { return server(direction).busy_time(); }
 
 void PcieLink::trace(vcd::Writer& writer) {
-  host_to_device_.trace(writer);
-  device_to_host_.trace(writer);
+  host_to_device_.trace(writer, {vcd::Role::kPcie});
+  device_to_host_.trace(writer, {vcd::Role::kPcie});
 }
 
 }  // namespace ispsim::link

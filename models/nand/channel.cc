@@ -90,9 +90,16 @@ void Channel::on_transfer_done() {
   try_grant();
 }
 
+vcd::Encoding Channel::owner_encoding(unsigned dies) {
+  vcd::Encoding encoding{"channel_owner", {{0, "free"}}};
+  for (unsigned d = 0; d < dies; ++d) encoding.values.push_back({d + 1, "die" + std::to_string(d)});
+  return encoding;
+}
+
 void Channel::trace(vcd::Writer& writer) {
-  writer.add(std::string(name()) + ".busy", 1, busy_signal_);
-  writer.add(std::string(name()) + ".owner", 6, owner_signal_);
+  const vcd::Encoding owner = owner_encoding(die_count());
+  writer.add(std::string(name()) + ".busy", 1, busy_signal_, {vcd::Role::kChannel, static_cast<int>(index_)});
+  writer.add(std::string(name()) + ".owner", 6, owner_signal_, {vcd::Role::kChannel, static_cast<int>(index_), &owner});
   for (auto& die : dies_) die->trace(writer);
 }
 

@@ -42,6 +42,8 @@ class Channel : public sc_core::sc_module {
 
   bool busy() const { return busy_; }
   void trace(vcd::Writer& writer);
+  // The names of owner values with `dies` dies: 0 "free", 1 + d "die<d>".
+  static vcd::Encoding owner_encoding(unsigned dies);
 
  private:
   struct Request {

@@ -182,8 +182,20 @@ void Die::update_state() {
   state_signal_.set(s);
 }
 
+const vcd::Encoding& Die::state_encoding() {
+  static const vcd::Encoding encoding{"die_state",
+                                      {{kIdle, "idle"},
+                                       {kSense, "sense"},
+                                       {kTransfer, "transfer"},
+                                       {kProgram, "program"},
+                                       {kSenseTransfer, "sense+transfer"},
+                                       {kHolding, "holding"}}};
+  return encoding;
+}
+
 void Die::trace(vcd::Writer& writer) {
-  writer.add(std::string(name()) + ".state", 3, state_signal_);
+  writer.add(std::string(name()) + ".state", 3, state_signal_,
+             {vcd::Role::kDie, static_cast<int>(channel_index()), &state_encoding()});
 }
 
 }  // namespace ispsim::nand

@@ -32,7 +32,7 @@ class Channel;
 
 class Die : public sc_core::sc_module {
  public:
-  // Waveform encoding of state_signal (3 bits).
+  // Waveform encoding of state_signal (3 bits); their names: state_encoding().
   enum State : uint8_t {
     kIdle = 0,
     kSense = 1,          // tR in progress
@@ -75,6 +75,8 @@ class Die : public sc_core::sc_module {
   void end_data_in();
 
   void trace(vcd::Writer& writer);
+  // The names of State in waveforms (GTKWave filter "die_state") and the README.
+  static const vcd::Encoding& state_encoding();
 
   uint64_t pages_read() const { return pages_read_; }
   uint64_t pages_programmed() const { return pages_programmed_; }

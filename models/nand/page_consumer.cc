@@ -113,7 +113,8 @@ void PageConsumer::finish_head() {
 }
 
 void PageConsumer::trace(vcd::Writer& writer) {
-  writer.add(std::string(name()) + ".occupancy", 7, occupancy_signal_);
+  writer.add(std::string(name()) + ".occupancy", 7, occupancy_signal_,
+             {vcd::Role::kScratchpad, static_cast<int>(channel_.index())});
 }
 
 }  // namespace ispsim::nand

@@ -421,9 +421,9 @@ void Ssd::drain(Done done) {
 
 void Ssd::trace(vcd::Writer& writer) {
   flash_.trace(writer);
-  dram_.trace(writer);
-  bus_.trace(writer);
-  firmware_.trace(writer);
+  dram_.trace(writer, {vcd::Role::kController});
+  bus_.trace(writer, {vcd::Role::kController});
+  firmware_.trace(writer, {vcd::Role::kController});
   engine_->trace(writer);
 }
 

@@ -243,6 +243,26 @@ class PhaseTracker {
   std::vector<PhaseSpan> spans_;
 };
 
+// The waveform view's named markers: where each phase first begins, and each
+// decode step (its first op's issue).
+std::vector<vcd::Marker> phase_markers(const Runtime& rt, const std::vector<PhaseSpan>& spans) {
+  std::vector<vcd::Marker> markers;
+  std::set<std::string> marked;
+  for (const PhaseSpan& p : spans) {
+    if (p.name != phase_name(trace::PHASE_DECODE) && marked.insert(p.name).second)
+      markers.push_back({p.start_ps, p.name});
+  }
+  std::map<uint32_t, uint64_t> step_begin_ps;
+  for (size_t i = 0; i < rt.ops().size(); ++i) {
+    const trace::Op& op = rt.ops()[i];
+    if (op.phase() != trace::PHASE_DECODE || !op.has_decode_step()) continue;
+    const auto [it, first] = step_begin_ps.emplace(op.decode_step(), rt.timing()[i].issued_ps);
+    if (!first) it->second = std::min(it->second, rt.timing()[i].issued_ps);
+  }
+  for (const auto& [step, at_ps] : step_begin_ps) markers.push_back({at_ps, "decode step " + std::to_string(step)});
+  return markers;
+}
+
 }  // namespace
 
 RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::string& trace_path,
@@ -327,13 +347,13 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   runtime.start();
   sc_core::sc_start();
   runtime.check_finished();
-  if (waveform) waveform->close();
 
   // --- summary ---
   const uint64_t latency_ps = runtime.latency_ps();
   const uint64_t end_ps = std::max(latency_ps, runtime.drained_ps());
   summary.latency_ns = static_cast<double>(latency_ps) / 1e3;
   const std::vector<PhaseSpan>& phases = phase_tracker.spans();
+  if (waveform) waveform->close(phase_markers(runtime, phases));
   for (const PhaseSpan& p : phases) summary.phase_ns[p.name] += static_cast<double>(p.end_ps - p.start_ps) / 1e3;
   // Prefill (every phase but decode): GPU compute vs the time the host waited
   // for storage (NAND, PCIe and the ISP).

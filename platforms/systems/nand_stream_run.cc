@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "models/core/stats.h"
 #include "models/core/vcd.h"
+#include "models/core/vcd_view.h"
 #include "models/nand/nand_stream_system.h"
 
 namespace ispsim::systems {
@@ -106,7 +107,13 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
   bytes_programmed += result.bytes_programmed;
   ops_run += ops.size();
 
-  if (waveform) waveform->close();
+  if (waveform) {
+    // Named markers where each step (load, append, flush) begins.
+    std::vector<vcd::Marker> markers;
+    for (size_t i = 0; i < result.steps.size(); ++i)
+      markers.push_back({static_cast<uint64_t>(result.steps[i].start.value()), result.steps[i].what + " " + std::to_string(i)});
+    waveform->close(markers);
+  }
   if (stats_file) {
     if (ends_with(options.stats_path, ".json")) stats::Registry::global().write_json(stats_file->stream());
     else stats::Registry::global().write_csv(stats_file->stream());
@@ -124,7 +131,9 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
          << "appends        " << result.pages_programmed << " pages, " << result.bytes_programmed
          << " bytes in " << to_us(result.append_time) << " us\n";
   if (!options.stats_path.empty()) report << "statistics     " << options.stats_path << "\n";
-  if (waveform) report << "waveform       " << options.waveform.path << "\n";
+  if (waveform)
+    report << "waveform       " << options.waveform.path << " (open the ready view: gtkwave "
+           << vcd::view_path(options.waveform.path) << ")\n";
 }
 
 }  // namespace ispsim::systems

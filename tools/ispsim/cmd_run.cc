@@ -18,8 +18,10 @@ namespace ispsim::cli {
 
 int run(const Args& args) {
   std::string platform_name, trace_path, window, format_name = "text";
-  std::vector<std::string> overrides;
+  std::vector<std::string> overrides, vcd_filters;
   systems::RunOptions options;
+  std::string roles;
+  for (const vcd::RoleInfo& r : vcd::roles()) roles += std::string(roles.empty() ? "" : ", ") + r.name;
   po::options_description desc("run options");
   desc.add_options()
       ("help,h", "print this help")
@@ -27,14 +29,19 @@ int run(const Args& args) {
       ("trace,t", po::value(&trace_path)->required(), "binary trace file")
       ("set", po::value(&overrides)->composing(), "override a parameter: path=value (repeatable), e.g. nand.t_read_us=20")
       ("stats", po::value(&options.stats_path), "write statistics to this .json or .csv file")
-      ("vcd", po::value(&options.waveform.path), "write a VCD waveform to this file")
-      ("vcd-filter", po::value(&options.waveform.filters)->composing(), "only signals matching this glob (repeatable), e.g. '*.ch0.*'")
+      ("vcd", po::value(&options.waveform.path),
+       "write a waveform to this .vcd (or .fst, through GTKWave's vcd2fst) file, with its GTKWave view beside it "
+       "(.gtkw: open with 'gtkwave FILE.gtkw')")
+      ("vcd-filter", po::value(&vcd_filters)->composing(),
+       ("only these signals: roles (" + roles + ") and/or globs, comma-separated or repeated, e.g. dies,simd or "
+        "'*.ch0.*'").c_str())
       ("vcd-window", po::value(&window), "only changes within BEGIN:END simulated time, e.g. 0us:200us")
       ("timeline", po::value(&options.timeline_path), "write a Chrome trace-event timeline (Perfetto) to this .json file")
       ("format", po::value(&format_name), "summary on stdout: text, csv or json (default text)");
   if (!parse_options(args, "run", desc)) return 0;
   if (!window.empty()) vcd::parse_window(window, "--vcd-window", options.waveform);
-  if ((!options.waveform.filters.empty() || !window.empty()) && options.waveform.path.empty())
+  for (const std::string& filter : vcd_filters) vcd::add_filter(filter, "--vcd-filter", options.waveform);
+  if ((!vcd_filters.empty() || !window.empty()) && options.waveform.path.empty())
     throw BadInput("--vcd-filter/--vcd-window", "need --vcd FILE");
 
   const systems::Format format = systems::parse_format(format_name);
