@@ -15,34 +15,23 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <systemc>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "platforms/schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/child_process.h"
 #include "platforms/systems/run_summary_io.h"
 #include "traces/gen/shape_generator.h"
 
-namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
-
-}  // namespace
-
 int sc_main(int argc, char** argv) {
   using namespace ispsim;
   const unsigned jobs = argc > 1 ? static_cast<unsigned>(std::stoul(argv[1])) : 2;
   const std::vector<std::string> models =
-      split(argc > 2 ? argv[2] : "SmolLM2-135M,SmolLM2-360M,SmolLM2-1.7B,OPT-350M,OPT-1.3B,OPT-2.7B");
-  const std::vector<std::string> datasets = split(argc > 3 ? argv[3] : "fin,tat,cov,cad,prv,wik,web,hpt");
+      bench::split_list(argc > 2 ? argv[2] : "SmolLM2-135M,SmolLM2-360M,SmolLM2-1.7B,OPT-350M,OPT-1.3B,OPT-2.7B");
+  const std::vector<std::string> datasets = bench::split_list(argc > 3 ? argv[3] : "fin,tat,cov,cad,prv,wik,web,hpt");
   std::optional<uint64_t> max_context, max_answer;
   if (argc > 4) max_context = std::stoull(argv[4]);
   if (argc > 5) max_answer = std::stoull(argv[5]);

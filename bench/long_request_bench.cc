@@ -13,23 +13,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <systemc>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "platforms/schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "traces/gen/shape_generator.h"
 
 namespace {
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
-  return out;
-}
 
 struct Measured {
   double wall_s = 0;
@@ -69,7 +62,7 @@ int sc_main(int argc, char** argv) {
   options.context_tokens = argc > 1 ? std::stoull(argv[1]) : 10000;
   options.answer_tokens = argc > 2 ? std::stoull(argv[2]) : 100;
   options.query_tokens = 20;
-  const std::vector<std::string> platforms = split(
+  const std::vector<std::string> platforms = bench::split_list(
       argc > 3 ? argv[3] : "gpu_fullcompute,gpu_precompute,memllm_base,memllm_fused,memllm_perch,memllm");
   const auto trace = std::filesystem::temp_directory_path() / ("ispsim_long_" + std::to_string(::getpid()) + ".trace");
   struct RemoveOnExit {
