@@ -10,6 +10,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libgtest-dev libbenchmark-dev
   gtkwave            # vcd2fst validates every VCD the tests write
+  clang libclang-rt-14-dev libfuzzer-14-dev  # fuzz/ targets (-fsanitize=fuzzer), tools/fuzz.sh in .ci/run
 )
 
 missing=()
