@@ -427,13 +427,24 @@ void TraceValidator::check_kv_dataflow(const Op& op) {
     p.tokens += moved_tokens(op.kv_append());
     return;
   }
-  if (!op.has_attention()) return;
-  const Attention& a = op.attention();
-  if (a.has_hkvd_mask()) {
-    const auto selected = selected_tokens_.find(op.program());
-    if (selected != selected_tokens_.end() && popcount(a.hkvd_mask()) != selected->second)
-      fail_op(op, "attention.hkvd_mask has " + str(popcount(a.hkvd_mask())) +
-                      " bits set but the program's hkvd_select selected " + str(selected->second) + " tokens");
+  if (!op.has_attention() && !op.has_dict_attention()) return;
+  // KV the attention reads that may have been appended: appended spans plus
+  // the HKVD substitutes; a dictionary attention reads its compressed tokens
+  // and its window.
+  uint64_t visible = 0;
+  if (op.has_attention()) {
+    const Attention& a = op.attention();
+    if (a.has_hkvd_mask()) {
+      const auto selected = selected_tokens_.find(op.program());
+      if (selected != selected_tokens_.end() && popcount(a.hkvd_mask()) != selected->second)
+        fail_op(op, "attention.hkvd_mask has " + str(popcount(a.hkvd_mask())) +
+                        " bits set but the program's hkvd_select selected " + str(selected->second) + " tokens");
+      visible += popcount(a.hkvd_mask());
+    }
+    for (const KvSpan& s : a.kv())
+      if (s.region() == KV_REGION_APPENDED) visible += s.tokens().end() - s.tokens().begin();
+  } else {
+    visible = op.dict_attention().compressed_tokens() + op.dict_attention().window_tokens();
   }
   const auto pending = pending_appends_.find(key);
   if (pending == pending_appends_.end()) return;
@@ -442,10 +453,7 @@ void TraceValidator::check_kv_dataflow(const Op& op) {
     if (std::find(op.deps().begin(), op.deps().end(), id) == op.deps().end())
       fail_op(op, "attention does not depend on kv_append op " + str(id) + " of layer " + str(op.layer()) +
                       " in " + phase_name(op.phase()) + ", so it may read that KV before it is appended");
-  // ... and be KV it reads: appended spans plus the HKVD substitutes.
-  uint64_t visible = a.has_hkvd_mask() ? popcount(a.hkvd_mask()) : 0;
-  for (const KvSpan& s : a.kv())
-    if (s.region() == KV_REGION_APPENDED) visible += s.tokens().end() - s.tokens().begin();
+  // ... and be KV it reads.
   if (pending->second.tokens > visible)
     fail_op(op, "attention reads " + str(visible) + " appended KV tokens (appended spans + HKVD mask bits) but " +
                     "kv_append op(s) " + id_list(pending->second.ids) + " appended " + str(pending->second.tokens) +
