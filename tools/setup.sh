@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   gtkwave            # vcd2fst validates every VCD the tests write
   xvfb x11-apps netpbm  # the GTKWave view test: a real GTKWave under Xvfb, screenshot (xwd -> PNG)
+  clang libclang-rt-14-dev libfuzzer-14-dev  # fuzz/ targets (-fsanitize=fuzzer), tools/fuzz.sh in .ci/run
 )
 
 missing=()

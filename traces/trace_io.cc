@@ -6,11 +6,38 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/crc32c.h"
 #include "common/error.h"
+#include "common/input_file.h"
 
 namespace ispsim::trace {
 
 namespace {
+
+// Format 1.2 record trailer: field 100 (`crc32c`), wire type 5 (fixed32) = tag
+// varint 805 = 0xA5 0x06, then the CRC-32C of the bytes before it, little-endian.
+constexpr char kChecksumTag[2] = {'\xA5', '\x06'};
+constexpr size_t kChecksumTrailerBytes = 6;
+
+bool has_checksums(const Header& header) {
+  return header.version().major() == kFormatMajor && header.version().minor() >= kChecksumMinor;
+}
+
+void append_checksum(std::string& record) {
+  const uint32_t crc = crc32c(record.data(), record.size());
+  record.append(kChecksumTag, 2);
+  for (int i = 0; i < 4; ++i) record.push_back(static_cast<char>((crc >> (8 * i)) & 0xFF));
+}
+
+// True when `record` ends with the trailer and the CRC matches the bytes before it.
+bool checksum_matches(const std::string& record) {
+  if (record.size() < kChecksumTrailerBytes) return false;
+  const size_t body = record.size() - kChecksumTrailerBytes;
+  if (record[body] != kChecksumTag[0] || record[body + 1] != kChecksumTag[1]) return false;
+  uint32_t stored = 0;
+  for (int i = 0; i < 4; ++i) stored |= uint32_t{static_cast<unsigned char>(record[body + 2 + i])} << (8 * i);
+  return stored == crc32c(record.data(), body);
+}
 
 std::string str(uint64_t v) { return std::to_string(v); }
 
@@ -38,10 +65,10 @@ TraceReader::TraceReader(std::string path) : path_(std::move(path)), validator_(
   std::error_code ec;
   if (!std::filesystem::exists(path_, ec)) throw BadInput(path_, "no such file");
   if (std::filesystem::is_directory(path_, ec)) throw BadInput(path_, "is a directory, not a trace file");
+  // Regular files only, checked without blocking: a FIFO must not hang the open.
+  file_bytes_ = check_input_file(path_);
   in_.open(path_, std::ios::binary);
   if (!in_) throw BadInput(path_, std::string("cannot open: ") + std::strerror(errno));
-  file_bytes_ = std::filesystem::file_size(path_, ec);
-  if (ec) throw BadInput(path_, "cannot determine the file size: " + ec.message());
   if (file_bytes_ == 0) throw BadInput(path_, "empty file (not a trace)");
 
   char magic[kTraceMagicSize];
@@ -61,6 +88,13 @@ TraceReader::TraceReader(std::string path) : path_(std::move(path)), validator_(
   read_body(length, 0);
   Header header;
   if (!parse_quietly(header, buffer_)) throw BadInput(path_, "header is not a valid Header message (corrupt file)");
+  checksums_ = has_checksums(header);
+  if (checksums_ && !checksum_matches(buffer_))
+    throw BadInput(path_, "the header fails its CRC-32C checksum (corrupt file)");
+  if (!checksums_ && header.crc32c() != 0)
+    throw BadInput(path_, "the header carries a checksum but declares format " + str(header.version().major()) +
+                              "." + str(header.version().minor()) + " (corrupt version)");
+  header.clear_crc32c();
   validator_.check_header(header);
 }
 
@@ -112,8 +146,15 @@ bool TraceReader::next(Op& op) {
   if (length == 0) throw BadInput(path_, record_name(record) + " (byte " + str(start) + ") is empty");
   read_body(length, record);
   op.Clear();
+  // The checksum first: a corrupt record is named as such, not by what it breaks.
+  if (checksums_ && !checksum_matches(buffer_))
+    throw BadInput(path_, record_name(record) + " (byte " + str(start) + ") fails its CRC-32C checksum (corrupt file)");
   if (!parse_quietly(op, buffer_))
     throw BadInput(path_, record_name(record) + " (byte " + str(start) + ") is not a valid Op message (corrupt file)");
+  if (!checksums_ && op.crc32c() != 0)
+    throw BadInput(path_, record_name(record) + " (byte " + str(start) + ") carries a checksum in a format " +
+                              str(header().version().major()) + "." + str(header().version().minor()) + " file");
+  op.clear_crc32c();
   validator_.check_op(op);
   return true;
 }
@@ -122,12 +163,18 @@ bool TraceReader::next(Op& op) {
 
 TraceWriter::TraceWriter(std::string path, const Header& header)
     : path_(path), file_(std::move(path), /*binary=*/true), validator_(path_), header_(header) {
+  header_.clear_crc32c();
   validator_.check_header(header_);
+  checksums_ = has_checksums(header_);
+  // The op counts are patched into the header at the end, which needs seeking.
+  if (!file_.seekable())
+    throw BadInput(path_, "a trace is written to a regular file (its header is completed at the end), not to a FIFO");
   // Placeholders of the same encoded size as the final counts (fixed64).
   for (ProgramInfo& p : *header_.mutable_programs())
     if (!p.has_op_count()) p.set_op_count(0);
   std::string bytes;
   if (!header_.SerializeToString(&bytes)) throw BadInput(path_, "cannot serialize the header");
+  if (checksums_) append_checksum(bytes);
   buffer_.assign(kTraceMagic, kTraceMagicSize);
   append_varint(buffer_, bytes.size());
   header_body_offset_ = static_cast<std::streamoff>(buffer_.size());
@@ -138,14 +185,23 @@ TraceWriter::TraceWriter(std::string path, const Header& header)
 }
 
 void TraceWriter::check_stream() {
-  if (!file_.stream()) throw BadInput(path_, "write failed");
+  if (file_.stream()) return;
+  const int e = file_.write_error();
+  throw BadInput(path_, std::string("write failed") + (e ? std::string(": ") + std::strerror(e) : ""));
 }
 
 void TraceWriter::write(const Op& op) {
   if (closed_) throw BadInput(path_, "op " + str(op.id()) + " written after close()");
   validator_.check_op(op);
   std::string bytes;
-  if (!op.SerializeToString(&bytes)) throw BadInput(path_, "op " + str(op.id()) + ": cannot serialize");
+  // An op read from a file may still carry its old checksum field: not serialized.
+  const bool serialized = op.crc32c() == 0 ? op.SerializeToString(&bytes) : [&] {
+    Op copy = op;
+    copy.clear_crc32c();
+    return copy.SerializeToString(&bytes);
+  }();
+  if (!serialized) throw BadInput(path_, "op " + str(op.id()) + ": cannot serialize");
+  if (checksums_) append_checksum(bytes);
   buffer_.clear();
   append_varint(buffer_, bytes.size());
   buffer_ += bytes;
@@ -158,7 +214,9 @@ void TraceWriter::close() {
   validator_.check_end(/*counts_required=*/false);
   for (ProgramInfo& p : *header_.mutable_programs()) p.set_op_count(validator_.ops_of(p.program()));
   std::string bytes;
-  if (!header_.SerializeToString(&bytes) || bytes.size() != header_body_bytes_)
+  const bool serialized = header_.SerializeToString(&bytes);
+  if (checksums_) append_checksum(bytes);
+  if (!serialized || bytes.size() != header_body_bytes_)
     throw std::logic_error("trace header changed size when patching op counts");
   std::ostream& out = file_.stream();
   out.seekp(header_body_offset_);

@@ -1,5 +1,6 @@
 // Streaming reader and writer of binary trace files (layout: trace.proto). Both
-// validate as they go (TraceValidator); every problem is an ispsim::BadInput
+// validate as they go (TraceValidator) and, from format 1.2, check or write a
+// CRC-32C per record; every problem is an ispsim::BadInput
 // naming the file, e.g. "x.trace: op 12: depends on op 40, which is not an earlier op".
 #pragma once
 
@@ -50,6 +51,7 @@ class TraceReader {
   std::string buffer_;
   TraceValidator validator_;
   bool finished_ = false;
+  bool checksums_ = false;  // format >= 1.2: every record ends with its CRC-32C
 };
 
 class TraceWriter {
@@ -79,6 +81,7 @@ class TraceWriter {
   size_t header_body_bytes_ = 0;
   std::string buffer_;
   bool closed_ = false;
+  bool checksums_ = false;
 };
 
 // Whole-trace helpers for small traces and tests (memory grows with the trace).

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "traces/trace_io.h"
 #include "traces/trace_validator.h"
 
@@ -84,12 +85,10 @@ TraceText load_text_trace(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw BadInput(path, "no such file");
   if (std::filesystem::is_directory(path, ec)) throw BadInput(path, "is a directory, not a text trace");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(path, "cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str().empty()) throw BadInput(path, "empty file (not a text trace)");
-  return parse_text_trace(text.str(), path);
+  // Regular files only (no FIFO hang), at most kMaxTextInputBytes.
+  const std::string text = read_input_file(path);
+  if (text.empty()) throw BadInput(path, "empty file (not a text trace)");
+  return parse_text_trace(text, path);
 }
 
 void pack_text_trace(const std::string& text_path, const std::string& binary_path) {

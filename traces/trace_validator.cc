@@ -29,6 +29,19 @@ std::string fraction_problem(const std::string& name, double value) {
 
 bool is_valid_bits(uint32_t bits) { return bits == 4 || bits == 8 || bits == 16 || bits == 32; }
 
+// Phases whose attention a platform may place on the SSD: the KV appended in
+// them travels with the next attention command of the same layer and phase.
+bool attention_may_run_in_ssd(Phase phase) {
+  return phase == PHASE_RECOMPUTATION || phase == PHASE_QUERY_PREFILL || phase == PHASE_FUSED_PREFILL ||
+         phase == PHASE_DECODE;
+}
+
+std::string id_list(const std::vector<uint64_t>& ids) {
+  std::string text;
+  for (uint64_t id : ids) text += (text.empty() ? "" : ", ") + str(id);
+  return text;
+}
+
 }  // namespace
 
 uint32_t dtype_bits(DType dtype) {
@@ -200,6 +213,7 @@ void TraceValidator::check_op(const Op& op) {
   }
 
   check_kind(op);
+  check_kv_dataflow(op);
 
   if (op.has_measured_duration_ns() && op.measured_duration_ns() == 0)
     fail_op(op, "measured_duration_ns is 0; omit it when not measured");
@@ -395,6 +409,58 @@ void TraceValidator::check_kind(const Op& op) const {
   }
 }
 
+void TraceValidator::check_kv_dataflow(const Op& op) {
+  if (op.has_kv_append() || op.has_kv_load()) {
+    // The runtime moves KV in whole tokens (write chunks split at token bounds).
+    const KvTransfer& kv = op.has_kv_append() ? op.kv_append() : op.kv_load();
+    const uint64_t tokens = moved_tokens(kv);
+    if (tokens > 0 && kv.bytes() % tokens != 0)
+      fail_op(op, std::string(op.has_kv_append() ? "kv_append" : "kv_load") + ".bytes " + str(kv.bytes()) +
+                      " is not a whole number of bytes per token for " + str(tokens) + " tokens");
+  }
+  if (op.has_hkvd_select()) selected_tokens_[op.program()] = op.hkvd_select().selected_tokens();
+  if (!op.has_layer() || !attention_may_run_in_ssd(op.phase())) return;
+  const auto key = std::make_tuple(op.program(), op.layer(), op.phase());
+  if (op.has_kv_append()) {
+    PendingAppends& p = pending_appends_[key];
+    p.ids.push_back(op.id());
+    p.tokens += moved_tokens(op.kv_append());
+    return;
+  }
+  if (!op.has_attention() && !op.has_dict_attention()) return;
+  // KV the attention reads that may have been appended: appended spans plus
+  // the HKVD substitutes; a dictionary attention reads its compressed tokens
+  // and its window.
+  uint64_t visible = 0;
+  if (op.has_attention()) {
+    const Attention& a = op.attention();
+    if (a.has_hkvd_mask()) {
+      const auto selected = selected_tokens_.find(op.program());
+      if (selected != selected_tokens_.end() && popcount(a.hkvd_mask()) != selected->second)
+        fail_op(op, "attention.hkvd_mask has " + str(popcount(a.hkvd_mask())) +
+                        " bits set but the program's hkvd_select selected " + str(selected->second) + " tokens");
+      visible += popcount(a.hkvd_mask());
+    }
+    for (const KvSpan& s : a.kv())
+      if (s.region() == KV_REGION_APPENDED) visible += s.tokens().end() - s.tokens().begin();
+  } else {
+    visible = op.dict_attention().compressed_tokens() + op.dict_attention().window_tokens();
+  }
+  const auto pending = pending_appends_.find(key);
+  if (pending == pending_appends_.end()) return;
+  // The KV appended for this attention must be appended before it runs ...
+  for (uint64_t id : pending->second.ids)
+    if (std::find(op.deps().begin(), op.deps().end(), id) == op.deps().end())
+      fail_op(op, "attention does not depend on kv_append op " + str(id) + " of layer " + str(op.layer()) +
+                      " in " + phase_name(op.phase()) + ", so it may read that KV before it is appended");
+  // ... and be KV it reads.
+  if (pending->second.tokens > visible)
+    fail_op(op, "attention reads " + str(visible) + " appended KV tokens (appended spans + HKVD mask bits) but " +
+                    "kv_append op(s) " + id_list(pending->second.ids) + " appended " + str(pending->second.tokens) +
+                    " tokens for it");
+  pending_appends_.erase(pending);
+}
+
 void TraceValidator::check_end(bool counts_required) const {
   for (const ProgramInfo& p : header_.programs()) {
     const uint64_t seen = ops_of(p.program());
@@ -408,6 +474,13 @@ void TraceValidator::check_end(bool counts_required) const {
     } else if (seen == 0) {
       throw BadInput(where_, "program " + Program_Name(p.program()) + " is declared but has no ops");
     }
+  }
+  // After the counts: a file cut short is reported as such.
+  if (!pending_appends_.empty()) {
+    const auto& [key, pending] = *pending_appends_.begin();
+    throw BadInput(where_, "op " + str(pending.ids.front()) + ": kv_append of layer " + str(std::get<1>(key)) +
+                               " in " + phase_name(std::get<2>(key)) +
+                               " is read by no later attention of that layer and phase");
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "traces/trace.pb.h"
@@ -18,7 +19,9 @@ namespace ispsim::trace {
 
 // Format version this code writes and reads (see FormatVersion in trace.proto).
 constexpr uint32_t kFormatMajor = 1;
-constexpr uint32_t kFormatMinor = 1;
+constexpr uint32_t kFormatMinor = 2;
+// First minor version whose records carry a CRC-32C (trace.proto, Header.crc32c).
+constexpr uint32_t kChecksumMinor = 2;
 
 // Sanity limits that catch corrupt or negative-turned-huge values (a negative
 // int64 stored into a uint64 field reads back as ~1.8e19).
@@ -69,6 +72,10 @@ class TraceValidator {
   uint64_t request_positions() const;
   void check_positions(const Op& op, const TokenRange& range, const std::string& name) const;
   void check_kv_transfer(const Op& op, const KvTransfer& kv, const std::string& name) const;
+  // The data flow the host runtime relies on (platforms/systems/runtime.cc):
+  // appended KV reaches the attention that reads it, HKVD masks agree with the
+  // selection.
+  void check_kv_dataflow(const Op& op);
 
   std::string where_;
   Header header_;
@@ -78,6 +85,15 @@ class TraceValidator {
   uint64_t ops_seen_ = 0;
   // Ids seen per declared program, increasing (for dependency checks).
   std::map<Program, std::vector<uint64_t>> ids_;
+  // kv_append ops of a (program, layer, phase) whose attention can run on the
+  // SSD, not yet read by an attention of that key; bounded by one layer's ops.
+  struct PendingAppends {
+    std::vector<uint64_t> ids;
+    uint64_t tokens = 0;
+  };
+  std::map<std::tuple<Program, uint32_t, Phase>, PendingAppends> pending_appends_;
+  // selected_tokens of the latest hkvd_select per program.
+  std::map<Program, uint64_t> selected_tokens_;
 };
 
 }  // namespace ispsim::trace

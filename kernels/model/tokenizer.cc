@@ -78,6 +78,15 @@ Tokenizer::Tokenizer(const std::string& path) : path_(path) {
   if (const json::value* post = obj.if_contains("post_processor")) parse_post_processor(*post);
 }
 
+void Tokenizer::check_fits(int model_vocab, const std::string& model_file) const {
+  int largest = static_cast<int>(tokens_.size()) - 1;
+  for (const AddedToken& a : added_) largest = std::max(largest, a.id);
+  largest = std::max(largest, bos_id_);
+  if (largest >= model_vocab)
+    throw BadInput(path_, "token id " + std::to_string(largest) + " is beyond the model's vocabulary of " +
+                              std::to_string(model_vocab) + " ids (vocab_size in " + model_file + ")");
+}
+
 void Tokenizer::parse_model(const json::object& m) {
   auto* type = m.if_contains("type");
   std::string t = type && type->is_string() ? std::string(type->as_string()) : "";

@@ -39,6 +39,10 @@ class Tokenizer {
   std::string decode_token(int id) const;
 
   int vocab_size() const { return static_cast<int>(tokens_.size()); }
+  // Every id this tokenizer can produce (vocabulary, added tokens, BOS) must
+  // have an embedding row: BadInput naming this file otherwise, at load time
+  // rather than deep in the engine. `model_file` names where `model_vocab` came from.
+  void check_fits(int model_vocab, const std::string& model_file) const;
   // The special token the post-processor puts first, or -1.
   int bos_id() const { return bos_id_; }
 

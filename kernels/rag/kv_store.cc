@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/input_file.h"
 #include "kernels/model/json_file.h"
 #include "kernels/rag/fnv1a.h"
 
@@ -228,12 +230,10 @@ KvStore KvStore::load(const std::string& dir) {
   store.dir_ = dir;
 
   const std::string tiles_path = dir + "/tiles.bin";
-  std::ifstream in(tiles_path, std::ios::binary);
-  if (!in) throw BadInput(tiles_path, "cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string bytes = buffer.str();
   const int64_t expected_bytes = r.integer(index, "tiles_bytes");
+  // Regular file only (no FIFO hang), and never more than the index announces.
+  const std::string bytes =
+      read_input_file(tiles_path, static_cast<uint64_t>(std::max<int64_t>(expected_bytes, 0)) + 1);
   if (static_cast<int64_t>(bytes.size()) != expected_bytes)
     throw BadInput(tiles_path, "has " + std::to_string(bytes.size()) + " bytes, the index says " +
                                    std::to_string(expected_bytes) + " (truncated or replaced)");

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/input_file.h"
 #include "kernels/rag/fnv1a.h"
 
 namespace ispsim::rag {
@@ -18,6 +19,7 @@ uint64_t hash_vector(const std::vector<T>& v, uint64_t h) {
 }
 
 uint64_t hash_file(const std::string& path, uint64_t h) {
+  check_input_file(path);  // a FIFO or device is refused, not read forever
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(path, "cannot open file");
   h = fnv1a64(path.substr(path.find_last_of('/') + 1), h);  // the name too, so files cannot swap roles

@@ -94,6 +94,44 @@ std::string find_platform_file(const std::string& name_or_path) {
 
 namespace {
 
+// The top-level parameter groups the system of this platform assembles (see
+// platforms/systems: nand_stream_run.cc, blend_system.cc); empty when every
+// group counts (a program no system runs yet). The ISP groups matter only when
+// some attention runs in the SSD.
+std::vector<std::string> used_groups(const Platform& p) {
+  switch (p.program()) {
+    case Platform::MICROBENCHMARK:
+      return {"modules", "nand", "stream"};
+    case Platform::FULL_PREFILL:
+    case Platform::PRECOMPUTED_BLEND:
+    case Platform::PRECOMPUTED_BLEND_FUSED: {
+      std::vector<std::string> groups = {"modules", "nand", "ssd", "host", "link", "placement"};
+      if (p.placement().prefill_attention() == PlacementParams::SSD_ISP ||
+          p.placement().decode_attention() == PlacementParams::SSD_ISP) {
+        groups.push_back("isp");
+        groups.push_back("flash_coordinator");
+      }
+      return groups;
+    }
+    default:
+      return {};
+  }
+}
+
+// A --set the platform would ignore is bad input, not a silent no-op.
+void check_overrides_used(const LoadedPlatform& loaded) {
+  const std::vector<std::string> groups = used_groups(loaded.platform);
+  if (groups.empty()) return;
+  for (const std::string& path : loaded.from_overrides) {
+    const std::string group = path.substr(0, path.find('.'));
+    if (group == path || std::find(groups.begin(), groups.end(), group) != groups.end()) continue;
+    throw BadInput("--set " + path, "platform '" + loaded.platform.name() + "' (" +
+                                        Platform::Program_Name(loaded.platform.program()) + ") has no " + group +
+                                        " in its system, so this setting would be ignored (it uses: " +
+                                        joined(groups, ", ") + ")");
+  }
+}
+
 // Everything after parsing: defaults, overrides, checks.
 void configure(LoadedPlatform& loaded, const std::vector<std::string>& overrides) {
   loaded.from_file = set_parameter_paths(loaded.platform);
@@ -102,6 +140,7 @@ void configure(LoadedPlatform& loaded, const std::vector<std::string>& overrides
     loaded.from_overrides.push_back(apply_override(loaded.platform, assignment, loaded.file));
   }
   validate_parameters(loaded.platform, loaded.file);
+  check_overrides_used(loaded);
 }
 
 }  // namespace

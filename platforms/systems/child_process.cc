@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/termination.h"
 
 namespace ispsim::systems {
 namespace {
@@ -28,6 +29,8 @@ std::string temp_path() {
 }
 
 [[noreturn]] void child(const std::function<std::string()>& task, const std::string& path) {
+  // Dies with the parent (PR_SET_PDEATHSIG, set by fork_child) and then removes its result file.
+  termination::register_temp(path.c_str());
   int code = 0;
   std::string out;
   try {
@@ -56,11 +59,17 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
   size_t next = 0;
   if (jobs == 0) jobs = 1;
   std::fflush(nullptr);
+  std::vector<int> temp_slots(tasks.size(), -1);
+  auto forget = [&](size_t i) {
+    std::remove(paths[i].c_str());
+    termination::forget_temp(temp_slots[i]);
+  };
   try {
     while (next < tasks.size() || !running.empty()) {
       while (next < tasks.size() && running.size() < jobs) {
         paths[next] = temp_path();
-        const pid_t pid = fork();
+        temp_slots[next] = termination::register_temp(paths[next].c_str());
+        const pid_t pid = termination::fork_child();
         if (pid < 0) throw std::runtime_error("fork failed");
         if (pid == 0) child(tasks[next], paths[next]);
         running[pid] = next++;
@@ -70,10 +79,11 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
       if (pid < 0) throw std::runtime_error("waitpid failed");
       const size_t i = running.at(pid);
       running.erase(pid);
+      termination::forget_child(pid);
       std::ifstream f(paths[i], std::ios::binary);
       std::ostringstream text;
       text << f.rdbuf();
-      std::remove(paths[i].c_str());
+      forget(i);
       results[i].output = text.str();
       if (WIFEXITED(status)) {
         results[i].exit_code = WEXITSTATUS(status);
@@ -87,7 +97,8 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
     for (const auto& [pid, i] : running) {
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
-      std::remove(paths[i].c_str());
+      termination::forget_child(pid);
+      forget(i);
     }
     throw;
   }

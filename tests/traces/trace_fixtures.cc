@@ -142,7 +142,9 @@ TraceText every_kind_trace() {
   op->mutable_nonlinear()->set_elements(24 * 72 * 4);
   op->mutable_nonlinear()->set_dtype(DTYPE_INT16);
 
-  op = add_op(t, 7, PRECOMPUTED_BLEND, PHASE_FUSED_PREFILL, {5});
+  // The appends follow the attention here, so they are not KV an SSD attention
+  // command carries (trace_validator.h): PHASE_OTHER, a host-side write-back.
+  op = add_op(t, 7, PRECOMPUTED_BLEND, PHASE_OTHER, {5});
   op->set_layer(1);
   kv = op->mutable_kv_append();
   kv->mutable_tokens()->set_begin(64);
@@ -157,7 +159,7 @@ TraceText every_kind_trace() {
   op->mutable_lm_head()->set_dtype(DTYPE_FP16);
 
   // Out-of-place append of the recomputed HKVD tokens' KV: scattered positions.
-  op = add_op(t, 9, PRECOMPUTED_BLEND, PHASE_FUSED_PREFILL, {5});
+  op = add_op(t, 9, PRECOMPUTED_BLEND, PHASE_OTHER, {5});
   op->set_layer(1);
   kv = op->mutable_kv_append();
   kv->mutable_tokens()->set_begin(0);

@@ -7,7 +7,10 @@
 #include <iostream>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "common/error.h"
+#include "common/input_file.h"
 #include "kernels/model/tokenizer.h"
 
 namespace ispsim::cli {
@@ -31,19 +34,37 @@ bool parse_options(const Args& args, const std::string& command, po::options_des
   return true;
 }
 
-std::string read_text_file(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw BadInput(path, "is a directory, not a text file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw BadInput(path, "cannot open file");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string read_text_file(const std::string& path) { return read_input_file(path); }
+
+void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  auto is_char_device = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const NamedPath& out = outputs[i];
+    if (out.path.empty() || is_char_device(out.path)) continue;
+    for (const NamedPath& in : inputs)
+      if (!in.path.empty() && same_file(out.path, in.path))
+        throw BadInput(out.option, out.path + " is the input of " + in.option + "; refusing to overwrite it");
+    for (size_t j = 0; j < i; ++j)
+      if (!outputs[j].path.empty() && same_file(out.path, outputs[j].path))
+        throw BadInput(out.option, out.path + " is also the output of " + outputs[j].option +
+                                       "; one of them would be lost");
+  }
+}
+
+model::Tokenizer load_tokenizer(const std::string& model_dir) {
+  model::Tokenizer tok(model_dir + "/tokenizer.json");
+  tok.check_fits(model::load_config(model_dir).vocab_size, model_dir + "/config.json");
+  return tok;
 }
 
 std::vector<int> calibration_tokens(const std::string& model_dir, const std::string& calib_file, int max_tokens) {
   if (max_tokens < 1) throw BadInput("--calib-tokens", "must be >= 1");
-  model::Tokenizer tok(model_dir + "/tokenizer.json");
+  const model::Tokenizer tok = load_tokenizer(model_dir);
   std::vector<int> calib = tok.encode(read_text_file(calib_file), calib_file);
+  if (calib.empty()) throw BadInput(calib_file, "calibration text is empty (--calib)");
   if (static_cast<int>(calib.size()) > max_tokens) calib.resize(max_tokens);
   return calib;
 }
@@ -105,6 +126,7 @@ std::vector<Query> read_queries(const std::string& path) {
     if (ec) throw BadInput(where, "not JSON: " + ec.message());
     if (!v.is_object()) throw BadInput(where, "expected an object {\"query\": ..., \"docs\": [...]}");
     Query q;
+    q.where = where;
     for (const auto& [key, value] : v.as_object()) {
       if (key == "query") {
         if (!value.is_string() || value.as_string().empty()) throw BadInput(where, "\"query\" must be a non-empty string");

@@ -22,8 +22,22 @@ namespace ispsim::cli {
 bool parse_options(const Args& args, const std::string& command, boost::program_options::options_description& d,
                    boost::program_options::variables_map* vm = nullptr);
 
-// The whole file; BadInput for a directory or an unreadable path.
+// The whole file; BadInput for anything but a readable regular file (a FIFO or
+// /dev/zero cannot hang or exhaust memory) or a file over kMaxTextInputBytes.
 std::string read_text_file(const std::string& path);
+
+// A file given on the command line and the option that gave it.
+struct NamedPath {
+  std::string option;
+  std::string path;
+};
+// Checked before any work: two outputs naming the same file (one would be lost)
+// and an output naming an input (it would be overwritten) are BadInput naming
+// the option. Empty paths are skipped; character devices (/dev/null) may repeat.
+void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+
+// <model_dir>/tokenizer.json, checked against the vocabulary of <model_dir>/config.json.
+model::Tokenizer load_tokenizer(const std::string& model_dir);
 
 // Calibration of the integer engine: the first `max_tokens` tokens of `calib_file`.
 std::vector<int> calibration_tokens(const std::string& model_dir, const std::string& calib_file, int max_tokens);
@@ -41,6 +55,7 @@ std::vector<rag::Document> read_documents(const std::string& path, const model::
 struct Query {
   std::string text;
   std::vector<std::string> doc_ids;
+  std::string where;  // "file:line", for errors found after parsing
 };
 
 // JSON lines {"query": "...", "docs": ["id", ...]}; blank lines are skipped.

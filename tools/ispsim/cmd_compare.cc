@@ -29,11 +29,15 @@ namespace {
 
 const char* kDefaultPlatforms = "gpu_fullcompute,gpu_precompute,memllm_base,memllm_fused,memllm_perch,memllm";
 
+// An empty entry ("a,,b", a trailing comma) is a typo, not something to skip.
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty()) throw BadInput("--platforms", "empty entry in '" + s + "'");
+    out.push_back(item);
+  }
+  if (!s.empty() && s.back() == ',') throw BadInput("--platforms", "empty entry in '" + s + "'");
   return out;
 }
 
@@ -44,7 +48,8 @@ int compare(const Args& args) {
   std::string trace_path, platform_list = kDefaultPlatforms, baseline = "GPU-FullCompute", format_name = "text";
   std::string csv_path, json_path, timeline_dir;
   std::vector<std::string> overrides;
-  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  // Signed: boost would wrap "-1" into 4294967295 for an unsigned option.
+  long long jobs = std::max(1u, std::thread::hardware_concurrency());
   po::options_description desc("compare options");
   desc.add_options()
       ("help,h", "print this help")
@@ -61,14 +66,22 @@ int compare(const Args& args) {
   po::variables_map vm;
   if (!parse_options(args, "compare", desc, &vm)) return 0;
   const systems::Format format = systems::parse_format(format_name);
-  if (jobs == 0) throw BadInput("--jobs", "must be at least 1");
+  if (jobs < 1 || jobs > 1024) throw BadInput("--jobs", std::to_string(jobs) + " is not within 1..1024");
   if (!timeline_dir.empty() && !std::filesystem::is_directory(timeline_dir))
     throw BadInput(timeline_dir, "--timeline-dir is not an existing directory");
 
   // Everything that can be checked without simulating is checked here, so bad
   // input fails before any child runs.
   std::vector<schema::LoadedPlatform> platforms;
-  for (const std::string& name : split_list(platform_list)) platforms.push_back(schema::load_platform(name, overrides));
+  const std::vector<std::string> platform_names = split_list(platform_list);
+  std::vector<NamedPath> inputs = {{"--trace", trace_path}};
+  for (const std::string& name : platform_names) inputs.push_back({"--platforms", name});
+  for (const std::string& name : platform_names) platforms.push_back(schema::load_platform(name, overrides));
+  std::vector<NamedPath> outputs = {{"--csv", csv_path}, {"--json", json_path}};
+  for (const schema::LoadedPlatform& p : platforms)
+    if (!timeline_dir.empty())
+      outputs.push_back({"--timeline-dir", (std::filesystem::path(timeline_dir) / (p.platform.name() + ".json")).string()});
+  check_outputs_distinct(outputs, inputs);
   if (platforms.empty()) throw BadInput("--platforms", "no platform given");
   {
     trace::TraceReader trace(trace_path);
@@ -106,7 +119,7 @@ int compare(const Args& args) {
   }
   const bool progress = isatty(STDERR_FILENO);
   if (progress) std::cerr << "simulating " << tasks.size() << " platforms, " << jobs << " at a time...\n";
-  const std::vector<systems::ChildResult> results = systems::run_in_children(tasks, jobs);
+  const std::vector<systems::ChildResult> results = systems::run_in_children(tasks, static_cast<unsigned>(jobs));
 
   std::vector<systems::RunSummary> runs;
   for (size_t i = 0; i < results.size(); ++i) {

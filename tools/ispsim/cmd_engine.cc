@@ -135,7 +135,7 @@ int run_ppl(const Args& args) {
   if (o.window < 0) throw BadInput("--window", "must be >= 0");
 
   model::Model m = model::load_model(o.model_dir);
-  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  model::Tokenizer tok = load_tokenizer(o.model_dir);
   const std::string text = read_text_file(o.text_file);
   std::vector<int> ids;
   const int bos = bos_id(tok, m, o);
@@ -190,7 +190,7 @@ int run_generate(const Args& args) {
   if (o.new_tokens < 1) throw BadInput("--tokens", "must be >= 1");
 
   model::Model m = model::load_model(o.model_dir);
-  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  model::Tokenizer tok = load_tokenizer(o.model_dir);
   std::vector<int> prompt;
   const int bos = bos_id(tok, m, o);
   if (bos >= 0) prompt.push_back(bos);
@@ -222,7 +222,7 @@ int run_precompute(const Args& args) {
       ("out", po::value(&o.store_dir)->required(), "KV store directory to write (index.json, tiles.bin)");
   if (!parse_options(args, "engine precompute", d)) return 0;
   model::Model m = model::load_model(o.model_dir);
-  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  model::Tokenizer tok = load_tokenizer(o.model_dir);
   const std::vector<rag::Document> docs = read_documents(o.docs, tok, bos_id(tok, m, o));
   const rag::RagModel engine = make_rag_engine(m, o);
   const auto t0 = std::chrono::steady_clock::now();
@@ -270,7 +270,7 @@ int run_blend(const Args& args) {
   if (!parse_options(args, "engine blend", d)) return 0;
   const std::vector<std::string> ids = split_ids(o.docs);
   model::Model m = model::load_model(o.model_dir);
-  model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  model::Tokenizer tok = load_tokenizer(o.model_dir);
   const std::vector<int> query = tok.encode(o.query, "--query");
   const rag::KvStore store = rag::KvStore::load(o.store_dir);
   const rag::RagModel engine = make_rag_engine(m, o);

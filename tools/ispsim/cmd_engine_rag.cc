@@ -114,6 +114,19 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The prompt (documents + query) and the answer tokens fed back (all but the
+// last) must fit the model's context; checked here so that the error names the
+// query's file and line, not "engine".
+void check_fits_context(const model::Config& config, const rag::KvStore& store, const std::vector<std::string>& doc_ids,
+                        size_t query_tokens, int answer_tokens, const std::string& where) {
+  size_t context = 0;
+  for (const std::string& id : doc_ids) context += store.document(id).tokens.size();
+  const size_t total = context + query_tokens + static_cast<size_t>(std::max(answer_tokens - 1, 0));
+  if (config.max_positions > 0 && total > static_cast<size_t>(config.max_positions))
+    throw BadInput(where, std::to_string(context) + " document tokens + " + std::to_string(query_tokens) +
+                              " query tokens + " + std::to_string(answer_tokens) + " answer tokens exceed the model's " +
+                              std::to_string(config.max_positions) + "-token context");
+}
 
 std::vector<double> parse_ratios(const std::string& text) {
   std::vector<double> ratios;
@@ -156,7 +169,7 @@ int engine_blend_quality(const Args& args) {
 
   const auto t0 = std::chrono::steady_clock::now();
   const model::Model m = model::load_model(o.model_dir);
-  const model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  const model::Tokenizer tok = load_tokenizer(o.model_dir);
   const rag::RagModel engine = make_rag_engine(m, o);
   const rag::KvStore store = rag::KvStore::load(o.store_dir);
 
@@ -167,7 +180,8 @@ int engine_blend_quality(const Args& args) {
             << " answer tokens each\n";
   for (size_t qi = 0; qi < queries.size(); ++qi) {
     const Query& q = queries[qi];
-    const std::vector<int> query_tokens = tok.encode(q.text, queries_file);
+    const std::vector<int> query_tokens = tok.encode(q.text, q.where);
+    check_fits_context(m.config, store, q.doc_ids, query_tokens.size(), o.answer_tokens, q.where);
     rag::BlendOptions bo;
     bo.answer_tokens = o.answer_tokens;
     bo.integer = engine.is_integer();
@@ -220,15 +234,19 @@ int trace_gen_engine(const Args& args) {
   if (!(ratio >= 0.0 && ratio <= 1.0)) throw BadInput("--ratio", number_text(ratio) + " is not within 0..1");
   const std::vector<std::string> doc_ids = split_ids(docs_text, "--docs");
   if (query_text.empty()) throw BadInput("--query", "empty query");
+  check_outputs_distinct({{"--out", out_path}}, {{"--store", o.store_dir + "/index.json"},
+                                                 {"--store", o.store_dir + "/tiles.bin"},
+                                                 {"--calib", o.calib_file}});
 
   const auto t0 = std::chrono::steady_clock::now();
   const model::Model m = model::load_model(o.model_dir);
   // The directory's own name also for ".", "dir/" or "dir/.." (it exists once the model loaded).
   if (name.empty()) name = std::filesystem::weakly_canonical(o.model_dir).filename().string();
-  const model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+  const model::Tokenizer tok = load_tokenizer(o.model_dir);
   const rag::RagModel engine = make_rag_engine(m, o);
   const rag::KvStore store = rag::KvStore::load(o.store_dir);
   const std::vector<int> query_tokens = tok.encode(query_text, "--query");
+  check_fits_context(m.config, store, doc_ids, query_tokens.size(), o.answer_tokens, "--query");
   rag::BlendOptions bo;
   bo.ratio = ratio;
   bo.answer_tokens = o.answer_tokens;

@@ -44,6 +44,9 @@ int run(const Args& args) {
   if ((!vcd_filters.empty() || !window.empty()) && options.waveform.path.empty())
     throw BadInput("--vcd-filter/--vcd-window", "need --vcd FILE");
 
+  check_outputs_distinct({{"--stats", options.stats_path}, {"--vcd", options.waveform.path},
+                          {"--timeline", options.timeline_path}},
+                         {{"--trace", trace_path}, {"--platform", platform_name}});
   const systems::Format format = systems::parse_format(format_name);
   const schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
   if (platform.platform.program() == schema::Platform::MICROBENCHMARK) {

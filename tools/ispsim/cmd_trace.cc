@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "models/host/host_config.h"
 #include "tools/ispsim/cli.h"
+#include "tools/ispsim/cli_common.h"
 #include "tools/ispsim/cmd_engine_rag.h"
 #include "traces/gen/budget_table.h"
 #include "traces/gen/dataset_profiles.h"
@@ -101,13 +102,13 @@ int dump(const Args& args) {
     std::string text;
     printer.PrintToString(reader.header(), &text);
     std::cout << "header {\n" << text << "}\n";
-    while (reader.next(op)) {
+    while (std::cout && reader.next(op)) {
       printer.PrintToString(op, &text);
       std::cout << "op {\n" << text << "}\n";
     }
   } else {
     std::cout << trace::format_header(reader.header());
-    while (reader.next(op)) std::cout << trace::format_op(op) << "\n";
+    while (std::cout && reader.next(op)) std::cout << trace::format_op(op) << "\n";
   }
   std::cout.flush();
   return 0;
@@ -135,6 +136,8 @@ int pack(const Args& args) {
     std::cout << kTraceUsage;
     return 0;
   }
+  check_outputs_distinct({{"ispsim trace pack OUTPUT", vm["output"].as<std::string>()}},
+                         {{"ispsim trace pack INPUT", vm["input"].as<std::string>()}});
   trace::pack_text_trace(vm["input"].as<std::string>(), vm["output"].as<std::string>());
   return 0;
 }

@@ -1,6 +1,10 @@
 // ispsim: one CLI for the simulator, the trace tools and the functional engine.
 #include <systemc>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -8,6 +12,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/termination.h"
 #include "tools/ispsim/cli.h"
 
 namespace {
@@ -55,6 +60,25 @@ int dispatch(int argc, char** argv) {
   }
 }
 
+// Every byte written to stdout must have arrived: `ispsim trace dump x > /dev/full`
+// is an error (exit 2, one line), not a silent success. Returns the exit code.
+int check_stdout(int code) {
+  std::cout.flush();
+  const bool stream_failed = !std::cout;
+  errno = 0;
+  const bool flush_failed = std::fflush(stdout) != 0 || std::ferror(stdout);
+  const int flush_errno = errno;
+  // close() reports what a deferred write (NFS) could not do; a duplicate is
+  // closed so that static destructors may still print safely.
+  const int dup_fd = ::dup(STDOUT_FILENO);
+  const bool close_failed = dup_fd >= 0 && ::close(dup_fd) != 0 && errno != EINTR;
+  if (!stream_failed && !flush_failed && !close_failed) return code;
+  if (code != 0) return code;  // the command already said what went wrong
+  const int e = flush_errno ? flush_errno : errno;
+  std::cerr << "ispsim: error: stdout: write failed" << (e ? std::string(": ") + std::strerror(e) : "") << "\n";
+  return 2;
+}
+
 }  // namespace
 
 int sc_main(int argc, char** argv) { return dispatch(argc, argv); }
@@ -62,5 +86,6 @@ int sc_main(int argc, char** argv) { return dispatch(argc, argv); }
 int main(int argc, char** argv) {
   // The SystemC banner would pollute every command's output.
   setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
-  return sc_core::sc_elab_and_sim(argc, argv);
+  ispsim::termination::install_handlers();
+  return check_stdout(sc_core::sc_elab_and_sim(argc, argv));
 }

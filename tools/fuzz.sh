@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (preset "fuzz": clang, ASan + UBSan) and runs
+# each for SECONDS (default 30) on its committed seed corpus, one after another.
+#   bash tools/fuzz.sh [SECONDS] [TARGET...]      e.g. bash tools/fuzz.sh 600 trace_reader
+# New inputs found go to build/fuzz/corpus/<target>/ (not committed); a crash
+# stops the script with the reproducer in build/fuzz/crashes/<target>/ and exit 1.
+# Prints one line per target: executions, coverage (edges, features), corpus size.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-30}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(trace_reader trace_text platform safetensors config tokenizer kv_index jsonl)
+
+cmake --preset fuzz >/dev/null
+nice -n 5 cmake --build build/fuzz --target $(printf '%s_fuzz ' "${targets[@]}") >/dev/null
+
+for t in "${targets[@]}"; do
+  work="build/fuzz/corpus/$t"
+  crashes="build/fuzz/crashes/$t"
+  mkdir -p "$work" "$crashes"
+  log="build/fuzz/$t.log"
+  # -rss_limit_mb: the loaders must refuse oversized inputs, not allocate them.
+  # The committed seeds are read, new inputs are written to $work only.
+  if ! ASAN_OPTIONS=detect_leaks=1 "build/fuzz/fuzz/${t}_fuzz" -max_total_time="$seconds" -rss_limit_mb=2048 \
+      -max_len=65536 -timeout=20 -print_final_stats=1 -artifact_prefix="$crashes/" \
+      "$work" "fuzz/corpus/$t" >"$log" 2>&1; then
+    echo "fuzz: $t FAILED (see $log; reproducer in $crashes/)" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')
+  last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
+  cov=$(echo "$last" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*' || echo '?')
+  ft=$(echo "$last" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*' || echo '?')
+  corpus=$(echo "$last" | grep -o 'corp: [0-9]*' | grep -o '[0-9]*' || echo '?')
+  echo "fuzz: $t: ${runs} executions in ${seconds} s, coverage ${cov} edges / ${ft} features, corpus ${corpus} inputs, 0 crashes"
+done
