@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   gtkwave            # vcd2fst validates every VCD the tests write
   xvfb x11-apps netpbm  # the GTKWave view test: a real GTKWave under Xvfb, screenshot (xwd -> PNG)
+  python3            # tools/calibrate/calibrate.py (standard library only) and its ctest
 )
 
 missing=()
