@@ -512,6 +512,14 @@ def profiles_fingerprint(sim, cells):
         git_head(), total_context, total_answer, len(cells))
 
 
+def token_totals(fingerprint):
+    """The content part of a profiles fingerprint (token totals), without the commit."""
+    return re.findall(r"\d+ context and \d+ answer tokens over the \d+ cells", fingerprint)
+
+
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE for the Calibration test
+
+
 def git_head():
     r = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h", "--", "traces/gen/dataset_profiles.cc"],
                        capture_output=True, text=True)
@@ -557,6 +565,13 @@ def main():
             print(sensitivity_table(sim, cells, recorded["jetson"]))
             return 0
         record = {"values": {}, "steps": {}, "metrics": {}, "profiles": profiles_fingerprint(sim, cells)}
+        if args.check and os.path.exists(FIT_RECORD):
+            old_profiles = json.load(open(FIT_RECORD))["profiles"]
+            if token_totals(old_profiles) != token_totals(record["profiles"]):
+                print("calibrate --check: skipped: the dataset profiles changed since the recorded fit (recorded: %s; "
+                      "now: %s); rerun python3 tools/calibrate/calibrate.py --write" % (old_profiles, record["profiles"]),
+                      file=sys.stderr)
+                return SKIPPED
         problems, notes = [], []
         for host in ("jetson", "server"):
             values, steps, bounded, needed = fit_host(sim, host, cells, recorded[host], log, not args.check)
