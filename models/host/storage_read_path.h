@@ -42,7 +42,7 @@ class StorageReadPath : public sc_core::sc_module {
   uint64_t requests() const { return thread_.requests(); }
   uint64_t bytes() const { return thread_.bytes(); }
   sc_core::sc_time busy_time() const { return thread_.busy_time(); }
-  void trace(vcd::Writer& writer) { thread_.trace(writer); }
+  void trace(vcd::Writer& writer) { thread_.trace(writer, {vcd::Role::kHost}); }
 
  private:
   const HostConfig config_;
