@@ -12,6 +12,7 @@ packages=(
   gtkwave            # vcd2fst validates every VCD the tests write
   xvfb x11-apps netpbm  # the GTKWave view test: a real GTKWave under Xvfb, screenshot (xwd -> PNG)
   clang libclang-rt-14-dev libfuzzer-14-dev  # fuzz/ targets (-fsanitize=fuzzer), tools/fuzz.sh in .ci/run
+  python3            # tools/calibrate/calibrate.py (standard library only) and its ctest
 )
 
 missing=()

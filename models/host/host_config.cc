@@ -27,6 +27,9 @@ HostConfig HostConfig::from_params(const schema::HostParams& params, const std::
   c.dram_capacity_bytes = p.dram_capacity_bytes();
   c.workspace_bytes = p.workspace_bytes();
   c.tied_lm_head = p.tied_lm_head();
+  c.storage_read_overhead =
+      sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(p.storage_read_overhead_us() * 1e6)));
+  c.storage_read_bytes_per_ns = p.storage_read_gbps();
   return c;
 }
 

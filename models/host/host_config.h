@@ -25,6 +25,9 @@ struct HostConfig {
   uint64_t dram_capacity_bytes = 0;
   uint64_t workspace_bytes = 0;
   bool tied_lm_head = false;
+  // Host read path of KV from the SSD (models/host/storage_read_path.h).
+  sc_core::sc_time storage_read_overhead;  // per read request
+  double storage_read_bytes_per_ns = 0;    // GB/s
 
   // Unset fields take their schema defaults; out-of-range values throw
   // BadInput(where, ...) naming the parameter, its value and the allowed range.

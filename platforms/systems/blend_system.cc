@@ -16,6 +16,7 @@
 #include "models/host/gpu.h"
 #include "models/host/host_config.h"
 #include "models/host/host_memory.h"
+#include "models/host/storage_read_path.h"
 #include "models/isp/tiling.h"
 #include "models/link/nvme.h"
 #include "models/link/pcie_link.h"
@@ -131,12 +132,16 @@ class StagingAdapter : public StagingPort {
 
 class SsdPort : public StoragePort {
  public:
-  SsdPort(ssd::Ssd& ssd, link::Nvme& nvme, const trace::ModelShape& shape, core::Timeline* timeline)
-      : ssd_(ssd), nvme_(nvme), shape_(shape), timeline_(timeline) {}
+  SsdPort(ssd::Ssd& ssd, link::Nvme& nvme, host::StorageReadPath& read_path, const trace::ModelShape& shape,
+          core::Timeline* timeline)
+      : ssd_(ssd), nvme_(nvme), read_path_(read_path), shape_(shape), timeline_(timeline) {}
 
-  void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t,
+  // The SSD read, then the host's software read path (models/host/storage_read_path.h).
+  void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
                     Done done) override {
-    ssd_.host_read(layer, region, token_begin, token_end, traced("SSD to host KV reads", "kv read L" + std::to_string(layer), std::move(done)));
+    Done usable = traced("SSD to host KV reads", "kv read L" + std::to_string(layer), std::move(done));
+    ssd_.host_read(layer, region, token_begin, token_end,
+                   [this, bytes, usable = std::move(usable)]() mutable { read_path_.deliver(bytes, std::move(usable)); });
   }
   void write_from_host(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
     ssd_.host_write(layer, 0, tokens, bytes, traced("background KV writes", "write-through L" + std::to_string(layer), std::move(done)));
@@ -181,6 +186,7 @@ class SsdPort : public StoragePort {
 
   ssd::Ssd& ssd_;
   link::Nvme& nvme_;
+  host::StorageReadPath& read_path_;
   const trace::ModelShape shape_;
   core::Timeline* timeline_;
 };
@@ -193,6 +199,7 @@ struct System : sc_core::sc_module {
         pcie("pcie", link::LinkConfig::from_params(loaded.platform.link(), loaded.file + ": link"), &ledger),
         nvme("nvme", pcie),
         gpu("gpu", host_config, &ledger),
+        read_path("read_path", host_config),
         memory(std::string(this->name()) + ".host_memory", host_config, shape),
         ssd("ssd", loaded.platform.nand(), loaded.platform.ssd(), loaded.platform.isp(),
             loaded.platform.flash_coordinator(), kv, nvme, &ledger,
@@ -201,6 +208,7 @@ struct System : sc_core::sc_module {
   link::PcieLink pcie;
   link::Nvme nvme;
   host::Gpu gpu;
+  host::StorageReadPath read_path;
   host::HostMemory memory;
   ssd::Ssd ssd;
 };
@@ -323,7 +331,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   ssd.engine().set_timeline(timeline_ptr);
   GpuPort gpu_port(gpu, shape);
   StagingAdapter staging(memory);
-  SsdPort ssd_port(ssd, nvme, shape, timeline_ptr);
+  SsdPort ssd_port(ssd, nvme, system.read_path, shape, timeline_ptr);
   const nand::FlashConfig& flash = ssd.flash().config();
   const uint64_t write_chunk = uint64_t{flash.page_bytes} * flash.channels * flash.dies_per_channel;
   Runtime runtime(header, std::move(ops), platform.placement(), gpu_port, staging, ssd_port, write_chunk);
@@ -341,6 +349,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
     waveform = std::make_unique<vcd::Writer>(options.waveform);
     pcie.trace(*waveform);
     gpu.trace(*waveform);
+    system.read_path.trace(*waveform);
     ssd.trace(*waveform);
   }
 

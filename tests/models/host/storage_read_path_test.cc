@@ -1,0 +1,90 @@
+// StorageReadPath: the host's software read path of KV from the SSD, one
+// first-come-first-served I/O thread: done = max(arrival, previous end) +
+// overhead + bytes / rate.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "common/error.h"
+#include "models/host/host_config.h"
+#include "models/host/storage_read_path.h"
+
+namespace ispsim::host {
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_US;
+
+// 20 us per request, 2 GB/s = 2 bytes per ns.
+HostConfig config() {
+  schema::HostParams p;
+  p.set_storage_read_overhead_us(20);
+  p.set_storage_read_gbps(2);
+  return HostConfig::from_params(p, "test.host");
+}
+
+sc_time ps(uint64_t value) { return sc_time::from_value(value); }
+
+TEST(StorageReadPath, IdleRequestIsOverheadPlusCopy) {
+  StorageReadPath path("path", config());
+  // 1 MiB at 2 GB/s = 524,288 ns, + 20 us.
+  EXPECT_EQ(path.request_time(1 << 20), ps(544288000));
+  sc_time done_at;
+  const sc_time returned = path.deliver(1 << 20, [&] { done_at = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  EXPECT_EQ(done_at, ps(544288000));
+  EXPECT_EQ(returned, done_at);
+  EXPECT_EQ(path.requests(), 1u);
+  EXPECT_EQ(path.bytes(), uint64_t{1} << 20);
+  EXPECT_EQ(path.busy_time(), ps(544288000));
+}
+
+TEST(StorageReadPath, RequestsQueueOnOneThread) {
+  StorageReadPath path("path", config());
+  std::vector<sc_time> done;
+  // Two arrivals at 0: the second waits for the first (20 us + 500 us each for 1e6 bytes).
+  path.deliver(1000000, [&] { done.push_back(sc_core::sc_time_stamp()); });
+  path.deliver(1000000, [&] { done.push_back(sc_core::sc_time_stamp()); });
+  sc_core::sc_start();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0], sc_time(520, SC_US));
+  EXPECT_EQ(done[1], sc_time(1040, SC_US));
+  EXPECT_EQ(path.bytes(), 2000000u);  // bytes conserved
+}
+
+// An arrival after the thread went idle starts at its arrival.
+struct LateArrival : sc_core::sc_module {
+  StorageReadPath path{"path", config()};
+  std::vector<sc_time> done;
+  SC_HAS_PROCESS(LateArrival);
+  explicit LateArrival(sc_core::sc_module_name n) : sc_module(n) { SC_THREAD(run); }
+  void run() {
+    path.deliver(0, [this] { done.push_back(sc_core::sc_time_stamp()); });  // overhead only
+    wait(sc_time(100, SC_US));
+    path.deliver(2000, [this] { done.push_back(sc_core::sc_time_stamp()); });  // 20 us + 1 us
+  }
+};
+
+TEST(StorageReadPath, LateArrivalStartsAtArrival) {
+  LateArrival top("top");
+  sc_core::sc_start();
+  ASSERT_EQ(top.done.size(), 2u);
+  EXPECT_EQ(top.done[0], sc_time(20, SC_US));
+  EXPECT_EQ(top.done[1], sc_time(121, SC_US));
+  EXPECT_EQ(top.path.busy_time(), sc_time(41, SC_US));  // busy time never exceeds the elapsed time
+}
+
+TEST(StorageReadPath, RejectsOutOfRangeParameters) {
+  schema::HostParams p;
+  p.set_storage_read_gbps(0);
+  EXPECT_THROW(HostConfig::from_params(p, "test.host"), BadInput);
+  schema::HostParams q;
+  q.set_storage_read_overhead_us(-1);
+  EXPECT_THROW(HostConfig::from_params(q, "test.host"), BadInput);
+}
+
+}  // namespace
+}  // namespace ispsim::host
