@@ -18,7 +18,7 @@ values of the power table are read from `ispsim describe memllm`.
 
 usage: tools/sensitivity/memllm_mac_sweep.py [--ispsim build/release/tools/ispsim/ispsim]
          [--model SmolLM2-1.7B] [--datasets cad,wik,hpt] [--macs 1,2,4,8,16,32,64]
-         [--dram-gib 8,16] [--jobs 2] [--workdir DIR]
+         [--dram-gib 8,16] [--jobs 2] [--workdir DIR] [--trace-options '--answer-tokens 8']
 """
 import argparse
 import concurrent.futures
@@ -70,6 +70,8 @@ def main():
     ap.add_argument("--dram-gib", default="8,16")
     ap.add_argument("--paths", default=",".join(STORAGE_PATHS))
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--trace-options", default="",
+                    help="extra 'ispsim trace gen' options, e.g. '--answer-tokens 8' to bound long decodes")
     ap.add_argument("--workdir", default=None, help="keep the traces here (default: a temporary directory)")
     a = ap.parse_args()
     macs = [int(m) for m in a.macs.split(",")]
@@ -85,8 +87,8 @@ def main():
     traces = {}
     for d in datasets:
         t = os.path.join(workdir, f"{a.model}-{d}.trace")
-        subprocess.run([a.ispsim, "trace", "gen", "--shape", a.model, "--dataset", d, "--out", t], check=True,
-                       capture_output=True)
+        subprocess.run([a.ispsim, "trace", "gen", "--shape", a.model, "--dataset", d, "--out", t] +
+                       a.trace_options.split(), check=True, capture_output=True)
         traces[d] = t
 
     jobs = {}
@@ -106,7 +108,8 @@ def main():
             return "OOM" if "out_of_memory" in (fc["status"], ml["status"]) else "failed"
         return f"{fc['latency_ms'] / ml['latency_ms']:.2f}"
 
-    print(f"Speedup of MemLLM over GPU-FullCompute, {a.model}, shape-only traces (seed 1); "
+    print(f"Speedup of MemLLM over GPU-FullCompute, {a.model}, shape-only traces (seed 1"
+          f"{', ' + a.trace_options if a.trace_options else ''}); "
           f"ISP compute / NAND stream = MemLLM's SSD attention ops summed, at {macs[0]} MAC/PE/cycle\n")
     print("| dataset | storage path | host DRAM | GPU-FC (ms) | " +
           " | ".join(f"{m} MAC" for m in macs) + f" | ISP compute (ms) | NAND stream (ms) |")
