@@ -1,6 +1,7 @@
 #include "models/isp/attention_engine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
@@ -69,6 +70,9 @@ struct AttentionEngine::Op {
   std::vector<double> channel_pj;
   uint64_t pass_start_ps = 0;
   std::vector<uint64_t> channel_last_page_ps;  // this pass: when each channel's last page was done
+  bool prefetched = false;       // started by prefetch(), waiting for run()
+  std::vector<uint64_t> compute_ps;  // accelerator time by channel (index 0 for CENTRALIZED)
+  uint64_t nand_stream_ps = 0;       // NAND-only time of the passes so far
   double central_pj = 0;
   double reduction_pj = 0;
 };
@@ -157,6 +161,16 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
     stats_.formula("simd_busy_" + mode_name, "ns", "accelerator time (filter + SIMD) of tiles in " + mode_name + " mode",
                    [this, slot] { return simd_busy_ps_[slot] * 1e-3; });
   }
+  stats_.formula("isp_compute_time", "ns",
+                 "accelerator time of the busiest channel (all tiles when centralized), summed over ops",
+                 [this] { return isp_compute_ps_ * 1e-3; });
+  stats_.formula("nand_stream_time", "ns",
+                 "time the flash alone needs to deliver each op's pages (accelerators infinitely fast), summed over ops",
+                 [this] { return nand_stream_ps_ * 1e-3; });
+  stats_.formula("op_time", "ns", "attention op time, command start to O_final ready, summed over ops",
+                 [this] { return op_time_ps_ * 1e-3; });
+  stats_.formula_integer("compute_bound_ops", "count", "ops whose ISP compute time exceeds their NAND stream time",
+                         [this] { return compute_bound_ops_; });
   stats_.formula_integer("dram_bytes", "bytes", "controller DRAM bytes moved by attention, both directions",
                          [this] { return dram_bytes_; });
   stats_.formula_integer("bus_bytes", "bytes", "internal bus bytes moved by attention (centralized)",
@@ -164,6 +178,14 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
 }
 
 AttentionEngine::~AttentionEngine() = default;
+
+sc_time AttentionEngine::nand_stream_time(uint64_t pages) const {
+  if (pages == 0) return sc_core::SC_ZERO_TIME;
+  const nand::FlashConfig& fc = flash_.config();
+  const uint64_t t_r = fc.t_read.value(), t_out = fc.t_page_transfer.value();
+  const uint64_t sense = (fc.cache_read ? t_r : t_r + t_out) / (uint64_t(fc.dies_per_channel) * fc.planes_per_die);
+  return sc_time::from_value(t_r + t_out + (pages - 1) * std::max(t_out, sense));
+}
 
 sc_time AttentionEngine::simd_busy(SimdMode mode) const {
   return sc_time::from_value(simd_busy_ps_[mode == SimdMode::kBroadside ? 0 : 1]);
@@ -385,7 +407,54 @@ AttentionPlan AttentionEngine::plan(const AttentionWork& work) const {
   return p;
 }
 
+bool AttentionEngine::prefetched() const { return op_ != nullptr && op_->prefetched; }
+
+void AttentionEngine::prefetch(const AttentionWork& work) {
+  if (active_) throw std::logic_error(std::string(name()) + ": prefetch() while an attention op is under way");
+  Shape shape = check(work);
+  op_ = std::make_unique<Op>();
+  op_->work = work;
+  if (work.hkvd_mask != nullptr) {
+    op_->mask = *work.hkvd_mask;
+    op_->work.hkvd_mask = &op_->mask;
+  }
+  op_->shape = std::move(shape);
+  op_->start_ps = now_ps();
+  op_->channel_pj.assign(channels_, 0.0);
+  op_->compute_ps.assign(channels_, 0);
+  op_->prefetched = true;
+  active_ = true;
+  op_->tiles = tiles_of(op_->work, op_->shape, 0, false);
+  start_stream(/*held=*/true);
+}
+
 void AttentionEngine::run(const AttentionWork& work, std::function<void()> done) {
+  if (op_ && op_->prefetched) {
+    Op& op = *op_;
+    if (work.layer != op.work.layer || work.context_tokens != op.work.context_tokens ||
+        work.appended_tokens_in_flash != op.work.appended_tokens_in_flash)
+      throw std::logic_error(std::string(name()) + ": run() of layer " + std::to_string(work.layer) +
+                             " does not match the prefetched op of layer " + std::to_string(op.work.layer));
+    Shape shape = check(work);
+    op.work = work;
+    if (work.hkvd_mask != nullptr) {
+      op.mask = *work.hkvd_mask;
+      op.work.hkvd_mask = &op.mask;
+    }
+    op.shape = std::move(shape);
+    op.done = std::move(done);
+    op.prefetched = false;
+    op.start_ps = now_ps();
+    if (ledger_ != nullptr) op.energy_ticket = ledger_->open(op.start_ps);
+    ++ops_;
+    // The prefetched page list stays; the tiles' filter and SIMD costs come from
+    // the real op (its rows and mask).
+    op.tiles = tiles_of(op.work, op.shape, 0, false);
+    schedule_supplied();
+    for (unsigned c = 0; c < channels_; ++c) reader_->consumer(c).release();
+    check_pass_done();
+    return;
+  }
   if (active_) throw std::logic_error(std::string(name()) + ": run() while an attention op is under way");
   Shape shape = check(work);
   op_ = std::make_unique<Op>();
@@ -399,27 +468,50 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
   op_->start_ps = now_ps();
   if (ledger_ != nullptr) op_->energy_ticket = ledger_->open(op_->start_ps);
   op_->channel_pj.assign(channels_, 0.0);
+  op_->compute_ps.assign(channels_, 0);
   ++ops_;
   active_ = true;
   start_pass();
 }
 
 void AttentionEngine::start_pass() {
+  op_->tiles = tiles_of(op_->work, op_->shape, op_->pass, false);
+  start_stream(/*held=*/false);
+  schedule_supplied();
+  check_pass_done();
+}
+
+// The pass's bookkeeping and its NAND stream; with `held`, the pages wait in
+// the scratchpad buffers until run() releases the consumers.
+void AttentionEngine::start_stream(bool held) {
   Op& op = *op_;
-  op.tiles = tiles_of(op.work, op.shape, op.pass, false);
   op.pass_start_ps = now_ps();
   op.channel_last_page_ps.assign(channels_, 0);
   op.nand_tiles = 0;
   while (op.nand_tiles < op.tiles.tiles.size() && op.tiles.tiles[op.nand_tiles].in_flash) ++op.nand_tiles;
   op.pages_left = op.nand_tiles;
   op.supplied_pending = 0;
-  op.supplied_end_ps.assign(channels_, now_ps());
   op.supplied_waiting.assign(channels_, 0);
   op.first_page_seen.assign(channels_, 0);
   op.channel_pages_left.assign(channels_, 0);
-  const uint64_t mode_value = simd_mode_value(op.shape.mode);
   for (uint64_t i = 0; i < op.nand_tiles; ++i) ++op.channel_pages_left[op.tiles.tiles[i].channel];
+  op.nand_stream_ps +=
+      nand_stream_time(*std::max_element(op.channel_pages_left.begin(), op.channel_pages_left.end())).value();
+  if (op.nand_tiles > 0) {
+    if (held)
+      for (unsigned c = 0; c < channels_; ++c) reader_->consumer(c).hold();
+    std::vector<nand::PageAddress> pages;
+    pages.reserve(op.nand_tiles);
+    for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(op.tiles.tiles[i].address);
+    reader_->start(std::move(pages), op.shape.where);
+  }
+}
 
+// Supplied tiles (on chip from the command on) and the SIMD mode signals.
+void AttentionEngine::schedule_supplied() {
+  Op& op = *op_;
+  op.supplied_end_ps.assign(channels_, now_ps());
+  const uint64_t mode_value = simd_mode_value(op.shape.mode);
   if (organization_ == Organization::PER_CHANNEL) {
     for (unsigned c = 0; c < channels_; ++c) {
       if (op.channel_pages_left[c] > 0) mode_signals_[c].set(mode_value);
@@ -460,14 +552,6 @@ void AttentionEngine::start_pass() {
       });
     }
   }
-
-  if (op.nand_tiles > 0) {
-    std::vector<nand::PageAddress> pages;
-    pages.reserve(op.nand_tiles);
-    for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(op.tiles.tiles[i].address);
-    reader_->start(std::move(pages), op.shape.where);
-  }
-  check_pass_done();
 }
 
 sc_time AttentionEngine::page_time(const nand::PageAddress& page, uint32_t index) {
@@ -550,6 +634,7 @@ void AttentionEngine::tile_computed(const PlannedTile& tile) {
   tokens_substituted_ += tile.filter.substituted;
   macs_ += tile.simd.macs;
   simd_busy_ps_[op.shape.mode == SimdMode::kBroadside ? 0 : 1] += compute_ps(tile);
+  op.compute_ps[organization_ == Organization::PER_CHANNEL ? tile.channel : 0] += compute_ps(tile);
   const uint64_t q = q_bytes(tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
   const TileAccount a = account(tile, op.tiles.row_heads_per_tile, q, page_bytes_,
                                 tile.entries * kv_bytes_per_token_head(op.work.shape), organization_, reduction_,
@@ -617,6 +702,19 @@ void AttentionEngine::on_step() {
     return;
   }
   const uint64_t end = now_ps();
+  const uint64_t compute = organization_ == Organization::PER_CHANNEL
+                               ? *std::max_element(op.compute_ps.begin(), op.compute_ps.end())
+                               : op.compute_ps[0];
+  isp_compute_ps_ += compute;
+  nand_stream_ps_ += op.nand_stream_ps;
+  op_time_ps_ += end - op.start_ps;
+  if (compute > op.nand_stream_ps) ++compute_bound_ops_;
+  if (timeline_ != nullptr) {
+    char label[160];
+    std::snprintf(label, sizeof label, "L%u rows %llu: ISP %.3f us, NAND stream %.3f us", unsigned(op.work.layer),
+                  static_cast<unsigned long long>(op.work.query_rows), compute * 1e-6, op.nand_stream_ps * 1e-6);
+    timeline_->span(std::string(name()) + ".ops", label, "ISP compute vs NAND stream", op.start_ps, end);
+  }
   if (ledger_ != nullptr) {
     const std::string path = name();
     for (unsigned c = 0; c < channels_; ++c) {

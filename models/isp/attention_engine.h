@@ -37,6 +37,18 @@
 // GLOBAL_SRAM row chunks (Q_fused or O_final larger than its buffer): one full
 // pass over the pages per chunk (lse_reduction.h).
 //
+// Where the time goes (per op, summed in the statistics): ISP compute time =
+// the accelerator time (Stream Filter + Elastic-SIMD cycles) of the busiest
+// channel's tiles (PER_CHANNEL) or of all tiles (CENTRALIZED), over all passes;
+// NAND stream time = the time the flash alone needs to deliver the op's pages
+// with infinitely fast accelerators, per pass tR + tOut + (n - 1) x
+// max(tOut, t_sense / (dies_per_channel x planes_per_die)) for the channel with
+// the most pages n (t_sense = tR with cache read, tR + tOut without), summed
+// over passes; op time = the command's start to O_final ready (a prefetched
+// op's early reads are not counted).
+// An op is compute-bound when its ISP compute time exceeds its NAND stream
+// time. With a timeline, one span per op on "<name>.ops" names both.
+//
 // Energy (per op, to the ledger): per channel "<name>.ch<c>" (PER_CHANNEL) or
 // "<name>.central" (CENTRALIZED) = Elastic-SIMD energy of its tiles (MACs, exps,
 // vector ops, scratchpad reads) + NAND pages written into the scratchpad;
@@ -145,6 +157,15 @@ class AttentionEngine : public sc_core::sc_module {
   // rows beyond the appended entries, tokens beyond the placement's regions,
   // a shape other than the placement's).
   void run(const AttentionWork& work, std::function<void()> done);
+  // Inter-layer prefetch: starts reading the pages of `work`'s first pass now,
+  // into the scratchpad buffers only (the accelerators are held: nothing is
+  // computed, the channels stop when the buffers are full), before its command
+  // has arrived. run() with the same layer, context and appended entries in
+  // flash then continues that stream instead of starting one; any other run()
+  // is a programming error (std::logic_error), as is a prefetch while an op is
+  // under way. Supplied tiles and page times are scheduled from run()'s time.
+  void prefetch(const AttentionWork& work);
+  bool prefetched() const;
   // The same checks and counts as run(), without simulating.
   AttentionPlan plan(const AttentionWork& work) const;
   // The tiles of pass `pass` (0 .. plan().passes - 1); `with_tokens` lists the
@@ -171,6 +192,13 @@ class AttentionEngine : public sc_core::sc_module {
   uint64_t macs() const { return macs_; }
   uint64_t dram_bytes() const { return dram_bytes_; }
   uint64_t bus_bytes() const { return bus_bytes_; }
+  // Where the time goes, summed over ops (see above).
+  sc_core::sc_time isp_compute_time() const { return sc_core::sc_time::from_value(isp_compute_ps_); }
+  sc_core::sc_time nand_stream_time() const { return sc_core::sc_time::from_value(nand_stream_ps_); }
+  sc_core::sc_time op_time() const { return sc_core::sc_time::from_value(op_time_ps_); }
+  uint64_t compute_bound_ops() const { return compute_bound_ops_; }
+  // The NAND stream time of a pass whose busiest channel reads `pages` pages.
+  sc_core::sc_time nand_stream_time(uint64_t pages) const;
   sc_core::sc_time simd_busy(SimdMode mode) const;
 
   // Waveforms: <name>.ch<c>.simd_mode (2 bits: 0 idle, 1 broadside, 2 cascaded) per
@@ -194,6 +222,8 @@ class AttentionEngine : public sc_core::sc_module {
   uint64_t compute_ps(const PlannedTile& tile) const;
   uint64_t page_time_ps(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
   void start_pass();
+  void start_stream(bool held);
+  void schedule_supplied();
   void on_page_done(const nand::PageAddress& page, uint32_t index, const sc_core::sc_time& done_at);
   void on_supplied_done();
   void on_step();
@@ -229,6 +259,7 @@ class AttentionEngine : public sc_core::sc_module {
   uint64_t ops_ = 0, pages_read_ = 0, pages_computed_ = 0, tokens_kept_ = 0, tokens_dropped_ = 0,
            tokens_substituted_ = 0, macs_ = 0, dram_bytes_ = 0, bus_bytes_ = 0;
   uint64_t simd_busy_ps_[2] = {0, 0};
+  uint64_t isp_compute_ps_ = 0, nand_stream_ps_ = 0, op_time_ps_ = 0, compute_bound_ops_ = 0;
   std::vector<vcd::Signal> mode_signals_;  // per channel, or one (CENTRALIZED)
   stats::Group stats_;
 };

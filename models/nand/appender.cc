@@ -8,7 +8,7 @@ namespace ispsim::nand {
 
 Appender::Appender(sc_core::sc_module_name name, FlashArray& flash)
     : sc_core::sc_module(name), flash_(flash), stats_(this->name()) {
-  flash_.add_client(*this);
+  flash_.add_client(*this, /*background=*/true);
   const double page_bytes = flash_.config().page_bytes;
   stats_.formula("pages_programmed", "count", "pages appended (programmed)",
                  [this] { return double(total_programmed_); });

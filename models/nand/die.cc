@@ -18,6 +18,9 @@ Die::Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& chann
   SC_METHOD(on_program_done);
   sensitive << program_done_;
   dont_initialize();
+  SC_METHOD(on_suspended);
+  sensitive << suspended_event_;
+  dont_initialize();
 
   const double bytes_per_page = config_.page_bytes;
   stats_.formula("pages_read", "count", "pages transferred out of this die", [this] {
@@ -38,6 +41,10 @@ Die::Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& chann
                  [this] { return transfer_ps_ * 1e-3; });
   stats_.formula("program_time", "ns", "time spent programming (tPROG)",
                  [this] { return program_ps_ * 1e-3; });
+  stats_.formula("program_suspends", "count", "programs suspended for a read",
+                 [this] { return double(suspends_); });
+  stats_.formula("suspended_time", "ns", "time a program spent suspending or suspended (resume overhead excluded)",
+                 [this] { return suspended_ps_ * 1e-3; });
 }
 
 unsigned Die::channel_index() const { return channel_.index(); }
@@ -146,8 +153,13 @@ void Die::end_data_in() {
   transfer_ps_ += config_.t_page_transfer.value();
   array_ = kArrayProgramming;
   program_ps_ += config_.t_prog.value();
+  program_end_ps_ = sc_core::sc_time_stamp().value() + config_.t_prog.value();
   program_done_.notify(config_.t_prog);
   update_state();
+  if (read_wanted_) {
+    read_wanted_ = false;
+    request_read();
+  }
 }
 
 void Die::on_program_done() {
@@ -159,9 +171,52 @@ void Die::on_program_done() {
   if (can_read()) notify_idle();
 }
 
+void Die::request_read() {
+  if (!config_.program_suspend) return;
+  // A program still waiting for its data-in is suspended as soon as it starts.
+  if (program_pending_ && !suspended_ && array_ == kArrayIdle) read_wanted_ = true;
+  if (array_ != kArrayProgramming) return;
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t left = program_end_ps_ > now ? program_end_ps_ - now : 0;
+  if (left <= config_.t_suspend.value()) return;  // waiting for the end is quicker
+  program_done_.cancel();
+  program_left_ps_ = left;
+  array_ = kArraySuspending;
+  ++suspends_;
+  suspend_start_ps_ = now;
+  suspended_event_.notify(config_.t_suspend);
+  update_state();
+}
+
+void Die::on_suspended() {
+  array_ = kArrayIdle;
+  suspended_ = true;
+  update_state();
+  notify_idle();
+}
+
+// A suspended program resumes once the die holds no read data and no reader
+// took the die when it was offered.
+void Die::resume_if_unwanted() {
+  if (!suspended_ || array_ != kArrayIdle || data_valid_ || output_valid_) return;
+  suspended_ = false;
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  suspended_ps_ += now - suspend_start_ps_;
+  array_ = kArrayProgramming;
+  const uint64_t rest = config_.t_resume.value() + program_left_ps_;
+  program_end_ps_ = now + rest;
+  program_done_.notify(sc_core::sc_time::from_value(rest));
+  update_state();
+}
+
 void Die::notify_idle() {
   for (FlashClient* client : clients_) {
     if (!can_read()) break;  // an earlier client took the die
+    client->on_die_idle(*this);
+  }
+  resume_if_unwanted();
+  for (FlashClient* client : background_clients_) {
+    if (!can_program()) break;
     client->on_die_idle(*this);
   }
 }
@@ -170,6 +225,8 @@ void Die::update_state() {
   State s;
   if (array_ == kArrayProgramming) {
     s = kProgram;
+  } else if (array_ == kArraySuspending || (suspended_ && array_ == kArrayIdle && !io_busy_ && !data_valid_ && !output_valid_)) {
+    s = kSuspended;
   } else if (array_ == kArraySensing && !sense_waiting_start_) {
     s = io_busy_ ? kSenseTransfer : kSense;
   } else if (io_busy_) {

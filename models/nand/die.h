@@ -12,9 +12,22 @@
 // the copy data -> cache register (tRCBSY, well under 1 us) is not modelled.
 //
 // Program: program() reserves the die, asks the channel for a data-in (tIn =
-// tOut), then programs for tPROG. Single-plane only; no program suspend, no
-// cache program. Multi-plane address rules beyond "distinct planes" (same page
-// number on each plane) are not enforced.
+// tOut), then programs for tPROG. Single-plane only; no cache program.
+// Multi-plane address rules beyond "distinct planes" (same page number on each
+// plane) are not enforced.
+//
+// Program suspend (FlashConfig::program_suspend): a reader that finds the die
+// programming calls request_read(). If more than t_suspend of tPROG is left, the
+// program's progress is frozen at that moment (remaining = end - now), the die
+// spends t_suspend suspending, then is free for reads (can_read()); its readers
+// are told by on_die_idle. Once the die holds no read data and no reader took it
+// in on_die_idle, the program resumes and ends t_resume + remaining later. A
+// later read request suspends it again. Closed form, one read requested at t1
+// during a program whose tPROG started at t0: the read's sense starts at
+// t1 + t_suspend; the program ends at (last data-out of the read) + t_resume +
+// (t0 + tPROG - t1). With less than t_suspend left the read waits for the end of
+// the program instead. Readers are served before programs: clients registered
+// as background (add_client(c, true)) hear on_die_idle after the others.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +53,7 @@ class Die : public sc_core::sc_module {
     kProgram = 3,        // tPROG in progress
     kSenseTransfer = 4,  // cache read: sensing the next group while transferring
     kHolding = 5,        // sensed data waiting for the channel or a buffer
+    kSuspended = 6,      // a program is suspended (or being suspended); no read under way
   };
 
   Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& channel, unsigned index);
@@ -47,13 +61,24 @@ class Die : public sc_core::sc_module {
   unsigned index() const { return index_; }  // on its channel
   unsigned channel_index() const;
 
-  // Issuers register once; on_die_idle goes to each in registration order.
-  void add_client(FlashClient& client) { clients_.push_back(&client); }
+  // Issuers register once; on_die_idle goes to each in registration order,
+  // background issuers (programs) after all the others.
+  void add_client(FlashClient& client, bool background = false) {
+    (background ? background_clients_ : clients_).push_back(&client);
+  }
 
-  // A new read may start: no sensing under way and the data register is free.
-  bool can_read() const { return array_ == kArrayIdle && !data_valid_ && !program_pending_; }
-  // A program may start: the die holds no data at all.
-  bool can_program() const { return can_read() && !output_valid_; }
+  // A new read may start: no sensing under way, the data register is free, and
+  // no program is under way (a suspended one does not count).
+  bool can_read() const {
+    return array_ == kArrayIdle && !data_valid_ && (!program_pending_ || suspended_);
+  }
+  // A program may start: the die holds no data and no program.
+  bool can_program() const { return array_ == kArrayIdle && !data_valid_ && !output_valid_ && !program_pending_; }
+  // A reader wants this die: with program_suspend, suspends a program under way
+  // (see above); otherwise nothing (the reader waits for on_die_idle).
+  void request_read();
+  bool suspended() const { return suspended_; }
+  uint64_t suspends() const { return suspends_; }
 
   // Starts sensing `count` (1..planes_per_die) pages of this die in distinct planes:
   // pages[tags[0]], ..., pages[tags[count - 1]]; each page is reported with its tag.
@@ -89,11 +114,13 @@ class Die : public sc_core::sc_module {
     unsigned next = 0;  // next page of the group to transfer
     FlashClient* client = nullptr;
   };
-  enum Array : uint8_t { kArrayIdle, kArraySensing, kArrayProgramming };
+  enum Array : uint8_t { kArrayIdle, kArraySensing, kArrayProgramming, kArraySuspending };
 
   void on_sense_start();
   void on_sense_done();
   void on_program_done();
+  void on_suspended();
+  void resume_if_unwanted();
   void move_to_output();
   void notify_idle();
   void update_state();
@@ -102,6 +129,7 @@ class Die : public sc_core::sc_module {
   Channel& channel_;
   const unsigned index_;
   std::vector<FlashClient*> clients_;
+  std::vector<FlashClient*> background_clients_;
 
   Array array_ = kArrayIdle;
   bool data_valid_ = false;    // data_ holds a group (being sensed or sensed)
@@ -109,6 +137,10 @@ class Die : public sc_core::sc_module {
   bool io_busy_ = false;       // a data-out or data-in is under way
   bool program_pending_ = false;
   bool sense_waiting_start_ = false;  // reserved by a delayed read, not sensing yet
+  bool suspended_ = false;            // a program is suspended; reads may use the die
+  bool read_wanted_ = false;          // a read was requested while the program waited for its data-in
+  uint64_t program_end_ps_ = 0;       // when the program under way ends
+  uint64_t program_left_ps_ = 0;      // tPROG left of a suspended program
   // Two register sets: data_slot_ is the data register's group, output_slot_ the
   // group being transferred. Without cache read both are the same slot; with
   // cache read a move to the cache register just swaps slots (no copy).
@@ -122,6 +154,7 @@ class Die : public sc_core::sc_module {
   sc_core::sc_event sense_start_;  // only when the state is traced (exact waveform)
   sc_core::sc_event sense_done_;
   sc_core::sc_event program_done_;
+  sc_core::sc_event suspended_event_;
 
   uint64_t pages_read_ = 0;
   uint64_t pages_programmed_ = 0;
@@ -129,6 +162,9 @@ class Die : public sc_core::sc_module {
   uint64_t sense_ps_ = 0;
   uint64_t transfer_ps_ = 0;
   uint64_t program_ps_ = 0;
+  uint64_t suspends_ = 0;
+  uint64_t suspended_ps_ = 0;   // suspend latency + time suspended, summed
+  uint64_t suspend_start_ps_ = 0;
   stats::Group stats_;
   vcd::Signal state_signal_;
 };

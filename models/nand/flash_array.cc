@@ -12,9 +12,9 @@ FlashArray::FlashArray(sc_core::sc_module_name name, const FlashConfig& config)
   }
 }
 
-void FlashArray::add_client(FlashClient& client) {
+void FlashArray::add_client(FlashClient& client, bool background) {
   for (auto& channel : channels_) {
-    for (unsigned d = 0; d < channel->die_count(); ++d) channel->die(d).add_client(client);
+    for (unsigned d = 0; d < channel->die_count(); ++d) channel->die(d).add_client(client, background);
   }
 }
 

@@ -22,8 +22,9 @@ class FlashArray : public sc_core::sc_module {
   const FlashConfig& config() const { return config_; }
   Channel& channel(unsigned c) { return *channels_[c]; }
   Die& die(unsigned channel, unsigned die) { return channels_[channel]->die(die); }
-  // Registers `client` with every die (for on_die_idle).
-  void add_client(FlashClient& client);
+  // Registers `client` with every die (for on_die_idle); `background` clients
+  // (programs) hear it after the others (reads first, see die.h).
+  void add_client(FlashClient& client, bool background = false);
   // Throws BadInput("<where>: page <index>", ...) if `page` is outside the geometry.
   void check_address(const PageAddress& page, const std::string& where, uint64_t index) const;
 

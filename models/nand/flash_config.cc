@@ -38,6 +38,9 @@ FlashConfig FlashConfig::from_params(const schema::NandParams& params, const std
   c.t_read = picoseconds(p.t_read_us() * 1e6);
   c.t_prog = picoseconds(p.t_prog_us() * 1e6);
   c.t_page_transfer = c.transfer_time(c.page_bytes);
+  c.program_suspend = p.program_suspend();
+  c.t_suspend = picoseconds(p.t_suspend_us() * 1e6);
+  c.t_resume = picoseconds(p.t_resume_us() * 1e6);
   return c;
 }
 

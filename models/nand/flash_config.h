@@ -23,6 +23,9 @@ struct FlashConfig {
   sc_core::sc_time t_read;              // tR
   sc_core::sc_time t_prog;              // tPROG
   sc_core::sc_time t_page_transfer;     // tOut = tIn = transfer_time(page_bytes)
+  bool program_suspend = false;         // a read may suspend a program at its die
+  sc_core::sc_time t_suspend;           // program suspend latency
+  sc_core::sc_time t_resume;            // program resume overhead
 
   // Unset fields take their schema defaults; out-of-range values throw
   // BadInput(where, ...) naming the parameter, its value and the allowed range.

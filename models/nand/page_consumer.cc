@@ -38,12 +38,16 @@ void PageConsumer::set_time_per_page(const sc_core::sc_time& time_per_page) {
   time_per_page_ = time_per_page;
 }
 
+namespace {
+constexpr uint64_t kNotTimed = UINT64_MAX;  // a held page: its done time is set at release()
+}  // namespace
+
 bool PageConsumer::has_free_buffer() {
   retire_due();
   if (reserved_ < buffers_) return true;
-  // Held: wake the channel when the oldest page is finished.
+  // Full: wake the channel when the oldest page is finished (release() does it for held pages).
   channel_waiting_ = true;
-  if (waiting_ > 0) schedule(ring_[head_].done_ps);
+  if (waiting_ > 0 && ring_[head_].done_ps != kNotTimed) schedule(ring_[head_].done_ps);
   return false;
 }
 
@@ -56,6 +60,14 @@ void PageConsumer::reserve_buffer() {
 
 sc_core::sc_time PageConsumer::page_arrived(const PageAddress& page, uint32_t tag) {
   retire_due();
+  if (held_) {
+    size_t tail = head_ + waiting_;
+    if (tail >= ring_.size()) tail -= ring_.size();
+    ring_[tail] = Slot{page, tag, kNotTimed};
+    ++waiting_;
+    ++held_count_;
+    return sc_core::SC_ZERO_TIME;  // not known yet (only SEQUENTIAL streams use it, and they are never held)
+  }
   const uint64_t now = sc_core::sc_time_stamp().value();
   const uint64_t time = page_time_ ? page_time_(page, tag).value() : time_per_page_.value();
   const uint64_t done = std::max(now, busy_until_ps_) + time;
@@ -75,10 +87,27 @@ sc_core::sc_time PageConsumer::page_arrived(const PageAddress& page, uint32_t ta
 
 void PageConsumer::flush() {
   flushing_ = true;
+  if (waiting_ > 0 && ring_[head_].done_ps != kNotTimed) schedule(ring_[head_].done_ps);
+}
+
+void PageConsumer::release() {
+  if (!held_) return;
+  held_ = false;
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  for (size_t i = waiting_ - held_count_; i < waiting_; ++i) {
+    Slot& slot = ring_[(head_ + i) % ring_.size()];
+    const uint64_t time = page_time_ ? page_time_(slot.page, slot.tag).value() : time_per_page_.value();
+    slot.done_ps = std::max(now, busy_until_ps_) + time;
+    busy_until_ps_ = slot.done_ps;
+    busy_ps_ += time;
+  }
+  held_count_ = 0;
+  // Retired from the event (never inside the caller), which also wakes a waiting channel.
   if (waiting_ > 0) schedule(ring_[head_].done_ps);
 }
 
 void PageConsumer::schedule(uint64_t at_ps) {
+  if (at_ps == kNotTimed) return;  // a held page: release() schedules it
   const uint64_t now = sc_core::sc_time_stamp().value();
   if (event_pending_ && event_at_ps_ <= at_ps) return;  // an earlier wake-up comes anyway
   event_pending_ = true;

@@ -8,6 +8,13 @@
 // in arrival order: a page arriving at time a finishes at
 // done = max(a, previous done) + time_per_page, fixed the moment it arrives.
 //
+// Held (hold() ... release()): pages still arrive into free buffers, but the
+// accelerator does not start on them until release() (its operands are not
+// there yet: an inter-layer prefetch reads the next op's pages before its
+// command arrives). At release() the held pages are timed in arrival order from
+// then on: done = max(release time, previous done) + time of the page (asked at
+// release). With every buffer full of held pages the channel waits.
+//
 // Finished pages are reported lazily, to spend no kernel event per page: a page
 // is retired (buffer freed, callback run with its exact `done` time) when the
 // channel next asks for a free buffer or another page arrives; an event is
@@ -57,6 +64,10 @@ class PageConsumer : public sc_core::sc_module {
   sc_core::sc_time page_arrived(const PageAddress& page, uint32_t tag);
   // Retire every page that has arrived at its done time (schedules the events).
   void flush();
+  // See above. release() while not held does nothing.
+  void hold() { held_ = true; }
+  void release();
+  bool held() const { return held_; }
 
   uint64_t pages_consumed() const { return pages_; }
   unsigned max_occupancy() const { return max_reserved_; }
@@ -89,6 +100,8 @@ class PageConsumer : public sc_core::sc_module {
   bool event_pending_ = false;
   bool channel_waiting_ = false; // the channel was refused a buffer
   bool flushing_ = false;
+  bool held_ = false;
+  size_t held_count_ = 0;        // the last held_count_ slots of the ring wait for release()
   sc_core::sc_event consume_done_;
 
   uint64_t pages_ = 0;

@@ -70,7 +70,8 @@ void StreamReader::start(std::vector<PageAddress> pages, const std::string& wher
 void StreamReader::issue_for_die(Die& die) {
   const FlashConfig& fc = flash_.config();
   const size_t q = size_t(die.channel_index()) * fc.dies_per_channel + die.index();
-  if (queues_.empty(q) || !die.can_read()) return;
+  if (queues_.empty(q)) return;
+  if (!die.can_read()) return die.request_read();  // a program may be suspended for it
   // A multi-plane read takes the next pages of this die while their planes differ.
   const uint32_t* first = nullptr;
   const unsigned count = queues_.take_multi_plane(q, pages_, fc.planes_per_die, &first);
@@ -81,7 +82,7 @@ void StreamReader::issue_for_channel(unsigned channel) {
   if (channel_in_flight_[channel] || queues_.empty(channel)) return;
   const uint32_t* index = queues_.peek(channel);
   Die& die = flash_.die(channel, pages_[*index].die);
-  if (!die.can_read()) return;  // another issuer holds the die; retried on_die_idle
+  if (!die.can_read()) return die.request_read();  // busy: retried on_die_idle (a program may be suspended)
   queues_.pop(channel);
   channel_in_flight_[channel] = 1;
   // The sense starts when the consumer has finished the channel's previous page.

@@ -1,12 +1,17 @@
-// The controller's single queue of flash work: reads for the host, appends and
-// attention passes run one job at a time, first in first out. A job starts when
-// the previous one has released the flash.
+// The controller's queue of flash work: reads for the host, in-flash GEMVs,
+// appends and attention passes, first in first out.
 //
-// This is a simplification of a real controller, which interleaves program and
-// read commands per die: here a background append batch delays every read
-// queued behind it instead of sharing the dies with it. Jobs start one delta
-// cycle after they are queued or after the previous job finished (no simulated
-// time), from an SC_METHOD, so a job never starts inside another job's callback.
+// One lane (programs_beside_reads = false): one job at a time; a job starts
+// when the previous one has released the flash, so a background append batch
+// delays every read queued behind it.
+// Two lanes (programs_beside_reads = true, the flash suspends programs for
+// reads: NandParams.program_suspend): "program" jobs run in their own lane,
+// one at a time, beside the foreground lane (everything else, one at a time);
+// the dies arbitrate between them (nand::Die: reads first, programs suspended).
+//
+// Jobs start one delta cycle after they are queued or after the previous job of
+// their lane finished (no simulated time), from an SC_METHOD, so a job never
+// starts inside another job's callback.
 #pragma once
 
 #include <cstdint>
@@ -27,13 +32,14 @@ class FlashJobQueue : public sc_core::sc_module {
   // longer needs the flash.
   using Job = std::function<void(Done release)>;
 
-  explicit FlashJobQueue(sc_core::sc_module_name name);
+  explicit FlashJobQueue(sc_core::sc_module_name name, bool programs_beside_reads = false);
 
   void push(std::string kind, Job job);
 
-  bool idle() const { return !running_ && jobs_.empty(); }
+  bool idle() const;
+  bool programs_beside_reads() const { return two_lanes_; }
   uint64_t jobs_started() const { return started_; }
-  // Simulated time a job held the flash, summed over jobs.
+  // Simulated time some job held the flash (overlapping jobs of the two lanes count once).
   sc_core::sc_time busy_time() const { return sc_core::sc_time::from_value(busy_ps_); }
   // Kinds of the first kHistoryKept jobs in the order they started (for tests
   // and debugging; bounded, so memory does not grow with the simulated work).
@@ -42,14 +48,19 @@ class FlashJobQueue : public sc_core::sc_module {
 
  private:
   void start_next();
-  void released();
+  void released(unsigned lane);
 
   struct Entry {
     std::string kind;
     Job job;
   };
-  std::deque<Entry> jobs_;
-  bool running_ = false;
+  struct Lane {
+    std::deque<Entry> jobs;
+    bool running = false;
+  };
+  const bool two_lanes_;
+  Lane lanes_[2];  // 0: foreground (or everything), 1: programs
+  unsigned running_ = 0;
   uint64_t running_since_ps_ = 0;
   sc_core::sc_event kick_;
   uint64_t started_ = 0;

@@ -39,7 +39,8 @@ void HostReader::start(std::vector<nand::PageAddress> pages, Arrived arrived, Do
 void HostReader::issue(nand::Die& die) {
   const nand::FlashConfig& fc = flash_.config();
   const size_t q = size_t(die.channel_index()) * fc.dies_per_channel + die.index();
-  if (queues_.empty(q) || !die.can_read()) return;
+  if (queues_.empty(q)) return;
+  if (!die.can_read()) return die.request_read();  // a program may be suspended for it
   // A multi-plane read takes this die's next pages while their planes differ.
   const uint32_t* first = nullptr;
   const unsigned count = queues_.take_multi_plane(q, pages_, fc.planes_per_die, &first);

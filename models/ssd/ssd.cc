@@ -32,11 +32,17 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       bus_("bus", config_.bus_bytes_per_ns, config_.bus_latency),
       firmware_("firmware", 0, sc_core::SC_ZERO_TIME),
       host_completion_("host_completion", 0, nvme.link().config().interrupt_and_completion),
-      jobs_("jobs"),
+      jobs_("jobs", flash_.config().program_suspend),
       reader_("reader", flash_),
       appender_("appender", flash_),
       layers_(kv.shape.layers()),
+      in_flash_("in_flash", 0, sc_core::SC_ZERO_TIME),
       stats_(this->name()) {
+  {
+    const isp::IspConfig isp_config = isp::IspConfig::from_params(isp, "isp");
+    gemv_ = std::make_unique<InFlashGemv>(flash_.config(), nand_energy_, config_.in_flash_read_speedup,
+                                          isp_config.mac_pj);
+  }
   engine_ = std::make_unique<isp::AttentionEngine>(
       "attention", flash_, *placement_, isp::IspConfig::from_params(isp, "isp"),
       isp::CoordinatorConfig::from_params(coordinator, "flash_coordinator"), config_.organization,
@@ -72,6 +78,14 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
                          [this] { return drains_; });
   stats_.formula_integer("program_jobs", "count", "program batches (full tiles, or partial tiles at drain)",
                          [this] { return program_jobs_; });
+  stats_.formula_integer("attention_prefetches", "count", "attention ops whose pages were read ahead of their command",
+                         [this] { return prefetches_; });
+  stats_.formula_integer("gemv_ops", "count", "weight GEMVs computed in the flash (AiF)", [this] { return gemv_ops_; });
+  stats_.formula_integer("gemv_pages_sensed", "count", "weight pages sensed by in-flash GEMVs",
+                         [this] { return gemv_pages_; });
+  stats_.formula("gemv_time", "ns", "time the dies spent on in-flash GEMVs", [this] { return gemv_ps_ * 1e-3; });
+  stats_.formula("gemv_energy", "J", "in-flash GEMV energy (weight sensing, channel transfers, PE MACs)",
+                 [this] { return gemv_joules_; });
   stats_.formula_integer("nand_pages_read", "count", "NAND pages sensed (host reads + attention)",
                          [this] { return nand_pages_read(); });
   stats_.formula_integer("nand_bytes_read", "bytes", "NAND bytes read, whole pages (host reads + attention)",
@@ -395,18 +409,76 @@ void Ssd::attention(const isp::AttentionWork& work, Done done) {
   if (!computational_) throw std::logic_error(std::string(name()) + ": attention on a conventional SSD");
   engine_->plan(work);  // the engine's checks, up front (BadInput before anything is queued)
   ++attention_ops_;
+  if (prefetch_ && !prefetch_->commanded) {
+    std::shared_ptr<Prefetch> p = prefetch_;
+    p->commanded = true;
+    p->work = work;
+    p->done = std::move(done);
+    if (p->started) {
+      prefetch_.reset();
+      run_attention(p->work, p->release, std::move(p->done));
+    }
+    return;
+  }
   begin_call();
   jobs_.push("attention", [this, work, done = std::move(done)](FlashJobQueue::Done release) mutable {
+    run_attention(work, std::move(release), std::move(done));
+  });
+}
+
+void Ssd::prefetch_attention(const isp::AttentionWork& work) {
+  if (!computational_) throw std::logic_error(std::string(name()) + ": prefetch on a conventional SSD");
+  if (prefetch_) throw std::logic_error(std::string(name()) + ": a second prefetch before the first one's command");
+  engine_->plan(work);
+  ++prefetches_;
+  begin_call();
+  auto p = std::make_shared<Prefetch>();
+  p->work = work;
+  prefetch_ = p;
+  jobs_.push("attention", [this, p](FlashJobQueue::Done release) {
+    p->started = true;
+    p->release = std::move(release);
+    if (p->commanded) {  // the command came while the job was queued
+      prefetch_.reset();
+      run_attention(p->work, p->release, std::move(p->done));
+    } else {
+      engine_->prefetch(p->work);
+    }
+  });
+}
+
+void Ssd::run_attention(const isp::AttentionWork& work, FlashJobQueue::Done release, Done done) {
+  const uint64_t start = now_ps();
+  const uint64_t ticket = hold_energy(start);
+  const uint64_t pages0 = engine_->pages_read();
+  const uint64_t dram0 = engine_->dram_bytes();
+  const uint64_t bus0 = engine_->bus_bytes();
+  engine_->run(work, [this, start, ticket, pages0, dram0, bus0, release = std::move(release),
+                      done = std::move(done)] {
+    const uint64_t pages = engine_->pages_read() - pages0;
+    record_nand(pages, 0, pages * flash_.config().page_bytes, start);
+    record(kDram, double(engine_->dram_bytes() - dram0) * config_.dram_joules_per_byte, start);
+    record(kBus, double(engine_->bus_bytes() - bus0) * config_.bus_joules_per_byte, start);
+    release_energy(ticket);
+    release();
+    end_call(done);
+  });
+}
+
+void Ssd::gemv_in_flash(uint64_t weight_bytes, uint64_t weight_elements, uint64_t rows, uint64_t input_bytes,
+                        uint64_t output_bytes, Done done) {
+  const InFlashGemvCost cost = gemv_->cost(weight_bytes, weight_elements, rows, input_bytes, output_bytes);
+  ++gemv_ops_;
+  begin_call();
+  jobs_.push("gemv", [this, cost, done = std::move(done)](FlashJobQueue::Done release) mutable {
     const uint64_t start = now_ps();
     const uint64_t ticket = hold_energy(start);
-    const uint64_t pages0 = engine_->pages_read();
-    const uint64_t dram0 = engine_->dram_bytes();
-    const uint64_t bus0 = engine_->bus_bytes();
-    engine_->run(work, [this, start, ticket, pages0, dram0, bus0, release, done = std::move(done)] {
-      const uint64_t pages = engine_->pages_read() - pages0;
-      record_nand(pages, 0, pages * flash_.config().page_bytes, start);
-      record(kDram, double(engine_->dram_bytes() - dram0) * config_.dram_joules_per_byte, start);
-      record(kBus, double(engine_->bus_bytes() - bus0) * config_.bus_joules_per_byte, start);
+    in_flash_.submit(cost.time, 0, [this, cost, start, ticket, release, done = std::move(done)] {
+      gemv_pages_ += cost.pages;
+      gemv_ps_ += cost.time.value();
+      gemv_joules_ += cost.nand_joules + cost.pe_joules;
+      record(kNand, cost.nand_joules, start);
+      if (ledger_) ledger_->add(std::string(name()) + ".in_flash_pe", cost.pe_joules, start, now_ps());
       release_energy(ticket);
       release();
       end_call(done);

@@ -2,9 +2,12 @@
 // controller's DRAM and internal bus, the NVMe firmware, out-of-place KV
 // appends and the ISP attention engine, behind five calls.
 //
-// All flash work goes through one FIFO (flash_job_queue.h): a conventional read,
-// a program batch or an attention pass holds the whole flash until it is done,
-// so background programs delay later reads instead of interleaving with them.
+// All flash work goes through the flash job queue (flash_job_queue.h): a
+// conventional read, an in-flash GEMV or an attention pass holds the flash
+// until it is done. Program batches either queue with them (one lane:
+// NandParams.program_suspend = false, a read waits for a batch) or run in a lane
+// of their own beside them, the dies giving reads priority by suspending
+// programs (program_suspend = true, nand::Die).
 //
 // Paths (closed forms in models/ssd/README.md):
 // - host_read: n = ceil(bytes / MDTS) NVMe read commands; their doorbells and
@@ -32,6 +35,13 @@
 //   data is in the write buffer and every tile it completed is programmed.
 // - attention: isp::AttentionEngine::run() as one flash job; the engine moves
 //   its own bytes through the DRAM and bus servers given to it.
+// - prefetch_attention: the inter-layer prefetch. The attention job of a
+//   command that has not arrived yet is queued now; when it starts, the engine
+//   reads the op's pages into the scratchpad buffers (isp::AttentionEngine::
+//   prefetch). The matching attention() call joins that job instead of queuing
+//   its own. One prefetch at a time; a prefetch must be followed by its command.
+// - gemv_in_flash: AiF's in-flash GEMV (in_flash_gemv.h), one flash job that
+//   holds every die for its closed-form time.
 // - drain: programs partial tiles, then runs `done` when no call is outstanding.
 //
 // Energy (to the ledger, one record per call or job, spread over the time the
@@ -63,6 +73,7 @@
 #include "models/nand/nand_energy.h"
 #include "models/ssd/flash_job_queue.h"
 #include "models/ssd/host_reader.h"
+#include "models/ssd/in_flash_gemv.h"
 #include "models/ssd/ssd_config.h"
 #include "platforms/schema/flash_coordinator.pb.h"
 #include "platforms/schema/isp.pb.h"
@@ -106,8 +117,16 @@ class Ssd : public sc_core::sc_module {
   void host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, uint64_t bytes, Done done);
   // KV that came with a fused command: `tokens` entries of `bytes`.
   void append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done);
-  // One attention pass of the ISP, queued on the flash FIFO.
+  // One attention pass of the ISP, queued on the flash FIFO (or joining its prefetch).
   void attention(const isp::AttentionWork& work, Done done);
+  // Starts reading `work`'s pages ahead of its attention() call (see above).
+  void prefetch_attention(const isp::AttentionWork& work);
+  // A weight GEMV of `rows` rows computed in the flash (AiF): `weight_bytes` of
+  // weights holding `weight_elements` elements, `input_bytes` in and
+  // `output_bytes` out over the channels. PCIe is the caller's business.
+  void gemv_in_flash(uint64_t weight_bytes, uint64_t weight_elements, uint64_t rows, uint64_t input_bytes,
+                     uint64_t output_bytes, Done done);
+  uint64_t gemv_ops() const { return gemv_ops_; }
   // Runs `done` at the first moment no call is outstanding and every layer's
   // partial tile has been programmed (it programs them when the other calls are
   // done); a delta later when there is nothing to do.
@@ -166,6 +185,18 @@ class Ssd : public sc_core::sc_module {
     if (ledger_) ledger_->close(ticket);
   }
   void record_nand(uint64_t pages_read, uint64_t pages_programmed, uint64_t channel_bytes, uint64_t start_ps);
+  // The engine runs `work` (joining its prefetched stream if there is one),
+  // records the energies, releases the flash and ends the call.
+  void run_attention(const isp::AttentionWork& work, FlashJobQueue::Done release, Done done);
+
+  struct Prefetch {  // an attention job queued ahead of its command
+    isp::AttentionWork work;
+    bool started = false;    // the job holds the flash (the engine streams)
+    bool commanded = false;  // attention() arrived
+    FlashJobQueue::Done release;
+    Done done;
+  };
+  std::shared_ptr<Prefetch> prefetch_;
 
   const SsdConfig config_;
   const bool computational_;
@@ -190,6 +221,11 @@ class Ssd : public sc_core::sc_module {
   uint64_t outstanding_ = 0;
   uint64_t host_reads_ = 0, host_writes_ = 0, appends_ = 0, attention_ops_ = 0, drains_ = 0;
   uint64_t host_read_pages_ = 0, pages_programmed_ = 0, program_jobs_ = 0;
+  uint64_t gemv_ops_ = 0, gemv_pages_ = 0, prefetches_ = 0;
+  uint64_t gemv_ps_ = 0;
+  std::unique_ptr<InFlashGemv> gemv_;
+  core::Server in_flash_;  // the dies busy with an in-flash GEMV (a pure delay per job)
+  double gemv_joules_ = 0;
   uint64_t kv_read_bytes_ = 0, kv_written_bytes_ = 0;
   uint64_t dram_read_bytes_ = 0, dram_write_bytes_ = 0;
   uint64_t nvme_commands_ = 0;

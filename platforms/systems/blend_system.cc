@@ -100,6 +100,29 @@ ssd::KvSpace kv_space(const trace::Header& header, const std::vector<trace::Op>&
   return space;
 }
 
+// KV of every layer: the precomputed context plus the most appended entries
+// any layer gets (HKVD substitutes, query, answer).
+uint64_t resident_kv_bytes(const ssd::KvSpace& space) {
+  return uint64_t{space.shape.layers()} * (space.precomputed_tokens + space.appended_capacity) *
+         isp::kv_bytes_per_token(space.shape);
+}
+
+// Placement values that a field does not take.
+void check_placement(const schema::LoadedPlatform& loaded) {
+  const schema::PlacementParams& p = loaded.platform.placement();
+  using P = schema::PlacementParams;
+  auto attention_device = [&](P::Device d, const char* field) {
+    if (d != P::HOST_GPU && d != P::SSD_ISP)
+      throw BadInput(loaded.file, std::string("placement.") + field + " = " + P::Device_Name(d) +
+                                      ": attention runs on HOST_GPU or SSD_ISP");
+  };
+  attention_device(p.prefill_attention(), "prefill_attention");
+  attention_device(p.decode_attention(), "decode_attention");
+  if (p.decode_linear() != P::HOST_GPU && p.decode_linear() != P::IN_FLASH)
+    throw BadInput(loaded.file, "placement.decode_linear = " + P::Device_Name(p.decode_linear()) +
+                                    ": weight GEMVs run on HOST_GPU or IN_FLASH");
+}
+
 // --- the runtime's view of the devices ----------------------------------------
 
 class GpuPort : public HostComputePort {
@@ -149,16 +172,25 @@ class SsdPort : public StoragePort {
   void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
     ssd_.append(layer, tokens, bytes, traced("background KV writes", "append L" + std::to_string(layer), std::move(done)));
   }
+  void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(engine_work(w)); }
+  // AiF's vendor command: the input vector goes in where a fused command's Q
+  // goes (PCIe purpose q_fused), the output comes back as its O rows
+  // (attention_output).
+  void gemv_in_flash(uint64_t weight_bytes, uint64_t weight_elements, uint64_t rows, uint64_t input_bytes,
+                     uint64_t output_bytes, Done done) override {
+    link::FusedAttentionCommand cmd;
+    cmd.q_bytes = input_bytes;
+    cmd.output_bytes = output_bytes;
+    nvme_.fused_attention(
+        cmd,
+        [this, weight_bytes, weight_elements, rows, input_bytes, output_bytes](Done backend_done) {
+          ssd_.gemv_in_flash(weight_bytes, weight_elements, rows, input_bytes, output_bytes,
+                             traced("in-flash GEMV", "gemv", std::move(backend_done)));
+        },
+        std::move(done));
+  }
   void attention(const SsdAttention& w, Done done) override {
-    isp::AttentionWork work;
-    work.layer = w.layer;
-    work.query_rows = w.query_rows;
-    work.shape = shape_;
-    work.context_tokens = w.context_tokens;
-    work.hkvd_mask = w.hkvd_mask;
-    work.appended_tokens_in_flash = w.appended_tokens_in_flash;
-    work.appended_tokens_supplied = w.appended_tokens_supplied;
-    work.causal = w.causal;
+    const isp::AttentionWork work = engine_work(w);
     link::FusedAttentionCommand cmd;
     cmd.mask_bytes = w.mask_bytes;
     cmd.q_bytes = w.q_bytes;
@@ -174,6 +206,18 @@ class SsdPort : public StoragePort {
   }
 
  private:
+  isp::AttentionWork engine_work(const SsdAttention& w) const {
+    isp::AttentionWork work;
+    work.layer = w.layer;
+    work.query_rows = w.query_rows;
+    work.shape = shape_;
+    work.context_tokens = w.context_tokens;
+    work.hkvd_mask = w.hkvd_mask;
+    work.appended_tokens_in_flash = w.appended_tokens_in_flash;
+    work.appended_tokens_supplied = w.appended_tokens_supplied;
+    work.causal = w.causal;
+    return work;
+  }
   // Wraps `done` so that the span from now to its call lands on `track`.
   Done traced(const char* track, std::string name, Done done) {
     if (!timeline_) return done;
@@ -291,6 +335,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   summary.platform = platform.name();
   summary.program = trace::Program_Name(program);
 
+  check_placement(loaded);
   const host::HostConfig host_config = host::HostConfig::from_params(platform.host(), loaded.file + ": host");
   {
     host::HostMemory memory("probe", host_config, shape);
@@ -300,6 +345,19 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
                         std::to_string(host_config.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
                         std::to_string(host_config.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
       return summary;
+    }
+    if (platform.placement().kv_resident_in_host_memory()) {
+      const uint64_t kv = resident_kv_bytes(kv_space(header, ops));
+      if (kv > memory.staging_capacity()) {
+        summary.out_of_memory = true;
+        summary.failure = "the request's KV of " + std::to_string(kv) + " bytes must stay in GPU/host memory " +
+                          "(placement.kv_resident_in_host_memory) but only " +
+                          std::to_string(memory.staging_capacity()) + " bytes are left of the host DRAM budget of " +
+                          std::to_string(host_config.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes) after " +
+                          std::to_string(memory.weight_bytes()) + " bytes of weights and the " +
+                          std::to_string(host_config.workspace_bytes) + "-byte workspace (host.workspace_bytes)";
+        return summary;
+      }
     }
   }
 
@@ -389,6 +447,8 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   // The attention datapath's DRAM traffic (what MemLLM's DRAM-less design removes);
   // the write buffer's traffic for appends is in system.ssd.dram_*_bytes.
   summary.controller_dram_bytes = ssd.engine().dram_bytes();
+  summary.isp_compute_ns = static_cast<double>(ssd.engine().isp_compute_time().value()) / 1e3;
+  summary.nand_stream_ns = static_cast<double>(ssd.engine().nand_stream_time().value()) / 1e3;
 
   const core::EnergyLedger::Summary energy = ledger.summarize(end_ps);
   summary.energy_j = energy.total_j;
@@ -415,6 +475,9 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
                         [&] { return runtime.kv_bytes_read_to_host(); });
     run.formula_integer("kv_bytes_staging_hits", "bytes", "KV the host found staged in host DRAM",
                         [&] { return runtime.kv_bytes_staging_hits(); });
+    run.formula_integer("ssd_attention_prefetches", "count",
+                        "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
+                        [&] { return runtime.ssd_prefetches(); });
     if (stats_json)
       stats::Registry::global().write_json(stats_file->stream());
     else

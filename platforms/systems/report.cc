@@ -42,6 +42,8 @@ void check_run(const RunSummary& run) {
   check("latency_ns", run.latency_ns);
   check("exposed_nand_ns", run.exposed_nand_ns);
   check("compute_ns", run.compute_ns);
+  check("isp_compute_ns", run.isp_compute_ns);
+  check("nand_stream_ns", run.nand_stream_ns);
   check("energy_j", run.energy_j);
   check("average_w", run.average_w);
   check("peak_w", run.peak_w);
@@ -141,7 +143,7 @@ void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const std
 
   std::vector<std::string> header = {"platform", "program", "latency (ms)", "speedup (×)"};
   for (const std::string& p : phases) header.push_back(p + " (ms)");
-  for (const char* h : {"exposed NAND (ms)", "compute (ms)", "PCIe h2d (MB)", "PCIe d2h (MB)", "NAND read (MB)",
+  for (const char* h : {"exposed NAND (ms)", "compute (ms)", "ISP compute (ms)", "NAND stream (ms)", "PCIe h2d (MB)", "PCIe d2h (MB)", "NAND read (MB)",
                         "NAND written (MB)", "ctrl DRAM (MB)", "energy (J)", "avg power (W)", "peak power (W)"})
     header.push_back(h);
   const size_t text_columns = 2;  // platform and program are left-aligned
@@ -165,6 +167,8 @@ void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const std
     }
     row.push_back(ms(r.exposed_nand_ns));
     row.push_back(ms(r.compute_ns));
+    row.push_back(ms(r.isp_compute_ns));
+    row.push_back(ms(r.nand_stream_ns));
     row.push_back(mb(pcie_total(r, kH2dPrefix)));
     row.push_back(mb(pcie_total(r, kD2hPrefix)));
     row.push_back(mb(r.nand_read_bytes));
@@ -221,6 +225,8 @@ void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const std:
   for (const std::string& p : phases) header.push_back(p + " (ms)");
   header.push_back("exposed NAND (ms)");
   header.push_back("compute (ms)");
+  header.push_back("ISP compute (ms)");
+  header.push_back("NAND stream (ms)");
   for (const std::string& k : pcie) header.push_back("PCIe " + k + " (bytes)");
   for (const char* h : {"PCIe host_to_device (bytes)", "PCIe device_to_host (bytes)", "NAND read (bytes)",
                         "NAND written (bytes)", "ctrl DRAM (bytes)", "energy (J)"})
@@ -253,6 +259,8 @@ void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const std:
     }
     row.push_back(ms6(r.exposed_nand_ns));
     row.push_back(ms6(r.compute_ns));
+    row.push_back(ms6(r.isp_compute_ns));
+    row.push_back(ms6(r.nand_stream_ns));
     for (const std::string& k : pcie) {
       const uint64_t* b = find(r.pcie_bytes, k);
       row.push_back(b ? std::to_string(*b) : "");
@@ -308,7 +316,8 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std
     const std::string s = speedup(base_ns, r, 6);
     os << ",\n     \"latency_ms\": " << ms6(r.latency_ns) << ", \"speedup\": " << (s.empty() ? "null" : s);
     object("phase_ms", r.phase_ns, ms6);
-    os << ",\n     \"exposed_nand_ms\": " << ms6(r.exposed_nand_ns) << ", \"compute_ms\": " << ms6(r.compute_ns);
+    os << ",\n     \"exposed_nand_ms\": " << ms6(r.exposed_nand_ns) << ", \"compute_ms\": " << ms6(r.compute_ns)
+       << ", \"isp_compute_ms\": " << ms6(r.isp_compute_ns) << ", \"nand_stream_ms\": " << ms6(r.nand_stream_ns);
     auto bytes = [](uint64_t b) { return std::to_string(b); };
     object("pcie_bytes", r.pcie_bytes, bytes);
     os << ",\n     \"pcie_host_to_device_bytes\": " << pcie_total(r, kH2dPrefix)

@@ -26,6 +26,9 @@ struct RunSummary {
   std::map<std::string, double> phase_ns;
   // Prefill: NAND time not hidden behind compute, and compute time.
   double exposed_nand_ns = 0, compute_ns = 0;
+  // SSD attention ops, summed (isp::AttentionEngine): the busiest accelerator's
+  // compute time and the time the flash alone needs to stream the ops' pages.
+  double isp_compute_ns = 0, nand_stream_ns = 0;
   // Keys "host_to_device.<purpose>", "device_to_host.<purpose>".
   std::map<std::string, uint64_t> pcie_bytes;
   uint64_t nand_read_bytes = 0, nand_written_bytes = 0, controller_dram_bytes = 0;

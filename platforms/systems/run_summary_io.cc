@@ -28,6 +28,8 @@ std::string summary_to_json(const RunSummary& s) {
   o["phase_ns"] = map_to_json(s.phase_ns);
   o["exposed_nand_ns"] = s.exposed_nand_ns;
   o["compute_ns"] = s.compute_ns;
+  o["isp_compute_ns"] = s.isp_compute_ns;
+  o["nand_stream_ns"] = s.nand_stream_ns;
   o["pcie_bytes"] = map_to_json(s.pcie_bytes);
   o["nand_read_bytes"] = s.nand_read_bytes;
   o["nand_written_bytes"] = s.nand_written_bytes;
@@ -52,6 +54,8 @@ RunSummary summary_from_json(const std::string& text, const std::string& where) 
     for (const auto& kv : o.at("phase_ns").as_object()) s.phase_ns[kv.key()] = kv.value().to_number<double>();
     s.exposed_nand_ns = o.at("exposed_nand_ns").to_number<double>();
     s.compute_ns = o.at("compute_ns").to_number<double>();
+    s.isp_compute_ns = o.at("isp_compute_ns").to_number<double>();
+    s.nand_stream_ns = o.at("nand_stream_ns").to_number<double>();
     for (const auto& kv : o.at("pcie_bytes").as_object()) s.pcie_bytes[kv.key()] = kv.value().to_number<uint64_t>();
     s.nand_read_bytes = o.at("nand_read_bytes").to_number<uint64_t>();
     s.nand_written_bytes = o.at("nand_written_bytes").to_number<uint64_t>();

@@ -49,6 +49,75 @@ Runtime::Runtime(const trace::Header& header, std::vector<trace::Op> ops, const 
       host_attention_order_.push_back(i);
     }
   }
+  plan_ssd_prefetch();
+}
+
+// Whether op `later` needs op `earlier` (directly or through other ops); deps
+// always point to earlier ops, so the search stays within [earlier, later].
+bool Runtime::depends_on(size_t later, size_t earlier) const {
+  std::vector<size_t> stack{later};
+  std::vector<uint8_t> seen(later - earlier + 1, 0);
+  while (!stack.empty()) {
+    const size_t i = stack.back();
+    stack.pop_back();
+    for (uint64_t dep_id : ops_[i].deps()) {
+      // ids are increasing in index order (trace validator), so a binary search finds the index.
+      const auto it = std::lower_bound(ops_.begin(), ops_.begin() + i, dep_id,
+                                       [](const trace::Op& op, uint64_t id) { return op.id() < id; });
+      const size_t d = size_t(it - ops_.begin());
+      if (d == earlier) return true;
+      if (d < earlier || seen[d - earlier]) continue;
+      seen[d - earlier] = 1;
+      stack.push_back(d);
+    }
+  }
+  return false;
+}
+
+// The SSD attention ops in id order, which of them are certain to be the next
+// SSD command once their predecessor completes, and the appended KV each
+// command will carry (the kv_append ops of its layer and phase since the
+// previous command of that layer and phase).
+void Runtime::plan_ssd_prefetch() {
+  std::map<std::pair<uint32_t, int>, Pending> acc;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const trace::Op& op = ops_[i];
+    if (op.has_kv_append() && attention_device(op) == schema::PlacementParams::SSD_ISP) {
+      const trace::KvTransfer& t = op.kv_append();
+      Pending& p = acc[{op.layer(), op.phase()}];
+      p.tokens += t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
+      p.bytes += t.bytes();
+    } else if (op.has_attention() && attention_device(op) == schema::PlacementParams::SSD_ISP) {
+      ssd_attention_rank_[i] = ssd_attention_order_.size();
+      ssd_attention_order_.push_back(i);
+      auto it = acc.find({op.layer(), op.phase()});
+      predicted_supplied_[i] = it == acc.end() ? Pending{} : it->second;
+      if (it != acc.end()) acc.erase(it);
+    }
+  }
+  const size_t n = ssd_attention_order_.size();
+  prefetchable_.assign(n, 0);
+  if (placement_.ssd_prefetch_layers() == 0) return;
+  // Op r is certain to be the next SSD command once op r - 1 completes when it
+  // needs op r - 1 and every later SSD attention op needs it (a chain from r on).
+  bool chain_from_here = true;  // ops r, r + 1, ... form a chain
+  for (size_t r = n; r-- > 1;) {
+    if (r + 1 < n) chain_from_here = chain_from_here && depends_on(ssd_attention_order_[r + 1], ssd_attention_order_[r]);
+    prefetchable_[r] = chain_from_here && depends_on(ssd_attention_order_[r], ssd_attention_order_[r - 1]);
+  }
+}
+
+void Runtime::prefetch_after(size_t index) {
+  const size_t next_rank = ssd_attention_rank_.at(index) + 1;
+  if (next_rank >= ssd_attention_order_.size() || !prefetchable_[next_rank]) return;
+  const size_t next = ssd_attention_order_[next_rank];
+  // One prefetch at a time, of an op not yet under way.
+  // Every earlier SSD attention op must have been issued (none can come between).
+  if (!prefetched_.empty() || ssd_attention_issued_ != next_rank) return;
+  const SsdAttention work = ssd_work(next, predicted_supplied_.at(next));
+  prefetched_[next] = work;
+  ++ssd_prefetches_;
+  storage_.prefetch_attention(work);
 }
 
 Device Runtime::attention_device(const trace::Op& op) const {
@@ -98,6 +167,8 @@ void Runtime::issue(size_t index) {
     issue_kv_append(index);
   } else if (op.has_kv_load()) {
     issue_kv_load(index);
+  } else if (in_flash_gemv(op)) {
+    issue_in_flash_gemv(index);
   } else {
     compute_on_host(index);
   }
@@ -197,7 +268,8 @@ void Runtime::issue_kv_append(size_t index) {
     p.bytes += t.bytes();
   } else {
     staging_.insert(op.layer(), trace::KV_REGION_APPENDED, t.bytes());
-    buffer_write(true, op.layer(), tokens, t.bytes());
+    // KV that lives in GPU/host memory for good is not offloaded.
+    if (!placement_.kv_resident_in_host_memory()) buffer_write(true, op.layer(), tokens, t.bytes());
   }
   complete(index);
 }
@@ -255,7 +327,7 @@ void Runtime::issue_host_attention(size_t index) {
     f.op_waiting = true;
 }
 
-void Runtime::issue_ssd_attention(size_t index) {
+SsdAttention Runtime::ssd_work(size_t index, const Pending& supplied) const {
   const trace::Op& op = ops_[index];
   const trace::Attention& a = op.attention();
   const trace::ModelShape& m = header_.model();
@@ -270,12 +342,8 @@ void Runtime::issue_ssd_attention(size_t index) {
     w.hkvd_tokens = trace::popcount(a.hkvd_mask());
     w.mask_bytes = (a.hkvd_mask().bit_length() + 7) / 8;
   }
-  const auto p = pending_appends_.find({op.layer(), op.phase()});
-  if (p != pending_appends_.end()) {
-    w.appended_tokens_supplied = p->second.tokens;
-    w.supplied_kv_bytes = p->second.bytes;
-    pending_appends_.erase(p);
-  }
+  w.appended_tokens_supplied = supplied.tokens;
+  w.supplied_kv_bytes = supplied.bytes;
   const uint64_t seen_appended = appended + w.hkvd_tokens;
   if (w.appended_tokens_supplied > seen_appended)
     throw std::logic_error("runtime: op " + std::to_string(op.id()) + " is sent " +
@@ -285,13 +353,67 @@ void Runtime::issue_ssd_attention(size_t index) {
   w.q_bytes = (a.query_rows() * m.heads() * m.head_dim() * m.activation_bits() + 7) / 8;
   w.output_bytes = w.q_bytes;
   w.causal = a.causal();
+  return w;
+}
+
+void Runtime::issue_ssd_attention(size_t index) {
+  const trace::Op& op = ops_[index];
+  Pending supplied;
+  const auto p = pending_appends_.find({op.layer(), op.phase()});
+  if (p != pending_appends_.end()) {
+    supplied = p->second;
+    pending_appends_.erase(p);
+  }
+  const SsdAttention w = ssd_work(index, supplied);
+  ++ssd_attention_issued_;
+  const auto prefetched = prefetched_.find(index);
+  if (prefetched != prefetched_.end()) {
+    if (prefetched->second.appended_tokens_supplied != w.appended_tokens_supplied ||
+        prefetched->second.supplied_kv_bytes != w.supplied_kv_bytes)
+      throw std::logic_error("runtime: op " + std::to_string(op.id()) + " was prefetched for " +
+                             std::to_string(prefetched->second.appended_tokens_supplied) +
+                             " supplied tokens but its command carries " + std::to_string(w.appended_tokens_supplied));
+    prefetched_.erase(prefetched);
+  }
   ++foreground_in_flight_;
   storage_.attention(w, [this, index, w] {
     if (w.appended_tokens_supplied > 0)
       buffer_write(false, ops_[index].layer(), w.appended_tokens_supplied, w.supplied_kv_bytes);
+    prefetch_after(index);
     complete(index);
     foreground_done();
   });
+}
+
+// --- in-flash GEMV (AiF) ------------------------------------------------------
+
+bool Runtime::in_flash_gemv(const trace::Op& op) const {
+  if (placement_.decode_linear() != schema::PlacementParams::IN_FLASH || op.phase() != trace::PHASE_DECODE) return false;
+  return (op.has_gemm() && op.gemm().b_is_weight()) || op.has_lm_head();
+}
+
+void Runtime::issue_in_flash_gemv(size_t index) {
+  const trace::Op& op = ops_[index];
+  const trace::ModelShape& m = header_.model();
+  uint64_t rows, in, out;  // elements
+  if (op.has_gemm()) {
+    rows = op.gemm().m();
+    in = op.gemm().k();
+    out = op.gemm().n();
+  } else {
+    rows = op.lm_head().rows();
+    in = m.hidden();
+    out = m.vocab();
+  }
+  const uint64_t weight_elements = in * out;
+  const uint64_t weight_bytes = (weight_elements * m.weight_bits() + 7) / 8;
+  const uint64_t act_bits = m.activation_bits();
+  ++foreground_in_flight_;  // it holds the dies: background writes wait for a gap
+  storage_.gemv_in_flash(weight_bytes, weight_elements, rows, (rows * in * act_bits + 7) / 8,
+                         (rows * out * act_bits + 7) / 8, [this, index] {
+                           complete(index);
+                           foreground_done();
+                         });
 }
 
 // --- background writes ------------------------------------------------------

@@ -22,6 +22,18 @@
 //   written through to the SSD in the background. kv_load: a staging hit is free;
 //   otherwise an SSD read over PCIe.
 //
+// - Inter-layer NAND prefetch (placement.ssd_prefetch_layers = 1): when an SSD
+//   attention op completes, the next SSD attention op (by id) gets its pages
+//   read ahead (StoragePort::prefetch_attention), during the host's compute in
+//   between, provided it is certain to be the next SSD attention command: it
+//   depends on the op that completed and the SSD attention op after it depends
+//   on it (the unfused CacheBlend passes, which may interleave, are not
+//   prefetched where they do). The KV it will be sent is known from the trace
+//   (the kv_append ops of its layer and phase since the previous command); the
+//   command, when issued, must match (std::logic_error otherwise).
+// - Decode-phase weight GEMVs (gemm with a weight operand, LM head) go to the
+//   flash with placement.decode_linear = IN_FLASH (StoragePort::gemv_in_flash).
+//
 // Background writes (write-through of host-staged KV, out-of-place programs of
 // KV that came with a command) collect in a write buffer and go to the SSD in
 // chunks of `write_chunk_bytes` (one page per die) only while no foreground
@@ -38,6 +50,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -95,6 +108,15 @@ class StoragePort {
   virtual void attention(const SsdAttention& work, Done done) = 0;
   // Programs KV that is already in the SSD (it came with a command); `done` when programmed.
   virtual void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) = 0;
+  // Reads `work`'s KV ahead of its attention() call (inter-layer prefetch).
+  virtual void prefetch_attention(const SsdAttention& work) {
+    throw std::logic_error("this storage cannot prefetch attention KV");
+  }
+  // A weight GEMV computed in the flash; `done` when its output is in host memory.
+  virtual void gemv_in_flash(uint64_t weight_bytes, uint64_t weight_elements, uint64_t rows, uint64_t input_bytes,
+                             uint64_t output_bytes, Done done) {
+    throw std::logic_error("this storage cannot compute a GEMV in flash");
+  }
 };
 
 // Times of one op, in picoseconds.
@@ -122,6 +144,7 @@ class Runtime {
   // KV bytes the host read from the SSD, and host attention's staging hits.
   uint64_t kv_bytes_read_to_host() const { return kv_read_bytes_; }
   uint64_t kv_bytes_staging_hits() const { return staging_hit_bytes_; }
+  uint64_t ssd_prefetches() const { return ssd_prefetches_; }
 
   // Device of the attention of the op's phase under this placement.
   schema::PlacementParams::Device attention_device(const trace::Op& op) const;
@@ -153,6 +176,13 @@ class Runtime {
   void start_fetch(size_t index, bool appended_too);
   void fetch_arrived(size_t index);
   void issue_ssd_attention(size_t index);
+  // The SSD command of attention op `index`, sent the given appended KV.
+  SsdAttention ssd_work(size_t index, const Pending& supplied) const;
+  void plan_ssd_prefetch();
+  void prefetch_after(size_t index);
+  bool depends_on(size_t later, size_t earlier) const;
+  bool in_flash_gemv(const trace::Op& op) const;
+  void issue_in_flash_gemv(size_t index);
   void issue_kv_append(size_t index);
   void issue_kv_load(size_t index);
   void read_kv(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
@@ -183,6 +213,13 @@ class Runtime {
   std::map<size_t, size_t> host_attention_rank_;
   std::map<size_t, Fetch> fetches_;
   std::map<std::pair<uint32_t, int>, Pending> pending_appends_;  // by (layer, phase)
+  std::vector<size_t> ssd_attention_order_;         // indices of SSD attention ops, in id order
+  std::map<size_t, size_t> ssd_attention_rank_;
+  std::vector<uint8_t> prefetchable_;               // by rank: certain to be the next SSD command
+  std::map<size_t, Pending> predicted_supplied_;    // by index: the appended KV its command will carry
+  std::map<size_t, SsdAttention> prefetched_;       // by index: prefetch sent, command not yet
+  uint64_t ssd_prefetches_ = 0;
+  size_t ssd_attention_issued_ = 0;
   std::map<std::pair<uint32_t, int>, std::vector<Done>> reads_in_flight_;  // waiters per (layer, region)
   std::vector<size_t> ready_queue_;
   std::set<size_t> in_flight_;

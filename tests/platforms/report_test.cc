@@ -44,6 +44,8 @@ RunSummary memllm() {
   r.phase_ns = {{"decode", 1'300'000}, {"fused prefill", 2'500'000}, {"HKVD identification", 1'000'000}};
   r.exposed_nand_ns = 0;
   r.compute_ns = 3'500'000;
+  r.isp_compute_ns = 2'000'000;
+  r.nand_stream_ns = 1'250'000;
   r.pcie_bytes = {{"host_to_device.q", 65'536}, {"device_to_host.o", 65'536}};
   r.nand_read_bytes = 150'000'000;
   r.nand_written_bytes = 2'000'000;
@@ -75,16 +77,16 @@ TEST(Report, TextIsAnAlignedTableWithUnitsAndOomRow) {
   // Phase columns: known phases in execution order; h2d = 4'000'000 + 1'234 B.
   const std::string expected =
       "platform         program                  latency (ms)  speedup (×)  HKVD identification (ms)  fused prefill (ms)"
-      "  full prefill (ms)  decode (ms)  exposed NAND (ms)  compute (ms)  PCIe h2d (MB)  PCIe d2h (MB)  NAND read (MB)"
+      "  full prefill (ms)  decode (ms)  exposed NAND (ms)  compute (ms)  ISP compute (ms)  NAND stream (ms)  PCIe h2d (MB)  PCIe d2h (MB)  NAND read (MB)"
       "  NAND written (MB)  ctrl DRAM (MB)  energy (J)  avg power (W)  peak power (W)\n"
       "---------------  -----------------------  ------------  -----------  ------------------------  ------------------"
-      "  -----------------  -----------  -----------------  ------------  -------------  -------------  --------------"
+      "  -----------------  -----------  -----------------  ------------  ----------------  ----------------  -------------  -------------  --------------"
       "  -----------------  --------------  ----------  -------------  --------------\n"
       "gpu_fullcompute  FULL_PREFILL                   12.000         1.00                         -                   -"
-      "             10.000        2.000              1.500         8.500          4.001        300.000         300.000"
+      "             10.000        2.000              1.500         8.500             0.000             0.000          4.001        300.000         300.000"
       "              4.000           0.000       5.500        458.333         700.250\n"
       "memllm_fused     PRECOMPUTED_BLEND_FUSED         4.800         2.50                     1.000               2.500"
-      "                  -        1.300              0.000         3.500          0.066          0.066         150.000"
+      "                  -        1.300              0.000         3.500             2.000             1.250          0.066          0.066         150.000"
       "              2.000           1.049       0.012          2.572           3.000\n"
       "gpu_precompute   PRECOMPUTED_BLEND                 OOM\n"
       "gpu_precompute: KV cache 17.2 GB exceeds GPU memory 16 GB\n";
@@ -94,20 +96,20 @@ TEST(Report, TextIsAnAlignedTableWithUnitsAndOomRow) {
 TEST(Report, CsvHasOneRowPerPlatformAndUnitsInTheHeader) {
   const std::string expected =
       "platform,program,status,failure,latency (ms),speedup (x),HKVD identification (ms),fused prefill (ms),"
-      "full prefill (ms),decode (ms),exposed NAND (ms),compute (ms),"
+      "full prefill (ms),decode (ms),exposed NAND (ms),compute (ms),ISP compute (ms),NAND stream (ms),"
       "PCIe device_to_host.kv_read (bytes),PCIe device_to_host.o (bytes),PCIe host_to_device.command (bytes),"
       "PCIe host_to_device.kv_write (bytes),PCIe host_to_device.q (bytes),"
       "PCIe host_to_device (bytes),PCIe device_to_host (bytes),NAND read (bytes),NAND written (bytes),"
       "ctrl DRAM (bytes),energy (J),energy decode (J),energy full prefill (J),energy fused prefill (J),"
       "energy system.gpu (J),energy system.ssd (J),energy system.ssd.ch0.simd (J),avg power (W),peak power (W)\n"
-      "gpu_fullcompute,FULL_PREFILL,ok,,12.000000,,,,10.000000,2.000000,1.500000,8.500000,"
+      "gpu_fullcompute,FULL_PREFILL,ok,,12.000000,,,,10.000000,2.000000,1.500000,8.500000,0.000000,0.000000,"
       "300000000,,1234,4000000,,4001234,300000000,300000000,4000000,0,5.500000000,1.000000000,4.500000000,,"
       "5.000000000,0.500000000,,458.333333,700.250000\n"
-      "memllm_fused,PRECOMPUTED_BLEND_FUSED,ok,,4.800000,,1.000000,2.500000,,1.300000,0.000000,3.500000,"
+      "memllm_fused,PRECOMPUTED_BLEND_FUSED,ok,,4.800000,,1.000000,2.500000,,1.300000,0.000000,3.500000,2.000000,1.250000,"
       ",65536,,,65536,65536,65536,150000000,2000000,1048576,0.012345679,,,0.012345679,"
       ",0.002345679,0.010000000,2.572016,3.000000\n"
       "gpu_precompute,PRECOMPUTED_BLEND,out_of_memory,KV cache 17.2 GB exceeds GPU memory 16 GB"
-      ",,,,,,,,,,,,,,,,,,,,,,,,,,,\n";  // 31 columns, 4 filled
+      ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n";  // 33 columns, 4 filled
   // No baseline: the speedup column stays empty.
   EXPECT_EQ(report({gpu(), memllm(), oom()}, "", Format::CSV), expected);
 }
@@ -129,7 +131,7 @@ TEST(Report, JsonIsStructuredWithUnitsInTheKeys) {
       "    {\"platform\": \"gpu_fullcompute\", \"program\": \"FULL_PREFILL\", \"status\": \"ok\",\n"
       "     \"latency_ms\": 12.000000, \"speedup\": 1.000000,\n"
       "     \"phase_ms\": {\"decode\": 2.000000, \"full prefill\": 10.000000},\n"
-      "     \"exposed_nand_ms\": 1.500000, \"compute_ms\": 8.500000,\n"
+      "     \"exposed_nand_ms\": 1.500000, \"compute_ms\": 8.500000, \"isp_compute_ms\": 0.000000, \"nand_stream_ms\": 0.000000,\n"
       "     \"pcie_bytes\": {\"device_to_host.kv_read\": 300000000, \"host_to_device.command\": 1234, "
       "\"host_to_device.kv_write\": 4000000},\n"
       "     \"pcie_host_to_device_bytes\": 4001234, \"pcie_device_to_host_bytes\": 300000000,\n"
@@ -152,6 +154,8 @@ TEST(Report, JsonIsStructuredWithUnitsInTheKeys) {
   EXPECT_DOUBLE_EQ(runs[1].at("speedup").to_number<double>(), 1.0);
   EXPECT_DOUBLE_EQ(runs[1].at("phase_ms").at("HKVD identification").to_number<double>(), 1.0);
   EXPECT_EQ(runs[1].at("controller_dram_bytes").to_number<uint64_t>(), 1048576u);
+  EXPECT_DOUBLE_EQ(runs[1].at("isp_compute_ms").to_number<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(runs[1].at("nand_stream_ms").to_number<double>(), 1.25);
   EXPECT_EQ(runs[2].at("status").as_string(), "out_of_memory");
   EXPECT_FALSE(runs[2].as_object().contains("latency_ms"));
 }

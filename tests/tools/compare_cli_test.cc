@@ -155,6 +155,49 @@ TEST(CompareCli, WeightsBeyondTheHostBudgetAreReportedAsOutOfMemory) {
   EXPECT_NE(r.out.find("OOM"), std::string::npos) << r.out;
 }
 
+uint64_t number_after(const std::string& text, const std::string& before) {
+  const size_t at = text.find(before);
+  EXPECT_NE(at, std::string::npos) << before << " not in: " << text;
+  return at == std::string::npos ? 0 : std::stoull(text.substr(at + before.size()));
+}
+
+// AiF keeps the whole request's KV in GPU/host memory: weights + workspace + KV
+// must fit the budget. One byte short, `run` prints OOM with the numbers and the
+// parameters and exits 3; at the exact sum it runs. compare shows an OOM cell.
+TEST(CompareCli, AifIsOutOfMemoryWhenTheKvDoesNotFitBesideWeightsAndWorkspace) {
+  const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
+  const std::string run = "run --platform aif --trace " + shell_quote(trace);
+  const CliResult small = run_cli(run + " --set host.dram_capacity_bytes=1345000000");
+  ASSERT_EQ(small.exit_code, 3) << small.out << small.err;
+  EXPECT_NE(small.out.find("OOM"), std::string::npos) << small.out;
+  EXPECT_NE(small.out.find("placement.kv_resident_in_host_memory"), std::string::npos) << small.out;
+  EXPECT_NE(small.out.find("host.dram_capacity_bytes"), std::string::npos) << small.out;
+  const uint64_t kv = number_after(small.out, "the request's KV of ");
+  const uint64_t weights = number_after(small.out, "bytes (host.dram_capacity_bytes) after ");
+  const uint64_t workspace = number_after(small.out, "bytes of weights and the ");
+  // Every layer's context (256 tokens), query (8) and answer (1) at least.
+  EXPECT_EQ(kv % (kLayers * kBytesPerToken), 0u);
+  EXPECT_GE(kv / (kLayers * kBytesPerToken), 256u + 8 + 1);
+  const uint64_t need = kv + weights + workspace;
+  EXPECT_EQ(run_cli(run + " --set host.dram_capacity_bytes=" + std::to_string(need - 1)).exit_code, 3);
+  const CliResult fits = run_cli(run + " --set host.dram_capacity_bytes=" + std::to_string(need));
+  EXPECT_EQ(fits.exit_code, 0) << fits.out << fits.err;
+  const CliResult json = run_cli(run + " --format json --set host.dram_capacity_bytes=" + std::to_string(need - 1));
+  EXPECT_NE(json.out.find("\"status\": \"out_of_memory\""), std::string::npos) << json.out;
+
+  const CliResult table = run_cli("compare --trace " + shell_quote(trace) +
+                                  " --platforms gpu_precompute,aif --set host.dram_capacity_bytes=" +
+                                  std::to_string(need - 1));
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  auto row_of = [&](const std::string& platform) {
+    const size_t at = table.out.find("\n" + platform + " ");
+    EXPECT_NE(at, std::string::npos) << table.out;
+    return at == std::string::npos ? std::string() : table.out.substr(at + 1, table.out.find('\n', at + 1) - at - 1);
+  };
+  EXPECT_NE(row_of("AiF").find("OOM"), std::string::npos) << table.out;
+  EXPECT_EQ(row_of("GPU-PreCompute").find("OOM"), std::string::npos) << table.out;  // it offloads its KV
+}
+
 TEST(CompareCli, BadInputGivesOneLineAndExitCode2) {
   const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
   struct Case {

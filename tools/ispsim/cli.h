@@ -10,6 +10,9 @@ namespace ispsim::cli {
 
 using Args = std::vector<std::string>;
 
+// `ispsim run`: the platform could not hold the workload (the summary shows OOM).
+constexpr int kExitOutOfMemory = 3;
+
 int run(const Args& args);       // cmd_run.cc: simulate a trace on a platform
 int compare(const Args& args);   // cmd_compare.cc: one trace on several platforms
 int trace(const Args& args);     // cmd_trace.cc: trace dump | stats

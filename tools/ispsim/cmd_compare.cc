@@ -27,7 +27,8 @@ namespace po = boost::program_options;
 namespace ispsim::cli {
 namespace {
 
-const char* kDefaultPlatforms = "gpu_fullcompute,gpu_precompute,memllm_base,memllm_fused,memllm_perch,memllm";
+const char* kDefaultPlatforms =
+    "gpu_fullcompute,gpu_precompute,instattention,aif,memllm_base,memllm_fused,memllm_perch,memllm";
 
 // An empty entry ("a,,b", a trailing comma) is a typo, not something to skip.
 std::vector<std::string> split_list(const std::string& s) {
@@ -55,7 +56,7 @@ int compare(const Args& args) {
       ("help,h", "print this help")
       ("trace,t", po::value(&trace_path)->required(), "binary trace file (from 'ispsim trace gen')")
       ("platforms,p", po::value(&platform_list), "comma-separated platform names or .textproto files "
-                                                  "(default: the six MemLLM platforms)")
+                                                  "(default: the eight MemLLM systems)")
       ("baseline", po::value(&baseline), "platform name the speedup is measured against (default GPU-FullCompute; '' for none)")
       ("format", po::value(&format_name), "table on stdout: text, csv or json (default text)")
       ("csv", po::value(&csv_path), "also write the table as CSV to this file")

@@ -1,4 +1,6 @@
 // ispsim run --platform P --trace T [--set path=value]... [--stats F] [--vcd F ...]
+// Exit codes: 0 the run completed, 3 the platform ran out of memory (the
+// summary shows OOM and the reason), 2 bad input, 1 internal failure.
 #include <boost/program_options.hpp>
 
 #include <iostream>
@@ -59,7 +61,9 @@ int run(const Args& args) {
   options.progress = true;  // drawn only when stderr is a terminal
   const systems::RunSummary summary = systems::run_blend_system(platform, trace_path, options);
   systems::write_comparison(std::cout, {summary}, "", format);
-  return 0;
+  // Out of memory is a result, not an error: the summary says OOM and why
+  // (status "out_of_memory" in CSV/JSON); the exit code tells scripts apart.
+  return summary.out_of_memory ? kExitOutOfMemory : 0;
 }
 
 }  // namespace ispsim::cli

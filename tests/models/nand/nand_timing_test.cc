@@ -263,10 +263,13 @@ TEST(NandTiming, AppendsOnTwoDiesOverlapTprog) {
 }
 
 TEST(NandTiming, ReadWaitsForAProgramOnTheSameDie) {
-  // The appender reserves die 0 first; the reader's page on that die is sensed
-  // only after data-in and tPROG, while die 1's page is read at once.
+  // Without program suspend (the old behaviour): the appender reserves die 0
+  // first; the reader's page on that die is sensed only after data-in and
+  // tPROG, while die 1's page is read at once.
   const sc_time tR(5, SC_US), tC(100, SC_NS), tProg(500, SC_US);
-  Rig rig(flash(1, 2, 1, 5, false), stream(kPipelined, 100, 2));
+  schema::NandParams n = flash(1, 2, 1, 5, false);
+  n.set_program_suspend(false);
+  Rig rig(n, stream(kPipelined, 100, 2));
   Appender appender("appender", rig.flash);
   PageAddress programmed;
   programmed.page = 1;
@@ -285,6 +288,55 @@ TEST(NandTiming, ReadWaitsForAProgramOnTheSameDie) {
   EXPECT_EQ(rig.consumed[0].second, std::max(tR, kTout) + kTout + tC);
   EXPECT_EQ(rig.consumed[1].first, 0u);
   EXPECT_EQ(rig.consumed[1].second, kTout + tProg + tR + kTout + tC);
+}
+
+// One die programs page 1 while the reader wants page 0 of the same die.
+struct SuspendCase {
+  sc_time consumed;      // the read page's consumer done time
+  sc_time programmed;    // the program's end
+  uint64_t suspends = 0;
+};
+SuspendCase read_during_program(double t_suspend_us, double t_resume_us) {
+  schema::NandParams n = flash(1, 1, 1, 5, false);
+  n.set_program_suspend(true);
+  n.set_t_suspend_us(t_suspend_us);
+  n.set_t_resume_us(t_resume_us);
+  Rig rig(n, stream(kPipelined, 100, 2));
+  Appender appender("appender", rig.flash);
+  PageAddress programmed;
+  programmed.page = 1;
+  appender.start({programmed});
+  rig.reader.start({PageAddress{}});
+  sc_core::sc_start();
+  EXPECT_TRUE(rig.reader.done());
+  EXPECT_TRUE(appender.done());
+  EXPECT_EQ(rig.flash.die(0, 0).pages_programmed(), 1u);  // the program completes once
+  EXPECT_EQ(rig.flash.die(0, 0).pages_read(), 1u);
+  EXPECT_EQ(rig.consumed.size(), 1u);
+  return {rig.consumed.empty() ? sc_time() : rig.consumed[0].second, appender.finished_at(),
+          rig.flash.die(0, 0).suspends()};
+}
+
+TEST(NandTiming, ProgramSuspendLetsAReadOvertakeAProgram) {
+  // The read is requested at 0, while the program waits for its data-in; tPROG
+  // starts at tIn = tOut and is suspended at once (its progress frozen there),
+  // the die is free for the read tSUS later; the read senses, transfers and is
+  // consumed; the program resumes when the read's data is out and ends tRES +
+  // the whole tPROG later.
+  const sc_time tR(5, SC_US), tC(100, SC_NS), tProg(500, SC_US), tSus(100, SC_US), tRes(10, SC_US);
+  const SuspendCase c = read_during_program(100, 10);
+  EXPECT_EQ(c.suspends, 1u);
+  EXPECT_EQ(c.consumed, kTout + tSus + tR + kTout + tC);
+  EXPECT_EQ(c.programmed, kTout + tSus + tR + kTout + tRes + tProg);
+}
+
+TEST(NandTiming, ProgramSuspendIsSkippedWhenTheProgramEndsSooner) {
+  // tSUS (600 us) exceeds the tPROG left (500 us): the read waits for the program.
+  const sc_time tR(5, SC_US), tC(100, SC_NS), tProg(500, SC_US);
+  const SuspendCase c = read_during_program(600, 0);
+  EXPECT_EQ(c.suspends, 0u);
+  EXPECT_EQ(c.programmed, kTout + tProg);
+  EXPECT_EQ(c.consumed, kTout + tProg + tR + kTout + tC);
 }
 
 }  // namespace

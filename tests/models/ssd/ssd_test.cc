@@ -253,9 +253,12 @@ TEST(SsdAppend, PartialOnlyIsDoneWhenBuffered) {
   EXPECT_TRUE(rig.ssd.jobs().history().empty());
 }
 
-// FIFO: a read queued behind a program batch waits for the whole batch.
+// Without program suspend (one FIFO, the old behaviour): a read queued behind
+// a program batch waits for the whole batch.
 TEST(SsdQueue, ReadWaitsForTheProgramBatchAhead) {
-  Rig rig(tiny_flash(1, 1, 1, false));
+  schema::NandParams nand = tiny_flash(1, 1, 1, false);
+  nand.set_program_suspend(false);
+  Rig rig(nand);
   sc_time append_done, read_done;
   rig.ssd.append(0, 64, 64 * kEntryBytes, [&] { append_done = sc_core::sc_time_stamp(); });
   // The batch starts once the data is buffered (bus + DRAM, about 13.4 us); the
@@ -270,6 +273,33 @@ TEST(SsdQueue, ReadWaitsForTheProgramBatchAhead) {
   const sc_time last_arrival = program_end + (kTr + kTout) * 2.0;
   EXPECT_EQ(read_done, last_arrival + rig.bus_time(kPage) + rig.link().occupancy(kPage) +
                            rig.completion_tail(useful));
+  EXPECT_EQ(rig.ssd.jobs().history(), (std::vector<std::string>{"program", "read"}));
+}
+
+// With program suspend (the default): the read runs beside the program batch;
+// the die suspends the program under way (tSUS = 100 us), the read's two pages
+// are sensed and transferred, the program resumes with the tPROG it had left
+// and the batch's other three pages follow.
+TEST(SsdQueue, ReadSuspendsTheProgramBatchUnderWay) {
+  Rig rig(tiny_flash(1, 1, 1, false));
+  const sc_time tSus(100, SC_US);
+  sc_time append_done, read_done;
+  rig.ssd.append(0, 64, 64 * kEntryBytes, [&] { append_done = sc_core::sc_time_stamp(); });
+  sc_core::sc_start(sc_time(20, SC_US));
+  const uint64_t useful = 32 * kEntryBytes;
+  rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 32, [&] { read_done = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const sc_time batch_start = rig.bus_time(64 * kEntryBytes) + rig.dram_time(64 * kEntryBytes);
+  const sc_time read_start = sc_time(20, SC_US) + rig.command_time(useful);  // page 1 is in tPROG then
+  ASSERT_GT(read_start, batch_start + kTout);
+  const sc_time last_arrival = read_start + tSus + (kTr + kTout) * 2.0;
+  EXPECT_EQ(read_done, last_arrival + rig.bus_time(kPage) + rig.link().occupancy(kPage) +
+                           rig.completion_tail(useful));
+  // Page 1's tPROG was frozen at read_start and resumes after the read: the
+  // batch ends tSUS + 2 (tR + tOut) later than it would have.
+  EXPECT_EQ(append_done, batch_start + (kTout + kTprog) * 4.0 + tSus + (kTr + kTout) * 2.0);
+  EXPECT_EQ(rig.ssd.flash().die(0, 0).suspends(), 1u);
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 4u);
   EXPECT_EQ(rig.ssd.jobs().history(), (std::vector<std::string>{"program", "read"}));
 }
 
@@ -383,6 +413,40 @@ TEST(SsdAttention, BadWorkIsBadInputBeforeQueueing) {
   work.appended_tokens_supplied = 1;
   EXPECT_THROW(rig.ssd.attention(work, nullptr), BadInput);
   EXPECT_EQ(rig.ssd.outstanding(), 0u);
+}
+
+// AiF's in-flash GEMV, closed form: 2 channels x 2 dies x 2 planes = 8 pages
+// per wave. A 1024 x 512 FP16 weight (1 MiB = 64 pages) takes 8 waves of
+// tR / speedup, after the input broadcast and before each channel's half of
+// the output.
+TEST(InFlashGemv, WavesOfAllDiesSensingAtOnce) {
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(tiny_flash(2, 2, 2, true));
+  const nand::NandEnergy energy = nand::NandEnergy::from_params(tiny_flash(2, 2, 2, true));
+  const InFlashGemv gemv(flash, energy, 4.0, 1.5);
+  const uint64_t elements = 1024 * 512, bytes = elements * 2;
+  const InFlashGemvCost c = gemv.cost(bytes, elements, 1, 1024 * 2, 512 * 2);
+  EXPECT_EQ(c.pages, 64u);
+  EXPECT_EQ(c.waves, 8u);
+  EXPECT_EQ(c.macs, elements);
+  EXPECT_EQ(c.time, flash.transfer_time(2048) + sc_time(8 * 1250, SC_NS) + flash.transfer_time(512));
+  EXPECT_DOUBLE_EQ(c.nand_joules, energy.read_joules(64) + energy.transfer_joules(2048 * 2 + 1024));
+  EXPECT_DOUBLE_EQ(c.pe_joules, double(elements) * 1.5e-12);
+  // A partial wave costs a whole tR; with no speedup tR itself.
+  const InFlashGemv plain(flash, energy, 1.0, 1.5);
+  EXPECT_EQ(plain.cost(65 * kPage, 65 * kPage / 2, 1, 0, 0).time, sc_time(9 * 5, SC_US));
+}
+
+// The SSD runs it as one flash job of that length.
+TEST(InFlashGemv, SsdHoldsTheFlashForTheClosedFormTime) {
+  schema::SsdParams params;
+  params.set_in_flash_read_speedup(2);
+  Rig rig(tiny_flash(1, 1, 1, false), params);
+  sc_time done;
+  rig.ssd.gemv_in_flash(4 * kPage, 4 * kPage / 2, 1, 0, 0, [&] { done = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  EXPECT_EQ(done, sc_time(4 * 2.5, SC_US));
+  EXPECT_EQ(rig.ssd.gemv_ops(), 1u);
+  EXPECT_EQ(rig.ssd.jobs().history(), (std::vector<std::string>{"gemv"}));
 }
 
 }  // namespace

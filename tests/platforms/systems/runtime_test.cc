@@ -58,6 +58,19 @@ struct FakeStorage : StoragePort {
     write_starts_ps.push_back(flash.free_at().value());
     flash.submit(sc_time(1000, SC_NS), bytes, std::move(done));
   }
+  std::vector<std::pair<uint64_t, SsdAttention>> prefetches;  // (time in ps, work)
+  void prefetch_attention(const SsdAttention& w) override {
+    prefetches.emplace_back(sc_core::sc_time_stamp().value(), w);
+  }
+  struct Gemv {
+    uint64_t weight_bytes, weight_elements, rows, input_bytes, output_bytes;
+  };
+  std::vector<Gemv> gemvs;
+  void gemv_in_flash(uint64_t weight_bytes, uint64_t weight_elements, uint64_t rows, uint64_t input_bytes,
+                     uint64_t output_bytes, Done done) override {
+    gemvs.push_back({weight_bytes, weight_elements, rows, input_bytes, output_bytes});
+    flash.submit(sc_time(30, SC_NS), 0, std::move(done));
+  }
 };
 
 // A model with 1 KV head of dim 4 at 16 bits: 16 bytes of K and V per token.
@@ -332,6 +345,100 @@ TEST(Runtime, AppendedKvIsReadBackAfterItsWrites) {
   EXPECT_EQ(storage.write_starts_ps[0], 10 * kNs);
   EXPECT_EQ(rt.timing()[2].end_ps, 1110 * kNs);
   EXPECT_EQ(storage.read_bytes, 64u);
+}
+
+// Inter-layer prefetch: when layer 0's SSD attention completes (60 ns), layer
+// 1's is prefetched with the KV its command will carry (its append, known from
+// the trace); the command then matches. Each SSD attention depends on the
+// previous one, so nothing can come between.
+TEST(Runtime, NextLayersSsdAttentionIsPrefetchedWhenTheLayerBeforeCompletes) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto F = trace::PHASE_FUSED_PREFILL;
+  schema::PlacementParams p = placement(schema::PlacementParams::SSD_ISP, 1);
+  p.set_ssd_prefetch_layers(1);
+  Runtime rt(header(),
+             {gemm(1, {}, F), append(2, {1}, F, 0, 8, 10), attention(3, {1, 2}, F, 0, 8, 8, 10), gemm(4, {3}, F),
+              append(5, {4}, F, 1, 8, 11), attention(6, {4, 5}, F, 1, 8, 8, 11), gemm(7, {6}, F)},
+             p, host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  ASSERT_EQ(storage.prefetches.size(), 1u);
+  EXPECT_EQ(storage.prefetches[0].first, 60 * kNs);
+  const SsdAttention& w = storage.prefetches[0].second;
+  EXPECT_EQ(w.layer, 1u);
+  EXPECT_EQ(w.context_tokens, 8u);
+  EXPECT_EQ(w.appended_tokens_supplied, 3u);
+  EXPECT_EQ(w.supplied_kv_bytes, 48u);
+  ASSERT_EQ(storage.attentions.size(), 2u);
+  EXPECT_EQ(storage.attentions[1].appended_tokens_supplied, w.appended_tokens_supplied);
+  EXPECT_EQ(rt.ssd_prefetches(), 1u);
+  // The fake storage takes the same time either way: gemm, attention, gemm, attention, gemm.
+  EXPECT_EQ(rt.latency_ps(), (10 + 50 + 10 + 50 + 10) * kNs);
+}
+
+// Two SSD attention ops that do not depend on each other (3 and 5) may be
+// issued in either order: 5 is not prefetched after 3. Op 8 needs 5 and is the
+// last: it is prefetched once 5 completes. Nothing is with ssd_prefetch_layers = 0.
+void interleaving_ssd_attentions(unsigned layers) {
+  const auto F = trace::PHASE_FUSED_PREFILL;
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  schema::PlacementParams p = placement(schema::PlacementParams::SSD_ISP, 1);
+  p.set_ssd_prefetch_layers(layers);
+  Runtime rt(header(),
+             {gemm(1, {}, F), append(2, {1}, F, 0, 8, 10), attention(3, {1, 2}, F, 0, 8, 8, 10),
+              append(4, {1}, F, 1, 8, 10), attention(5, {1, 4}, F, 1, 8, 8, 10), gemm(6, {5}, F),
+              append(7, {6}, F, 1, 10, 11), attention(8, {6, 7}, F, 1, 8, 8, 11)},
+             p, host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  ASSERT_EQ(storage.prefetches.size(), layers);
+  if (layers == 1) {
+    EXPECT_EQ(storage.prefetches[0].second.layer, 1u);
+    EXPECT_EQ(storage.prefetches[0].second.appended_tokens_supplied, 1u);
+    EXPECT_EQ(storage.prefetches[0].second.appended_tokens_in_flash, 2u);
+  }
+}
+TEST(Runtime, SsdAttentionsThatMayInterleaveAreNotPrefetched) { interleaving_ssd_attentions(1); }
+TEST(Runtime, NoPrefetchWithZeroPrefetchLayers) { interleaving_ssd_attentions(0); }
+
+// AiF: a decode GEMM with a weight operand and the decode LM head go to the
+// flash with their weight and vector bytes; a prefill GEMM stays on the GPU.
+TEST(Runtime, DecodeWeightGemvsGoToTheFlashWithInFlashPlacement) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  schema::PlacementParams p = placement(schema::PlacementParams::HOST_GPU, 0);
+  p.set_decode_linear(schema::PlacementParams::IN_FLASH);
+  trace::Op prefill = gemm(1, {});
+  prefill.mutable_gemm()->set_b_is_weight(true);
+  trace::Op decode = gemm(2, {1}, trace::PHASE_DECODE);
+  decode.mutable_gemm()->set_n(12);
+  decode.mutable_gemm()->set_k(4);
+  decode.mutable_gemm()->set_b_is_weight(true);
+  trace::Op head = gemm(3, {2}, trace::PHASE_DECODE);
+  head.clear_gemm();
+  head.mutable_lm_head()->set_rows(1);
+  trace::Header h = header();
+  h.mutable_model()->set_vocab(100);
+  Runtime rt(h, {prefill, decode, head}, p, host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  ASSERT_EQ(storage.gemvs.size(), 2u);
+  EXPECT_EQ(storage.gemvs[0].weight_elements, 48u);
+  EXPECT_EQ(storage.gemvs[0].weight_bytes, 96u);
+  EXPECT_EQ(storage.gemvs[0].input_bytes, 8u);
+  EXPECT_EQ(storage.gemvs[0].output_bytes, 24u);
+  EXPECT_EQ(storage.gemvs[1].weight_elements, 400u);  // hidden 4 x vocab 100
+  EXPECT_EQ(storage.gemvs[1].output_bytes, 200u);
+  EXPECT_EQ(host.order, (std::vector<uint64_t>{1}));
+  EXPECT_EQ(rt.latency_ps(), (10 + 30 + 30) * kNs);
 }
 
 }  // namespace
