@@ -12,6 +12,7 @@
 #include "platforms/systems/cim_plan.h"
 #include "platforms/systems/cim_system.h"
 #include "tests/support/cli.h"
+#include "tests/support/vcd_check.h"
 #include "traces/gen/decode_program.h"
 #include "traces/gen/model_presets.h"
 
@@ -187,6 +188,20 @@ TEST(CimCli, CompareAgainstB1AndOneLineErrors) {
   bad = run_cli("trace gen --decode --shape Llama-3.1-8B --context-tokens 0 --out " + path);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+}
+
+TEST(CimCli, RunWritesStatisticsAndAWaveformGtkwaveReads) {
+  const std::string path = small_trace(300, 4);
+  const auto stats = scratch_dir() / "s2.json";
+  const auto vcd = scratch_dir() / "s2.vcd";
+  auto r = run_cli("run --platform s2 --trace " + path + " --stats " + stats.string() + " --vcd " + vcd.string() +
+                   " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"tbt_ms\""), std::string::npos) << r.out;
+  const std::string json = ispsim::testing::read_text(stats);
+  for (const char* s : {"time_between_tokens", "analytic_latency", "sram_code_capacity_tokens", "cim_array", "pcie"})
+    EXPECT_NE(json.find(s), std::string::npos) << s;
+  ispsim::testing::expect_vcd_valid(vcd.string());
 }
 
 }  // namespace
