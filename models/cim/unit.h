@@ -46,8 +46,19 @@ class Unit : public sc_core::sc_module, public Resource {
   double energy_pj() const { return energy_.value(); }
   sc_core::sc_time busy_time() const { return server_.busy_time(); }
   uint64_t bytes() const { return server_.bytes(); }
+  // Hands the last merged energy record to the ledger; call before summarising it.
+  void flush_energy();
 
  private:
+  // Back-to-back records of the same power (the chunks of one lane) are merged
+  // into one ledger record, so the ledger grows with steps, not with chunks.
+  void record_energy(double joules, uint64_t start_ps, uint64_t end_ps);
+  struct Record {
+    double joules = 0;
+    uint64_t start_ps = 0, end_ps = 0;
+    bool open = false;
+  } pending_;
+
   std::string component_;
   core::EnergyLedger* ledger_;
   core::Server server_;

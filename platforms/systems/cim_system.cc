@@ -59,6 +59,10 @@ struct CimSystem : sc_core::sc_module {
     return {&npu, &host_cpu, &dram, &cim_array, &cim_periphery, &controller, &controller_sram, &bus,
             &pcie_to_host, &pcie_to_ssd};
   }
+  void flush_energy() {
+    for (cim::Unit* u : {&npu, &host_cpu, &dram, &cim_array, &cim_periphery, &controller, &controller_sram, &bus})
+      u->flush_energy();
+  }
   void trace(vcd::Writer& w) {
     for (cim::Unit* u : {&npu, &host_cpu, &dram, &cim_array, &cim_periphery, &controller, &controller_sram, &bus})
       u->trace(w);
@@ -288,6 +292,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
     throw std::logic_error("cim system: " + std::to_string(runtime.completed()) + " of " + std::to_string(op_count) +
                            " ops completed");
   if (waveform) waveform->close();
+  system.flush_energy();
 
   summary.latency_ns = static_cast<double>(runtime.end_ps()) / 1e3;
   summary.analytic_latency_ns = runtime.analytic_ns();

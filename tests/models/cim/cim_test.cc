@@ -125,6 +125,8 @@ TEST(CimStep, SimulatedPipelineMatchesItsClosedForm) {
   EXPECT_EQ(b.a.bytes(), 3u * 1001);
   EXPECT_EQ(b.b.bytes(), 3u * 8);
   EXPECT_NEAR(b.a.energy_pj() + b.b.energy_pj(), s.energy_pj(), 1e-9);
+  b.a.flush_energy();
+  b.b.flush_energy();
   EXPECT_NEAR(b.ledger.summarize(static_cast<uint64_t>(b.finished_ns * 1e3), {}).total_j, s.energy_pj() * 1e-12, 1e-18);
 }
 
