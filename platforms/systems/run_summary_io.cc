@@ -39,6 +39,12 @@ std::string summary_to_json(const RunSummary& s) {
   o["energy_j_by_phase"] = map_to_json(s.energy_j_by_phase);
   o["average_w"] = s.average_w;
   o["peak_w"] = s.peak_w;
+  o["decode_tokens"] = s.decode_tokens;
+  o["analytic_latency_ns"] = s.analytic_latency_ns;
+  o["stage_ns"] = map_to_json(s.stage_ns);
+  o["stage_analytic_ns"] = map_to_json(s.stage_analytic_ns);
+  o["stage_j"] = map_to_json(s.stage_j);
+  o["note"] = s.note;
   return json::serialize(o);
 }
 
@@ -67,6 +73,13 @@ RunSummary summary_from_json(const std::string& text, const std::string& where) 
       s.energy_j_by_phase[kv.key()] = kv.value().to_number<double>();
     s.average_w = o.at("average_w").to_number<double>();
     s.peak_w = o.at("peak_w").to_number<double>();
+    s.decode_tokens = o.at("decode_tokens").to_number<uint64_t>();
+    s.analytic_latency_ns = o.at("analytic_latency_ns").to_number<double>();
+    for (const auto& kv : o.at("stage_ns").as_object()) s.stage_ns[kv.key()] = kv.value().to_number<double>();
+    for (const auto& kv : o.at("stage_analytic_ns").as_object())
+      s.stage_analytic_ns[kv.key()] = kv.value().to_number<double>();
+    for (const auto& kv : o.at("stage_j").as_object()) s.stage_j[kv.key()] = kv.value().to_number<double>();
+    s.note = json::value_to<std::string>(o.at("note"));
     return s;
   } catch (const std::exception& e) {
     throw BadInput(where, std::string("not a run summary: ") + e.what());

@@ -62,12 +62,12 @@ std::vector<BadCase> cases() {
        "\"MemLLM-Base\")"},
       {"missing_program", "name: \"bad\"\n", {},
        ": 'program' is required (trace program this platform runs: FULL_PREFILL, "
-       "PRECOMPUTED_BLEND, PRECOMPUTED_BLEND_FUSED, DECODE_ONLY or MICROBENCHMARK)"},
+       "PRECOMPUTED_BLEND, PRECOMPUTED_BLEND_FUSED, DECODE_ONLY, DECODE_ONLY_DICTIONARY or MICROBENCHMARK)"},
       {"unknown_set_path", kHeader, {"nand.t_rd=20"},
        ": --set nand.t_rd=20: unknown parameter 'nand.t_rd' (NandParams has: "},
-      {"unknown_set_group", kHeader, {"cim.channels=2"},
-       ": --set cim.channels=2: unknown parameter 'cim' (Platform has: name, description, "
-       "program, modules, nand, stream, ssd, isp, flash_coordinator, host, link, placement)"},
+      {"unknown_set_group", kHeader, {"power.channels=2"},
+       ": --set power.channels=2: unknown parameter 'power' (Platform has: name, description, "
+       "program, modules, nand, stream, ssd, isp, flash_coordinator, host, link, placement, cim)"},
       {"set_on_a_group", kHeader, {"nand=3"},
        ": --set nand=3: 'nand' is a group of parameters, not a single value; use "
        "nand.<parameter> ("},
@@ -157,7 +157,7 @@ TEST(BadPlatformFile, UnknownPlatformName) {
             0u)
       << result.err;
   // `describe` also takes module names, so a mistyped one lists those too.
-  EXPECT_NE(result.err.find("; nor a module (known: modules, nand, stream, ssd, isp, flash_coordinator, host, link, placement)\n"), std::string::npos)
+  EXPECT_NE(result.err.find("; nor a module (known: modules, nand, stream, ssd, isp, flash_coordinator, host, link, placement, cim)\n"), std::string::npos)
       << result.err;
 }
 

@@ -50,7 +50,10 @@ TEST(Schema, ReachesEveryComponent) {
                        "ispsim.schema.Platform", "ispsim.schema.ModuleSelection",
                        "ispsim.schema.NandParams", "ispsim.schema.NandStreamParams", "ispsim.schema.SsdParams",
                        "ispsim.schema.IspParams", "ispsim.schema.FlashCoordinatorParams",
-                       "ispsim.schema.LinkParams", "ispsim.schema.PlacementParams", "ispsim.schema.HostParams"}));
+                       "ispsim.schema.LinkParams", "ispsim.schema.PlacementParams", "ispsim.schema.HostParams",
+                       "ispsim.schema.CimParams", "ispsim.schema.NpuParams", "ispsim.schema.HostCpuParams",
+                       "ispsim.schema.Ddr5Params", "ispsim.schema.CimArrayParams", "ispsim.schema.CimControllerParams",
+                       "ispsim.schema.InternalBusParams"}));
 }
 
 TEST(Schema, EveryFieldIsDocumented) {

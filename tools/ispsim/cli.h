@@ -18,5 +18,6 @@ int compare(const Args& args);   // cmd_compare.cc: one trace on several platfor
 int trace(const Args& args);     // cmd_trace.cc: trace dump | stats
 int describe(const Args& args);  // cmd_describe.cc: platform/module parameters
 int engine(const Args& args);    // cmd_engine.cc: functional engine (ppl, generate)
+int trace_gen_decode(const Args& args);  // cmd_trace_decode.cc: trace gen --decode (paper 1 decode programs)
 
 }  // namespace ispsim::cli

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -16,6 +17,8 @@
 #include "common/error.h"
 #include "platforms/schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
+#include "platforms/systems/cim_report.h"
+#include "platforms/systems/cim_system.h"
 #include "platforms/systems/run_summary_io.h"
 #include "platforms/systems/child_process.h"
 #include "tools/ispsim/cli.h"
@@ -84,6 +87,18 @@ int compare(const Args& args) {
       outputs.push_back({"--timeline-dir", (std::filesystem::path(timeline_dir) / (p.platform.name() + ".json")).string()});
   check_outputs_distinct(outputs, inputs);
   if (platforms.empty()) throw BadInput("--platforms", "no platform given");
+  {  // a --set that none of paper 1's decode systems uses is bad input
+    std::map<std::string, size_t> ignored_by;
+    size_t decode_systems = 0;
+    for (const schema::LoadedPlatform& p : platforms)
+      if (systems::is_cim_platform(p.platform)) {
+        ++decode_systems;
+        for (const std::string& path : systems::ignored_settings(p)) ++ignored_by[path];
+      }
+    for (const auto& [path, count] : ignored_by)
+      if (decode_systems == platforms.size() && count == platforms.size())
+        throw BadInput("--set " + path, "none of the platforms compared uses this parameter");
+  }
   {
     trace::TraceReader trace(trace_path);
     for (const schema::LoadedPlatform& p : platforms) {
@@ -96,6 +111,10 @@ int compare(const Args& args) {
     }
   }
 
+  // --baseline may name a platform as given in --platforms (file name, e.g. b1) or by its display name.
+  const std::vector<std::string> given = split_list(platform_list);
+  for (size_t i = 0; i < given.size() && i < platforms.size(); ++i)
+    if (!baseline.empty() && given[i] == baseline) baseline = platforms[i].platform.name();
   bool has_baseline = false;
   for (const schema::LoadedPlatform& p : platforms) has_baseline |= p.platform.name() == baseline;
   if (!has_baseline && !baseline.empty()) {
@@ -115,6 +134,8 @@ int compare(const Args& args) {
     if (!timeline_dir.empty())
       options.timeline_path = (std::filesystem::path(timeline_dir) / (p.platform.name() + ".json")).string();
     tasks.push_back([&p, options, trace_path] {
+      if (systems::is_cim_platform(p.platform))
+        return systems::summary_to_json(systems::run_cim_system(p, trace_path, options));
       return systems::summary_to_json(systems::run_blend_system(p, trace_path, options));
     });
   }
@@ -130,10 +151,14 @@ int compare(const Args& args) {
       throw std::runtime_error("platform " + name + ": " + results[i].output);
     runs.push_back(systems::summary_from_json(results[i].output, "platform " + name));
   }
-  systems::write_comparison(std::cout, runs, baseline, format);
+  // Paper 1's decode systems get the time-between-tokens table (cim_report.h).
+  bool decode_systems = true;
+  for (const schema::LoadedPlatform& p : platforms) decode_systems &= systems::is_cim_platform(p.platform);
+  const auto write = decode_systems ? systems::write_cim_comparison : systems::write_comparison;
+  write(std::cout, runs, baseline, format);
   for (auto [file, file_format] : {std::pair{csv_file.get(), systems::Format::CSV}, {json_file.get(), systems::Format::JSON}}) {
     if (!file) continue;
-    systems::write_comparison(file->stream(), runs, baseline, file_format);
+    write(file->stream(), runs, baseline, file_format);
     file->commit();
   }
   return 0;

@@ -8,6 +8,8 @@
 #include "common/error.h"
 #include "platforms/schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
+#include "platforms/systems/cim_report.h"
+#include "platforms/systems/cim_system.h"
 #include "platforms/systems/nand_stream_run.h"
 #include "platforms/systems/run_options.h"
 #include "tools/ispsim/cli.h"
@@ -56,6 +58,13 @@ int run(const Args& args) {
     if (!options.timeline_path.empty()) throw BadInput("--timeline", "the NAND stream system writes no timeline");
     trace::TraceReader trace(trace_path);
     systems::run_nand_stream(platform, trace, options, std::cout);
+    return 0;
+  }
+  if (systems::is_cim_platform(platform.platform)) {
+    const std::vector<std::string> ignored = systems::ignored_settings(platform);
+    if (!ignored.empty())
+      throw BadInput("--set " + ignored.front(), "platform '" + platform_name + "' does not use this parameter");
+    systems::write_cim_comparison(std::cout, {systems::run_cim_system(platform, trace_path, options)}, "", format);
     return 0;
   }
   options.progress = true;  // drawn only when stderr is a terminal

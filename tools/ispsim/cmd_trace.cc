@@ -57,6 +57,9 @@ const char* kTraceUsage =
     "      [--ratio R] [--tokens N] [--quant fp32|int16]\n"
     "                           engine-emitted trace: the same three programs from a real full\n"
     "                           prefill and CacheBlend run, with the engine's HKVD masks\n"
+    "  gen --decode --shape MODEL --context-tokens C --out FILE [--steps A] ...\n"
+    "                           shape-only decode programs of paper 1 (DECODE_ONLY, dense KV;\n"
+    "                           DECODE_ONLY_DICTIONARY, compressed KV); see gen --decode --help\n"
     "Traces are validated while they stream; the first problem ends the command with\n"
     "one error line and exit code 2.\n";
 
@@ -213,6 +216,7 @@ int gen(const Args& args) {
   for (const std::string& a : args) {
     if (a == "--engine") return trace_gen_engine(args);
     if (a == "--budget-table") return budget_table(args);
+    if (a == "--decode") return trace_gen_decode(args);
   }
   po::options_description named("trace gen options");
   named.add_options()

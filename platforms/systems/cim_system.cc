@@ -1,0 +1,341 @@
+#include "platforms/systems/cim_system.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <map>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <systemc>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "models/cim/devices.h"
+#include "models/cim/step.h"
+#include "models/cim/unit.h"
+#include "models/core/energy_ledger.h"
+#include "models/core/stats.h"
+#include "models/core/vcd.h"
+#include "models/link/pcie_link.h"
+#include "platforms/systems/cim_plan.h"
+#include "traces/trace_io.h"
+
+namespace ispsim::systems {
+namespace {
+
+using schema::CimParams;
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::string mib(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+sc_core::sc_time ns_time(double ns) {
+  return sc_core::sc_time::from_value(static_cast<uint64_t>(std::llround(ns * 1e3)));
+}
+
+// The devices of one platform (all of them exist; an architecture uses some).
+struct CimSystem : sc_core::sc_module {
+  CimSystem(sc_core::sc_module_name name, const CimParams& p, const link::LinkConfig& link_config,
+            core::EnergyLedger& ledger)
+      : sc_module(name),
+        npu("npu", sc_core::SC_ZERO_TIME, &ledger),
+        host_cpu("host_cpu", sc_core::SC_ZERO_TIME, &ledger),
+        dram("dram", sc_core::SC_ZERO_TIME, &ledger),
+        cim_array("cim_array", sc_core::SC_ZERO_TIME, &ledger),
+        cim_periphery("cim_periphery", sc_core::SC_ZERO_TIME, &ledger),
+        controller("controller", sc_core::SC_ZERO_TIME, &ledger),
+        controller_sram("controller_sram", sc_core::SC_ZERO_TIME, &ledger),
+        bus("bus", ns_time(p.bus().latency_ns()), &ledger),
+        pcie("pcie", link_config, &ledger),
+        pcie_to_host("pcie_to_host", pcie, link::Direction::DEVICE_TO_HOST, link::Purpose::OTHER),
+        pcie_to_ssd("pcie_to_ssd", pcie, link::Direction::HOST_TO_DEVICE, link::Purpose::OTHER) {}
+
+  CimResources resources() {
+    return {&npu, &host_cpu, &dram, &cim_array, &cim_periphery, &controller, &controller_sram, &bus,
+            &pcie_to_host, &pcie_to_ssd};
+  }
+  void flush_energy() {
+    for (cim::Unit* u : {&npu, &host_cpu, &dram, &cim_array, &cim_periphery, &controller, &controller_sram, &bus})
+      u->flush_energy();
+  }
+  void trace(vcd::Writer& w) {
+    for (cim::Unit* u : {&npu, &host_cpu, &dram, &cim_array, &cim_periphery, &controller, &controller_sram, &bus})
+      u->trace(w);
+    pcie.trace(w);
+  }
+
+  cim::Unit npu, host_cpu, dram, cim_array, cim_periphery, controller, controller_sram, bus;
+  link::PcieLink pcie;
+  cim::PcieResource pcie_to_host, pcie_to_ssd;
+};
+
+// Walks the program's op DAG: an op starts when its dependencies completed,
+// runs its steps one after another, and releases its dependants.
+class CimRuntime {
+ public:
+  CimRuntime(std::vector<trace::Op> ops, const CimPlanner& planner) : ops_(std::move(ops)), planner_(planner) {
+    std::map<uint64_t, size_t> index;
+    for (size_t i = 0; i < ops_.size(); ++i) index[ops_[i].id()] = i;
+    waiting_.assign(ops_.size(), 0);
+    dependants_.resize(ops_.size());
+    for (size_t i = 0; i < ops_.size(); ++i)
+      for (uint64_t dep : ops_[i].deps()) {
+        ++waiting_[i];
+        dependants_[index.at(dep)].push_back(i);
+      }
+    running_.resize(ops_.size());
+  }
+
+  void start() {
+    for (size_t i = 0; i < ops_.size(); ++i)
+      if (waiting_[i] == 0) issue(i);
+  }
+
+  struct StageTotals {
+    double sim_ns = 0, analytic_ns = 0, energy_pj = 0;
+  };
+  const std::array<StageTotals, cim::kStageCount>& stages() const { return stages_; }
+  uint64_t completed() const { return completed_; }
+  uint64_t end_ps() const { return end_ps_; }
+  double analytic_ns() const {
+    double t = 0;
+    for (const StageTotals& s : stages_) t += s.analytic_ns;
+    return t;
+  }
+
+ private:
+  struct Running {
+    std::vector<cim::Step> steps;
+    size_t next = 0;
+    uint64_t step_start_ps = 0;
+    std::unique_ptr<cim::StepRunner> runner;
+  };
+
+  void issue(size_t i) {
+    running_[i] = std::make_unique<Running>();
+    running_[i]->steps = planner_.plan(ops_[i]);
+    for (const cim::Step& s : running_[i]->steps) {
+      StageTotals& t = stages_[static_cast<int>(s.stage)];
+      t.analytic_ns += s.analytic_ns();
+      t.energy_pj += s.energy_pj();
+    }
+    next_step(i);
+  }
+
+  void next_step(size_t i) {
+    Running& r = *running_[i];
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    if (r.next > 0) stages_[static_cast<int>(r.steps[r.next - 1].stage)].sim_ns += (now - r.step_start_ps) / 1e3;
+    if (r.next == r.steps.size()) return finish(i);
+    r.step_start_ps = now;
+    r.runner = std::make_unique<cim::StepRunner>(r.steps[r.next++], [this, i] { next_step(i); });
+    r.runner->start();
+  }
+
+  void finish(size_t i) {
+    end_ps_ = std::max<uint64_t>(end_ps_, sc_core::sc_time_stamp().value());
+    ++completed_;
+    // The runner that called us is still on the stack: release the op's state later.
+    finished_.push_back(std::move(running_[i]));
+    if (finished_.size() > 64) finished_.erase(finished_.begin(), finished_.begin() + 32);
+    for (size_t j : dependants_[i])
+      if (--waiting_[j] == 0) issue(j);
+  }
+
+  std::vector<trace::Op> ops_;
+  const CimPlanner& planner_;
+  std::vector<uint32_t> waiting_;
+  std::vector<std::vector<size_t>> dependants_;
+  std::vector<std::unique_ptr<Running>> running_;
+  std::vector<std::unique_ptr<Running>> finished_;
+  std::array<StageTotals, cim::kStageCount> stages_{};
+  uint64_t completed_ = 0, end_ps_ = 0;
+};
+
+trace::Program program_of(const schema::LoadedPlatform& loaded) {
+  trace::Program program;
+  if (!trace::Program_Parse(schema::Platform::Program_Name(loaded.platform.program()), &program))
+    throw BadInput(loaded.file, "unknown program");
+  const bool dense = loaded.platform.cim().architecture() == CimParams::NPU_DENSE_KV;
+  if (dense != (program == trace::DECODE_ONLY))
+    throw BadInput(loaded.file, "architecture " + CimParams::Architecture_Name(loaded.platform.cim().architecture()) +
+                                    " runs program " + (dense ? "DECODE_ONLY" : "DECODE_ONLY_DICTIONARY") + ", not " +
+                                    trace::Program_Name(program));
+  return program;
+}
+
+// The footprint check: storage that does not fit ends the run as out of memory.
+std::string capacity_problem(const CimPlanner& planner, const CimParams& p, const CimFootprint& f,
+                             uint64_t max_context, std::string& note) {
+  const uint64_t dram = p.dram().capacity_bytes(), flash = p.array().capacity_bytes(),
+                 sram = p.controller().sram_bytes();
+  if (planner.is_cim()) {
+    note = p.architecture() == CimParams::CIM_CODES_IN_SRAM
+               ? "controller SRAM " + mib(sram) + " holds the codes of " + std::to_string(f.sram_code_capacity_tokens) +
+                     " compressed tokens next to the window (" + mib(f.kv_bytes) + ") and pursuit state (" +
+                     mib(f.pursuit_state_bytes) + ")"
+               : "codes in host DRAM: " + mib(f.code_bytes) + "; controller SRAM holds the window (" +
+                     mib(f.kv_bytes) + ") and pursuit state (" + mib(f.pursuit_state_bytes) + ")";
+    if (f.flash_bytes > flash)
+      return "weights and dictionaries (" + mib(f.flash_bytes) + ") exceed the flash (" + mib(flash) + ")";
+    if (f.sram_bytes > sram)
+      return "controller SRAM overflow at " + std::to_string(max_context) + " tokens: window, pursuit state and " +
+             (p.architecture() == CimParams::CIM_CODES_IN_SRAM ? "codes (" + mib(f.code_bytes) + ") " : std::string()) +
+             "need " + mib(f.sram_bytes) + " of " + mib(sram) + " (cim.controller.sram_bytes); " + note;
+    if (f.dram_bytes > dram)
+      return "codes (" + mib(f.dram_bytes) + ") exceed the host DRAM (" + mib(dram) + ", cim.dram.capacity_bytes)";
+    return "";
+  }
+  if (f.dram_bytes > dram)
+    return "weights, KV" + std::string(planner.is_dictionary() ? ", dictionaries and codes" : "") + " need " +
+           mib(f.dram_bytes) + " of DRAM at " + std::to_string(max_context) + " tokens; the platform has " + mib(dram) +
+           " (cim.dram.capacity_bytes)";
+  return "";
+}
+
+}  // namespace
+
+bool is_cim_platform(const schema::Platform& platform) {
+  return platform.program() == schema::Platform::DECODE_ONLY ||
+         platform.program() == schema::Platform::DECODE_ONLY_DICTIONARY;
+}
+
+std::vector<std::string> ignored_settings(const schema::LoadedPlatform& loaded) {
+  const CimParams::Architecture a = loaded.platform.cim().architecture();
+  const bool cim = a == CimParams::CIM_CODES_IN_SRAM || a == CimParams::CIM_CODES_IN_HOST_DRAM;
+  std::vector<std::string> unused = {"cim.architecture"};  // set by the platform file, not a knob
+  if (!cim)
+    for (const char* p : {"cim.array.", "cim.controller.", "cim.bus.", "cim.throughput_meaning", "cim.nonlinear_device",
+                          "cim.pcie_score_bits", "cim.pcie_setup_ns", "cim.rho_cim", "link."})
+      unused.push_back(p);
+  if (a == CimParams::NPU_DENSE_KV) unused.push_back("cim.pass_sharing");
+  if (a != CimParams::NPU_DICTIONARY_KV) unused.push_back("cim.b2_pursuit_device");
+  if (a != CimParams::CIM_CODES_IN_HOST_DRAM) unused.push_back("cim.pcie_score_bits");
+  if (a == CimParams::CIM_CODES_IN_SRAM) unused.push_back("cim.dram.");
+  std::vector<std::string> ignored;
+  for (const std::string& path : loaded.from_overrides) {
+    bool skip = !starts_with(path, "cim.") && !starts_with(path, "link.");
+    for (const std::string& u : unused) skip |= path == u || (u.back() == '.' && starts_with(path, u));
+    if (skip) ignored.push_back(path);
+  }
+  return ignored;
+}
+
+RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::string& trace_path,
+                          const RunOptions& options) {
+  const schema::Platform& platform = loaded.platform;
+  const trace::Program program = program_of(loaded);
+  const CimParams p = cim::resolved(platform.cim(), loaded.file + ": cim");
+  const link::LinkConfig link_config = link::LinkConfig::from_params(platform.link(), loaded.file + ": link");
+
+  trace::TraceReader reader(trace_path);
+  const trace::Header header = reader.header();
+  bool declared = false;
+  for (const auto& info : header.programs()) declared |= info.program() == program;
+  if (!declared)
+    throw BadInput(trace_path, "has no " + trace::Program_Name(program) + " program, which platform '" +
+                                   platform.name() + "' runs");
+
+  RunSummary summary;
+  summary.platform = platform.name();
+  summary.program = trace::Program_Name(program);
+  summary.decode_tokens = header.request().answer_tokens();
+  uint64_t context = 0;
+  for (const auto& doc : header.request().documents()) context += doc.tokens();
+  const uint64_t max_context = context + header.request().query_tokens() + header.request().answer_tokens();
+
+  {  // capacity check before anything is simulated
+    const CimPlanner probe(p, link_config, header, CimResources{}, loaded.file);
+    const CimFootprint f = probe.footprint(max_context);
+    const std::string problem = capacity_problem(probe, p, f, max_context, summary.note);
+    if (!problem.empty()) {
+      summary.out_of_memory = true;
+      summary.failure = problem;
+      return summary;
+    }
+  }
+
+  std::vector<trace::Op> ops;
+  trace::Op op;
+  while (reader.next(op))
+    if (op.program() == program) ops.push_back(op);
+
+  std::optional<AtomicFile> stats_file;
+  if (!options.stats_path.empty()) {
+    const std::string& s = options.stats_path;
+    if (!(s.size() > 5 && (s.substr(s.size() - 5) == ".json" || s.substr(s.size() - 4) == ".csv")))
+      throw BadInput(s, "statistics file must end in .json or .csv");
+    stats_file.emplace(s);
+  }
+  if (!options.timeline_path.empty()) throw BadInput("--timeline", "the decode systems of paper 1 write no timeline");
+
+  core::EnergyLedger ledger;
+  CimSystem system("system", p, link_config, ledger);
+  const CimPlanner planner(p, link_config, header, system.resources(), loaded.file);
+  for (const trace::Op& o : ops) planner.plan(o);  // every op runnable before simulating
+  const uint64_t op_count = ops.size();
+  CimRuntime runtime(std::move(ops), planner);
+
+  std::unique_ptr<vcd::Writer> waveform;
+  if (!options.waveform.path.empty()) {
+    waveform = std::make_unique<vcd::Writer>(options.waveform);
+    system.trace(*waveform);
+  }
+  runtime.start();
+  sc_core::sc_start();
+  if (runtime.completed() != op_count)
+    throw std::logic_error("cim system: " + std::to_string(runtime.completed()) + " of " + std::to_string(op_count) +
+                           " ops completed");
+  if (waveform) waveform->close();
+  system.flush_energy();
+
+  summary.latency_ns = static_cast<double>(runtime.end_ps()) / 1e3;
+  summary.analytic_latency_ns = runtime.analytic_ns();
+  summary.phase_ns["decode"] = summary.latency_ns;
+  for (int s = 0; s < cim::kStageCount; ++s) {
+    const std::string name = cim::to_string(static_cast<cim::Stage>(s));
+    summary.stage_ns[name] = runtime.stages()[s].sim_ns;
+    summary.stage_analytic_ns[name] = runtime.stages()[s].analytic_ns;
+    summary.stage_j[name] = runtime.stages()[s].energy_pj * 1e-12;
+  }
+  for (link::Direction d : {link::Direction::HOST_TO_DEVICE, link::Direction::DEVICE_TO_HOST}) {
+    const uint64_t bytes = system.pcie.bytes(d, link::Purpose::OTHER);
+    if (bytes) summary.pcie_bytes[std::string(link::to_string(d)) + ".other"] = bytes;
+  }
+  const core::EnergyLedger::Summary energy =
+      ledger.summarize(runtime.end_ps(), {{"decode", 0, runtime.end_ps()}});
+  summary.energy_j = energy.total_j;
+  summary.energy_j_by_component = energy.dynamic_j_by_component;
+  summary.energy_j_by_phase = energy.j_by_phase;
+  summary.average_w = energy.average_w;
+  summary.peak_w = energy.peak_w;
+
+  if (stats_file) {
+    stats::Group run("system.run");
+    run.formula("latency", "ns", "simulated time of the decode steps", [&] { return summary.latency_ns; });
+    run.formula("analytic_latency", "ns", "the same steps timed with paper 1's eq. (4) model",
+                [&] { return summary.analytic_latency_ns; });
+    run.formula("time_between_tokens", "ns", "simulated latency / decode steps",
+                [&] { return summary.latency_ns / std::max<uint64_t>(1, summary.decode_tokens); });
+    run.formula("energy_per_token", "J", "energy / decode steps",
+                [&] { return summary.energy_j / std::max<uint64_t>(1, summary.decode_tokens); });
+    run.formula_integer("ops_completed", "count", "ops of the program that completed", [&] { return runtime.completed(); });
+    if (planner.is_cim())
+      run.formula_integer("sram_code_capacity_tokens", "count",
+                          "compressed tokens whose codes fit in controller SRAM beside window and pursuit state",
+                          [&] { return planner.footprint(max_context).sram_code_capacity_tokens; });
+    if (stats_file->path().size() >= 5 && stats_file->path().substr(stats_file->path().size() - 5) == ".json")
+      stats::Registry::global().write_json(stats_file->stream());
+    else
+      stats::Registry::global().write_csv(stats_file->stream());
+    stats_file->commit();
+  }
+  return summary;
+}
+
+}  // namespace ispsim::systems

@@ -1,0 +1,36 @@
+// Paper 1's platforms as SystemC systems (reference/paper1-integer-dictionary-cim.md,
+// Sec. 4): B1 (NPU + DDR5, dense FP16 KV), B2 (NPU + DDR5, dictionary KV),
+// S1 (CIM-SSD, codes in controller SRAM) and S2 (CIM-SSD, codes in host DRAM,
+// reconstruction on the CPU, synchronisation over PCIe). A platform runs the
+// DECODE_ONLY (B1) or DECODE_ONLY_DICTIONARY (B2, S1, S2) program of a trace
+// (traces/gen/decode_program.h): each op becomes steps on the devices
+// (CimPlanner), simulated on SystemC resources and also timed with the paper's
+// eq. (4); both latencies are reported, with the stage breakdown.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platforms/schema/platform_loader.h"
+#include "platforms/systems/report.h"
+#include "platforms/systems/run_options.h"
+
+namespace ispsim::systems {
+
+// Whether `platform` is one of paper 1's decode systems (its program is
+// DECODE_ONLY or DECODE_ONLY_DICTIONARY): `ispsim run` and `compare` send it here.
+bool is_cim_platform(const schema::Platform& platform);
+
+// The --set paths among `loaded.from_overrides` that this platform would
+// ignore (parameters of components or choices its architecture does not use).
+std::vector<std::string> ignored_settings(const schema::LoadedPlatform& loaded);
+
+// Simulates the platform's program of the trace (once per process). A run whose
+// storage does not fit (DRAM, flash, or S1's controller SRAM) is reported as
+// out_of_memory with the reason and the capacity figure, not simulated.
+// Throws BadInput for a trace without the platform's program or an op the
+// architecture cannot run.
+RunSummary run_cim_system(const schema::LoadedPlatform& platform, const std::string& trace_path,
+                          const RunOptions& options);
+
+}  // namespace ispsim::systems

@@ -1,0 +1,208 @@
+// Paper 1's decode systems (platforms/systems/cim_plan.h, cim_system.h):
+// closed forms of the planner, S1's SRAM overflow at the capacity boundary,
+// simulated against analytic time, bytes conserved between the engines, stages
+// adding up to the latency, bad parameters, and the CLI end to end.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/error.h"
+#include "models/cim/cost.h"
+#include "platforms/schema/platform_loader.h"
+#include "platforms/systems/cim_plan.h"
+#include "platforms/systems/cim_system.h"
+#include "tests/support/cli.h"
+#include "tests/support/vcd_check.h"
+#include "traces/gen/decode_program.h"
+#include "traces/gen/model_presets.h"
+
+namespace ispsim::systems {
+namespace {
+
+using ispsim::testing::run_cli;
+using ispsim::testing::scratch_dir;
+
+trace::Header llama_header(uint64_t context, uint64_t steps) {
+  tracegen::DecodeRequest r;
+  r.model = tracegen::find_model_preset("Llama-3.1-8B");
+  r.context_tokens = context;
+  r.decode_steps = steps;
+  r.dictionary = tracegen::paper_dictionary_settings();
+  return tracegen::make_decode_header(r, trace::Producer{});
+}
+
+std::string small_trace(uint64_t context, uint64_t steps) {
+  tracegen::DecodeRequest r;
+  r.model = tracegen::find_model_preset("SmolLM2-135M");
+  r.model.set_layers(2);
+  r.context_tokens = context;
+  r.decode_steps = steps;
+  r.dictionary = tracegen::paper_dictionary_settings();
+  r.dictionary.set_atoms(1024);
+  const std::string path = (scratch_dir() / "small.trace").string();
+  tracegen::generate_decode_trace(r, path);
+  return path;
+}
+
+CimPlanner planner(const std::string& platform, const trace::Header& header, const CimResources& res = {},
+                   const std::vector<std::string>& overrides = {}) {
+  const schema::LoadedPlatform p = schema::load_platform(platform, overrides);
+  return CimPlanner(p.platform.cim(), link::LinkConfig::from_params(p.platform.link()), header, res, p.file);
+}
+
+trace::Op gemv(uint64_t n, uint64_t k) {
+  trace::Op op;
+  op.mutable_gemm()->set_m(1);
+  op.mutable_gemm()->set_n(n);
+  op.mutable_gemm()->set_k(k);
+  op.mutable_gemm()->set_b_is_weight(true);
+  return op;
+}
+
+TEST(CimPlan, WeightGemvClosedFormsOnTheNpuAndInFlash) {
+  const trace::Header h = llama_header(1024, 1);
+  const auto b1 = planner("b1", h).plan(gemv(4096, 4096));
+  ASSERT_EQ(b1.size(), 1u);
+  // B1: FP16 weights and activations stream from DDR5 (76.8 GB/s) while the NPU does 16.8 M MACs at 32 TMAC/s.
+  const double dram_ns = (4096.0 * 4096 * 2 + 8192 * 2) / 76.8, npu_ns = 4096.0 * 4096 / 32e3;
+  EXPECT_NEAR(b1[0].analytic_ns(), cim::overlap_ns(dram_ns, npu_ns, 0.8), 1e-6);
+  EXPECT_NEAR(b1[0].energy_pj(), (4096.0 * 4096 * 2 + 8192 * 2) * 8 * 7 + 4096.0 * 4096 * 1.7 + 4096.0 * 4096 / 128 * 13,
+              1e-3);
+  // S1: x (4096 B) over the bus, 16.8 M in-place MACs at 1 TMAC/s, INT32 sums back, requantization.
+  const auto s1 = planner("s1", h).plan(gemv(4096, 4096));
+  ASSERT_EQ(s1.size(), 1u);
+  const double bus_in = 150 + 4096 / 16.0, cim = 4096.0 * 4096 / 1e3, bus_out = 150 + 4096 * 4 / 16.0,
+               ctrl = 4096 / 50.0;
+  EXPECT_NEAR(s1[0].analytic_ns(), cim::overlap_ns({bus_in, cim, bus_out, ctrl}, 0.9), 1e-6);
+}
+
+TEST(CimPlan, S1SramOverflowAtTheCapacityBoundary) {
+  // Llama-3.1-8B, defaults: window (W + U = 160 tokens) x 32 layers x 8 KV heads x 128 x 2 x INT8 = 10 MiB,
+  // pursuit state 32 layers x 32 tokens x 8 heads x 2 x (128 x 4 + 16 x 3) B = 8.75 MiB, codes 2 x 8 x 16 x 3 B
+  // = 768 B per token and layer: (192 MiB - 10 MiB - 8.75 MiB) / (32 x 768 B) = 7392 compressed tokens.
+  const CimPlanner s1 = planner("s1", llama_header(1024, 1));
+  const uint64_t sram = 192u << 20;
+  const CimFootprint at = s1.footprint(7392 + 128), beyond = s1.footprint(7392 + 128 + 1);
+  EXPECT_EQ(at.sram_code_capacity_tokens, 7392u);
+  EXPECT_EQ(at.sram_bytes, sram);
+  EXPECT_GT(beyond.sram_bytes, sram);
+  // The system reports it as an overflow instead of running it.
+  const std::string trace_path = (scratch_dir() / "llama.trace").string();
+  tracegen::DecodeRequest r;
+  r.model = tracegen::find_model_preset("Llama-3.1-8B");
+  r.context_tokens = 7392 + 128;
+  r.decode_steps = 1;
+  r.dictionary = tracegen::paper_dictionary_settings();
+  tracegen::generate_decode_trace(r, trace_path);
+  const RunSummary over = run_cim_system(schema::load_platform("s1"), trace_path, {});
+  EXPECT_TRUE(over.out_of_memory);
+  EXPECT_NE(over.failure.find("controller SRAM overflow at 7521 tokens"), std::string::npos) << over.failure;
+  EXPECT_NE(over.failure.find("codes of 7392 compressed tokens"), std::string::npos) << over.failure;
+  // S2 keeps the codes in host DRAM: the same context fits.
+  EXPECT_LT(planner("s2", llama_header(1024, 1)).footprint(7521).sram_bytes, sram);
+}
+
+TEST(CimPlan, BadParametersAreRejected) {
+  const trace::Header h = llama_header(1024, 1);
+  EXPECT_THROW(schema::load_platform("s1", {"cim.rho_cim=1.5"}), BadInput);
+  EXPECT_THROW(schema::load_platform("s1", {"cim.pass_sharing=EVERYTHING"}), BadInput);
+  EXPECT_THROW(planner("s2", h, {}, {"cim.pcie_score_bits=12"}), BadInput);
+  EXPECT_THROW(planner("b2", h, {}, {"cim.b2_pursuit_device=CONTROLLER"}), BadInput);
+  EXPECT_EQ(ignored_settings(schema::load_platform("b1", {"cim.bus.latency_ns=5", "cim.dram.bandwidth_gbps=50"})),
+            std::vector<std::string>{"cim.bus.latency_ns"});
+  EXPECT_EQ(ignored_settings(schema::load_platform("s1", {"nand.t_read_us=20"})),
+            std::vector<std::string>{"nand.t_read_us"});
+  // An architecture that does not match the platform's program.
+  EXPECT_THROW(run_cim_system(schema::load_platform("b1", {"cim.architecture=CIM_CODES_IN_SRAM"}), small_trace(300, 1), {}),
+               BadInput);
+}
+
+// Distinct tags for the resources, so lanes can be told apart without SystemC.
+struct Tag : cim::Resource {
+  void submit(const sc_core::sc_time&, const sc_core::sc_time&, uint64_t, double, cim::Done) override {}
+  const std::string& component() const override { return name; }
+  void trace(vcd::Writer&) override {}
+  std::string name = "tag";
+};
+
+TEST(CimSystem, S2BytesConservedAndSimulatedEqualsAnalyticWhenSequential) {
+  const std::string path = small_trace(300, 32);
+  const std::vector<std::string> sets = {"cim.pipeline_chunks=1"};
+  // Planned PCIe bytes over the whole program, from the planner alone.
+  Tag h2d, d2h;
+  CimResources tags;
+  tags.pcie_to_ssd = &h2d;
+  tags.pcie_to_host = &d2h;
+  trace::TraceReader reader(path);
+  const CimPlanner counting = planner("s2", reader.header(), tags, sets);
+  uint64_t planned_h2d = 0, planned_d2h = 0;
+  trace::Op op;
+  while (reader.next(op)) {
+    if (op.program() != trace::DECODE_ONLY_DICTIONARY) continue;
+    for (const cim::Step& s : counting.plan(op))
+      for (const cim::Lane& l : s.lanes) {
+        if (l.resource == &h2d) planned_h2d += l.bytes * s.repeat;
+        if (l.resource == &d2h) planned_d2h += l.bytes * s.repeat;
+      }
+  }
+  const RunSummary run = run_cim_system(schema::load_platform("s2", sets), path, {});
+  ASSERT_TRUE(run.failure.empty()) << run.failure;
+  EXPECT_GT(planned_h2d, 0u);
+  EXPECT_EQ(run.pcie_bytes.at("host_to_device.other"), planned_h2d);
+  EXPECT_EQ(run.pcie_bytes.at("device_to_host.other"), planned_d2h);
+  // With one chunk per step nothing overlaps: both timings are sums of the same terms
+  // (up to 1 ps of rounding per lane and chunk).
+  EXPECT_NEAR(run.latency_ns, run.analytic_latency_ns, 1e-3 * 20000);
+  double stages = 0;
+  for (const auto& [name, ns] : run.stage_ns) stages += ns;
+  EXPECT_NEAR(stages, run.latency_ns, 1e-6 * run.latency_ns);  // the program is a chain
+  EXPECT_EQ(run.decode_tokens, 32u);
+  EXPECT_GT(run.stage_j.at("pursuit"), 0.0);
+  EXPECT_GT(run.stage_j.at("transfers"), 0.0);
+  double stage_j = 0;
+  for (const auto& [name, j] : run.stage_j) stage_j += j;
+  EXPECT_NEAR(stage_j, run.energy_j, 1e-9 * run.energy_j);  // PCIe energy: LinkConfig::energy_pj on both sides
+}
+
+TEST(CimSystem, B1RunsDenseDecodeWithoutPursuit) {
+  const RunSummary run = run_cim_system(schema::load_platform("b1"), small_trace(300, 4), {});
+  ASSERT_TRUE(run.failure.empty()) << run.failure;
+  EXPECT_GT(run.latency_ns, 0);
+  EXPECT_GT(run.analytic_latency_ns, 0);
+  EXPECT_EQ(run.stage_ns.at("pursuit"), 0.0);
+  EXPECT_GT(run.stage_ns.at("weights"), 0.0);
+}
+
+TEST(CimCli, CompareAgainstB1AndOneLineErrors) {
+  const std::string path = small_trace(300, 32);
+  auto ok = run_cli("compare --trace " + path + " --platforms b1,b2,s1,s2 --baseline b1 --jobs 1");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  for (const char* s : {"TBT (ms)", "speedup (x)", "energy ratio (x)", "pursuit (ms)", "B1", "S2"})
+    EXPECT_NE(ok.out.find(s), std::string::npos) << s << "\n" << ok.out;
+  auto bad = run_cli("run --platform b1 --trace " + path + " --set cim.bus.latency_ns=5");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+  bad = run_cli("run --platform s2 --trace " + path + " --set cim.pcie_score_bits=12");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+  bad = run_cli("trace gen --decode --shape Llama-3.1-8B --context-tokens 0 --out " + path);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+}
+
+TEST(CimCli, RunWritesStatisticsAndAWaveformGtkwaveReads) {
+  const std::string path = small_trace(300, 4);
+  const auto stats = scratch_dir() / "s2.json";
+  const auto vcd = scratch_dir() / "s2.vcd";
+  auto r = run_cli("run --platform s2 --trace " + path + " --stats " + stats.string() + " --vcd " + vcd.string() +
+                   " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"tbt_ms\""), std::string::npos) << r.out;
+  const std::string json = ispsim::testing::read_text(stats);
+  for (const char* s : {"time_between_tokens", "analytic_latency", "sram_code_capacity_tokens", "cim_array", "pcie"})
+    EXPECT_NE(json.find(s), std::string::npos) << s;
+  ispsim::testing::expect_vcd_valid(vcd.string());
+}
+
+}  // namespace
+}  // namespace ispsim::systems
