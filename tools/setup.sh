@@ -10,7 +10,12 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libgtest-dev libbenchmark-dev
   gtkwave            # vcd2fst validates every VCD the tests write
+<<<<<<< HEAD
   xvfb x11-apps netpbm  # the GTKWave view test: a real GTKWave under Xvfb, screenshot (xwd -> PNG)
+=======
+  python3-matplotlib # tools/plot: figures of sweeps and `ispsim reproduce` (run with /usr/bin/python3)
+  slurm-wlm munge    # the Slurm test of `ispsim sweep --slurm` (a single-node cluster on localhost)
+>>>>>>> 973ecf7 (sweep: ispsim sweep SPEC (sweep.proto; cartesian product or listed points; run id = hash of the resolved platform and the trace; -j child processes with per-run atomic result files, resumable; tidy CSV/JSON results with status ok/oom/error and version; --shard I/N, --slurm [--submit --wait], --collect); tools/plot figures; reproduce memllm|cim; tests: cli_sweep_test, Plot, SlurmSweep on a local single-node cluster (tools/slurm/local_cluster.sh); child_process: completion callback, any finished child frees its slot)
 )
 
 missing=()
