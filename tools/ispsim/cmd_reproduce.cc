@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -131,27 +132,47 @@ Paper memllm_paper(bool full) {
   paper.experiments.push_back(grid);
 
   auto line = [&](const std::string& name, const std::string& title, const std::string& x_axis,
-                  const std::vector<std::string>& values, const std::string& x_label, const std::string& extra = "") {
-    Experiment e{name, title,
-                 sweep_text(name, title, one_request + extra + all_platforms + axis(x_axis, values)), {}};
-    e.figures = {{name + "_speedup", title + ": speedup over GPU-FullCompute",
-                  {"--figure", "line", "--x", x_axis, "--x-label", x_label, "--y", "speedup"}},
-                 {name + "_latency", title + ": end-to-end latency",
-                  {"--figure", "line", "--x", x_axis, "--x-label", x_label, "--y", "latency_ms"}}};
+                  const std::vector<std::string>& values, const std::string& x_label,
+                  const std::string& request, const std::vector<std::string>& plot_extra = {}) {
+    Experiment e{name, title, sweep_text(name, title, request + all_platforms + axis(x_axis, values)), {}};
+    std::string stem = name;
+    std::replace(stem.begin(), stem.end(), '-', '_');
+    std::vector<std::string> common = {"--figure", "line", "--x", x_axis, "--x-label", x_label};
+    common.insert(common.end(), plot_extra.begin(), plot_extra.end());
+    auto with = [&common](std::vector<std::string> more) {
+      more.insert(more.begin(), common.begin(), common.end());
+      return more;
+    };
+    e.figures = {{stem + "_speedup", title + ": speedup over GPU-FullCompute", with({"--y", "speedup"})},
+                 {stem + "_latency", title + ": end-to-end latency", with({"--y", "latency_ms"})}};
     paper.experiments.push_back(e);
   };
   line("memllm-ratio", "Recomputation ratio 5-25 % (" + model + ", " + dataset + ")", "trace.ratio",
-       {"0.05", "0.1", "0.15", "0.2", "0.25"}, "recomputation ratio (fraction of context tokens)");
-  line("memllm-context", "Context length (" + model + ", 5 documents)", "trace.context_tokens",
+       {"0.05", "0.1", "0.15", "0.2", "0.25"}, "recomputation ratio (fraction of context tokens)", one_request);
+  line("memllm-context", "Context length (" + model + ", " + dataset + ", 5 documents)", "trace.context_tokens",
        full ? std::vector<std::string>{"256", "512", "1024", "2048", "4096", "8192"}
             : std::vector<std::string>{"128", "256", "512", "1024"},
-       "context tokens per document");
+       "context tokens per document", one_request);
   line("memllm-answer", "Answer length incl. long answers of 100 tokens (" + model + ", " + dataset + ")",
-       "trace.answer_tokens", {"1", "10", "25", "50", "100"}, "answer tokens (decode steps)");
+       "trace.answer_tokens", {"1", "10", "25", "50", "100"}, "answer tokens (decode steps)", one_request);
   line("memllm-channels", "NAND channel count (" + model + ", " + dataset + ")", "nand.channels",
-       {"4", "8", "16"}, "NAND channels (count)");
-  line("memllm-dram", "Host DRAM budget 8-16 GB (" + model + ", " + dataset + ")", "host.dram_capacity_bytes",
-       {"8589934592", "10737418240", "12884901888", "15032385536", "17179869184"}, "host DRAM budget (bytes)");
+       {"4", "8", "16"}, "NAND channels (count)", one_request);
+  // The budget matters only when the KV does not fit. Full: MemLLM's 8-16 GiB
+  // with OPT-2.7B on 5 x 8192 tokens (KV 2 x 32 layers x 2560 x 2 B = 320 KiB
+  // per token, 13.4 GB). Short: the same crossing scaled down, SmolLM2-360M on
+  // 5 x 4096 tokens (KV 2 x 32 x 320 x 2 B = 40 KiB per token, 0.84 GB; weights
+  // 0.72 GB and the 1 GiB workspace also live in the budget) over 2-3 GiB.
+  const std::string dram_request =
+      full ? axis("trace.model", {"OPT-2.7B"}) + axis("trace.dataset", {dataset}) + axis("trace.context_tokens", {"8192"})
+           : axis("trace.model", {model}) + axis("trace.dataset", {dataset}) + axis("trace.context_tokens", {"4096"});
+  const std::vector<std::string> budgets =
+      full ? std::vector<std::string>{"8589934592", "10737418240", "12884901888", "15032385536", "17179869184"}
+           : std::vector<std::string>{"2147483648", "2415919104", "2684354560", "2952790016", "3221225472"};
+  line("memllm-dram",
+       full ? "Host DRAM budget 8-16 GiB (OPT-2.7B, " + dataset + ", 5 x 8192 tokens)"
+            : "Host DRAM budget, scaled down to 2-3 GiB (" + model + ", " + dataset + ", 5 x 4096 tokens; --full: 8-16 GiB)",
+       "host.dram_capacity_bytes", budgets, "host DRAM budget (GiB)", dram_request,
+       {"--x-scale", "9.313225746154785e-10"});
 
   Experiment bw{"memllm-nand-bandwidth", "Naive vs pipelined aggregate NAND read bandwidth",
                 sweep_text("memllm-nand-bandwidth", "NAND stream microbenchmark, tR exposed vs die-level pipelined",
@@ -339,6 +360,8 @@ int reproduce(const Args& args) {
     for (const Figure& f : e.figures) {
       std::vector<std::string> command = {python, plot, results_dir + "/results.json"};
       command.insert(command.end(), f.plot_args.begin(), f.plot_args.end());
+      command.push_back("--title");
+      command.push_back(f.title);
       command.push_back("--out");
       command.push_back((fs::path(out_dir) / "figures" / f.stem).string());
       const bool drawn = run_command(command) == 0;

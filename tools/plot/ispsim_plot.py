@@ -171,6 +171,10 @@ def mean_note(data, used):
     return f" (geometric mean over {', '.join(rest)})" if rest else ""
 
 
+def bar_figure_width(groups, series):
+    return min(10.0, max(6.0, 0.25 * len(groups) * max(1, len(series)) + 2))
+
+
 def draw_grouped_bars(ax, groups, series, cells, ylabel, reference=None):
     """Bars per group, one per series; OOM/ERR as hatched markers."""
     width = 0.8 / max(1, len(series))
@@ -203,9 +207,9 @@ def figure_speedup(data, args, systems=None, baseline=None, title="Speedup"):
     triples, _ = speedups(data, baseline)
     systems = systems_of(data, systems or args.systems)
     groups, cells = grouped_cells(data, triples, args.group, systems)
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(groups) * max(1, len(systems)) / 3 + 3), 3.6))
+    fig, ax = plt.subplots(figsize=(bar_figure_width(groups, systems), 3.6))
     draw_grouped_bars(ax, groups, systems, cells, f"speedup over {baseline} (x)", reference=1.0)
-    ax.set_xlabel(args.group)
+    ax.set_xlabel(axis_label(args.group))
     ax.set_title(title + mean_note(data, {args.group, "platform"}), fontsize=9)
     return fig
 
@@ -226,7 +230,7 @@ def figure_stacked(data, args, parts, ylabel, title):
             continue
         for p, (_, f) in enumerate(parts):
             cells[(g, s, p)].add(r, f(r["metrics"]) if r["status"] == "ok" else None)
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(groups) * len(systems) + 2), 3.8))
+    fig, ax = plt.subplots(figsize=(min(12.0, max(6, 0.4 * len(groups) * len(systems) + 2)), 3.8))
     labels, k, x = [], 0, 0
     top = max([c.value() or 0 for c in cells.values()] + [1e-9])
     for g in groups:
@@ -298,16 +302,26 @@ def figure_nand_bw(data, args):
         cells[(r["inputs"].get(x_axis, "all"), "bandwidth")].add(r, r["metrics"].get("nand_read_gbps"))
     fig, ax = plt.subplots(figsize=(5, 3.6))
     draw_grouped_bars(ax, groups, ["bandwidth"], cells, "aggregate NAND read bandwidth (GB/s)")
+    top = max([c.value() or 0 for c in cells.values()] + [19])
+    ax.set_ylim(0, top * 1.15)
     for ref in (11, 19):
         ax.axhline(ref, color="grey", linewidth=0.8, linestyle=":")
-        ax.text(len(groups) - 0.5, ref, f"MemLLM reports ≈{ref} GB/s", fontsize=7, ha="right", va="bottom")
+        ax.text(-0.45, ref, f"MemLLM reports ≈{ref} GB/s", fontsize=7, ha="left", va="bottom")
     ax.get_legend().remove()
-    ax.set_xlabel(x_axis)
+    ax.set_xlabel(axis_label(x_axis))
     ax.set_title("Naive vs pipelined NAND reads" + mean_note(data, {x_axis}), fontsize=9)
     return fig
 
 
 UNITS = {"_ms": "ms", "_bytes": "bytes", "_j": "J", "_w": "W", "_gbps": "GB/s"}
+
+
+AXIS_LABELS = {"trace.dataset": "dataset profile", "trace.model": "model", "trace.ratio": "recomputation ratio",
+               "stream.read_mode": "NAND read mode", "platform": "platform"}
+
+
+def axis_label(name):
+    return AXIS_LABELS.get(name, name)
 
 
 def metric_label(name):
@@ -324,9 +338,9 @@ def figure_bars(data, args):
     systems = systems_of(data, args.systems)
     triples = [(r, r["metrics"].get(y), False) for r in data["runs"]]
     groups, cells = grouped_cells(data, triples, args.group, systems)
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(groups) * max(1, len(systems)) / 3 + 3), 3.6))
+    fig, ax = plt.subplots(figsize=(bar_figure_width(groups, systems), 3.6))
     draw_grouped_bars(ax, groups, systems, cells, metric_label(y))
-    ax.set_xlabel(args.group)
+    ax.set_xlabel(axis_label(args.group))
     ax.set_title(metric_label(y) + mean_note(data, {args.group, "platform"}), fontsize=9)
     return fig
 
@@ -383,7 +397,7 @@ def figure_line(data, args):
     values = [c.value() for c in cells.values() if c.value() is not None]
     floor = min(values) if values else 0
     for i, s in enumerate(systems):
-        pts = [(float(x), cells[(x, s)].value()) for x in xs]
+        pts = [(float(x) * args.x_scale, cells[(x, s)].value()) for x in xs]
         good = [(x, v) for x, v in pts if v is not None]
         if good:
             ax.plot([p[0] for p in good], [p[1] for p in good], color=f"C{i}", label=s)
@@ -391,21 +405,21 @@ def figure_line(data, args):
             if v is not None:
                 ax.plot([x], [v], marker="o", color=f"C{i}", gid=f"point-{k}")
             else:
-                c = cells[(shortest(x, xs), s)]
+                c = cells[(shortest(x, xs, args.x_scale), s)]
                 ax.plot([x], [floor], marker="x", markersize=9, color=f"C{i}", gid=f"{c.kind()}-point-{k}")
                 ax.annotate(c.mark(), (x, floor), fontsize=7, xytext=(3, 3), textcoords="offset points")
             k += 1
-    ax.set_xlabel(args.x_label or args.x)
+    ax.set_xlabel(args.x_label or axis_label(args.x))
     ax.set_ylabel(metric_label(y) if y != "speedup" else f"speedup over {args.baseline} (x)")
     ax.legend(fontsize=7)
-    ax.set_title(f"{metric_label(y)} over {args.x}" + mean_note(data, {args.x, "platform"}), fontsize=9)
+    ax.set_title(f"{ax.get_ylabel()} vs {args.x_label or axis_label(args.x)}" + mean_note(data, {args.x, "platform"}), fontsize=9)
     return fig
 
 
-def shortest(x, xs):
-    """The axis text of the numeric value x."""
+def shortest(x, xs, scale):
+    """The axis text of the plotted (scaled) value x."""
     for t in xs:
-        if float(t) == x:
+        if float(t) * scale == x:
             return t
     return str(x)
 
@@ -436,6 +450,8 @@ def main():
     p.add_argument("--systems", type=lambda s: [x for x in s.split(",") if x], help="systems to show, in order")
     p.add_argument("--x", help="swept input on the x axis (line, nand_bw)")
     p.add_argument("--x-label", help="x-axis label with its unit (line), e.g. 'context tokens per document'")
+    p.add_argument("--x-scale", type=float, default=1.0,
+                   help="factor for the x values (line), e.g. 1e-9 for bytes shown as GB; say so in --x-label")
     p.add_argument("--y", help="metric on the y axis (line; default latency_ms; 'speedup' for speedup)")
     p.add_argument("--title", help="figure title (replaces the default)")
     p.add_argument("--rows", help="input whose values are the table's rows (table)")
@@ -454,6 +470,9 @@ def main():
         write_atomically(args.out + ".md", table(data, args))
         return
     fig = FIGURES[args.figure](data, args)
+    if args.where and not args.title:
+        ax = fig.axes[0]
+        ax.set_title(ax.get_title() + " [" + ", ".join(args.where) + "]", fontsize=9)
     if args.title:
         fig.axes[0].set_title(args.title, fontsize=9)
     fig.tight_layout()
