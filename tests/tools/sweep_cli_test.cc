@@ -251,5 +251,27 @@ TEST(SweepCli, BadInputIsOneLineExitTwoAndNoResults) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+TEST(ReproduceCli, ListsEveryExperimentAndWhatIsMissing) {
+  const CliResult r = run_cli("reproduce memllm --list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* expected : {"memllm-grid:", "figure speedup_by_dataset:", "figure ablation_ladder:",
+                               "figure prefill_breakdown:", "figure pcie_traffic:", "figure power:",
+                               "memllm-ratio:", "memllm-context:", "memllm-answer:", "memllm-channels:",
+                               "memllm-dram:", "figure nand_bandwidth:", "missing: KV quantization"})
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " not in:\n" << r.out;
+  // A system without a platform file is listed as missing, not dropped silently.
+  for (const char* system : {"instattention", "aif"}) {
+    const bool present = fs::exists(std::string(ISPSIM_SOURCE_DIR) + "/platforms/" + system + ".textproto");
+    EXPECT_EQ(r.out.find(std::string("missing: system ") + system) != std::string::npos, !present) << system;
+  }
+  const CliResult cim = run_cli("reproduce cim --list");
+  ASSERT_EQ(cim.exit_code, 0) << cim.err;
+  EXPECT_NE(cim.out.find("missing: the engine's cumulative accuracy ablation"), std::string::npos) << cim.out;
+
+  const CliResult bad = run_cli("reproduce nopaper");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "ispsim: error: ispsim reproduce: unknown paper 'nopaper' (memllm or cim)\n");
+}
+
 }  // namespace
 }  // namespace ispsim::testing

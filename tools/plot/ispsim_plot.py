@@ -29,6 +29,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 
 import matplotlib
 
@@ -197,6 +198,7 @@ def draw_grouped_bars(ax, groups, series, cells, ylabel, reference=None):
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
     ax.set_ylabel(ylabel)
+    ax.set_ylim(0, top * 1.3)  # room for the legend above the bars
     if reference is not None:
         ax.axhline(reference, color="black", linewidth=0.8, linestyle="--")
     ax.legend(fontsize=7, ncol=min(3, len(series)))
@@ -474,7 +476,7 @@ def main():
         ax = fig.axes[0]
         ax.set_title(ax.get_title() + " [" + ", ".join(args.where) + "]", fontsize=9)
     if args.title:
-        fig.axes[0].set_title(args.title, fontsize=9)
+        fig.axes[0].set_title("\n".join(textwrap.wrap(args.title, 70)), fontsize=9)
     fig.tight_layout()
     # Written under temporary names and renamed when complete (no half-written figure).
     for ext, options in (("svg", {"metadata": METADATA_SVG}), ("png", {"dpi": 110, "metadata": METADATA_PNG})):
