@@ -106,9 +106,13 @@ Paper memllm_paper(bool full) {
   const std::string all_platforms = axis("platform", platforms);
 
   Experiment grid{"memllm-grid", "Speedup of every system over GPU-FullCompute on the eight datasets and " +
-                                     std::to_string(models.size()) + " models",
+                                     std::to_string(models.size()) + " models" +
+                                     (full ? "" : " (requests capped at 4096 context and 32 answer tokens)"),
                   sweep_text("memllm-grid", "every platform x model x dataset profile (profile-drawn lengths, seed 1)",
-                             axis("trace.model", models) + axis("trace.dataset", datasets) + all_platforms),
+                             axis("trace.model", models) + axis("trace.dataset", datasets) +
+                                 (full ? "" : axis("trace.max_context_tokens", {"4096"}) +
+                                                  axis("trace.max_answer_tokens", {"32"})) +
+                                 all_platforms),
                   {}};
   grid.figures = {
       {"speedup_by_dataset", "Speedup over GPU-FullCompute per dataset (geometric mean over the models)",

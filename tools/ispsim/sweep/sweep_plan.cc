@@ -26,7 +26,8 @@ namespace {
 
 const char* kTraceSettings[] = {"trace.file",           "trace.model",        "trace.dataset",
                                 "trace.seed",           "trace.ratio",        "trace.docs",
-                                "trace.context_tokens", "trace.query_tokens", "trace.answer_tokens"};
+                                "trace.context_tokens", "trace.query_tokens", "trace.answer_tokens",
+                                "trace.max_context_tokens", "trace.max_answer_tokens"};
 
 // Range values: from, from + step, ..., to (inclusive, with a tolerance of 1e-9 steps).
 std::vector<std::string> range_values(const Range& r, const std::string& where) {
@@ -83,12 +84,17 @@ TraceSource trace_source(const std::map<std::string, std::string>& values, const
     o.query_tokens = parse_whole(*v, 1, tracegen::kMaxGeneratedQueryTokens, where + ": trace.query_tokens");
   if (auto v = value("trace.answer_tokens"))
     o.answer_tokens = parse_whole(*v, 0, tracegen::kMaxGeneratedAnswerTokens, where + ": trace.answer_tokens");
+  if (auto v = value("trace.max_context_tokens"))
+    o.max_context_tokens = parse_whole(*v, 1, tracegen::kMaxGeneratedContextTokens, where + ": trace.max_context_tokens");
+  if (auto v = value("trace.max_answer_tokens"))
+    o.max_answer_tokens = parse_whole(*v, 0, tracegen::kMaxGeneratedAnswerTokens, where + ": trace.max_answer_tokens");
   auto optional = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
   const std::string canonical = "shape-v1;model=" + o.model + ";dataset=" + o.dataset +
                                 ";seed=" + std::to_string(o.seed) + ";ratio=" + shortest_number(o.recompute_ratio) +
                                 ";resample=" + shortest_number(o.mask_resample_fraction) +
                                 ";docs=" + std::to_string(o.docs) + ";context=" + optional(o.context_tokens) +
-                                ";query=" + optional(o.query_tokens) + ";answer=" + optional(o.answer_tokens);
+                                ";query=" + optional(o.query_tokens) + ";answer=" + optional(o.answer_tokens) +
+                                ";max_context=" + optional(o.max_context_tokens) + ";max_answer=" + optional(o.max_answer_tokens);
   source.key = fnv1a_hex(canonical);
   source.shape = o;
   return source;
@@ -168,7 +174,8 @@ SweepPlan load_sweep(const std::string& path) {
     const bool is_trace = axis.name().rfind("trace.", 0) == 0;
     if (is_trace && std::find(std::begin(kTraceSettings), std::end(kTraceSettings), axis.name()) == std::end(kTraceSettings))
       throw BadInput(where, "unknown trace setting (known: trace.file, trace.model, trace.dataset, trace.seed, "
-                            "trace.ratio, trace.docs, trace.context_tokens, trace.query_tokens, trace.answer_tokens)");
+                            "trace.ratio, trace.docs, trace.context_tokens, trace.query_tokens, trace.answer_tokens, "
+                            "trace.max_context_tokens, trace.max_answer_tokens)");
     if (!is_trace && axis.name() != "platform") {
       std::string problem;
       if (!schema::find_parameter(*schema::Platform::descriptor(), axis.name(), &problem))
