@@ -11,8 +11,10 @@ packages=(
   libgtest-dev libbenchmark-dev
   gtkwave            # vcd2fst validates every VCD the tests write
   xvfb x11-apps netpbm  # the GTKWave view test: a real GTKWave under Xvfb, screenshot (xwd -> PNG)
-  clang libclang-rt-14-dev libfuzzer-14-dev  # fuzz/ targets (-fsanitize=fuzzer), tools/fuzz.sh in .ci/run
+  clang libclang-rt-14-dev libfuzzer-14-dev  # fuzz/ targets (-fsanitize=fuzzer), tools/fuzz.sh
   python3            # tools/calibrate/calibrate.py (standard library only) and its ctest
+  python3-matplotlib # tools/plot: figures of sweeps and `ispsim reproduce` (run with /usr/bin/python3)
+  slurm-wlm munge    # the Slurm test of `ispsim sweep --slurm` (a single-node cluster on localhost)
 )
 
 missing=()

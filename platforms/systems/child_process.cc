@@ -52,7 +52,8 @@ std::string temp_path() {
 
 }  // namespace
 
-std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs) {
+std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs,
+                                         const ChildDone& on_done) {
   std::vector<ChildResult> results(tasks.size());
   std::vector<std::string> paths(tasks.size());
   std::map<pid_t, size_t> running;
@@ -74,9 +75,12 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
         if (pid == 0) child(tasks[next], paths[next]);
         running[pid] = next++;
       }
+      // Any child: the process has no children but ours (a pid we did not
+      // start is not waited for by anyone else either, so it is skipped).
       int status = 0;
-      const pid_t pid = waitpid(running.begin()->first, &status, 0);
+      const pid_t pid = waitpid(-1, &status, 0);
       if (pid < 0) throw std::runtime_error("waitpid failed");
+      if (!running.count(pid)) continue;
       const size_t i = running.at(pid);
       running.erase(pid);
       termination::forget_child(pid);
@@ -91,6 +95,7 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
         results[i].exit_code = 1;
         results[i].output = "child process killed by signal " + std::to_string(WTERMSIG(status));
       }
+      if (on_done) on_done(i, results[i]);
     }
   } catch (...) {
     // No child outlives the call, and no temporary file either.

@@ -16,8 +16,14 @@ struct ChildResult {
   std::string output;  // the returned text, or the error line
 };
 
+// Called in the parent as each child finishes, with the task's index: lets a
+// caller save results and show progress while the others still run.
+using ChildDone = std::function<void(size_t index, const ChildResult& result)>;
+
 // Runs every task in its own child process, at most `jobs` at once, and returns
-// their results in task order. Call before any SystemC module exists.
-std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs);
+// their results in task order. A free slot is refilled as soon as any child
+// ends. Call before any SystemC module exists.
+std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs,
+                                         const ChildDone& on_done = {});
 
 }  // namespace ispsim::systems

@@ -19,5 +19,7 @@ int trace(const Args& args);     // cmd_trace.cc: trace dump | stats
 int describe(const Args& args);  // cmd_describe.cc: platform/module parameters
 int engine(const Args& args);    // cmd_engine.cc: functional engine (ppl, generate)
 int trace_gen_decode(const Args& args);  // cmd_trace_decode.cc: trace gen --decode (paper 1 decode programs)
+int sweep(const Args& args);     // cmd_sweep.cc: many runs from a sweep file, Slurm shards
+int reproduce(const Args& args); // cmd_reproduce.cc: a paper's figures into one folder
 
 }  // namespace ispsim::cli

@@ -25,6 +25,8 @@ const char* kUsage =
     "  trace     inspect or write a trace: dump | stats | pack\n"
     "  describe  print the parameters of a platform or module with unit, default and meaning\n"
     "  engine    functional integer-only LLM engine: ppl | generate\n"
+    "  sweep     many simulations from a sweep file, locally (-j) or as a Slurm job array\n"
+    "  reproduce a paper's figures and tables into one folder: memllm | cim\n"
     "run 'ispsim <command> --help' for the options of a command\n";
 
 int dispatch(int argc, char** argv) {
@@ -35,6 +37,8 @@ int dispatch(int argc, char** argv) {
       {"trace", ispsim::cli::trace},
       {"describe", ispsim::cli::describe},
       {"engine", ispsim::cli::engine},
+      {"sweep", ispsim::cli::sweep},
+      {"reproduce", ispsim::cli::reproduce},
   };
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::cout << kUsage;

@@ -1,0 +1,277 @@
+// `ispsim sweep`: expansion, the results tables, statuses (ok, oom, error),
+// resuming, shards and their collection, the Slurm script, and bad input. Every
+// simulation is a short SmolLM2-135M request (2 documents of 64 tokens, 2 answer
+// tokens), so the whole suite runs in seconds.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tests/support/cli.h"
+
+namespace ispsim::testing {
+namespace {
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+const char* kTraceAxes = R"(
+axis { name: "trace.model" values: "SmolLM2-135M" }
+axis { name: "trace.dataset" values: "hpt" }
+axis { name: "trace.docs" values: "2" }
+axis { name: "trace.context_tokens" values: "64" }
+axis { name: "trace.query_tokens" values: "8" }
+axis { name: "trace.answer_tokens" values: "2" }
+)";
+
+// 2 platforms x 2 ratios x 2 DRAM budgets (100 MB does not hold the weights: OOM).
+std::string small_spec() {
+  return std::string("name: \"small\"\n") + kTraceAxes + R"(
+axis { name: "platform" values: "gpu_fullcompute" values: "memllm" }
+axis { name: "trace.ratio" range { from: 0.1 to: 0.2 step: 0.1 } }
+axis { name: "host.dram_capacity_bytes" values: "8589934592" values: "100000000" }
+metric: "latency_ms"
+metric: "energy_j"
+)";
+}
+
+std::string write_spec(const std::string& name, const std::string& text) {
+  const std::string path = (scratch_dir() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::string out_dir(const std::string& name) { return (scratch_dir() / name).string(); }
+
+TEST(SweepCli, ExpandsTheProductAndWritesOneRowPerRunWithStatus) {
+  const std::string spec = write_spec("s.txtpb", small_spec());
+  const std::string out = out_dir("out");
+  const CliResult r = run_cli("sweep " + shell_quote(spec) + " -j 2 --out " + shell_quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // quiet when not on a terminal
+  const std::vector<std::string> csv = lines(read_text(out + "/results.csv"));
+  ASSERT_EQ(csv.size(), 1u + 8u);
+  EXPECT_EQ(csv[0],
+            "id,trace.model,trace.dataset,trace.docs,trace.context_tokens,trace.query_tokens,trace.answer_tokens,"
+            "platform,trace.ratio,host.dram_capacity_bytes,system,status,message,latency_ms,energy_j,version");
+  // The last axis varies fastest.
+  EXPECT_NE(csv[1].find(",gpu_fullcompute,0.1,8589934592,GPU-FullCompute,ok,,"), std::string::npos) << csv[1];
+  EXPECT_NE(csv[2].find(",gpu_fullcompute,0.1,100000000,GPU-FullCompute,oom,"), std::string::npos) << csv[2];
+  EXPECT_NE(csv[2].find("exceed the host DRAM budget"), std::string::npos) << csv[2];
+  EXPECT_NE(csv[8].find(",memllm,0.2,100000000,MemLLM,oom,"), std::string::npos) << csv[8];
+
+  const json::object results = json::parse(read_text(out + "/results.json")).as_object();
+  const json::array& runs = results.at("runs").as_array();
+  ASSERT_EQ(runs.size(), 8u);
+  std::set<std::string> ids;
+  for (const json::value& v : runs) {
+    const json::object& run = v.as_object();
+    const std::string id = json::value_to<std::string>(run.at("id"));
+    EXPECT_TRUE(std::regex_match(id, std::regex("[0-9a-f]{16}"))) << id;
+    ids.insert(id);
+    const std::string status = json::value_to<std::string>(run.at("status"));
+    const bool oom = json::value_to<std::string>(run.at("inputs").at("host.dram_capacity_bytes")) == "100000000";
+    EXPECT_EQ(status, oom ? "oom" : "ok");
+    // An OOM run has no numbers; an ok run has the two kept metrics and no others.
+    EXPECT_EQ(run.at("metrics").as_object().size(), oom ? 0u : 2u);
+    if (!oom) EXPECT_GT(run.at("metrics").at("latency_ms").to_number<double>(), 0.0);
+    EXPECT_FALSE(json::value_to<std::string>(run.at("version")).empty());
+  }
+  EXPECT_EQ(ids.size(), 8u);  // different inputs, different identities
+  // The ratio changes the blend trace and so MemLLM's result (GPU-FullCompute prefills fully: rows 0 and 2 agree).
+  EXPECT_NE(runs[4].at("metrics").at("latency_ms"), runs[6].at("metrics").at("latency_ms"));
+}
+
+// Run id -> its row of results.json, serialized.
+std::map<std::string, std::string> rows_by_id(const std::string& results_json) {
+  std::map<std::string, std::string> rows;
+  const json::value results = json::parse(results_json);
+  for (const json::value& v : results.at("runs").as_array())
+    rows[json::value_to<std::string>(v.at("id"))] = json::serialize(v);
+  return rows;
+}
+
+TEST(SweepCli, RerunSkipsFinishedRunsAndRedoesOnlyMissingOnes) {
+  const std::string spec = write_spec("s.txtpb", small_spec());
+  const std::string out = out_dir("out");
+  ASSERT_EQ(run_cli("sweep " + shell_quote(spec) + " -j 2 --out " + shell_quote(out)).exit_code, 0);
+  const auto first = rows_by_id(read_text(out + "/results.json"));
+
+  // A finished run is not simulated again: a doctored result survives the rerun,
+  // while a deleted one is simulated again (the same numbers: deterministic).
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(out + "/runs")) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 8u);
+  std::sort(files.begin(), files.end());
+  std::string doctored_id;
+  for (const fs::path& f : files) {
+    const std::string text = read_text(f);
+    if (text.find("\"status\":\"ok\"") == std::string::npos) continue;
+    std::ofstream(f) << std::regex_replace(text, std::regex("\"latency_ms\":[0-9.e+-]+"), "\"latency_ms\":12345.5");
+    doctored_id = f.stem().string();
+    break;
+  }
+  ASSERT_FALSE(doctored_id.empty());
+  ASSERT_NE(files.back().stem().string(), doctored_id);
+  fs::remove(files.back());
+  const CliResult r = run_cli("sweep " + shell_quote(spec) + " -j 2 --out " + shell_quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(files.back()));
+  const auto second = rows_by_id(read_text(out + "/results.json"));
+  ASSERT_EQ(second.size(), first.size());
+  for (const auto& [id, row] : first) {
+    if (id == doctored_id)
+      EXPECT_EQ(json::parse(second.at(id)).at("metrics").at("latency_ms").to_number<double>(), 12345.5);
+    else EXPECT_EQ(second.at(id), row);
+  }
+}
+
+TEST(SweepCli, ShardsCollectToTheSameResultsAsALocalRun) {
+  const std::string spec = write_spec("s.txtpb", small_spec());
+  const std::string local = out_dir("local"), sharded = out_dir("sharded");
+  ASSERT_EQ(run_cli("sweep " + shell_quote(spec) + " -j 2 --out " + shell_quote(local)).exit_code, 0);
+  // Shards are disjoint and cover the sweep.
+  std::set<std::string> listed;
+  size_t total = 0;
+  for (int i = 0; i < 3; ++i) {
+    const CliResult l = run_cli("sweep " + shell_quote(spec) + " --list --shard " + std::to_string(i) + "/3");
+    ASSERT_EQ(l.exit_code, 0) << l.err;
+    for (const std::string& line : lines(l.out)) {
+      listed.insert(line.substr(0, 16));
+      ++total;
+    }
+  }
+  EXPECT_EQ(total, 8u);
+  EXPECT_EQ(listed.size(), 8u);
+
+  for (int i : {0, 2}) {
+    const CliResult r = run_cli("sweep " + shell_quote(spec) + " --out " + shell_quote(sharded) + " --shard " +
+                                std::to_string(i) + "/3");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  // Shard 1 missing: collect names it and fails.
+  CliResult c = run_cli("sweep " + shell_quote(spec) + " --out " + shell_quote(sharded) + " --collect");
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_EQ(c.err, "ispsim sweep: collect: 1 of 3 shards missing (1): rerun each with --shard I/3\n");
+
+  ASSERT_EQ(run_cli("sweep " + shell_quote(spec) + " --out " + shell_quote(sharded) + " --shard 1/3").exit_code, 0);
+  c = run_cli("sweep " + shell_quote(spec) + " --out " + shell_quote(sharded) + " --collect");
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(read_text(sharded + "/results.csv"), read_text(local + "/results.csv"));
+  EXPECT_EQ(read_text(sharded + "/results.json"), read_text(local + "/results.json"));
+}
+
+TEST(SweepCli, ListedPointsRunOnlyThoseRuns) {
+  const std::string spec = write_spec("p.txtpb", std::string("name: \"points\"\n") + kTraceAxes + R"(
+axis { name: "platform" values: "gpu_fullcompute" values: "memllm" }
+axis { name: "nand.channels" values: "4" values: "8" }
+point { set: "trace.model=SmolLM2-135M" set: "trace.dataset=hpt" set: "trace.docs=2" set: "trace.context_tokens=64"
+        set: "trace.query_tokens=8" set: "trace.answer_tokens=2" set: "platform=memllm" set: "nand.channels=4" }
+point { set: "trace.model=SmolLM2-135M" set: "trace.dataset=hpt" set: "trace.docs=2" set: "trace.context_tokens=64"
+        set: "trace.query_tokens=8" set: "trace.answer_tokens=2" set: "platform=memllm" set: "nand.channels=16" }
+)");
+  const CliResult l = run_cli("sweep " + shell_quote(spec) + " --list");
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  const std::vector<std::string> runs = lines(l.out);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_NE(runs[0].find("platform=memllm  nand.channels=4"), std::string::npos) << runs[0];
+  EXPECT_NE(runs[1].find("nand.channels=16"), std::string::npos) << runs[1];
+  EXPECT_NE(runs[0].substr(0, 16), runs[1].substr(0, 16));
+}
+
+TEST(SweepCli, SlurmWritesAJobArrayOfShards) {
+  const std::string spec = write_spec("s.txtpb", small_spec());
+  const std::string out = out_dir("slurm");
+  const CliResult r = run_cli("sweep " + shell_quote(spec) + " --out " + shell_quote(out) +
+                              " --slurm --shards 3 -j 2 --sbatch=--partition=short");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, out + "/slurm/small.sbatch\n");
+  const std::string script = read_text(out + "/slurm/small.sbatch");
+  EXPECT_NE(script.find("#SBATCH --array=0-2\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --cpus-per-task=2\n"), std::string::npos);
+  EXPECT_NE(script.find("#SBATCH --partition=short\n"), std::string::npos);
+  EXPECT_NE(script.find(" --shard \"${SLURM_ARRAY_TASK_ID}/3\" -j \"${SLURM_CPUS_PER_TASK:-1}\""), std::string::npos);
+  EXPECT_NE(script.find("'" + spec + "'"), std::string::npos);
+}
+
+TEST(SweepCli, BadInputIsOneLineExitTwoAndNoResults) {
+  const std::string out = out_dir("bad");
+  struct Case {
+    std::string spec, expected;
+  };
+  const std::vector<Case> cases = {
+      {std::string("name: \"x\"\n") + kTraceAxes + "axis { name: \"platform\" values: \"memllm\" }\n"
+           "axis { name: \"nand.no_such\" values: \"1\" }\n",
+       "axis 'nand.no_such': unknown parameter 'nand.no_such'"},
+      {std::string("name: \"x\"\n") + kTraceAxes + "axis { name: \"platform\" values: \"memllm\" }\n"
+           "axis { name: \"nand.channels\" values: \"0\" }\n",
+       "nand.channels"},
+      {std::string("name: \"x\"\n") + kTraceAxes + "axis { name: \"platform\" values: \"no_such_platform\" }\n",
+       "no_such_platform"},
+      {std::string("name: \"x\"\nbogus: 1\n"), "bogus"},
+      {std::string("name: \"x\"\n") + kTraceAxes, "needs an axis 'platform'"},
+      {std::string("name: \"x\"\n") + kTraceAxes + "axis { name: \"platform\" values: \"memllm\" }\nmetric: \"speed\"\n",
+       "unknown metric 'speed'"},
+      {std::string("name: \"x\"\n") + kTraceAxes + "axis { name: \"platform\" values: \"memllm\" }\n"
+           "axis { name: \"trace.ratio\" values: \"1.5\" }\n",
+       "trace.ratio: 1.5 is not within 0..1"},
+      {std::string("name: \"x\"\n") + kTraceAxes + "axis { name: \"platform\" values: \"memllm\" }\n"
+           "point { set: \"platform=memllm\" }\n",
+       "point 1: gives no value for axis 'trace.model'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.spec);
+    const std::string spec = write_spec("bad.txtpb", c.spec);
+    const CliResult r = run_cli("sweep " + shell_quote(spec) + " --out " + shell_quote(out));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_NE(r.err.find(spec), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  const std::string spec = write_spec("s.txtpb", small_spec());
+  for (const std::string& args : {std::string("--shard 3/3"), std::string("--shard x"), std::string("--submit"),
+                                  std::string("--collect --shard 0/2")}) {
+    const CliResult r = run_cli("sweep " + shell_quote(spec) + " --out " + shell_quote(out) + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(ReproduceCli, ListsEveryExperimentAndWhatIsMissing) {
+  const CliResult r = run_cli("reproduce memllm --list");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* expected : {"memllm-grid:", "figure speedup_by_dataset:", "figure ablation_ladder:",
+                               "figure prefill_breakdown:", "figure pcie_traffic:", "figure power:",
+                               "memllm-ratio:", "memllm-context:", "memllm-answer:", "memllm-channels:",
+                               "memllm-dram:", "figure nand_bandwidth:", "missing: KV quantization"})
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << " not in:\n" << r.out;
+  // A system without a platform file is listed as missing, not dropped silently.
+  for (const char* system : {"instattention", "aif"}) {
+    const bool present = fs::exists(std::string(ISPSIM_SOURCE_DIR) + "/platforms/" + system + ".textproto");
+    EXPECT_EQ(r.out.find(std::string("missing: system ") + system) != std::string::npos, !present) << system;
+  }
+  const CliResult cim = run_cli("reproduce cim --list");
+  ASSERT_EQ(cim.exit_code, 0) << cim.err;
+  EXPECT_NE(cim.out.find("missing: the engine's cumulative accuracy ablation"), std::string::npos) << cim.out;
+
+  const CliResult bad = run_cli("reproduce nopaper");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "ispsim: error: ispsim reproduce: unknown paper 'nopaper' (memllm or cim)\n");
+}
+
+}  // namespace
+}  // namespace ispsim::testing

@@ -1,0 +1,402 @@
+// ispsim reproduce memllm|cim [--out DIR] [-j N] [--full] [--slurm [--shards N]]
+// One command per paper: writes the sweep files its experiments need, runs them
+// (locally or as Slurm job arrays), draws every figure with tools/plot and
+// writes DIR/index.md listing each figure with the exact commands behind it.
+// Experiments whose systems or parameters do not exist yet are listed as
+// missing in the index, never skipped silently. (tools/ispsim/sweep/README.md)
+#include <boost/program_options.hpp>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+#include "platforms/schema/platform_loader.h"
+#include "tools/ispsim/cli.h"
+#include "tools/ispsim/cli_common.h"
+#include "tools/ispsim/sweep/results.h"
+#include "tools/ispsim/sweep/runner.h"
+#include "tools/ispsim/sweep/slurm.h"
+
+extern char** environ;
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace ispsim::cli {
+namespace {
+
+struct Figure {
+  std::string stem;   // file name in figures/ without extension
+  std::string title;  // what it shows, with the paper's reference
+  std::vector<std::string> plot_args;  // after RESULTS: --figure NAME ...
+};
+
+struct Experiment {
+  std::string name;   // sweep name and folder
+  std::string title;  // SPEC.md Sec. 5 item
+  std::string sweep;  // sweep file text
+  std::vector<Figure> figures;
+};
+
+struct Paper {
+  std::string title;
+  std::vector<Experiment> experiments;
+  std::vector<std::pair<std::string, std::string>> missing;  // (item, why)
+};
+
+bool has_platform(const std::string& name) {
+  for (const schema::PlatformFile& p : schema::list_platform_files())
+    if (p.name == name) return true;
+  return false;
+}
+
+std::string axis(const std::string& name, const std::vector<std::string>& values) {
+  std::string s = "axis { name: \"" + name + "\"";
+  for (const std::string& v : values) s += " values: \"" + v + "\"";
+  return s + " }\n";
+}
+
+std::string sweep_text(const std::string& name, const std::string& description, const std::string& axes) {
+  return "# proto-file: tools/ispsim/sweep/sweep.proto\n# proto-message: ispsim.sweep.Sweep\n"
+         "# Written by `ispsim reproduce`.\nname: \"" + name + "\"\ndescription: \"" + description + "\"\n" + axes;
+}
+
+// The MemLLM platforms on this branch, in the paper's order; absent ones are missing.
+std::vector<std::string> memllm_platforms(Paper& paper) {
+  std::vector<std::string> present;
+  for (const char* name : {"gpu_fullcompute", "gpu_precompute", "instattention", "aif", "memllm_base", "memllm_fused",
+                           "memllm_perch", "memllm"}) {
+    if (has_platform(name)) present.push_back(name);
+    else paper.missing.emplace_back("system " + std::string(name), "no platform file '" + std::string(name) +
+                                                                        ".textproto' on this branch; every MemLLM figure is drawn without it");
+  }
+  return present;
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (const std::string& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// MemLLM (paper 2), SPEC.md Sec. 5. Short: two models and short line sweeps
+// (minutes on 2 cores); --full: the six models and the realistic ranges.
+Paper memllm_paper(bool full) {
+  Paper paper;
+  paper.title = "MemLLM (paper 2): on-device RAG with in-storage attention";
+  const std::vector<std::string> platforms = memllm_platforms(paper);
+  const std::vector<std::string> models =
+      full ? std::vector<std::string>{"SmolLM2-135M", "SmolLM2-360M", "SmolLM2-1.7B", "OPT-350M", "OPT-1.3B", "OPT-2.7B"}
+           : std::vector<std::string>{"SmolLM2-360M", "OPT-1.3B"};
+  const std::vector<std::string> datasets = {"fin", "tat", "cov", "cad", "prv", "wik", "web", "hpt"};
+  // The line sweeps vary one thing around one (model, dataset) request.
+  const std::string model = "SmolLM2-360M", dataset = "hpt";
+  const std::string one_request = axis("trace.model", {model}) + axis("trace.dataset", {dataset});
+  const std::vector<std::string> ladder = {"MemLLM-Base", "MemLLM-Fused", "MemLLM-PerCh", "MemLLM"};
+  const std::string all_platforms = axis("platform", platforms);
+
+  Experiment grid{"memllm-grid", "Speedup of every system over GPU-FullCompute on the eight datasets and " +
+                                     std::to_string(models.size()) + " models" +
+                                     (full ? "" : " (requests capped at 4096 context and 32 answer tokens)"),
+                  sweep_text("memllm-grid", "every platform x model x dataset profile (profile-drawn lengths, seed 1)",
+                             axis("trace.model", models) + axis("trace.dataset", datasets) +
+                                 (full ? "" : axis("trace.max_context_tokens", {"4096"}) +
+                                                  axis("trace.max_answer_tokens", {"32"})) +
+                                 all_platforms),
+                  {}};
+  grid.figures = {
+      {"speedup_by_dataset", "Speedup over GPU-FullCompute per dataset (geometric mean over the models)",
+       {"--figure", "speedup", "--group", "trace.dataset"}},
+      {"speedup_by_model", "Speedup over GPU-FullCompute per model (geometric mean over the datasets)",
+       {"--figure", "speedup", "--group", "trace.model"}},
+      {"ablation_ladder", "Ablation ladder Base -> Fused -> PerCh -> MemLLM: speedup over MemLLM-Base per dataset",
+       {"--figure", "ablation", "--group", "trace.dataset", "--systems", join(ladder, ",")}},
+      {"prefill_breakdown", "Latency breakdown per system (" + model + "): prefill compute, exposed NAND, decode",
+       {"--figure", "breakdown", "--group", "trace.dataset", "--where", "trace.model=" + model, "--where",
+        "trace.dataset=" + dataset}},
+      {"pcie_traffic", "PCIe traffic per request per system and dataset (" + model + ")",
+       {"--figure", "pcie", "--group", "trace.dataset", "--where", "trace.model=" + model}},
+      {"controller_dram_traffic", "Controller DRAM traffic of the attention datapath per dataset (" + model + ")",
+       {"--figure", "bars", "--y", "controller_dram_bytes", "--group", "trace.dataset", "--where",
+        "trace.model=" + model, "--systems", join(ladder, ",")}},
+      {"power", "Average and peak power per system (geometric mean over models and datasets)", {"--figure", "power"}},
+      {"speedup_table", "MemLLM's speedup over GPU-FullCompute per model and dataset (table)",
+       {"--figure", "table", "--rows", "trace.model", "--columns", "trace.dataset", "--systems", "MemLLM"}},
+  };
+  paper.experiments.push_back(grid);
+
+  auto line = [&](const std::string& name, const std::string& title, const std::string& x_axis,
+                  const std::vector<std::string>& values, const std::string& x_label,
+                  const std::string& request, const std::vector<std::string>& plot_extra = {}) {
+    Experiment e{name, title, sweep_text(name, title, request + all_platforms + axis(x_axis, values)), {}};
+    std::string stem = name;
+    std::replace(stem.begin(), stem.end(), '-', '_');
+    std::vector<std::string> common = {"--figure", "line", "--x", x_axis, "--x-label", x_label};
+    common.insert(common.end(), plot_extra.begin(), plot_extra.end());
+    auto with = [&common](std::vector<std::string> more) {
+      more.insert(more.begin(), common.begin(), common.end());
+      return more;
+    };
+    e.figures = {{stem + "_speedup", title + ": speedup over GPU-FullCompute", with({"--y", "speedup"})},
+                 {stem + "_latency", title + ": end-to-end latency", with({"--y", "latency_ms"})}};
+    paper.experiments.push_back(e);
+  };
+  line("memllm-ratio", "Recomputation ratio 5-25 % (" + model + ", " + dataset + ")", "trace.ratio",
+       {"0.05", "0.1", "0.15", "0.2", "0.25"}, "recomputation ratio (fraction of context tokens)", one_request);
+  line("memllm-context", "Context length (" + model + ", " + dataset + ", 5 documents)", "trace.context_tokens",
+       full ? std::vector<std::string>{"256", "512", "1024", "2048", "4096", "8192"}
+            : std::vector<std::string>{"128", "256", "512", "1024"},
+       "context tokens per document", one_request);
+  line("memllm-answer", "Answer length incl. long answers of 100 tokens (" + model + ", " + dataset + ")",
+       "trace.answer_tokens", {"1", "10", "25", "50", "100"}, "answer tokens (decode steps)", one_request);
+  line("memllm-channels", "NAND channel count (" + model + ", " + dataset + ")", "nand.channels",
+       {"4", "8", "16"}, "NAND channels (count)", one_request);
+  // The budget matters only when the KV does not fit. Full: MemLLM's 8-16 GiB
+  // with OPT-2.7B on 5 x 8192 tokens (KV 2 x 32 layers x 2560 x 2 B = 320 KiB
+  // per token, 13.4 GB). Short: the same crossing scaled down, SmolLM2-360M on
+  // 5 x 4096 tokens (KV 2 x 32 x 320 x 2 B = 40 KiB per token, 0.84 GB; weights
+  // 0.72 GB and the 1 GiB workspace also live in the budget) over 2-3 GiB.
+  const std::string dram_request =
+      full ? axis("trace.model", {"OPT-2.7B"}) + axis("trace.dataset", {dataset}) + axis("trace.context_tokens", {"8192"})
+           : axis("trace.model", {model}) + axis("trace.dataset", {dataset}) + axis("trace.context_tokens", {"4096"});
+  const std::vector<std::string> budgets =
+      full ? std::vector<std::string>{"8589934592", "10737418240", "12884901888", "15032385536", "17179869184"}
+           : std::vector<std::string>{"2147483648", "2415919104", "2684354560", "2952790016", "3221225472"};
+  line("memllm-dram",
+       full ? "Host DRAM budget 8-16 GiB (OPT-2.7B, " + dataset + ", 5 x 8192 tokens)"
+            : "Host DRAM budget, scaled down to 2-3 GiB (" + model + ", " + dataset + ", 5 x 4096 tokens; --full: 8-16 GiB)",
+       "host.dram_capacity_bytes", budgets, "host DRAM budget (GiB)", dram_request,
+       {"--x-scale", "9.313225746154785e-10"});
+
+  Experiment bw{"memllm-nand-bandwidth", "Naive vs pipelined aggregate NAND read bandwidth",
+                sweep_text("memllm-nand-bandwidth", "NAND stream microbenchmark, tR exposed vs die-level pipelined",
+                           axis("trace.file", {std::string(ISPSIM_SOURCE_DIR) + "/traces/samples/nand_stream.trace"}) +
+                               axis("platform", {"nand_stream"}) +
+                               axis("stream.read_mode", {"SEQUENTIAL", "PIPELINED"})),
+                {{"nand_bandwidth", "Aggregate NAND read bandwidth, naive (tR exposed) vs pipelined",
+                  {"--figure", "nand_bw", "--x", "stream.read_mode"}}}};
+  paper.experiments.push_back(bw);
+
+  paper.missing.emplace_back("KV tile size sweep", "the tile (tokens per page) follows from the page size and the "
+                                                   "model's KV shape; there is no tile-size parameter to sweep yet");
+  paper.missing.emplace_back("KV quantization (8-bit, 4-bit)", "the shape-only generator writes FP16 KV only "
+                                                               "(no KV precision setting in `trace gen`)");
+  paper.missing.emplace_back("KV eviction methods", "no KV eviction policy is modelled");
+  paper.missing.emplace_back("GPU and PCIe/NAND utilisation over time",
+                             "not drawn as a figure; every run's timeline is available with `ispsim run --timeline F` "
+                             "(Chrome trace-event JSON, open in Perfetto)");
+  return paper;
+}
+
+// Integer-only inference on compute-in-flash (paper 1), SPEC.md Sec. 5.
+Paper cim_paper(bool full) {
+  Paper paper;
+  paper.title = "Integer-only LLM inference on compute-in-flash (paper 1)";
+  std::vector<std::string> present;
+  for (const char* name : {"b1", "b2", "s1", "s2"}) {
+    if (has_platform(name)) present.push_back(name);
+    else paper.missing.emplace_back("system " + std::string(name),
+                                    "no platform file '" + std::string(name) + ".textproto' on this branch");
+  }
+  if (!present.empty()) {
+    const std::vector<std::string> contexts = full ? std::vector<std::string>{"1024", "65536", "262144"}
+                                                   : std::vector<std::string>{"1024", "8192", "65536"};
+    Experiment e{"cim-context", "Decode time and energy of B1/B2/S1/S2 over the context on Llama-3.1-8B",
+                 sweep_text("cim-context", "decode over 1K/64K/256K context, Llama-3.1-8B",
+                            axis("trace.model", {"Llama-3.1-8B"}) + axis("trace.dataset", {"hpt"}) +
+                                axis("trace.docs", {"1"}) + axis("trace.answer_tokens", {"8"}) +
+                                axis("platform", present) + axis("trace.context_tokens", contexts)),
+                 {}};
+    e.figures = {{"cim_decode_time", "Decode time for 8 tokens over the context",
+                  {"--figure", "line", "--x", "trace.context_tokens", "--x-label", "context tokens", "--y",
+                   "phase.decode_ms"}},
+                 {"cim_energy", "Energy per request over the context",
+                  {"--figure", "line", "--x", "trace.context_tokens", "--x-label", "context tokens", "--y", "energy_j"}}};
+    paper.experiments.push_back(e);
+  }
+  paper.missing.emplace_back("nonlinear offloading (NPU) vs integer ops on the controller",
+                             "needs the CIM platforms' controller integer units as a swept module choice; not on this branch");
+  paper.missing.emplace_back("the engine's cumulative accuracy ablation",
+                             "not a simulation: run `ispsim engine ppl --text assets/brown-llama/heldout.txt --quant all` "
+                             "(about 11 CPU-minutes; figures in README.md)");
+  return paper;
+}
+
+// Runs argv, waits; returns the exit code (127 if it could not start).
+int run_command(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return 127;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+std::string shell_words(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    const bool plain = a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+") ==
+                       std::string::npos && !a.empty();
+    out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
+  }
+  return out;
+}
+
+}  // namespace
+
+int reproduce(const Args& args) {
+  std::string paper_name, out_dir;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency()), shards = 0;
+  po::options_description desc("reproduce options");
+  desc.add_options()
+      ("help,h", "print this help")
+      ("paper", po::value(&paper_name), "memllm or cim")
+      ("out,o", po::value(&out_dir), "output folder (default: reproduce-<paper>)")
+      ("jobs,j", po::value(&jobs), "simulations at once (default: the number of CPUs)")
+      ("full", "the realistic grid: all six models and long contexts (slower; default: two models, short sweeps)")
+      ("slurm", "run every sweep as a Slurm job array (sbatch --wait), then collect")
+      ("shards", po::value(&shards), "with --slurm: array tasks per sweep (default min(runs, 16))")
+      ("list", "print the experiments, figures and missing items; run nothing");
+  po::positional_options_description positional;
+  positional.add("paper", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: ispsim reproduce memllm|cim [options]\n" << desc;
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw BadInput("ispsim reproduce", e.what());
+  }
+  if (paper_name != "memllm" && paper_name != "cim")
+    throw BadInput("ispsim reproduce", paper_name.empty() ? "missing the paper (memllm or cim)"
+                                                          : "unknown paper '" + paper_name + "' (memllm or cim)");
+  if (jobs == 0) throw BadInput("--jobs", "must be at least 1");
+  if (vm.count("shards") && !vm.count("slurm")) throw BadInput("--shards", "needs --slurm");
+  const bool full = vm.count("full"), slurm = vm.count("slurm");
+  const Paper paper = paper_name == "memllm" ? memllm_paper(full) : cim_paper(full);
+  if (out_dir.empty()) out_dir = "reproduce-" + paper_name;
+
+  if (vm.count("list")) {
+    for (const Experiment& e : paper.experiments) {
+      std::cout << e.name << ": " << e.title << "\n";
+      for (const Figure& f : e.figures) std::cout << "  figure " << f.stem << ": " << f.title << "\n";
+    }
+    for (const auto& [item, why] : paper.missing) std::cout << "missing: " << item << ": " << why << "\n";
+    return 0;
+  }
+
+  const std::string python = "/usr/bin/python3", plot = std::string(ISPSIM_SOURCE_DIR) + "/tools/plot/ispsim_plot.py";
+  if (!paper.experiments.empty() && run_command({python, "-c", "import matplotlib"}) != 0)
+    throw BadInput("ispsim reproduce", "figures need Debian's python3-matplotlib for /usr/bin/python3 (bash tools/setup.sh installs it)");
+  for (const char* sub : {"sweeps", "figures"}) fs::create_directories(fs::path(out_dir) / sub);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string ispsim = fs::read_symlink("/proc/self/exe").string();
+  const bool progress = isatty(STDERR_FILENO);
+
+  std::ostringstream index;
+  index << "# " << paper.title << "\n\n"
+        << "Written by `" << shell_words({"ispsim", "reproduce", paper_name, "--out", out_dir}) << (full ? " --full" : "")
+        << (slurm ? " --slurm" : "") << "` with ispsim " << sweep::ispsim_version() << ". "
+        << (full ? "Full mode: the realistic grid." : "Short mode (default): two models in the grid and short line sweeps; `--full` runs all six models and long contexts.")
+        << " Each figure is a PNG and an SVG in `figures/`; each sweep's tidy results (one row per run, CSV and JSON) are in its folder.\n";
+  int failures = 0;
+  for (const Experiment& e : paper.experiments) {
+    const std::string spec = (fs::path(out_dir) / "sweeps" / (e.name + ".txtpb")).string();
+    const std::string results_dir = (fs::path(out_dir) / e.name).string();
+    {
+      AtomicFile f(spec);
+      f.stream() << e.sweep;
+      f.commit();
+    }
+    const sweep::SweepPlan plan = sweep::load_sweep(spec);
+    std::vector<std::string> sweep_command = {ispsim, "sweep", spec, "--out", results_dir, "-j", std::to_string(jobs)};
+    if (progress) std::cerr << "reproduce " << paper_name << ": sweep " << e.name << " (" << plan.runs.size() << " runs)\n";
+    size_t ok = 0, oom = 0, errors = 0;
+    if (slurm) {
+      sweep::SlurmOptions o;
+      o.ispsim = ispsim;
+      o.spec = fs::absolute(spec).string();
+      o.out_dir = fs::absolute(results_dir).string();
+      o.workdir = fs::current_path().string();
+      o.shards = shards ? shards : static_cast<unsigned>(std::min<size_t>(plan.runs.size(), 16));
+      o.cpus_per_task = 1;
+      const std::string script = sweep::write_slurm_script(plan, o);
+      sweep::submit_slurm_script(script, true);
+      const sweep::CollectReport report = sweep::collect_shards(plan, results_dir, o.shards);
+      if (!report.missing.empty()) {
+        std::cerr << "ispsim reproduce: sweep " << e.name << ": " << report.missing.size() << " Slurm shards missing (logs in "
+                  << results_dir << "/slurm/logs)\n";
+        ++failures;
+      }
+      sweep_command = {ispsim, "sweep", spec, "--out", results_dir, "--slurm", "--submit", "--wait"};
+      for (const sweep::PlannedRun& r : plan.runs) {
+        auto res = sweep::load_result(results_dir, r.id);
+        (!res ? errors : res->status == "ok" ? ok : res->status == "oom" ? oom : errors)++;
+      }
+    } else {
+      sweep::RunnerOptions o;
+      o.out_dir = results_dir;
+      o.jobs = jobs;
+      o.progress = progress;
+      const sweep::SweepOutcome outcome = sweep::run_sweep(plan, o);
+      ok = outcome.ok, oom = outcome.oom, errors = outcome.errors;
+    }
+    failures += errors > 0;
+    index << "\n## " << e.title << "\n\n"
+          << "Sweep `sweeps/" << e.name << ".txtpb`: " << plan.runs.size() << " runs, " << ok << " ok, " << oom
+          << " out of memory, " << errors << " failed. Results: `" << e.name << "/results.csv`, `" << e.name
+          << "/results.json`.\n\n```sh\n" << shell_words(sweep_command) << "\n```\n";
+    for (const Figure& f : e.figures) {
+      std::vector<std::string> command = {python, plot, results_dir + "/results.json"};
+      command.insert(command.end(), f.plot_args.begin(), f.plot_args.end());
+      command.push_back("--title");
+      command.push_back(f.title);
+      command.push_back("--out");
+      command.push_back((fs::path(out_dir) / "figures" / f.stem).string());
+      const bool drawn = run_command(command) == 0;
+      failures += !drawn;
+      const bool table = f.plot_args.size() > 1 && f.plot_args[1] == "table";
+      index << "\n### " << f.title << "\n\n";
+      if (!drawn) index << "**Not drawn: the plot command failed (its error is on the reproduce run's stderr).**\n\n";
+      else if (table) index << "See [figures/" << f.stem << ".md](figures/" << f.stem << ".md).\n\n";
+      else index << "![" << f.title << "](figures/" << f.stem << ".png)  \n[SVG](figures/" << f.stem << ".svg)\n\n";
+      index << "```sh\n" << shell_words(command) << "\n```\n";
+    }
+  }
+  index << "\n## Missing\n\n";
+  if (paper.missing.empty()) index << "Nothing: every experiment of SPEC.md Sec. 5 for this paper is above.\n";
+  for (const auto& [item, why] : paper.missing) index << "- **" << item << "**: " << why << "\n";
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  char wall_text[64];
+  std::snprintf(wall_text, sizeof wall_text, "%.0f s", wall);
+  index << "\nWall time of this reproduce run: " << wall_text << " (" << jobs << " simulations at a time"
+        << (slurm ? ", through Slurm" : "") << ").\n";
+  {
+    AtomicFile f((fs::path(out_dir) / "index.md").string());
+    f.stream() << index.str();
+    f.commit();
+  }
+  if (progress) std::cerr << "reproduce " << paper_name << ": " << out_dir << "/index.md (" << wall_text << ")\n";
+  if (failures) {
+    std::cerr << "ispsim reproduce: " << failures << " sweeps or figures failed; see " << out_dir << "/index.md\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace ispsim::cli

@@ -1,0 +1,143 @@
+#include "tools/ispsim/sweep/results.h"
+
+#include <boost/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/error.h"
+
+namespace ispsim::sweep {
+namespace json = boost::json;
+namespace {
+
+std::string quoted(const std::string& s) { return json::serialize(json::value(s)); }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::vector<std::string> metric_columns(const SweepPlan& plan, const std::vector<Row>& rows) {
+  if (!plan.metrics.empty()) return plan.metrics;
+  std::vector<std::string> columns;
+  std::set<std::string> seen;
+  for (const Row& row : rows)
+    for (const auto& [name, value] : row.result.metrics)
+      if (seen.insert(name).second) columns.push_back(name);
+  return columns;
+}
+
+const double* find_metric(const Metrics& m, const std::string& name) {
+  for (const auto& [n, v] : m)
+    if (n == name) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string ispsim_version() { return ISPSIM_VERSION; }
+
+std::string result_to_json(const RunResult& r) {
+  std::ostringstream o;
+  o << "{\"id\":" << quoted(r.id) << ",\"system\":" << quoted(r.system) << ",\"status\":" << quoted(r.status)
+    << ",\"message\":" << quoted(r.message) << ",\"metrics\":{";
+  for (size_t i = 0; i < r.metrics.size(); ++i)
+    o << (i ? "," : "") << quoted(r.metrics[i].first) << ":" << shortest_number(r.metrics[i].second);
+  o << "},\"version\":" << quoted(r.version) << "}";
+  return o.str();
+}
+
+RunResult result_from_json(const std::string& text, const std::string& where) {
+  try {
+    const json::object o = json::parse(text).as_object();
+    RunResult r;
+    r.id = json::value_to<std::string>(o.at("id"));
+    r.system = json::value_to<std::string>(o.at("system"));
+    r.status = json::value_to<std::string>(o.at("status"));
+    r.message = json::value_to<std::string>(o.at("message"));
+    for (const auto& kv : o.at("metrics").as_object()) r.metrics.emplace_back(kv.key(), kv.value().to_number<double>());
+    r.version = json::value_to<std::string>(o.at("version"));
+    if (r.status != "ok" && r.status != "oom" && r.status != "error") throw std::runtime_error("unknown status " + r.status);
+    return r;
+  } catch (const std::exception& e) {
+    throw BadInput(where, std::string("not a sweep run result: ") + e.what());
+  }
+}
+
+std::string run_file(const std::string& out_dir, const std::string& id) {
+  return (std::filesystem::path(out_dir) / "runs" / (id + ".json")).string();
+}
+
+void save_result(const std::string& out_dir, const RunResult& r) {
+  AtomicFile f(run_file(out_dir, r.id));
+  f.stream() << result_to_json(r) << "\n";
+  f.commit();
+}
+
+std::optional<RunResult> load_result(const std::string& out_dir, const std::string& id) {
+  const std::string path = run_file(out_dir, id);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  RunResult r = result_from_json(text.str(), path);
+  if (r.id != id) throw BadInput(path, "holds run " + r.id + ", not " + id);
+  return r;
+}
+
+void write_results(const SweepPlan& plan, const std::vector<Row>& rows, const std::string& csv_path,
+                   const std::string& json_path) {
+  const std::vector<std::string> metrics = metric_columns(plan, rows);
+  AtomicFile csv(csv_path), js(json_path);
+
+  std::ostream& c = csv.stream();
+  c << "id";
+  for (const std::string& axis : plan.axes) c << "," << csv_field(axis);
+  c << ",system,status,message";
+  for (const std::string& m : metrics) c << "," << csv_field(m);
+  c << ",version\n";
+  for (const Row& row : rows) {
+    c << row.result.id;
+    for (const auto& [axis, value] : row.run->inputs) c << "," << csv_field(value);
+    c << "," << csv_field(row.result.system) << "," << row.result.status << "," << csv_field(row.result.message);
+    for (const std::string& m : metrics) {
+      const double* v = find_metric(row.result.metrics, m);
+      c << "," << (v ? shortest_number(*v) : "");
+    }
+    c << "," << csv_field(row.result.version) << "\n";
+  }
+
+  std::ostream& j = js.stream();
+  j << "{\n  \"sweep\": " << quoted(plan.spec.name()) << ",\n  \"axes\": [";
+  for (size_t i = 0; i < plan.axes.size(); ++i) j << (i ? ", " : "") << quoted(plan.axes[i]);
+  j << "],\n  \"metrics\": [";
+  for (size_t i = 0; i < metrics.size(); ++i) j << (i ? ", " : "") << quoted(metrics[i]);
+  j << "],\n  \"runs\": [";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Row& row = rows[r];
+    j << (r ? "," : "") << "\n    {\"id\": " << quoted(row.result.id) << ", \"inputs\": {";
+    for (size_t i = 0; i < row.run->inputs.size(); ++i)
+      j << (i ? ", " : "") << quoted(row.run->inputs[i].first) << ": " << quoted(row.run->inputs[i].second);
+    j << "}, \"system\": " << quoted(row.result.system) << ", \"status\": " << quoted(row.result.status)
+      << ", \"message\": " << quoted(row.result.message) << ", \"metrics\": {";
+    bool first = true;
+    for (const std::string& m : metrics)
+      if (const double* v = find_metric(row.result.metrics, m)) {
+        j << (first ? "" : ", ") << quoted(m) << ": " << shortest_number(*v);
+        first = false;
+      }
+    j << "}, \"version\": " << quoted(row.result.version) << "}";
+  }
+  j << "\n  ]\n}\n";
+  csv.commit();
+  js.commit();
+}
+
+}  // namespace ispsim::sweep

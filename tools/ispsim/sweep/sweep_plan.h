@@ -1,0 +1,53 @@
+// A sweep file (sweep.proto) expanded into runs. Everything that can be checked
+// without simulating is checked here: unknown axes, parameter paths and values
+// (each platform is loaded with its overrides), trace settings, metric names and
+// listed points. Every problem is a BadInput naming the sweep file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tools/ispsim/sweep/sweep.pb.h"
+#include "traces/gen/shape_generator.h"
+
+namespace ispsim::sweep {
+
+// (axis name, value text), in the order of the sweep file's axes.
+using Inputs = std::vector<std::pair<std::string, std::string>>;
+
+struct TraceSource {
+  std::string file;                           // an existing trace, or
+  std::optional<tracegen::ShapeOptions> shape;  // the generator's settings
+  std::string key;  // 16 hex digits: hash of the file's bytes or of the settings
+};
+
+struct PlannedRun {
+  std::string id;         // 16 hex digits: hash of the resolved platform and the trace's key
+  Inputs inputs;
+  std::string platform;   // name or file, as in `ispsim run --platform`
+  std::vector<std::string> overrides;  // "path=value" for every parameter axis
+  TraceSource trace;
+  bool microbenchmark = false;  // a MICROBENCHMARK platform (NAND stream system)
+  std::string system;           // the platform's display name, e.g. "MemLLM-Base"
+};
+
+struct SweepPlan {
+  std::string file;
+  Sweep spec;
+  std::vector<std::string> axes;     // axis names in file order (the input columns)
+  std::vector<std::string> metrics;  // kept metrics; empty = all
+  std::vector<PlannedRun> runs;      // in expansion order: the last axis varies fastest
+};
+
+// Reads, checks and expands a sweep file.
+SweepPlan load_sweep(const std::string& path);
+
+// 64-bit FNV-1a as 16 lower-case hex digits: stable across machines and builds.
+std::string fnv1a_hex(const std::string& bytes);
+
+// The fewest decimal digits that read back as exactly `value` ("8", "0.15", "1e-05").
+std::string shortest_number(double value);
+
+}  // namespace ispsim::sweep
