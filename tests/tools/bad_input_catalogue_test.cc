@@ -150,7 +150,7 @@ const std::vector<Case>& cases() {
   static const std::vector<Case> all = {
       // --- outputs that must not be replaced, or clash (class 1)
       {"run --platform nand_stream --trace {S}/in.trace --stats {S}/fifo.json", "{S}/fifo.json: is a FIFO with no reader"},
-      {"run --platform nand_stream --trace {S}/in.trace --vcd {S}/fifo", "{S}/fifo: is a FIFO with no reader"},
+      {"run --platform nand_stream --trace {S}/in.trace --vcd {S}/fifo", "{S}/fifo: waveform file must end in .vcd or .fst"},
       {"run --platform nand_stream --trace {S}/in.trace --stats {S}/dangling.json", "{S}/dangling.json: is a symlink to a missing"},
       {"run --platform nand_stream --trace {S}/in.trace --stats {S}/dir.json", "{S}/dir.json: is a directory"},
       {"run --platform nand_stream --trace {S}/in.trace --stats {S}/nope/s.json", "{S}/nope/s.json: cannot open for writing"},

@@ -10,7 +10,7 @@ TEST(IspsimCli, UnknownCommandIsOneStderrLineAndExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "ispsim: error: unknown command 'frobnicate' (commands: compare, describe, engine, run, trace; "
+            "ispsim: error: unknown command 'frobnicate' (commands: compare, describe, engine, reproduce, run, sweep, trace; "
             "see ispsim --help)\n");
 }
 

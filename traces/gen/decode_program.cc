@@ -50,6 +50,7 @@ class ChainWriter {
     if (has_previous_) op_.add_deps(previous_);
     return op_;
   }
+  uint64_t last_id() const { return previous_; }
   void emit() {
     writer_.write(op_);
     previous_ = op_.id();
@@ -181,6 +182,7 @@ void write_dictionary(trace::TraceWriter& writer, const DecodeRequest& r, uint64
     step_head(w, s, step);
     for (uint32_t layer = 0; layer < r.model.layers(); ++layer) {
       attention_inputs(w, s, step, layer, position);
+      const uint64_t append_id = w.last_id();  // the attention reads it: a direct dependency
       if (state.encodes) {
         Op& op = w.start(step, "dict_encode");
         op.set_layer(layer);
@@ -195,6 +197,7 @@ void write_dictionary(trace::TraceWriter& writer, const DecodeRequest& r, uint64
         w.emit();
       }
       Op& op = w.start(step, "dict_attention");
+      if (state.encodes) op.add_deps(append_id);
       op.set_layer(layer);
       trace::DictAttention* a = op.mutable_dict_attention();
       a->set_query_rows(1);

@@ -108,10 +108,10 @@ TEST(ModelEngineCli, UnsupportedTokenizerType) {
 
 TEST(ModelEngineCli, MissingDirectoryAndBadOptions) {
   expect_one_error_line(run_cli("engine ppl --model /nonexistent/dir --text x"),
-                        "/nonexistent/dir/config.json: cannot open file");
+                        "/nonexistent/dir/config.json: no such file");
   const std::string dir = valid_dir("cli_text_dir");
   expect_one_error_line(run_cli("engine ppl --model " + dir + " --text " + dir),
-                        dir + ": is a directory, not a text file");
+                        dir + ": is a directory, not a regular input file");
   CliResult r = run_cli("engine ppl --bogus 1");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("ispsim engine ppl: unrecognised option '--bogus'"), std::string::npos) << r.err;
