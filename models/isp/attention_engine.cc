@@ -407,18 +407,22 @@ AttentionPlan AttentionEngine::plan(const AttentionWork& work) const {
   return p;
 }
 
+void AttentionEngine::take_work(Op& op, const AttentionWork& work) const {
+  op.shape = check(work);
+  op.work = work;
+  if (work.hkvd_mask != nullptr) {
+    op.mask = *work.hkvd_mask;
+    op.work.hkvd_mask = &op.mask;
+  }
+}
+
 bool AttentionEngine::prefetched() const { return op_ != nullptr && op_->prefetched; }
 
 void AttentionEngine::prefetch(const AttentionWork& work) {
   if (active_) throw std::logic_error(std::string(name()) + ": prefetch() while an attention op is under way");
-  Shape shape = check(work);
-  op_ = std::make_unique<Op>();
-  op_->work = work;
-  if (work.hkvd_mask != nullptr) {
-    op_->mask = *work.hkvd_mask;
-    op_->work.hkvd_mask = &op_->mask;
-  }
-  op_->shape = std::move(shape);
+  auto op = std::make_unique<Op>();
+  take_work(*op, work);  // BadInput before anything changes
+  op_ = std::move(op);
   op_->start_ps = now_ps();
   op_->channel_pj.assign(channels_, 0.0);
   op_->compute_ps.assign(channels_, 0);
@@ -435,13 +439,7 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
         work.appended_tokens_in_flash != op.work.appended_tokens_in_flash)
       throw std::logic_error(std::string(name()) + ": run() of layer " + std::to_string(work.layer) +
                              " does not match the prefetched op of layer " + std::to_string(op.work.layer));
-    Shape shape = check(work);
-    op.work = work;
-    if (work.hkvd_mask != nullptr) {
-      op.mask = *work.hkvd_mask;
-      op.work.hkvd_mask = &op.mask;
-    }
-    op.shape = std::move(shape);
+    take_work(op, work);
     op.done = std::move(done);
     op.prefetched = false;
     op.start_ps = now_ps();
@@ -456,15 +454,10 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
     return;
   }
   if (active_) throw std::logic_error(std::string(name()) + ": run() while an attention op is under way");
-  Shape shape = check(work);
-  op_ = std::make_unique<Op>();
-  op_->work = work;
-  if (work.hkvd_mask != nullptr) {
-    op_->mask = *work.hkvd_mask;
-    op_->work.hkvd_mask = &op_->mask;
-  }
+  auto op = std::make_unique<Op>();
+  take_work(*op, work);  // BadInput before anything changes
+  op_ = std::move(op);
   op_->done = std::move(done);
-  op_->shape = std::move(shape);
   op_->start_ps = now_ps();
   if (ledger_ != nullptr) op_->energy_ticket = ledger_->open(op_->start_ps);
   op_->channel_pj.assign(channels_, 0.0);

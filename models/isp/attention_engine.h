@@ -217,6 +217,8 @@ class AttentionEngine : public sc_core::sc_module {
   struct Op;
   struct Shape;
   Shape check(const AttentionWork& work) const;
+  // Checks `work` and makes it `op`'s, with its own copy of the HKVD mask.
+  void take_work(Op& op, const AttentionWork& work) const;
   PassTiles tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass, bool with_tokens) const;
   uint64_t q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
   uint64_t compute_ps(const PlannedTile& tile) const;
