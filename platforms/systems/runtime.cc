@@ -111,9 +111,10 @@ void Runtime::prefetch_after(size_t index) {
   const size_t next_rank = ssd_attention_rank_.at(index) + 1;
   if (next_rank >= ssd_attention_order_.size() || !prefetchable_[next_rank]) return;
   const size_t next = ssd_attention_order_[next_rank];
-  // One prefetch at a time, of an op not yet under way.
-  // Every earlier SSD attention op must have been issued (none can come between).
-  if (!prefetched_.empty() || ssd_attention_issued_ != next_rank) return;
+  // One prefetch at a time, of an op not yet under way, once every earlier SSD
+  // attention op has completed: one merely issued may still be crossing PCIe,
+  // and the SSD would take its command for the prefetched op's.
+  if (!prefetched_.empty() || ssd_attention_issued_ != next_rank || ssd_attention_completed_ != next_rank) return;
   const SsdAttention work = ssd_work(next, predicted_supplied_.at(next));
   prefetched_[next] = work;
   ++ssd_prefetches_;
@@ -379,6 +380,7 @@ void Runtime::issue_ssd_attention(size_t index) {
   storage_.attention(w, [this, index, w] {
     if (w.appended_tokens_supplied > 0)
       buffer_write(false, ops_[index].layer(), w.appended_tokens_supplied, w.supplied_kv_bytes);
+    ++ssd_attention_completed_;
     prefetch_after(index);
     complete(index);
     foreground_done();

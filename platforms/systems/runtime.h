@@ -219,7 +219,7 @@ class Runtime {
   std::map<size_t, Pending> predicted_supplied_;    // by index: the appended KV its command will carry
   std::map<size_t, SsdAttention> prefetched_;       // by index: prefetch sent, command not yet
   uint64_t ssd_prefetches_ = 0;
-  size_t ssd_attention_issued_ = 0;
+  size_t ssd_attention_issued_ = 0, ssd_attention_completed_ = 0;
   std::map<std::pair<uint32_t, int>, std::vector<Done>> reads_in_flight_;  // waiters per (layer, region)
   std::vector<size_t> ready_queue_;
   std::set<size_t> in_flight_;

@@ -49,9 +49,14 @@ struct FakeStorage : StoragePort {
     write_starts_ps.push_back(flash.free_at().value());
     flash.submit(sc_time(1000, SC_NS), bytes, std::move(done));
   }
+  unsigned attentions_in_flight = 0;
   void attention(const SsdAttention& w, Done done) override {
     attentions.push_back(w);
-    flash.submit(sc_time(50, SC_NS), 0, std::move(done));
+    ++attentions_in_flight;
+    flash.submit(sc_time(50, SC_NS), 0, [this, done = std::move(done)] {
+      --attentions_in_flight;
+      done();
+    });
   }
   void append_in_ssd(uint32_t, uint64_t, uint64_t bytes, Done done) override {
     appended_bytes += bytes;
@@ -59,8 +64,10 @@ struct FakeStorage : StoragePort {
     flash.submit(sc_time(1000, SC_NS), bytes, std::move(done));
   }
   std::vector<std::pair<uint64_t, SsdAttention>> prefetches;  // (time in ps, work)
+  unsigned prefetches_overtaking = 0;  // sent while an earlier attention command was outstanding
   void prefetch_attention(const SsdAttention& w) override {
     prefetches.emplace_back(sc_core::sc_time_stamp().value(), w);
+    if (attentions_in_flight > 0) ++prefetches_overtaking;
   }
   struct Gemv {
     uint64_t weight_bytes, weight_elements, rows, input_bytes, output_bytes;
@@ -405,6 +412,33 @@ void interleaving_ssd_attentions(unsigned layers) {
   }
 }
 TEST(Runtime, SsdAttentionsThatMayInterleaveAreNotPrefetched) { interleaving_ssd_attentions(1); }
+
+// Ops may be issued out of id order: Y (5, layer 1) at 0, X (3, layer 0, after
+// a 10 ns GEMM) at 10 ns, queued behind Y. When Y completes (50 ns) every SSD
+// attention before Z (8) has been issued, but X is still outstanding: a
+// prefetch of Z now could overtake X's command on its way to the SSD, so Z is
+// not prefetched (MemLLM-Base's unfused passes hit this).
+TEST(Runtime, NoPrefetchWhileAnEarlierSsdAttentionIsOutstanding) {
+  const auto F = trace::PHASE_FUSED_PREFILL;
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  schema::PlacementParams p = placement(schema::PlacementParams::SSD_ISP, 1);
+  p.set_ssd_prefetch_layers(1);
+  Runtime rt(header(),
+             {gemm(1, {}, F), append(2, {1}, F, 0, 8, 10), attention(3, {1, 2}, F, 0, 8, 8, 10),
+              append(4, {}, F, 1, 8, 10), attention(5, {4}, F, 1, 8, 8, 10), gemm(6, {5}, F),
+              append(7, {6}, F, 1, 10, 11), attention(8, {6, 7}, F, 1, 8, 8, 11)},
+             p, host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  ASSERT_EQ(storage.attentions.size(), 3u);
+  EXPECT_EQ(storage.attentions[0].layer, 1u);  // Y first
+  EXPECT_EQ(storage.attentions[1].layer, 0u);  // then X
+  EXPECT_EQ(storage.prefetches_overtaking, 0u);
+  EXPECT_TRUE(storage.prefetches.empty());
+}
 TEST(Runtime, NoPrefetchWithZeroPrefetchLayers) { interleaving_ssd_attentions(0); }
 
 // AiF: a decode GEMM with a weight operand and the decode LM head go to the
