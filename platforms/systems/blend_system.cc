@@ -394,7 +394,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   const uint64_t write_chunk = uint64_t{flash.page_bytes} * flash.channels * flash.dies_per_channel;
   Runtime runtime(header, std::move(ops), platform.placement(), gpu_port, staging, ssd_port, write_chunk);
   PhaseTracker phase_tracker(ledger);
-  Progress progress(summary.platform, runtime.ops().size(), options.progress);
+  Progress progress(summary.platform, runtime.ops().size(), options.progress, options.progress_slot);
   runtime.set_phase_listener([&](std::optional<trace::Phase> phase, uint64_t at_ps) {
     phase_tracker.change(phase, at_ps);
     if (phase) progress.set_phase(phase_name(*phase));

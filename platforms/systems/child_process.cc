@@ -50,10 +50,21 @@ std::string temp_path() {
   _exit(f ? code : 1);
 }
 
+// The next child to end: blocks, or with `tick` polls and ticks meanwhile.
+pid_t wait_any(int& status, const std::function<void()>& tick) {
+  if (!tick) return waitpid(-1, &status, 0);
+  for (;;) {
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid != 0) return pid;
+    tick();
+    usleep(100'000);
+  }
+}
+
 }  // namespace
 
 std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs,
-                                         const ChildDone& on_done) {
+                                         const ChildDone& on_done, const std::function<void()>& tick) {
   std::vector<ChildResult> results(tasks.size());
   std::vector<std::string> paths(tasks.size());
   std::map<pid_t, size_t> running;
@@ -78,7 +89,7 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
       // Any child: the process has no children but ours (a pid we did not
       // start is not waited for by anyone else either, so it is skipped).
       int status = 0;
-      const pid_t pid = waitpid(-1, &status, 0);
+      const pid_t pid = wait_any(status, tick);
       if (pid < 0) throw std::runtime_error("waitpid failed");
       if (!running.count(pid)) continue;
       const size_t i = running.at(pid);

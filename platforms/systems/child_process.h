@@ -22,8 +22,9 @@ using ChildDone = std::function<void(size_t index, const ChildResult& result)>;
 
 // Runs every task in its own child process, at most `jobs` at once, and returns
 // their results in task order. A free slot is refilled as soon as any child
-// ends. Call before any SystemC module exists.
+// ends. `tick`, when given, is called about ten times a second while children
+// run (e.g. to redraw progress). Call before any SystemC module exists.
 std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs,
-                                         const ChildDone& on_done = {});
+                                         const ChildDone& on_done = {}, const std::function<void()>& tick = {});
 
 }  // namespace ispsim::systems

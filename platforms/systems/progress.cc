@@ -1,6 +1,11 @@
 #include "platforms/systems/progress.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <new>
+#include <stdexcept>
 
 namespace ispsim::systems {
 namespace {
@@ -20,16 +25,44 @@ std::string duration_text(double seconds) {
   return buf;
 }
 
+// ", ETA ..." for `done` of 1 after `elapsed_s`, when 0 < done < 1.
+std::string eta_text(double done, double elapsed_s) {
+  if (done <= 0 || done >= 1) return "";
+  return ", ETA " + duration_text(elapsed_s * (1 - done) / done);
+}
+
 }  // namespace
 
-Progress::Progress(std::string label, size_t total_ops, bool enabled)
-    : label_(std::move(label)),
-      total_ops_(total_ops),
-      enabled_(enabled && isatty(STDERR_FILENO) == 1),
-      next_draw_(started_ + kFirstDraw) {}
+// --- TerminalLine ---------------------------------------------------------------
 
-Progress::~Progress() {
+TerminalLine::TerminalLine(bool enabled)
+    : enabled_(enabled && isatty(STDERR_FILENO) == 1), next_draw_(started_ + kFirstDraw) {}
+
+TerminalLine::~TerminalLine() {
   if (drawn_) std::fputs("\r\033[K", stderr);
+}
+
+bool TerminalLine::due() {
+  if (!enabled_) return false;
+  const Clock::time_point now = Clock::now();
+  if (now < next_draw_) return false;
+  next_draw_ = now + kRedraw;
+  return true;
+}
+
+void TerminalLine::draw(const std::string& text) {
+  std::fprintf(stderr, "\r\033[K%s", text.c_str());
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+double TerminalLine::elapsed_s() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
+
+// --- Progress -------------------------------------------------------------------
+
+Progress::Progress(std::string label, size_t total_ops, bool enabled, ProgressSlot* slot)
+    : label_(std::move(label)), total_ops_(total_ops), slot_(slot), terminal_(enabled) {
+  if (slot_) slot_->total_ops.store(total_ops, std::memory_order_relaxed);
 }
 
 std::string Progress::line(const std::string& label, size_t done_ops, size_t total_ops, uint64_t simulated_ps,
@@ -38,21 +71,62 @@ std::string Progress::line(const std::string& label, size_t done_ops, size_t tot
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s: %5.1f %% of %zu ops, simulated %.3f s%s%s", label.c_str(), 100 * share,
                 total_ops, static_cast<double>(simulated_ps) * 1e-12, phase.empty() ? "" : ", ", phase.c_str());
-  std::string text = buf;
-  if (done_ops > 0 && done_ops < total_ops)
-    text += ", ETA " + duration_text(elapsed_s * static_cast<double>(total_ops - done_ops) / static_cast<double>(done_ops));
-  return text;
+  return buf + eta_text(share, elapsed_s);
 }
 
 void Progress::update(size_t done_ops, uint64_t simulated_ps) {
-  if (!enabled_) return;
-  const Clock::time_point now = Clock::now();
-  if (now < next_draw_) return;
-  next_draw_ = now + kRedraw;
-  const double elapsed = std::chrono::duration<double>(now - started_).count();
-  std::fprintf(stderr, "\r\033[K%s", line(label_, done_ops, total_ops_, simulated_ps, phase_, elapsed).c_str());
-  std::fflush(stderr);
-  drawn_ = true;
+  if (slot_) slot_->done_ops.store(done_ops, std::memory_order_relaxed);
+  if (terminal_.due())
+    terminal_.draw(line(label_, done_ops, total_ops_, simulated_ps, phase_, terminal_.elapsed_s()));
+}
+
+// --- SharedProgress -------------------------------------------------------------
+
+SharedProgress::SharedProgress(size_t slots) : size_(slots) {
+  void* p = mmap(nullptr, sizeof(ProgressSlot) * (slots ? slots : 1), PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::runtime_error("cannot map shared memory for progress");
+  slots_ = static_cast<ProgressSlot*>(p);
+  for (size_t i = 0; i < slots; ++i) new (&slots_[i]) ProgressSlot();
+}
+
+SharedProgress::~SharedProgress() { munmap(slots_, sizeof(ProgressSlot) * (size_ ? size_ : 1)); }
+
+// --- CompareProgress ------------------------------------------------------------
+
+CompareProgress::CompareProgress(std::vector<std::string> names, SharedProgress& slots)
+    : names_(std::move(names)), slots_(slots), finished_(names_.size(), 0), terminal_(true) {}
+
+void CompareProgress::tick() {
+  if (!terminal_.due()) return;
+  std::vector<double> shares(names_.size(), -1.0);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const uint64_t total = slots_[i].total_ops.load(std::memory_order_relaxed);
+    if (finished_[i])
+      shares[i] = 1.0;
+    else if (total > 0)  // cannot reach 1 before the child has finished
+      shares[i] = std::min(0.999, static_cast<double>(slots_[i].done_ops.load(std::memory_order_relaxed)) /
+                                      static_cast<double>(total));
+  }
+  terminal_.draw(line(names_, shares, terminal_.elapsed_s()));
+}
+
+std::string CompareProgress::line(const std::vector<std::string>& names, const std::vector<double>& shares,
+                                  double elapsed_s) {
+  size_t finished = 0;
+  double sum = 0;
+  std::string running;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (shares[i] >= 1.0) ++finished;
+    if (shares[i] > 0) sum += shares[i];
+    if (shares[i] < 0 || shares[i] >= 1.0) continue;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %.1f %%", 100 * shares[i]);
+    running += (running.empty() ? "; " : ", ") + names[i] + buf;
+  }
+  const double mean = names.empty() ? 1.0 : sum / static_cast<double>(names.size());
+  return "compare: " + std::to_string(finished) + " of " + std::to_string(names.size()) + " platforms done" +
+         running + eta_text(mean, elapsed_s);
 }
 
 }  // namespace ispsim::systems

@@ -21,6 +21,7 @@
 #include "platforms/systems/cim_system.h"
 #include "platforms/systems/run_summary_io.h"
 #include "platforms/systems/child_process.h"
+#include "platforms/systems/progress.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
 #include "traces/trace_io.h"
@@ -128,9 +129,14 @@ int compare(const Args& args) {
   if (!csv_path.empty()) csv_file = std::make_unique<AtomicFile>(csv_path);
   if (!json_path.empty()) json_file = std::make_unique<AtomicFile>(json_path);
 
+  // Each child publishes its ops completed; the parent draws them on a terminal.
+  systems::SharedProgress progress_slots(platforms.size());
+  std::vector<std::string> names;
   std::vector<std::function<std::string()>> tasks;
   for (const schema::LoadedPlatform& p : platforms) {
     systems::RunOptions options;
+    options.progress_slot = &progress_slots[tasks.size()];
+    names.push_back(p.platform.name());
     if (!timeline_dir.empty())
       options.timeline_path = (std::filesystem::path(timeline_dir) / (p.platform.name() + ".json")).string();
     tasks.push_back([&p, options, trace_path] {
@@ -139,9 +145,13 @@ int compare(const Args& args) {
       return systems::summary_to_json(systems::run_blend_system(p, trace_path, options));
     });
   }
-  const bool progress = isatty(STDERR_FILENO);
-  if (progress) std::cerr << "simulating " << tasks.size() << " platforms, " << jobs << " at a time...\n";
-  const std::vector<systems::ChildResult> results = systems::run_in_children(tasks, static_cast<unsigned>(jobs));
+  std::vector<systems::ChildResult> results;
+  {
+    systems::CompareProgress progress(names, progress_slots);
+    results = systems::run_in_children(
+        tasks, static_cast<unsigned>(jobs), [&](size_t i, const systems::ChildResult&) { progress.finished(i); },
+        [&] { progress.tick(); });
+  }
 
   std::vector<systems::RunSummary> runs;
   for (size_t i = 0; i < results.size(); ++i) {
