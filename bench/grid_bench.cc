@@ -1,20 +1,29 @@
-// The MemLLM evaluation grid: 8 dataset profiles x 6 models x 6 platforms.
-// Generates one shape-only trace per (model, dataset) (seed 1), simulates it on
-// every platform (each in a child process, `jobs` at a time) and prints the wall
-// time of the grid and the simulated NAND page reads per wall-clock second,
-// plus each cell's MemLLM speedup over GPU-FullCompute.
+// The MemLLM evaluation grid (issue 9, item 6): 8 dataset profiles x 6 models x
+// the 8 systems of the MemLLM study. Generates one shape-only trace per (model,
+// dataset) (seed 1), simulates it on every platform (each in a child process,
+// `jobs` at a time) and prints:
+//  - per system and dataset, the mean speedup over GPU-FullCompute across the
+//    models, arithmetic and geometric; cells a system cannot hold (OOM) are
+//    counted apart and left out of the means;
+//  - MemLLM's PCIe bytes per purpose, one row per request, by context length;
+//  - the grid's wall time and simulated NAND page reads per wall-clock second.
 //
 // usage: ispsim_bench_grid [jobs (default 2)] [models (comma list)] [datasets (comma list)]
 //                          [max context tokens] [max answer tokens]
 // The caps (ShapeOptions::max_context_tokens / max_answer_tokens: drawn documents
 // scaled down together, drawn answers cut) keep the ctest acceptance run short;
 // without them every request has the profiles' published lengths.
+// Exit status 1 if any run failed (an out-of-memory report is not a failure).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <numeric>
 #include <optional>
+#include <set>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -26,27 +35,26 @@
 #include "platforms/systems/run_summary_io.h"
 #include "traces/gen/shape_generator.h"
 
-int sc_main(int argc, char** argv) {
-  using namespace ispsim;
-  const unsigned jobs = argc > 1 ? static_cast<unsigned>(std::stoul(argv[1])) : 2;
-  const std::vector<std::string> models =
-      bench::split_list(argc > 2 ? argv[2] : "SmolLM2-135M,SmolLM2-360M,SmolLM2-1.7B,OPT-350M,OPT-1.3B,OPT-2.7B");
-  const std::vector<std::string> datasets = bench::split_list(argc > 3 ? argv[3] : "fin,tat,cov,cad,prv,wik,web,hpt");
-  std::optional<uint64_t> max_context, max_answer;
-  if (argc > 4) max_context = std::stoull(argv[4]);
-  if (argc > 5) max_answer = std::stoull(argv[5]);
-  const std::vector<std::string> platform_names = {"gpu_fullcompute", "gpu_precompute", "memllm_base",
-                                                   "memllm_fused",    "memllm_perch",   "memllm"};
-  std::vector<schema::LoadedPlatform> platforms;
-  for (const auto& name : platform_names) platforms.push_back(schema::load_platform(name, {}));
-  const auto dir = std::filesystem::temp_directory_path() / ("ispsim_grid_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  struct RemoveOnExit {
-    std::filesystem::path dir;
-    ~RemoveOnExit() { std::filesystem::remove_all(dir); }
-  } remove_on_exit{dir};
+namespace {
 
-  std::vector<std::string> traces, cells;
+using namespace ispsim;
+
+const std::vector<std::string> kPlatforms = {"gpu_fullcompute", "gpu_precompute", "instattention", "aif",
+                                             "memllm_base",     "memllm_fused",   "memllm_perch",  "memllm"};
+constexpr size_t kBaseline = 0;                // gpu_fullcompute
+constexpr size_t kMemLlm = 7;                  // memllm
+constexpr const char* kMemLlmName = "memllm";  // kPlatforms[kMemLlm]
+
+struct Cell {
+  std::string model, dataset, trace;
+  uint64_t context_tokens = 0;
+  std::vector<std::optional<systems::RunSummary>> runs;  // per platform; empty: the run failed
+};
+
+std::vector<Cell> generate_cells(const std::vector<std::string>& models, const std::vector<std::string>& datasets,
+                                 std::optional<uint64_t> max_context, std::optional<uint64_t> max_answer,
+                                 const std::filesystem::path& dir) {
+  std::vector<Cell> cells;
   for (const auto& model : models)
     for (const auto& dataset : datasets) {
       tracegen::ShapeOptions options;
@@ -54,53 +62,143 @@ int sc_main(int argc, char** argv) {
       options.dataset = dataset;
       options.max_context_tokens = max_context;
       options.max_answer_tokens = max_answer;
-      const std::string path = (dir / (model + "-" + dataset + ".trace")).string();
-      tracegen::generate_shape_trace(options, path);
-      traces.push_back(path);
-      cells.push_back(model + " " + dataset);
+      Cell cell{model, dataset, (dir / (model + "-" + dataset + ".trace")).string(), 0, {}};
+      const tracegen::BlendRequest request = tracegen::make_shape_request(options);
+      cell.context_tokens = std::accumulate(request.doc_tokens.begin(), request.doc_tokens.end(), uint64_t{0});
+      tracegen::generate_shape_trace(options, cell.trace);
+      cells.push_back(std::move(cell));
     }
+  return cells;
+}
 
+// Runs every (cell, platform) pair; returns the number of failed runs.
+uint64_t simulate(std::vector<Cell>& cells, const std::vector<schema::LoadedPlatform>& platforms, unsigned jobs) {
   std::vector<std::function<std::string()>> tasks;
-  for (const auto& trace : traces)
+  for (const Cell& cell : cells)
     for (const auto& platform : platforms)
-      tasks.push_back([&platform, trace] {
+      tasks.push_back([&platform, trace = cell.trace] {
         return systems::summary_to_json(systems::run_blend_system(platform, trace, systems::RunOptions{}));
       });
-  const auto t0 = std::chrono::steady_clock::now();
   const std::vector<systems::ChildResult> results = systems::run_in_children(tasks, jobs);
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  uint64_t pages = 0, failures = 0, out_of_memory = 0;
-  std::printf("%-22s %12s %12s %12s\n", "model dataset", "GPU-FC (ms)", "MemLLM (ms)", "speedup (x)");
-  for (size_t c = 0; c < traces.size(); ++c) {
-    double gpu_fc = 0, memllm = 0;
+  uint64_t failures = 0;
+  for (size_t c = 0; c < cells.size(); ++c)
     for (size_t p = 0; p < platforms.size(); ++p) {
       const systems::ChildResult& r = results[c * platforms.size() + p];
+      const std::string where = cells[c].model + " " + cells[c].dataset + " on " + kPlatforms[p];
       if (r.exit_code != 0) {
         ++failures;
-        std::fprintf(stderr, "%s on %s failed: %s\n", cells[c].c_str(), platform_names[p].c_str(), r.output.c_str());
+        std::fprintf(stderr, "%s failed: %s\n", where.c_str(), r.output.c_str());
+        cells[c].runs.emplace_back();
         continue;
       }
-      const systems::RunSummary s = systems::summary_from_json(r.output, cells[c]);
-      if (s.out_of_memory) {
-        ++out_of_memory;
-        std::fprintf(stderr, "%s on %s: out of memory: %s\n", cells[c].c_str(), platform_names[p].c_str(),
-                     s.failure.c_str());
-        continue;
-      }
-      pages += s.nand_read_bytes / platforms[p].platform.nand().page_bytes();
-      if (platform_names[p] == "gpu_fullcompute") gpu_fc = s.latency_ns / 1e6;
-      if (platform_names[p] == "memllm") memllm = s.latency_ns / 1e6;
+      cells[c].runs.push_back(systems::summary_from_json(r.output, where));
     }
-    std::printf("%-22s %12.3f %12.3f %12.2f\n", cells[c].c_str(), gpu_fc, memllm, memllm > 0 ? gpu_fc / memllm : 0.0);
+  return failures;
+}
+
+void print_speedups(const std::vector<Cell>& cells, const std::vector<std::string>& datasets) {
+  std::printf("mean speedup over GPU-FullCompute across the models (x): arithmetic / geometric; "
+              "OOM = cells the system cannot hold (left out of the means)\n");
+  std::printf("%-16s", "system");
+  for (const auto& d : datasets) std::printf(" %24s", d.c_str());
+  std::printf("\n");
+  for (size_t p = 0; p < kPlatforms.size(); ++p) {
+    std::printf("%-16s", kPlatforms[p].c_str());
+    for (const auto& dataset : datasets) {
+      std::vector<double> speedups;
+      unsigned oom = 0, missing = 0;
+      for (const Cell& cell : cells) {
+        if (cell.dataset != dataset) continue;
+        const auto& run = cell.runs[p];
+        const auto& base = cell.runs[kBaseline];
+        if (run && run->out_of_memory) ++oom;
+        else if (!run || !base || base->out_of_memory) ++missing;
+        else speedups.push_back(base->latency_ns / run->latency_ns);
+      }
+      std::string text = "-";
+      if (!speedups.empty()) {
+        const double n = static_cast<double>(speedups.size());
+        double sum = 0, log_sum = 0;
+        for (double s : speedups) sum += s, log_sum += std::log(s);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.2f/%.2f", sum / n, std::exp(log_sum / n));
+        text = buf;
+      }
+      if (oom > 0) text += " " + std::to_string(oom) + "OOM";
+      if (missing > 0) text += " " + std::to_string(missing) + "fail";
+      std::printf(" %24s", text.c_str());
+    }
+    std::printf("\n");
   }
+}
+
+void print_memllm_pcie(std::vector<const Cell*> cells) {
+  std::sort(cells.begin(), cells.end(),
+            [](const Cell* a, const Cell* b) { return a->context_tokens < b->context_tokens; });
+  std::set<std::string> purposes;
+  for (const Cell* cell : cells)
+    if (cell->runs[kMemLlm])
+      for (const auto& [key, bytes] : cell->runs[kMemLlm]->pcie_bytes) purposes.insert(key);
+  std::printf("\n%s PCIe bytes per purpose (MB, MB = 1e6 bytes), by the request's context length\n", kMemLlmName);
+  std::printf("%-22s %14s", "model dataset", "context (tok)");
+  for (const auto& p : purposes) std::printf(" %28s", p.c_str());
+  std::printf("\n");
+  for (const Cell* cell : cells) {
+    if (!cell->runs[kMemLlm]) continue;
+    std::printf("%-22s %14llu", (cell->model + " " + cell->dataset).c_str(),
+                static_cast<unsigned long long>(cell->context_tokens));
+    for (const auto& p : purposes) {
+      const auto& bytes = cell->runs[kMemLlm]->pcie_bytes;
+      const auto it = bytes.find(p);
+      std::printf(" %28.3f", it == bytes.end() ? 0.0 : static_cast<double>(it->second) / 1e6);
+    }
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+int sc_main(int argc, char** argv) {
+  const unsigned jobs = argc > 1 ? static_cast<unsigned>(std::stoul(argv[1])) : 2;
+  const std::vector<std::string> models =
+      bench::split_list(argc > 2 ? argv[2] : "SmolLM2-135M,SmolLM2-360M,SmolLM2-1.7B,OPT-350M,OPT-1.3B,OPT-2.7B");
+  const std::vector<std::string> datasets = bench::split_list(argc > 3 ? argv[3] : "fin,tat,cov,cad,prv,wik,web,hpt");
+  std::optional<uint64_t> max_context, max_answer;
+  if (argc > 4) max_context = std::stoull(argv[4]);
+  if (argc > 5) max_answer = std::stoull(argv[5]);
+  std::vector<schema::LoadedPlatform> platforms;
+  for (const auto& name : kPlatforms) platforms.push_back(schema::load_platform(name, {}));
+  const auto dir = std::filesystem::temp_directory_path() / ("ispsim_grid_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  struct RemoveOnExit {
+    std::filesystem::path dir;
+    ~RemoveOnExit() { std::filesystem::remove_all(dir); }
+  } remove_on_exit{dir};
+
+  std::vector<Cell> cells = generate_cells(models, datasets, max_context, max_answer, dir);
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t failures = simulate(cells, platforms, jobs);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  uint64_t pages = 0, out_of_memory = 0;
+  for (const Cell& cell : cells)
+    for (size_t p = 0; p < platforms.size(); ++p) {
+      const auto& run = cell.runs[p];
+      if (!run) continue;
+      if (run->out_of_memory) ++out_of_memory;
+      else pages += run->nand_read_bytes / platforms[p].platform.nand().page_bytes();
+    }
+  print_speedups(cells, datasets);
+  std::vector<const Cell*> cell_ptrs;
+  for (const Cell& cell : cells) cell_ptrs.push_back(&cell);
+  print_memllm_pcie(cell_ptrs);
   std::printf("\ngrid: %zu traces x %zu platforms = %zu runs, %llu failed, %llu out of memory, %u at a time\n",
-              traces.size(), platforms.size(), tasks.size(), static_cast<unsigned long long>(failures),
-              static_cast<unsigned long long>(out_of_memory), jobs);
+              cells.size(), platforms.size(), cells.size() * platforms.size(),
+              static_cast<unsigned long long>(failures), static_cast<unsigned long long>(out_of_memory), jobs);
   std::printf("wall time: %.1f s (trace generation excluded)\n", wall_s);
   std::printf("simulated NAND page reads: %llu, %.3f M per wall-clock second\n", static_cast<unsigned long long>(pages),
               static_cast<double>(pages) / wall_s / 1e6);
-  return failures || out_of_memory ? 1 : 0;
+  return failures ? 1 : 0;
 }
 
 int main(int argc, char** argv) {
