@@ -91,6 +91,9 @@ PLAUSIBLE = {
                                                # tensors) .. free (several copies' worth of DRAM bandwidth)
 }
 WIDEN = 1000.0  # when a fit is pinned at a bound, the value it would need is searched this much further out
+# ... but never past what is physically possible (an efficiency above 1 is not a
+# value a target can "need"; the search then reports the target beyond reach).
+PHYSICAL = {"memory_efficiency": (0.0, 1.0), "gemm_efficiency": (0.0, 1.0), "storage_read_gbps": (0.0, math.inf)}
 
 # (parameter, the share it is fitted to, the platform whose runs give that share)
 FIT_PLAN = {
@@ -282,7 +285,8 @@ def fit_host(sim, host, cells, start, log, search_needed=True):
         if bounded[param] and search_needed:
             lo, hi = PLAUSIBLE[param]
             log("%s: host.%s is pinned at a bound of its plausible range; the value the target needs:" % (host, param))
-            wide = secant(mean_share, x, targets[metric], param, log, (lo / WIDEN, hi * WIDEN))
+            wide = secant(mean_share, x, targets[metric], param, log,
+                          (max(lo / WIDEN, PHYSICAL[param][0]), min(hi * WIDEN, PHYSICAL[param][1])))
             needed[param] = {"value": round_significant(wide[0]), "share": wide[1], "beyond_search": wide[3]}
     return values, steps, bounded, needed
 
