@@ -31,14 +31,17 @@ void Unit::record_energy(double joules, uint64_t start_ps, uint64_t end_ps) {
   if (pending_.open && start_ps == pending_.end_ps && same_power && (span > 0) == (open_span > 0)) {
     pending_.joules += joules;
     pending_.end_ps = end_ps;
+    if (++pending_.merged >= kMaxMergedRecords) flush_energy();
     return;
   }
   flush_energy();
-  pending_ = {joules, start_ps, end_ps, true};
+  pending_ = {joules, start_ps, end_ps, ledger_->open(start_ps), 1, true};
 }
 
 void Unit::flush_energy() {
-  if (pending_.open && ledger_) ledger_->add(component_, pending_.joules, pending_.start_ps, pending_.end_ps);
+  if (!pending_.open || !ledger_) return;
+  ledger_->add(component_, pending_.joules, pending_.start_ps, pending_.end_ps);
+  ledger_->close(pending_.ticket);
   pending_.open = false;
 }
 

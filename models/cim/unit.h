@@ -49,13 +49,21 @@ class Unit : public sc_core::sc_module, public Resource {
   // Hands the last merged energy record to the ledger; call before summarising it.
   void flush_energy();
 
+  // Records merged into one before it goes to the ledger anyway (bounds how
+  // long a busy unit holds the ledger's settled time back).
+  static constexpr uint32_t kMaxMergedRecords = 1024;
+
  private:
   // Back-to-back records of the same power (the chunks of one lane) are merged
   // into one ledger record, so the ledger grows with steps, not with chunks.
+  // While a merged record is held here its start is held open in the ledger
+  // (EnergyLedger::open), so a ledger with a clock folds only up to it.
   void record_energy(double joules, uint64_t start_ps, uint64_t end_ps);
   struct Record {
     double joules = 0;
     uint64_t start_ps = 0, end_ps = 0;
+    uint64_t ticket = 0;  // the ledger's hold on start_ps
+    uint32_t merged = 0;
     bool open = false;
   } pending_;
 

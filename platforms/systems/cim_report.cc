@@ -6,20 +6,13 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "platforms/systems/report_cells.h"
 
 namespace ispsim::systems {
 namespace {
 
 const std::vector<std::string> kStages = {"weights", "KV write", "KV read/attention", "pursuit", "nonlinear",
                                           "transfers"};
-
-std::string fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  std::string s = buf;
-  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
-  return s;
-}
 
 bool completed(const RunSummary& r) { return !r.out_of_memory && r.failure.empty() && r.decode_tokens > 0; }
 
@@ -119,13 +112,6 @@ void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const Run
   }
 }
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const RunSummary* base) {
   const std::vector<std::string> h = header(true);
   auto line = [&](const std::vector<std::string>& row) {
@@ -147,31 +133,16 @@ void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const RunS
   }
 }
 
-std::string quoted(const std::string& s) {
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') q += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      q += buf;
-      continue;
-    }
-    q += c;
-  }
-  return q + "\"";
-}
-
 void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const RunSummary* base,
                 const std::string& baseline) {
-  os << "{\n  \"baseline\": " << (baseline.empty() ? "null" : quoted(baseline)) << ",\n  \"runs\": [";
+  os << "{\n  \"baseline\": " << (baseline.empty() ? "null" : json_quoted(baseline)) << ",\n  \"runs\": [";
   const char* sep = "\n";
   for (const RunSummary& r : runs) {
-    os << sep << "    {\"platform\": " << quoted(r.platform) << ", \"program\": " << quoted(r.program)
-       << ", \"status\": " << quoted(r.out_of_memory ? "out_of_memory" : r.failure.empty() ? "ok" : "failed");
+    os << sep << "    {\"platform\": " << json_quoted(r.platform) << ", \"program\": " << json_quoted(r.program)
+       << ", \"status\": " << json_quoted(r.out_of_memory ? "out_of_memory" : r.failure.empty() ? "ok" : "failed");
     sep = ",\n";
-    if (!r.failure.empty()) os << ", \"failure\": " << quoted(r.failure);
-    if (!r.note.empty()) os << ", \"note\": " << quoted(r.note);
+    if (!r.failure.empty()) os << ", \"failure\": " << json_quoted(r.failure);
+    if (!r.note.empty()) os << ", \"note\": " << json_quoted(r.note);
     if (!completed(r)) {
       os << "}";
       continue;
@@ -185,7 +156,7 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const Run
       os << ",\n     \"" << key << "\": {";
       const char* s2 = "";
       for (const std::string& s : kStages) {
-        os << s2 << quoted(s) << ": " << fixed(per_token(value_or_zero(m, s), r) * scale, 6);
+        os << s2 << json_quoted(s) << ": " << fixed(per_token(value_or_zero(m, s), r) * scale, 6);
         s2 = ", ";
       }
       os << "}";
@@ -196,7 +167,7 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const Run
     os << ",\n     \"energy_mj_per_token_by_component\": {";
     const char* s2 = "";
     for (const auto& [k, v] : r.energy_j_by_component) {
-      os << s2 << quoted(k) << ": " << fixed(per_token(v, r) * 1e3, 6);
+      os << s2 << json_quoted(k) << ": " << fixed(per_token(v, r) * 1e3, 6);
       s2 = ", ";
     }
     os << "}}";

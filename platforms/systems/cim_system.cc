@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <set>
 #include <systemc>
 
 #include "common/atomic_file.h"
@@ -157,16 +158,38 @@ class CimRuntime {
   uint64_t completed_ = 0, end_ps_ = 0;
 };
 
-trace::Program program_of(const schema::LoadedPlatform& loaded) {
-  trace::Program program;
-  if (!trace::Program_Parse(schema::Platform::Program_Name(loaded.platform.program()), &program))
-    throw BadInput(loaded.file, "unknown program");
+trace::Program own_program(const schema::Platform& platform) {
+  trace::Program program = trace::PROGRAM_UNSPECIFIED;
+  trace::Program_Parse(schema::Platform::Program_Name(platform.program()), &program);
+  return program;
+}
+
+void check_architecture(const schema::LoadedPlatform& loaded) {
+  const trace::Program program = own_program(loaded.platform);
   const bool dense = loaded.platform.cim().architecture() == CimParams::NPU_DENSE_KV;
   if (dense != (program == trace::DECODE_ONLY))
     throw BadInput(loaded.file, "architecture " + CimParams::Architecture_Name(loaded.platform.cim().architecture()) +
                                     " runs program " + (dense ? "DECODE_ONLY" : "DECODE_ONLY_DICTIONARY") + ", not " +
                                     trace::Program_Name(program));
-  return program;
+}
+
+// The ops the platform runs, in trace order. Of FULL_PREFILL only the decode
+// steps: their dependencies on prefill ops are met before the first step.
+std::vector<trace::Op> read_ops(trace::TraceReader& reader, const ProgramSource& source) {
+  std::vector<trace::Op> ops;
+  std::set<uint64_t> ids;
+  trace::Op op;
+  while (reader.next(op)) {
+    if (op.program() != source.program || (source.decode_phase_only && op.phase() != trace::PHASE_DECODE)) continue;
+    if (source.decode_phase_only) {
+      auto* deps = op.mutable_deps();
+      deps->erase(std::remove_if(deps->begin(), deps->end(), [&ids](uint64_t d) { return !ids.count(d); }),
+                  deps->end());
+    }
+    ids.insert(op.id());
+    ops.push_back(op);
+  }
+  return ops;
 }
 
 // The footprint check: storage that does not fit ends the run as out of memory.
@@ -200,6 +223,26 @@ std::string capacity_problem(const CimPlanner& planner, const CimParams& p, cons
 
 }  // namespace
 
+std::string ProgramSource::name() const {
+  return trace::Program_Name(program) + (decode_phase_only ? " (decode steps)" : "");
+}
+
+ProgramSource program_source(const schema::Platform& platform, const trace::Header& header,
+                             const std::string& trace_path) {
+  const trace::Program own = own_program(platform);
+  bool has_own = false, has_full_prefill = false;
+  for (const trace::ProgramInfo& info : header.programs()) {
+    has_own |= info.program() == own;
+    has_full_prefill |= info.program() == trace::FULL_PREFILL;
+  }
+  if (has_own) return {own, false};
+  const bool decode_system = is_cim_platform(platform);
+  if (decode_system && has_full_prefill && header.request().answer_tokens() > 0) return {trace::FULL_PREFILL, true};
+  throw BadInput(trace_path, "has no " + trace::Program_Name(own) + " program" +
+                                 (decode_system ? " (nor decode steps in a FULL_PREFILL program)" : "") +
+                                 ", which platform '" + platform.name() + "' runs");
+}
+
 bool is_cim_platform(const schema::Platform& platform) {
   return platform.program() == schema::Platform::DECODE_ONLY ||
          platform.program() == schema::Platform::DECODE_ONLY_DICTIONARY;
@@ -229,21 +272,17 @@ std::vector<std::string> ignored_settings(const schema::LoadedPlatform& loaded) 
 RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::string& trace_path,
                           const RunOptions& options) {
   const schema::Platform& platform = loaded.platform;
-  const trace::Program program = program_of(loaded);
+  check_architecture(loaded);
   const CimParams p = cim::resolved(platform.cim(), loaded.file + ": cim");
   const link::LinkConfig link_config = link::LinkConfig::from_params(platform.link(), loaded.file + ": link");
 
   trace::TraceReader reader(trace_path);
   const trace::Header header = reader.header();
-  bool declared = false;
-  for (const auto& info : header.programs()) declared |= info.program() == program;
-  if (!declared)
-    throw BadInput(trace_path, "has no " + trace::Program_Name(program) + " program, which platform '" +
-                                   platform.name() + "' runs");
+  const ProgramSource source = program_source(platform, header, trace_path);
 
   RunSummary summary;
   summary.platform = platform.name();
-  summary.program = trace::Program_Name(program);
+  summary.program = source.name();
   summary.decode_tokens = header.request().answer_tokens();
   uint64_t context = 0;
   for (const auto& doc : header.request().documents()) context += doc.tokens();
@@ -260,10 +299,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
     }
   }
 
-  std::vector<trace::Op> ops;
-  trace::Op op;
-  while (reader.next(op))
-    if (op.program() == program) ops.push_back(op);
+  std::vector<trace::Op> ops = read_ops(reader, source);
 
   std::optional<AtomicFile> stats_file;
   if (!options.stats_path.empty()) {
@@ -274,7 +310,10 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   }
   if (!options.timeline_path.empty()) throw BadInput("--timeline", "the decode systems of paper 1 write no timeline");
 
+  // Folded while the run streams (bounded memory); every op is decode.
   core::EnergyLedger ledger;
+  ledger.set_clock([] { return sc_core::sc_time_stamp().value(); });
+  ledger.set_phase("decode", 0);
   CimSystem system("system", p, link_config, ledger);
   const CimPlanner planner(p, link_config, header, system.resources(), loaded.file);
   for (const trace::Op& o : ops) planner.plan(o);  // every op runnable before simulating
@@ -307,8 +346,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
     const uint64_t bytes = system.pcie.bytes(d, link::Purpose::OTHER);
     if (bytes) summary.pcie_bytes[std::string(link::to_string(d)) + ".other"] = bytes;
   }
-  const core::EnergyLedger::Summary energy =
-      ledger.summarize(runtime.end_ps(), {{"decode", 0, runtime.end_ps()}});
+  const core::EnergyLedger::Summary energy = ledger.summarize(runtime.end_ps());
   summary.energy_j = energy.total_j;
   summary.energy_j_by_component = energy.dynamic_j_by_component;
   summary.energy_j_by_phase = energy.j_by_phase;

@@ -6,25 +6,14 @@
 #include <set>
 #include <stdexcept>
 
-#include <boost/json.hpp>
-
 #include "common/error.h"
+#include "platforms/systems/report_cells.h"
 
 namespace ispsim::systems {
 namespace {
 
 constexpr const char* kH2dPrefix = "host_to_device.";
 constexpr const char* kD2hPrefix = "device_to_host.";
-
-// Fixed-point text of `value` with `decimals` decimals, C locale; "-0.000"
-// becomes "0.000" so that a rounding sign never differs between runs.
-std::string fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  std::string s = buf;
-  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
-  return s;
-}
 
 std::string ms(double ns) { return fixed(ns / 1e6, 3); }
 std::string mb(uint64_t bytes) { return fixed(static_cast<double>(bytes) / 1e6, 3); }
@@ -207,13 +196,6 @@ void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const std
 
 // ---- CSV -----------------------------------------------------------------
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline) {
   const double base_ns = baseline_latency(runs, baseline);
   const std::vector<std::string> phases = phase_columns(runs);
@@ -287,17 +269,15 @@ void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const std:
 
 // ---- JSON ----------------------------------------------------------------
 
-std::string quoted(const std::string& s) { return boost::json::serialize(boost::json::value(s)); }
-
 void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline) {
   const double base_ns = baseline_latency(runs, baseline);
-  os << "{\n  \"baseline\": " << (baseline.empty() ? "null" : quoted(baseline)) << ",\n  \"runs\": [";
+  os << "{\n  \"baseline\": " << (baseline.empty() ? "null" : json_quoted(baseline)) << ",\n  \"runs\": [";
   const char* run_sep = "\n";
   for (const RunSummary& r : runs) {
-    os << run_sep << "    {\"platform\": " << quoted(r.platform) << ", \"program\": " << quoted(r.program)
-       << ", \"status\": " << quoted(status(r));
+    os << run_sep << "    {\"platform\": " << json_quoted(r.platform) << ", \"program\": " << json_quoted(r.program)
+       << ", \"status\": " << json_quoted(status(r));
     run_sep = ",\n";
-    if (!r.failure.empty()) os << ", \"failure\": " << quoted(r.failure);
+    if (!r.failure.empty()) os << ", \"failure\": " << json_quoted(r.failure);
     if (!completed(r)) {
       os << "}";
       continue;
@@ -308,7 +288,7 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std
       os << ",\n     \"" << key << "\": {";
       const char* sep = "";
       for (const auto& [k, v] : map) {
-        os << sep << quoted(k) << ": " << format(v);
+        os << sep << json_quoted(k) << ": " << format(v);
         sep = ", ";
       }
       os << "}";

@@ -34,6 +34,17 @@ bool parse_options(const Args& args, const std::string& command, po::options_des
   return true;
 }
 
+std::vector<std::string> split_list(const std::string& s, const std::string& option) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty()) throw BadInput(option, "empty entry in '" + s + "'");
+    out.push_back(item);
+  }
+  if (!s.empty() && s.back() == ',') throw BadInput(option, "empty entry in '" + s + "'");
+  return out;
+}
+
 std::string read_text_file(const std::string& path) { return read_input_file(path); }
 
 void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {

@@ -26,6 +26,10 @@ bool parse_options(const Args& args, const std::string& command, boost::program_
 // /dev/zero cannot hang or exhaust memory) or a file over kMaxTextInputBytes.
 std::string read_text_file(const std::string& path);
 
+// The items of a comma-separated list given to `option`; an empty entry ("a,,b",
+// a trailing comma) is a typo, not something to skip: BadInput(option, ...).
+std::vector<std::string> split_list(const std::string& s, const std::string& option);
+
 // A file given on the command line and the option that gave it.
 struct NamedPath {
   std::string option;

@@ -34,19 +34,6 @@ namespace {
 const char* kDefaultPlatforms =
     "gpu_fullcompute,gpu_precompute,instattention,aif,memllm_base,memllm_fused,memllm_perch,memllm";
 
-// An empty entry ("a,,b", a trailing comma) is a typo, not something to skip.
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (item.empty()) throw BadInput("--platforms", "empty entry in '" + s + "'");
-    out.push_back(item);
-  }
-  if (!s.empty() && s.back() == ',') throw BadInput("--platforms", "empty entry in '" + s + "'");
-  return out;
-}
-
-
 }  // namespace
 
 int compare(const Args& args) {
@@ -78,7 +65,7 @@ int compare(const Args& args) {
   // Everything that can be checked without simulating is checked here, so bad
   // input fails before any child runs.
   std::vector<schema::LoadedPlatform> platforms;
-  const std::vector<std::string> platform_names = split_list(platform_list);
+  const std::vector<std::string> platform_names = split_list(platform_list, "--platforms");
   std::vector<NamedPath> inputs = {{"--trace", trace_path}};
   for (const std::string& name : platform_names) inputs.push_back({"--platforms", name});
   for (const std::string& name : platform_names) platforms.push_back(schema::load_platform(name, overrides));
@@ -102,18 +89,11 @@ int compare(const Args& args) {
   }
   {
     trace::TraceReader trace(trace_path);
-    for (const schema::LoadedPlatform& p : platforms) {
-      const std::string program = schema::Platform::Program_Name(p.platform.program());
-      bool found = false;
-      for (const trace::ProgramInfo& info : trace.header().programs())
-        found |= trace::Program_Name(info.program()) == program;
-      if (!found)
-        throw BadInput(trace_path, "has no " + program + " program, which platform '" + p.platform.name() + "' runs");
-    }
+    for (const schema::LoadedPlatform& p : platforms) systems::program_source(p.platform, trace.header(), trace_path);
   }
 
   // --baseline may name a platform as given in --platforms (file name, e.g. b1) or by its display name.
-  const std::vector<std::string> given = split_list(platform_list);
+  const std::vector<std::string> given = split_list(platform_list, "--platforms");
   for (size_t i = 0; i < given.size() && i < platforms.size(); ++i)
     if (!baseline.empty() && given[i] == baseline) baseline = platforms[i].platform.name();
   bool has_baseline = false;

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "traces/gen/program_builder.h"
 #include "traces/trace_validator.h"
 
 namespace ispsim::tracegen {
@@ -10,29 +11,6 @@ namespace ispsim::tracegen {
 using trace::Op;
 
 namespace {
-
-// Generator limits (memory and file size, not format limits).
-constexpr uint64_t kMaxContextTokens = uint64_t{1} << 20;
-constexpr uint64_t kMaxDecodeSteps = 4096;
-
-trace::DType dtype_for_bits(uint32_t bits) {
-  switch (bits) {
-    case 32: return trace::DTYPE_FP32;
-    case 16: return trace::DTYPE_FP16;
-    case 8: return trace::DTYPE_INT8;
-    case 4: return trace::DTYPE_INT4;
-    default: return trace::DTYPE_UNSPECIFIED;
-  }
-}
-
-trace::KvFormat dense_format(uint32_t bits) {
-  switch (bits) {
-    case 16: return trace::KV_FP16;
-    case 8: return trace::KV_INT8;
-    case 4: return trace::KV_INT4;
-    default: return trace::KV_FORMAT_UNSPECIFIED;
-  }
-}
 
 // Writes one program's ops with consecutive ids; each op depends on the previous one.
 class ChainWriter {
@@ -113,7 +91,7 @@ void attention_inputs(ChainWriter& w, const Shape& s, uint32_t step, uint32_t la
   kv->mutable_tokens()->set_end(position + 1);
   kv->set_region(trace::KV_REGION_APPENDED);
   kv->set_parts(trace::KV_PARTS_K_AND_V);
-  kv->set_format(dense_format(s.m.kv_bits()));
+  kv->set_format(kv_format_for_bits(s.m.kv_bits()));
   kv->set_bytes(s.kv_width() * 2 * s.m.kv_bits() / 8);
   w.emit();
 }
@@ -249,14 +227,14 @@ WindowState step_window(const WindowState& before, const trace::DictionarySettin
 }
 
 void check_decode_request(const DecodeRequest& r, const std::string& where) {
-  if (r.context_tokens == 0 || r.context_tokens > kMaxContextTokens)
+  if (r.context_tokens == 0 || r.context_tokens > kMaxDecodeContextTokens)
     throw BadInput(where, "context tokens " + std::to_string(r.context_tokens) + " outside 1.." +
-                              std::to_string(kMaxContextTokens));
+                              std::to_string(kMaxDecodeContextTokens));
   if (r.decode_steps == 0 || r.decode_steps > kMaxDecodeSteps)
     throw BadInput(where, "decode steps " + std::to_string(r.decode_steps) + " outside 1.." +
                               std::to_string(kMaxDecodeSteps));
   if (r.model.layers() == 0) throw BadInput(where, "model has no layers");
-  if (dense_format(r.model.kv_bits()) == trace::KV_FORMAT_UNSPECIFIED)
+  if (kv_format_for_bits(r.model.kv_bits()) == trace::KV_FORMAT_UNSPECIFIED)
     throw BadInput(where, "model kv_bits " + std::to_string(r.model.kv_bits()) + " is not 4, 8 or 16");
   // The header check covers the model shape and the dictionary settings.
   trace::TraceValidator validator(where);

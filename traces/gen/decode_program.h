@@ -37,6 +37,10 @@
 
 namespace ispsim::tracegen {
 
+// Generator limits (memory and file size, not format limits).
+constexpr uint64_t kMaxDecodeContextTokens = uint64_t{1} << 20;
+constexpr uint64_t kMaxDecodeSteps = 4096;
+
 struct DecodeRequest {
   trace::ModelShape model;
   uint64_t context_tokens = 0;           // C >= 1: tokens in the KV cache before step 0

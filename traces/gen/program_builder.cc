@@ -14,25 +14,6 @@ using trace::Op;
 
 namespace {
 
-trace::DType dtype_for_bits(uint32_t bits) {
-  switch (bits) {
-    case 32: return trace::DTYPE_FP32;
-    case 16: return trace::DTYPE_FP16;
-    case 8: return trace::DTYPE_INT8;
-    case 4: return trace::DTYPE_INT4;
-    default: return trace::DTYPE_UNSPECIFIED;
-  }
-}
-
-trace::KvFormat kv_format_for_bits(uint32_t bits) {
-  switch (bits) {
-    case 16: return trace::KV_FP16;
-    case 8: return trace::KV_INT8;
-    case 4: return trace::KV_INT4;
-    default: return trace::KV_FORMAT_UNSPECIFIED;
-  }
-}
-
 bool is_blend(trace::Program p) {
   return p == trace::PRECOMPUTED_BLEND || p == trace::PRECOMPUTED_BLEND_FUSED;
 }
@@ -486,6 +467,25 @@ void check_dictionary_decode(const BlendRequest& request, const std::vector<trac
 }
 
 }  // namespace
+
+trace::DType dtype_for_bits(uint32_t bits) {
+  switch (bits) {
+    case 32: return trace::DTYPE_FP32;
+    case 16: return trace::DTYPE_FP16;
+    case 8: return trace::DTYPE_INT8;
+    case 4: return trace::DTYPE_INT4;
+    default: return trace::DTYPE_UNSPECIFIED;
+  }
+}
+
+trace::KvFormat kv_format_for_bits(uint32_t bits) {
+  switch (bits) {
+    case 16: return trace::KV_FP16;
+    case 8: return trace::KV_INT8;
+    case 4: return trace::KV_INT4;
+    default: return trace::KV_FORMAT_UNSPECIFIED;
+  }
+}
 
 std::vector<trace::Program> all_programs() {
   return {trace::FULL_PREFILL, trace::PRECOMPUTED_BLEND, trace::PRECOMPUTED_BLEND_FUSED};

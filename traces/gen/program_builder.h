@@ -53,6 +53,12 @@ struct BlendRequest {
   std::optional<DictionaryDecode> dictionary;
 };
 
+// Element types of a model's bit widths (ModelShape's *_bits): 32/16/8/4 bits
+// are FP32/FP16/INT8/INT4, anything else DTYPE_UNSPECIFIED.
+trace::DType dtype_for_bits(uint32_t bits);
+// The dense KV format of kv_bits (16/8/4); anything else KV_FORMAT_UNSPECIFIED.
+trace::KvFormat kv_format_for_bits(uint32_t bits);
+
 // The three programs in the order a generated trace holds them.
 std::vector<trace::Program> all_programs();
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <systemc>
 #include <vector>
 
@@ -155,6 +156,47 @@ TEST(CimStep, SetupAndLatencyArePaidOncePerRepetition) {
 TEST(CimStep, BadStepIsAProgrammingError) {
   Step s;
   EXPECT_THROW(StepRunner(s, [] {}), std::logic_error);
+}
+
+// A unit feeding a ledger with a clock: the ledger folds while the simulation
+// runs (its pending records stay bounded) and sums up exactly as a ledger that
+// folds only at the end. The unit merges back-to-back records of one power and
+// holds a merged record's start open in the ledger meanwhile; a long run of one
+// power is handed over every kMaxMergedRecords records.
+TEST(CimUnit, LedgerWithAClockFoldsWhileTheUnitWorks) {
+  core::EnergyLedger clocked, plain;
+  clocked.set_clock([] { return sc_core::sc_time_stamp().value(); });
+  Unit streamed("streamed", sc_core::SC_ZERO_TIME, &clocked);
+  Unit folded_at_end("folded_at_end", sc_core::SC_ZERO_TIME, &plain);
+  // 3000 records of 0.4 mW, then blocks of 4 records alternating 0.5 / 0.3 mW.
+  constexpr int kRecords = 200000;
+  auto energy_pj = [](int i) { return i < 3000 ? 4.0 : (i / 4) % 2 ? 3.0 : 5.0; };
+  const sc_core::sc_time each(10, sc_core::SC_NS);
+  std::function<void(Unit&, int)> next = [&](Unit& u, int i) {
+    if (i < kRecords) u.submit(sc_core::SC_ZERO_TIME, each, 0, energy_pj(i), [&next, &u, i] { next(u, i + 1); });
+  };
+  next(streamed, 0);
+  next(folded_at_end, 0);
+  sc_core::sc_start();
+  const uint64_t end_ps = sc_core::sc_time_stamp().value();
+  ASSERT_EQ(end_ps, uint64_t{kRecords} * 10'000);
+  streamed.flush_energy();
+  folded_at_end.flush_energy();
+  // Merged: 1024 + 1024 + 952 records for the first 3000, then one per block of 4.
+  EXPECT_EQ(plain.pending_records(), 2u * (3 + (kRecords - 3000) / 4));
+  EXPECT_LT(clocked.pending_records(), plain.pending_records() / 2);
+
+  const core::EnergyLedger::Summary a = clocked.summarize(end_ps), b = plain.summarize(end_ps);
+  double expected_pj = 0;
+  for (int i = 0; i < kRecords; ++i) expected_pj += energy_pj(i);
+  EXPECT_NEAR(a.total_j, expected_pj * 1e-12, 1e-15);
+  EXPECT_NEAR(a.total_j, b.total_j, 1e-15);
+  EXPECT_DOUBLE_EQ(a.average_w, b.average_w);
+  EXPECT_NEAR(a.peak_w, b.peak_w, 1e-12);
+  // Peak: a 1 us window of 25 blocks of 40 ns starting with a 0.5 mW block:
+  // (13 x 20 pJ + 12 x 12 pJ) / 1 us.
+  EXPECT_NEAR(a.peak_w, 404e-6, 1e-12);
+  EXPECT_EQ(a.peak_window_start_ps, b.peak_window_start_ps);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <regex>
 
 #include "common/error.h"
 #include "models/cim/cost.h"
@@ -15,6 +16,8 @@
 #include "tests/support/vcd_check.h"
 #include "traces/gen/decode_program.h"
 #include "traces/gen/model_presets.h"
+#include "traces/gen/program_builder.h"
+#include "traces/gen/shape_generator.h"
 
 namespace ispsim::systems {
 namespace {
@@ -202,6 +205,135 @@ TEST(CimCli, RunWritesStatisticsAndAWaveformGtkwaveReads) {
   for (const char* s : {"time_between_tokens", "analytic_latency", "sram_code_capacity_tokens", "cim_array", "pcie"})
     EXPECT_NE(json.find(s), std::string::npos) << s;
   ispsim::testing::expect_vcd_valid(vcd.string());
+}
+
+// The functional engine's dictionary trace (kernels/dict/engine_trace.h) is a
+// FULL_PREFILL program whose decode steps hold kv_append, dict_encode and
+// dict_attention, written by the program builder from the engine's per-step
+// bookkeeping. Here that bookkeeping follows the window rule of the decode
+// generator (2 documents of 150 + a query of 20 tokens, W 128, U 32).
+std::string engine_style_trace(uint64_t steps) {
+  tracegen::BlendRequest request;
+  request.model = tracegen::find_model_preset("SmolLM2-135M");
+  request.model.set_layers(2);
+  request.doc_tokens = {150, 150};
+  request.query_tokens = 20;
+  request.answer_tokens = steps;
+  tracegen::DictionaryDecode d;
+  d.settings = tracegen::paper_dictionary_settings();
+  d.settings.set_atoms(1024);
+  d.settings.set_coefficient_bits(16);  // as the engine writes them
+  tracegen::WindowState w = tracegen::initial_window(320, d.settings);
+  d.prefill_encoded_tokens.assign(2, w.compressed);
+  for (uint64_t s = 0; s < steps; ++s) {
+    w = tracegen::step_window(w, d.settings);
+    tracegen::DictionaryLayerStep layer{w.window, w.compressed, w.encodes ? d.settings.unit_tokens() : 0, 3, 0.25};
+    d.steps.push_back({layer, layer});
+  }
+  request.dictionary = d;
+  const std::vector<trace::Program> programs = {trace::FULL_PREFILL};
+  const std::string path = (scratch_dir() / "engine_style.trace").string();
+  tracegen::check_blend_request(request, programs, path);
+  trace::Producer producer;
+  producer.set_kind(trace::PRODUCER_FUNCTIONAL_ENGINE);
+  producer.set_tool("cim_system_test (the engine's bookkeeping, by the decode generator's window rule)");
+  trace::TraceWriter writer(path, tracegen::make_header(request, programs, producer));
+  tracegen::write_programs(writer, request, programs);
+  writer.close();
+  return path;
+}
+
+// The eq.-4 time and pursuit energy of exactly the PHASE_DECODE ops of a trace on a platform.
+struct DecodeOpsClosedForm {
+  double analytic_ns = 0, pursuit_pj = 0;
+  uint64_t ops = 0, encodes = 0;
+};
+DecodeOpsClosedForm decode_ops_closed_form(const std::string& platform_name, const std::string& path) {
+  const schema::LoadedPlatform platform = schema::load_platform(platform_name);
+  trace::TraceReader reader(path);
+  const CimPlanner closed_form(platform.platform.cim(), link::LinkConfig::from_params(platform.platform.link()),
+                               reader.header(), {}, platform.file);
+  DecodeOpsClosedForm f;
+  trace::Op op;
+  while (reader.next(op)) {
+    if (op.phase() != trace::PHASE_DECODE) continue;
+    ++f.ops;
+    f.encodes += op.has_dict_encode();
+    for (const cim::Step& s : closed_form.plan(op)) {
+      f.analytic_ns += s.analytic_ns();
+      if (s.stage == cim::Stage::PURSUIT) f.pursuit_pj += s.energy_pj();
+    }
+  }
+  return f;
+}
+
+TEST(CimSystem, EngineDictionaryTraceRunsItsDecodeStepsOnB2S1S2) {
+  const std::string path = engine_style_trace(40);  // 40 steps: one batch pursuit per layer
+  // S2 in this process: exactly the decode ops run (their eq.-4 times add up to the run's).
+  const DecodeOpsClosedForm s2 = decode_ops_closed_form("s2", path);
+  EXPECT_EQ(s2.encodes, 2u);
+  EXPECT_GT(s2.ops, 40u * 2 * 10);
+  const RunSummary run = run_cim_system(schema::load_platform("s2"), path, {});
+  ASSERT_TRUE(run.failure.empty()) << run.failure;
+  EXPECT_EQ(run.program, "FULL_PREFILL (decode steps)");
+  EXPECT_EQ(run.decode_tokens, 40u);
+  EXPECT_NEAR(run.analytic_latency_ns, s2.analytic_ns, 1e-9 * s2.analytic_ns);
+  EXPECT_GT(s2.pursuit_pj, 0.0);
+  EXPECT_NEAR(run.stage_j.at("pursuit") * 1e12, s2.pursuit_pj, 1e-9 * s2.pursuit_pj);
+  EXPECT_GT(run.latency_ns, 0.0);
+
+  // B2, S1 and S2 through the CLI (one simulation per process): eq.-4 TBT of the decode ops.
+  auto r = run_cli("compare --trace " + path + " --platforms b2,s1,s2 --baseline b2 --jobs 1 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::regex row("\"platform\": \"(B2|S1|S2)\", \"program\": \"FULL_PREFILL \\(decode steps\\)\", "
+                       "\"status\": \"ok\"[^}]*\"tbt_eq4_ms\": ([0-9.]+)");
+  int rows = 0;
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), row), end; it != end; ++it, ++rows) {
+    const std::string name = (*it)[1];
+    const double expected_ms = decode_ops_closed_form(name == "B2" ? "b2" : name == "S1" ? "s1" : "s2", path)
+                                   .analytic_ns / 40 / 1e6;
+    EXPECT_NEAR(std::stod((*it)[2]), expected_ms, 1e-6) << name;
+  }
+  EXPECT_EQ(rows, 3) << r.out;
+  // B1 runs dense KV: the dictionary ops are bad input for it, in one line.
+  r = run_cli("run --platform b1 --trace " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+}
+
+TEST(CimSystem, DenseFullPrefillDecodeRunsOnB1AndNotOnDictionarySystems) {
+  tracegen::ShapeOptions o;
+  o.model = "SmolLM2-135M";
+  o.dataset = "hpt";
+  o.docs = 1;
+  o.context_tokens = 200;
+  o.query_tokens = 8;
+  o.answer_tokens = 3;
+  const std::string path = (scratch_dir() / "blend.trace").string();
+  tracegen::generate_shape_trace(o, path);
+  const RunSummary run = run_cim_system(schema::load_platform("b1"), path, {});
+  ASSERT_TRUE(run.failure.empty()) << run.failure;
+  EXPECT_EQ(run.decode_tokens, 3u);
+  EXPECT_GT(run.stage_ns.at("KV read/attention"), 0.0);
+  EXPECT_THROW(run_cim_system(schema::load_platform("s2"), path, {}), BadInput);  // no dictionary settings
+}
+
+// End to end with the real functional engine (the shipped model and
+// dictionaries): 164 prompt tokens and 30 greedy steps, so every layer runs one
+// batch pursuit (the window of 132 tokens reaches W + U = 160 at step 28).
+TEST(CimCli, EngineKvTraceRunsOnB2S1S2) {
+  const std::string path = (scratch_dir() / "engine_kv.trace").string();
+  auto r = run_cli("engine kv-trace --docs ca10-1,ca10-2,ca20-1,ca20-2,cb06-1 --query 'Who is the district attorney?'"
+                   " --tokens 30 --out " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_cli("compare --trace " + path + " --platforms b2,s1,s2 --baseline b2 --jobs 2 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::regex row("\"platform\": \"(B2|S1|S2)\", \"program\": \"FULL_PREFILL \\(decode steps\\)\", "
+                       "\"status\": \"ok\"[^}]*\"decode_tokens\": 30[^}]*\"stage_ms_per_token\": \\{[^}]*\"pursuit\": ([0-9.]+)");
+  int rows = 0;
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), row), end; it != end; ++it, ++rows)
+    EXPECT_GT(std::stod((*it)[2]), 0.0) << (*it)[1] << ": pursuit time per token";
+  EXPECT_EQ(rows, 3) << r.out;
 }
 
 }  // namespace

@@ -1,0 +1,26 @@
+#include "platforms/systems/report_cells.h"
+
+#include <cstdio>
+
+#include <boost/json.hpp>
+
+namespace ispsim::systems {
+
+std::string fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  std::string s = buf;
+  if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+  return s;
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string json_quoted(const std::string& s) { return boost::json::serialize(boost::json::value(s)); }
+
+}  // namespace ispsim::systems
