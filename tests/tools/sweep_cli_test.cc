@@ -273,5 +273,100 @@ TEST(ReproduceCli, ListsEveryExperimentAndWhatIsMissing) {
   EXPECT_EQ(bad.err, "ispsim: error: ispsim reproduce: unknown paper 'nopaper' (memllm or cim)\n");
 }
 
+// Paper 1's decode systems run traces of the decode generator (trace.context_tokens
+// is the whole KV cache there, trace.steps the decode steps); their rows carry the
+// per-token metrics. A setting the platform or its generator would ignore is bad input.
+TEST(SweepCli, DecodeSystemsRunTracesOfTheDecodeGenerator) {
+  const std::string decode_axes = R"(
+axis { name: "trace.model" values: "SmolLM2-135M" }
+axis { name: "trace.steps" values: "4" }
+axis { name: "trace.context_tokens" values: "316" }
+)";
+  const std::string spec = write_spec("decode.txtpb", "name: \"decode\"\n" + decode_axes +
+                                                          "axis { name: \"platform\" values: \"b1\" values: \"s2\" }\n");
+  const std::string out = out_dir("decode");
+  const CliResult r = run_cli("sweep " + shell_quote(spec) + " -j 2 --out " + shell_quote(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json::array runs = json::parse(read_text(out + "/results.json")).at("runs").as_array();
+  ASSERT_EQ(runs.size(), 2u);
+  for (const json::value& run : runs) {
+    EXPECT_EQ(json::value_to<std::string>(run.at("status")), "ok") << json::serialize(run);
+    const json::object& m = run.at("metrics").as_object();
+    for (const char* name : {"tbt_ms", "tbt_eq4_ms", "energy_per_token_mj", "stage.weights_ms",
+                             "stage_energy.kv_read_attention_mj", "stage_share.nonlinear_pct"})
+      EXPECT_TRUE(m.contains(name)) << name;
+    EXPECT_NEAR(m.at("tbt_ms").to_number<double>() * 4, m.at("latency_ms").to_number<double>(), 1e-9);
+    double shares = 0;
+    for (const auto& kv : m)
+      if (std::string(kv.key()).rfind("stage_share.", 0) == 0) shares += kv.value().to_number<double>();
+    EXPECT_NEAR(shares, 100.0, 1e-6);  // the decode chain: stages add up to the time between tokens
+  }
+  // 316 tokens: 160 compressed, a window of 156 that reaches W + U = 160 at step 3: S2 compresses.
+  EXPECT_GT(runs[1].at("metrics").at("stage.pursuit_ms").to_number<double>(), 0.0);
+  EXPECT_NE(fs::directory_iterator(out + "/traces"), fs::directory_iterator());  // one decode trace, generated
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {decode_axes + "axis { name: \"platform\" values: \"b1\" }\naxis { name: \"trace.dataset\" values: \"hpt\" }\n",
+       "axis 'trace.dataset' is not a setting of the decode generator"},
+      {decode_axes + "axis { name: \"platform\" values: \"b1\" values: \"s2\" }\n"
+                     "axis { name: \"cim.pcie_score_bits\" values: \"8\" }\n",
+       "axis 'cim.pcie_score_bits' sets a parameter that platform 'b1' does not use"},
+      {std::string(kTraceAxes) + "axis { name: \"platform\" values: \"memllm\" }\naxis { name: \"trace.steps\" values: \"4\" }\n",
+       "axis 'trace.steps' is not a setting of the request generator"},
+      {"axis { name: \"trace.model\" values: \"SmolLM2-135M\" }\naxis { name: \"platform\" values: \"s1\" }\n",
+       "needs an axis 'trace.context_tokens'"},
+  };
+  for (const auto& [axes, expected] : bad) {
+    const std::string bad_spec = write_spec("bad_decode.txtpb", "name: \"x\"\n" + axes);
+    const CliResult b = run_cli("sweep " + shell_quote(bad_spec) + " --out " + shell_quote(out_dir("bad_decode")));
+    EXPECT_EQ(b.exit_code, 2) << axes;
+    EXPECT_EQ(b.err_lines(), 1) << b.err;
+    EXPECT_NE(b.err.find(expected), std::string::npos) << b.err;
+  }
+}
+
+// `reproduce cim` end to end on a reduced request (SmolLM2-135M, 4 steps): its
+// sweeps, tables and figures and the index. At 32768 tokens S1's codes no longer
+// fit the controller SRAM (about 22.9k tokens for this model): marked OOM.
+TEST(ReproduceCli, CimWritesItsSweepsFiguresTablesAndIndex) {
+  const std::string out = out_dir("reproduce_cim");
+  const CliResult r = run_cli("reproduce cim --out " + shell_quote(out) +
+                              " -j 2 --model SmolLM2-135M --contexts 1024,32768 --steps 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* file : {"sweeps/cim-decode.txtpb", "sweeps/cim-nonlinear.txtpb", "cim-decode/results.csv",
+                           "cim-nonlinear/results.json", "figures/cim_tbt.svg", "figures/cim_tbt.png",
+                           "figures/cim_energy.png", "figures/cim_stage_time.svg", "figures/cim_stage_energy.svg",
+                           "figures/cim_speedup.svg", "figures/cim_tbt_table.md", "figures/cim_energy_table.md",
+                           "figures/cim_tbt_eq4_table.md", "figures/cim_speedup_table.md",
+                           "figures/nonlinear_share.md", "figures/nonlinear_tbt.md", "index.md"})
+    EXPECT_TRUE(fs::exists(out + "/" + file)) << file;
+  const json::array runs = json::parse(read_text(out + "/cim-decode/results.json")).at("runs").as_array();
+  ASSERT_EQ(runs.size(), 8u);  // B1, B2, S1, S2 x 2 contexts
+  int oom = 0;
+  for (const json::value& run : runs) {
+    const bool s1_long = json::value_to<std::string>(run.at("system")) == "S1" &&
+                         json::value_to<std::string>(run.at("inputs").at("trace.context_tokens")) == "32768";
+    EXPECT_EQ(json::value_to<std::string>(run.at("status")), s1_long ? "oom" : "ok") << json::serialize(run);
+    oom += s1_long;
+  }
+  EXPECT_EQ(oom, 1);
+  const std::string table = read_text(out + "/figures/cim_tbt_table.md");
+  EXPECT_NE(table.find("| trace.context_tokens | B1 | B2 | S1 | S2 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("| 32768 |"), std::string::npos) << table;
+  EXPECT_NE(table.find("OOM"), std::string::npos) << table;
+  EXPECT_NE(read_text(out + "/figures/cim_tbt.svg").find("oom-bar-"), std::string::npos);
+  const std::string share = read_text(out + "/figures/nonlinear_share.md");
+  for (const char* column : {"S1 CONTROLLER", "S1 NPU", "S2 CONTROLLER", "S2 NPU"})
+    EXPECT_NE(share.find(column), std::string::npos) << share;
+  const std::string index = read_text(out + "/index.md");
+  for (const char* s : {"figures/cim_tbt.png", "figures/nonlinear_share.md", "ispsim_plot.py", "## Missing",
+                        "cumulative accuracy ablation", "Appendix B"})
+    EXPECT_NE(index.find(s), std::string::npos) << s;
+
+  const CliResult bad = run_cli("reproduce memllm --contexts 1024 --list");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+}
+
 }  // namespace
 }  // namespace ispsim::testing

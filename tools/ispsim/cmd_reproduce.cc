@@ -198,37 +198,110 @@ Paper memllm_paper(bool full) {
   return paper;
 }
 
+// The request paper 1 evaluates (Sec. 5): decode steps of Llama-3.1-8B over
+// 1K, 64K and 256K tokens of context; 32 steps = U, so the batch pursuit is
+// amortised exactly. `reproduce cim --model/--contexts/--steps` change it.
+struct CimRequest {
+  std::string model = "Llama-3.1-8B";
+  std::vector<std::string> contexts = {"1024", "65536", "262144"};
+  std::string steps = "32";
+};
+
 // Integer-only inference on compute-in-flash (paper 1), SPEC.md Sec. 5.
-Paper cim_paper(bool full) {
+Paper cim_paper(const CimRequest& request) {
   Paper paper;
   paper.title = "Integer-only LLM inference on compute-in-flash (paper 1)";
-  std::vector<std::string> present;
-  for (const char* name : {"b1", "b2", "s1", "s2"}) {
-    if (has_platform(name)) present.push_back(name);
-    else paper.missing.emplace_back("system " + std::string(name),
-                                    "no platform file '" + std::string(name) + ".textproto' on this branch");
+  std::vector<std::string> present, systems;
+  for (const auto& [name, system] : std::vector<std::pair<std::string, std::string>>{
+           {"b1", "B1"}, {"b2", "B2"}, {"s1", "S1"}, {"s2", "S2"}}) {
+    if (has_platform(name)) {
+      present.push_back(name);
+      systems.push_back(system);
+    } else {
+      paper.missing.emplace_back("system " + name, "no platform file '" + name + ".textproto' on this branch");
+    }
   }
+  const std::string contexts = join(request.contexts, ", ");
+  const std::string decode_request = axis("trace.model", {request.model}) + axis("trace.steps", {request.steps});
+  const std::string by_context = "trace.context_tokens";
+  const std::vector<std::string> stages = {"weights", "kv_write", "kv_read_attention", "pursuit", "nonlinear",
+                                           "transfers"};
+  auto stage_metrics = [&stages](const std::string& prefix, const std::string& suffix) {
+    std::vector<std::string> names;
+    for (const std::string& s : stages) names.push_back(prefix + s + suffix);
+    return join(names, ",");
+  };
+  auto table = [&](const std::string& y, const std::string& columns, const std::vector<std::string>& shown) {
+    return std::vector<std::string>{"--figure", "table", "--y", y, "--rows", by_context, "--columns", columns,
+                                    "--systems", join(shown, ",")};
+  };
   if (!present.empty()) {
-    const std::vector<std::string> contexts = full ? std::vector<std::string>{"1024", "65536", "262144"}
-                                                   : std::vector<std::string>{"1024", "8192", "65536"};
-    Experiment e{"cim-context", "Decode time and energy of B1/B2/S1/S2 over the context on Llama-3.1-8B",
-                 sweep_text("cim-context", "decode over 1K/64K/256K context, Llama-3.1-8B",
-                            axis("trace.model", {"Llama-3.1-8B"}) + axis("trace.dataset", {"hpt"}) +
-                                axis("trace.docs", {"1"}) + axis("trace.answer_tokens", {"8"}) +
-                                axis("platform", present) + axis("trace.context_tokens", contexts)),
+    Experiment e{"cim-decode",
+                 "Decode time between tokens and energy per token of " + join(systems, "/") + " on " + request.model +
+                     " (" + request.steps + " decode steps after " + contexts + " context tokens)",
+                 sweep_text("cim-decode", "paper 1's platforms over the context",
+                            decode_request + axis("platform", present) + axis(by_context, request.contexts)),
                  {}};
-    e.figures = {{"cim_decode_time", "Decode time for 8 tokens over the context",
-                  {"--figure", "line", "--x", "trace.context_tokens", "--x-label", "context tokens", "--y",
-                   "phase.decode_ms"}},
-                 {"cim_energy", "Energy per request over the context",
-                  {"--figure", "line", "--x", "trace.context_tokens", "--x-label", "context tokens", "--y", "energy_j"}}};
+    const std::vector<std::string> bars = {"--group", by_context};
+    auto with = [&bars](std::vector<std::string> args) {
+      args.insert(args.end(), bars.begin(), bars.end());
+      return args;
+    };
+    e.figures = {
+        {"cim_tbt", "Time between tokens per context length (simulated; S1 out of controller SRAM is marked OOM)",
+         with({"--figure", "bars", "--y", "tbt_ms"})},
+        {"cim_energy", "Energy per token per context length", with({"--figure", "bars", "--y", "energy_per_token_mj"})},
+        {"cim_stage_time", "Stage breakdown of the time between tokens (ms per token)",
+         with({"--figure", "stack", "--parts", stage_metrics("stage.", "_ms"), "--y-label", "time per token (ms)"})},
+        {"cim_stage_energy", "Stage breakdown of the energy per token (mJ per token)",
+         with({"--figure", "stack", "--parts", stage_metrics("stage_energy.", "_mj"), "--y-label",
+               "energy per token (mJ)"})},
+        {"cim_tbt_table", "Time between tokens, simulated (ms)", table("tbt_ms", "platform", systems)},
+        {"cim_tbt_eq4_table", "Time between tokens with paper 1's eq. (4) model (ms)",
+         table("tbt_eq4_ms", "platform", systems)},
+        {"cim_energy_table", "Energy per token (mJ)", table("energy_per_token_mj", "platform", systems)},
+    };
+    if (has_platform("b1")) {
+      e.figures.push_back({"cim_speedup", "Speedup of the time between tokens over B1",
+                           with({"--figure", "speedup", "--baseline", "B1"})});
+      e.figures.push_back({"cim_speedup_table", "Speedup over B1 (x)", table("speedup", "platform", systems)});
+      e.figures.back().plot_args.insert(e.figures.back().plot_args.end(), {"--baseline", "B1"});
+    }
     paper.experiments.push_back(e);
   }
-  paper.missing.emplace_back("nonlinear offloading (NPU) vs integer ops on the controller",
-                             "needs the CIM platforms' controller integer units as a swept module choice; not on this branch");
+  std::vector<std::string> ssd, ssd_systems;
+  for (size_t i = 0; i < present.size(); ++i)
+    if (present[i] == "s1" || present[i] == "s2") {
+      ssd.push_back(present[i]);
+      ssd_systems.push_back(systems[i]);
+    }
+  if (!ssd.empty()) {
+    Experiment e{"cim-nonlinear",
+                 "Nonlinear offloading (Appendix B): integer ops on the SSD-CIM controller vs FP32 on the host NPU (" +
+                     join(ssd_systems, ", ") + ", " + request.model + ", " + contexts + " context tokens)",
+                 sweep_text("cim-nonlinear", "nonlinear ops on the controller or the NPU",
+                            decode_request + axis("platform", ssd) +
+                                axis("cim.nonlinear_device", {"CONTROLLER", "NPU"}) + axis(by_context, request.contexts)),
+                 {}};
+    e.figures = {
+        {"nonlinear_share", "Share of the time between tokens spent in nonlinear ops (%), per placement",
+         table("stage_share.nonlinear_pct", "cim.nonlinear_device", ssd_systems)},
+        {"nonlinear_tbt", "Time between tokens (ms), per placement of the nonlinear ops",
+         table("tbt_ms", "cim.nonlinear_device", ssd_systems)},
+        {"nonlinear_energy", "Energy per token (mJ), per placement of the nonlinear ops",
+         table("energy_per_token_mj", "cim.nonlinear_device", ssd_systems)},
+    };
+    paper.experiments.push_back(e);
+  } else {
+    paper.missing.emplace_back("nonlinear offloading (NPU) vs integer ops on the controller", "needs S1 or S2");
+  }
   paper.missing.emplace_back("the engine's cumulative accuracy ablation",
                              "not a simulation: run `ispsim engine ppl --text assets/brown-llama/heldout.txt --quant all` "
                              "(about 11 CPU-minutes; figures in README.md)");
+  paper.missing.emplace_back("Sec. 5.5 and Appendix B of paper 1",
+                             "not in the reference text this project has (reference/paper1-integer-dictionary-cim.md); "
+                             "B2's pursuit on the CPU and the nonlinear offloading follow the issue's description of them "
+                             "(models/cim/README.md)");
   return paper;
 }
 
@@ -265,7 +338,11 @@ int reproduce(const Args& args) {
       ("paper", po::value(&paper_name), "memllm or cim")
       ("out,o", po::value(&out_dir), "output folder (default: reproduce-<paper>)")
       ("jobs,j", po::value(&jobs), "simulations at once (default: the number of CPUs)")
-      ("full", "the realistic grid: all six models and long contexts (slower; default: two models, short sweeps)")
+      ("full", "memllm: the realistic grid, all six models and long contexts (hours; default: two models, short "
+               "sweeps); cim runs the paper's grid already")
+      ("model", po::value<std::string>(), "cim: model preset (default Llama-3.1-8B)")
+      ("contexts", po::value<std::string>(), "cim: context lengths in tokens, comma separated (default 1024,65536,262144)")
+      ("steps", po::value<std::string>(), "cim: decode steps per run (default 32 = U, the pursuit amortised exactly)")
       ("slurm", "run every sweep as a Slurm job array (sbatch --wait), then collect")
       ("shards", po::value(&shards), "with --slurm: array tasks per sweep (default min(runs, 16))")
       ("list", "print the experiments, figures and missing items; run nothing");
@@ -288,15 +365,28 @@ int reproduce(const Args& args) {
   if (jobs == 0) throw BadInput("--jobs", "must be at least 1");
   if (vm.count("shards") && !vm.count("slurm")) throw BadInput("--shards", "needs --slurm");
   const bool full = vm.count("full"), slurm = vm.count("slurm");
-  const Paper paper = paper_name == "memllm" ? memllm_paper(full) : cim_paper(full);
+  for (const char* option : {"model", "contexts", "steps"})
+    if (vm.count(option) && paper_name != "cim")
+      throw BadInput(std::string("--") + option, "is a setting of `reproduce cim` only");
+  if (full && paper_name == "cim") throw BadInput("--full", "reproduce cim runs the paper's grid without it");
+  CimRequest cim_request;
+  if (vm.count("model")) cim_request.model = vm["model"].as<std::string>();
+  if (vm.count("contexts")) cim_request.contexts = split_list(vm["contexts"].as<std::string>(), "--contexts");
+  if (vm.count("steps")) cim_request.steps = vm["steps"].as<std::string>();
+  if (cim_request.contexts.empty()) throw BadInput("--contexts", "no context length given");
+  const Paper paper = paper_name == "memllm" ? memllm_paper(full) : cim_paper(cim_request);
   if (out_dir.empty()) out_dir = "reproduce-" + paper_name;
 
-  if (vm.count("list")) {
+  if (vm.count("list")) {  // a dry run: every sweep expanded and checked, nothing run
+    size_t total = 0;
     for (const Experiment& e : paper.experiments) {
-      std::cout << e.name << ": " << e.title << "\n";
+      const size_t runs = sweep::sweep_from_text(e.sweep, "sweep " + e.name).runs.size();
+      total += runs;
+      std::cout << e.name << ": " << e.title << " (" << runs << " runs)\n";
       for (const Figure& f : e.figures) std::cout << "  figure " << f.stem << ": " << f.title << "\n";
     }
     for (const auto& [item, why] : paper.missing) std::cout << "missing: " << item << ": " << why << "\n";
+    std::cout << "total: " << paper.experiments.size() << " sweeps, " << total << " runs\n";
     return 0;
   }
 
@@ -312,7 +402,9 @@ int reproduce(const Args& args) {
   index << "# " << paper.title << "\n\n"
         << "Written by `" << shell_words({"ispsim", "reproduce", paper_name, "--out", out_dir}) << (full ? " --full" : "")
         << (slurm ? " --slurm" : "") << "` with ispsim " << sweep::ispsim_version() << ". "
-        << (full ? "Full mode: the realistic grid." : "Short mode (default): two models in the grid and short line sweeps; `--full` runs all six models and long contexts.")
+        << (paper_name == "cim" ? ""
+            : full ? "Full mode: the realistic grid."
+                   : "Short mode (default): two models in the grid and short line sweeps; `--full` runs all six models and long contexts.")
         << " Each figure is a PNG and an SVG in `figures/`; each sweep's tidy results (one row per run, CSV and JSON) are in its folder.\n";
   int failures = 0;
   for (const Experiment& e : paper.experiments) {

@@ -2,9 +2,6 @@
 #include <google/protobuf/text_format.h>
 
 #include <boost/program_options.hpp>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -15,6 +12,7 @@
 #include "tools/ispsim/cmd_engine_rag.h"
 #include "traces/gen/budget_table.h"
 #include "traces/gen/dataset_profiles.h"
+#include "traces/gen/generator_settings.h"
 #include "traces/gen/model_presets.h"
 #include "traces/gen/shape_generator.h"
 #include "traces/trace_format.h"
@@ -148,24 +146,7 @@ int pack(const Args& args) {
 // Whole decimal number for `option`, within [min, max]; anything else is bad input
 // (boost's lexical_cast would wrap "-5" around to a huge unsigned value).
 uint64_t parse_count(const std::string& option, const std::string& text, uint64_t min, uint64_t max) {
-  const std::string where = "ispsim trace gen: " + option;
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-    throw BadInput(where, "'" + text + "' is not a whole number");
-  errno = 0;
-  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || value < min || value > max)
-    throw BadInput(where, text + " is out of range " + std::to_string(min) + ".." + std::to_string(max));
-  return value;
-}
-
-double parse_fraction(const std::string& option, const std::string& text) {
-  const std::string where = "ispsim trace gen: " + option;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
-    throw BadInput(where, "'" + text + "' is not a number");
-  if (value < 0.0 || value > 1.0) throw BadInput(where, text + " is not within 0..1");
-  return value;
+  return tracegen::parse_whole_number(text, min, max, "ispsim trace gen: " + option);
 }
 
 // `trace gen --budget-table`: the memory accounting of traces/gen/memory_accounting.h
@@ -245,22 +226,11 @@ int gen(const Args& args) {
   auto text = [&vm](const char* name) { return vm[name].as<std::string>(); };
 
   tracegen::ShapeOptions options;
-  options.model = text("shape");
-  options.dataset = text("dataset");
-  // Unknown names first, so a typo is reported before any range problem.
-  tracegen::find_model_preset(options.model, where + ": --shape");
-  tracegen::find_dataset_profile(options.dataset, where + ": --dataset");
-  if (vm.count("seed")) options.seed = parse_count("--seed", text("seed"), 0, UINT64_MAX);
-  if (vm.count("ratio")) options.recompute_ratio = parse_fraction("--ratio", text("ratio"));
-  if (vm.count("docs")) options.docs = parse_count("--docs", text("docs"), 1, tracegen::kMaxGeneratedDocs);
-  if (vm.count("context-tokens"))
-    options.context_tokens =
-        parse_count("--context-tokens", text("context-tokens"), 1, tracegen::kMaxGeneratedContextTokens);
-  if (vm.count("query-tokens"))
-    options.query_tokens = parse_count("--query-tokens", text("query-tokens"), 1, tracegen::kMaxGeneratedQueryTokens);
-  if (vm.count("answer-tokens"))
-    options.answer_tokens =
-        parse_count("--answer-tokens", text("answer-tokens"), 0, tracegen::kMaxGeneratedAnswerTokens);
+  // Names first, so a typo is reported before any range problem.
+  tracegen::apply_setting(options, "model", text("shape"), where + ": --shape");
+  tracegen::apply_setting(options, "dataset", text("dataset"), where + ": --dataset");
+  for (const char* flag : {"seed", "ratio", "docs", "context-tokens", "query-tokens", "answer-tokens"})
+    if (vm.count(flag)) tracegen::apply_setting(options, tracegen::setting_of_flag(flag), text(flag), where + ": --" + flag);
   tracegen::generate_shape_trace(options, text("out"));
   return 0;
 }

@@ -3,39 +3,20 @@
 // The shape-only decode programs of paper 1's platforms (traces/gen/decode_program.h).
 #include <boost/program_options.hpp>
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <iostream>
+#include <string>
+#include <utility>
 
 #include "common/error.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
-#include "traces/gen/decode_program.h"
-#include "traces/gen/model_presets.h"
+#include "traces/gen/generator_settings.h"
 
 namespace po = boost::program_options;
 
 namespace ispsim::cli {
-namespace {
-
-const std::string kWhere = "ispsim trace gen --decode";
-
-uint64_t whole_number(const std::string& option, const std::string& text, uint64_t min, uint64_t max) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-    throw BadInput(kWhere + ": --" + option, "'" + text + "' is not a whole number");
-  errno = 0;
-  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || value < min || value > max)
-    throw BadInput(kWhere + ": --" + option,
-                   text + " is out of range " + std::to_string(min) + ".." + std::to_string(max));
-  return value;
-}
-
-}  // namespace
 
 int trace_gen_decode(const Args& args) {
-  std::string shape, out, context, steps = "32", atoms, k_low, k_high, refine, window, unit;
+  std::string shape, out, context, steps, atoms, k_low, k_high, refine, window, unit;
   po::options_description desc("trace gen --decode options");
   desc.add_options()
       ("help,h", "print this help")
@@ -51,23 +32,15 @@ int trace_gen_decode(const Args& args) {
       ("window", po::value(&window), "dense local window W in tokens (default 128)")
       ("unit", po::value(&unit), "compression unit U in tokens (default 32)");
   if (!parse_options(args, "trace gen --decode", desc)) return 0;
-  tracegen::DecodeRequest request;
-  request.model = tracegen::find_model_preset(shape, kWhere + ": --shape");
-  request.context_tokens = whole_number("context-tokens", context, 1, uint64_t{1} << 20);
-  request.decode_steps = whole_number("steps", steps, 1, 4096);
-  request.dictionary = tracegen::paper_dictionary_settings();
-  trace::DictionarySettings& d = request.dictionary;
-  if (!atoms.empty()) d.set_atoms(whole_number("atoms", atoms, 1, 1u << 24));
-  if (!k_low.empty()) d.set_k_low(whole_number("k-low", k_low, 1, 4096));
-  if (!k_high.empty()) d.set_k_high(whole_number("k-high", k_high, 1, 4096));
-  if (!window.empty()) d.set_window_tokens(whole_number("window", window, 1, 1u << 20));
-  if (!unit.empty()) d.set_unit_tokens(whole_number("unit", unit, 1, 1u << 20));
-  if (!refine.empty()) {
-    char* end = nullptr;
-    const double f = std::strtod(refine.c_str(), &end);
-    if (end != refine.c_str() + refine.size() || !std::isfinite(f) || f < 0 || f > 1)
-      throw BadInput(kWhere + ": --refine", "'" + refine + "' is not a number within 0..1");
-    d.set_refine_fraction(f);
+  const std::string where = "ispsim trace gen --decode";
+  tracegen::DecodeRequest request = tracegen::default_decode_request();
+  tracegen::apply_setting(request, "model", shape, where + ": --shape");
+  const std::pair<const char*, const std::string*> settings[] = {
+      {"context-tokens", &context}, {"steps", &steps}, {"atoms", &atoms}, {"k-low", &k_low},
+      {"k-high", &k_high},          {"refine", &refine}, {"window", &window}, {"unit", &unit}};
+  for (const auto& [flag, value] : settings) {
+    if (value->empty() && std::string(flag) != "context-tokens") continue;  // not given: the default
+    tracegen::apply_setting(request, tracegen::setting_of_flag(flag), *value, where + ": --" + flag);
   }
   tracegen::generate_decode_trace(request, out);
   return 0;

@@ -14,8 +14,11 @@ writes PREFIX.svg and PREFIX.png. Figures:
              with MemLLM's reported 11 and 19 GB/s as reference lines
   line       --y metric over the swept axis --x, one line per system
   bars       --y metric as grouped bars (group --group, one bar per system)
+  stack      stacked bars per (group, system) of the metrics --parts M1,M2,... (same unit),
+             e.g. paper 1's stage breakdown stage.weights_ms,stage.kv_write_ms,...
   table      a markdown table PREFIX.md of speedup (or --y metric): --rows AXIS x --columns AXIS,
-             for one system (--systems); OOM cells read "OOM"
+             for the systems of --systems (several: one column per system and column value;
+             --columns platform: one column per system); OOM cells read "OOM"
 --where AXIS=VALUE (repeatable) keeps only the runs with that input.
 Runs that ran out of memory are drawn as hatched "OOM" markers, never dropped;
 runs that failed are drawn as "ERR" markers. Where other inputs than the group
@@ -269,6 +272,20 @@ def figure_stacked(data, args, parts, ylabel, title):
     return fig
 
 
+def figure_stack(data, args):
+    if not args.parts:
+        fail("--figure stack needs --parts METRIC,METRIC,... (metrics of one unit)")
+    units = {unit_of(m) for m in args.parts}
+    if len(units) != 1 or None in units:
+        fail("--parts " + ",".join(args.parts) + ": the metrics must share one unit (suffix " + ", ".join(UNITS) + ")")
+    unit = units.pop()
+    prefix = os.path.commonprefix(args.parts)
+    prefix = prefix[:prefix.rfind(".") + 1] if "." in prefix else ""
+    parts = [(metric_label(m[len(prefix):]).rpartition(" (")[0], lambda metrics, m=m: metrics.get(m)) for m in args.parts]
+    ylabel = args.y_label or f"{prefix.rstrip('.') or 'sum'} ({unit})"
+    return figure_stacked(data, args, parts, ylabel, "Breakdown")
+
+
 def figure_breakdown(data, args):
     parts = [("prefill compute", lambda m: m.get("compute_ms")),
              ("prefill exposed NAND", lambda m: m.get("exposed_nand_ms")),
@@ -315,15 +332,23 @@ def figure_nand_bw(data, args):
     return fig
 
 
-UNITS = {"_ms": "ms", "_bytes": "bytes", "_j": "J", "_w": "W", "_gbps": "GB/s"}
+UNITS = {"_ms": "ms", "_bytes": "bytes", "_mj": "mJ", "_j": "J", "_w": "W", "_gbps": "GB/s", "_pct": "%"}
 
 
 AXIS_LABELS = {"trace.dataset": "dataset profile", "trace.model": "model", "trace.ratio": "recomputation ratio",
-               "stream.read_mode": "NAND read mode", "platform": "platform"}
+               "stream.read_mode": "NAND read mode", "platform": "platform",
+               "trace.context_tokens": "context tokens"}
 
 
 def axis_label(name):
     return AXIS_LABELS.get(name, name)
+
+
+def unit_of(name):
+    for suffix, unit in UNITS.items():
+        if name.endswith(suffix):
+            return unit
+    return None
 
 
 def metric_label(name):
@@ -348,22 +373,30 @@ def figure_bars(data, args):
 
 
 def table(data, args):
-    """Markdown table of one system's speedup (or --y metric), rows x columns."""
+    """Markdown table of the speedup (or --y metric) of the --systems, rows x columns."""
     if not args.rows or not args.columns:
         fail("--figure table needs --rows AXIS and --columns AXIS")
+    if not args.systems:
+        fail("--figure table needs --systems NAME[,NAME...]")
     systems = systems_of(data, args.systems)
-    if len(systems) != 1:
-        fail("--figure table needs exactly one system (--systems NAME)")
     y = args.y or "speedup"
     triples = speedups(data, args.baseline)[0] if y == "speedup" else [(r, r["metrics"].get(y), False) for r in data["runs"]]
-    rows = ordered(r["inputs"].get(args.rows, "all") for r in data["runs"])
-    cols = ordered(r["inputs"].get(args.columns, "all") for r in data["runs"])
+
+    def column(r):
+        if args.columns == "platform":
+            return r["system"]
+        value = r["inputs"].get(args.columns, "all")
+        return value if len(systems) == 1 else f"{r['system']} {value}"
+
+    shown = [r for r in data["runs"] if r["system"] in systems]
+    rows = ordered(r["inputs"].get(args.rows, "all") for r in shown)
+    cols = ordered(column(r) for r in sorted(shown, key=lambda r: systems.index(r["system"])))
     cells = {(a, b): Cell() for a in rows for b in cols}
     for r, v, na in triples:
-        if r["system"] == systems[0]:
-            cells[(r["inputs"].get(args.rows, "all"), r["inputs"].get(args.columns, "all"))].add(r, v, na)
+        if r["system"] in systems:
+            cells[(r["inputs"].get(args.rows, "all"), column(r))].add(r, v, na)
     unit = f"speedup over {args.baseline} (x)" if y == "speedup" else metric_label(y)
-    lines = [f"{systems[0]}: {unit}" + mean_note(data, {args.rows, args.columns, "platform"}), "",
+    lines = [f"{', '.join(systems)}: {unit}" + mean_note(data, {args.rows, args.columns, "platform"}), "",
              "| " + args.rows + " | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for a in rows:
         texts = []
@@ -426,7 +459,7 @@ def shortest(x, xs, scale):
     return str(x)
 
 
-FIGURES = {"bars": figure_bars, "table": None, "speedup": figure_speedup, "ablation": figure_ablation, "breakdown": figure_breakdown,
+FIGURES = {"bars": figure_bars, "stack": figure_stack, "table": None, "speedup": figure_speedup, "ablation": figure_ablation, "breakdown": figure_breakdown,
            "pcie": figure_pcie, "power": figure_power, "nand_bw": figure_nand_bw, "line": figure_line}
 
 
@@ -455,6 +488,8 @@ def main():
     p.add_argument("--x-scale", type=float, default=1.0,
                    help="factor for the x values (line), e.g. 1e-9 for bytes shown as GB; say so in --x-label")
     p.add_argument("--y", help="metric on the y axis (line; default latency_ms; 'speedup' for speedup)")
+    p.add_argument("--parts", type=lambda s: [x for x in s.split(",") if x], help="metrics stacked in each bar (stack)")
+    p.add_argument("--y-label", help="y-axis label with its unit (stack), e.g. 'time per token (ms)'")
     p.add_argument("--title", help="figure title (replaces the default)")
     p.add_argument("--rows", help="input whose values are the table's rows (table)")
     p.add_argument("--columns", help="input whose values are the table's columns (table)")

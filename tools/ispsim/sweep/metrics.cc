@@ -11,16 +11,33 @@ namespace {
 const char* kFixed[] = {"latency_ms",     "exposed_nand_ms",    "compute_ms",           "pcie_h2d_bytes",
                         "pcie_d2h_bytes", "nand_read_bytes",    "nand_written_bytes",   "controller_dram_bytes",
                         "energy_j",       "average_w",          "peak_w",               "end_to_end_ms",
-                        "nand_read_gbps"};
-// Families: prefix and unit suffix.
+                        "nand_read_gbps", "tbt_ms",             "tbt_eq4_ms",           "energy_per_token_mj"};
+// Families: prefix and unit suffix. stage.* (ms per token), stage_energy.* (mJ
+// per token) and stage_share.* (% of the time between tokens): paper 1's stages.
 const std::pair<const char*, const char*> kFamilies[] = {
-    {"phase.", "_ms"}, {"pcie.", "_bytes"}, {"energy.", "_j"}, {"energy_phase.", "_j"}};
+    {"phase.", "_ms"},  {"pcie.", "_bytes"}, {"energy.", "_j"}, {"energy_phase.", "_j"},
+    {"stage.", "_ms"}, {"stage_energy.", "_mj"}, {"stage_share.", "_pct"}};
 
-// "HKVD identification" -> "hkvd_identification".
+// "HKVD identification" -> "hkvd_identification", "KV read/attention" -> "kv_read_attention".
 std::string slug(const std::string& name) {
   std::string out;
-  for (char c : name) out += std::isspace(static_cast<unsigned char>(c)) ? '_' : static_cast<char>(std::tolower(c));
+  for (char c : name)
+    out += std::isspace(static_cast<unsigned char>(c)) || c == '/' ? '_' : static_cast<char>(std::tolower(c));
   return out;
+}
+
+// Paper 1's decode systems: per-token figures and the stage breakdown.
+void add_decode_metrics(const systems::RunSummary& s, Metrics& m) {
+  const double tokens = static_cast<double>(s.decode_tokens);
+  const double tbt_ms = s.latency_ns / 1e6 / tokens;
+  m.emplace_back("tbt_ms", tbt_ms);
+  m.emplace_back("tbt_eq4_ms", s.analytic_latency_ns / 1e6 / tokens);
+  m.emplace_back("energy_per_token_mj", s.energy_j * 1e3 / tokens);
+  for (const auto& [stage, ns] : s.stage_ns) {
+    m.emplace_back("stage." + slug(stage) + "_ms", ns / 1e6 / tokens);
+    m.emplace_back("stage_share." + slug(stage) + "_pct", tbt_ms > 0 ? 100 * ns / 1e6 / tokens / tbt_ms : 0.0);
+  }
+  for (const auto& [stage, j] : s.stage_j) m.emplace_back("stage_energy." + slug(stage) + "_mj", j * 1e3 / tokens);
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -49,6 +66,7 @@ Metrics summary_metrics(const systems::RunSummary& s) {
   for (const auto& [p, j] : s.energy_j_by_phase) m.emplace_back("energy_phase." + slug(p) + "_j", j);
   m.emplace_back("average_w", s.average_w);
   m.emplace_back("peak_w", s.peak_w);
+  if (s.decode_tokens > 0 && !s.stage_ns.empty()) add_decode_metrics(s, m);
   return m;
 }
 

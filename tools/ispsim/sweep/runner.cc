@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "platforms/schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
+#include "platforms/systems/cim_system.h"
 #include "platforms/systems/child_process.h"
 #include "platforms/systems/nand_stream_run.h"
 #include "tools/ispsim/sweep/results.h"
@@ -49,7 +50,9 @@ RunResult simulate(const PlannedRun& run, const std::string& trace) {
     r.status = "ok";
     return r;
   }
-  const systems::RunSummary summary = systems::run_blend_system(platform, trace, systems::RunOptions{});
+  const systems::RunSummary summary = systems::is_cim_platform(platform.platform)
+                                          ? systems::run_cim_system(platform, trace, systems::RunOptions{})
+                                          : systems::run_blend_system(platform, trace, systems::RunOptions{});
   r.status = summary.out_of_memory ? "oom" : summary.failure.empty() ? "ok" : "error";
   r.message = summary.failure;
   r.metrics = summary_metrics(summary);
@@ -163,12 +166,13 @@ SweepOutcome run_sweep(const SweepPlan& plan, const RunnerOptions& options) {
     std::vector<const PlannedRun*> to_generate;
     std::set<std::string> keys;
     for (const PlannedRun* run : todo)
-      if (run->trace.shape && !fs::exists(trace_path(out, *run)) && keys.insert(run->trace.key).second)
+      if (run->trace.file.empty() && !fs::exists(trace_path(out, *run)) && keys.insert(run->trace.key).second)
         to_generate.push_back(run);
     std::vector<std::function<std::string()>> tasks;
     for (const PlannedRun* run : to_generate)
       tasks.push_back([run, path = trace_path(out, *run)] {
-        tracegen::generate_shape_trace(*run->trace.shape, path);
+        if (run->trace.decode) tracegen::generate_decode_trace(*run->trace.decode, path);
+        else tracegen::generate_shape_trace(*run->trace.shape, path);
         return std::string();
       });
     size_t generated = 0;

@@ -16,6 +16,7 @@
 #include "platforms/schema/overrides.h"
 #include "platforms/schema/platform_loader.h"
 #include "platforms/schema/textproto_file.h"
+#include "platforms/systems/cim_system.h"
 #include "tools/ispsim/sweep/metrics.h"
 #include "traces/gen/dataset_profiles.h"
 #include "traces/gen/model_presets.h"
@@ -24,10 +25,22 @@
 namespace ispsim::sweep {
 namespace {
 
-const char* kTraceSettings[] = {"trace.file",           "trace.model",        "trace.dataset",
-                                "trace.seed",           "trace.ratio",        "trace.docs",
-                                "trace.context_tokens", "trace.query_tokens", "trace.answer_tokens",
-                                "trace.max_context_tokens", "trace.max_answer_tokens"};
+// trace.file and the settings of both generators, as trace.<setting>.
+bool is_trace_setting(const std::string& axis) {
+  if (axis == "trace.file") return true;
+  if (axis.rfind("trace.", 0) != 0) return false;
+  const std::string name = axis.substr(6);
+  return tracegen::has_setting(tracegen::Generator::REQUEST, name) ||
+         tracegen::has_setting(tracegen::Generator::DECODE, name);
+}
+
+std::string known_trace_settings() {
+  std::string out = "trace.file; request generator:";
+  for (const std::string& n : tracegen::setting_names(tracegen::Generator::REQUEST)) out += " trace." + n;
+  out += "; decode generator:";
+  for (const std::string& n : tracegen::setting_names(tracegen::Generator::DECODE)) out += " trace." + n;
+  return out;
+}
 
 // Range values: from, from + step, ..., to (inclusive, with a tolerance of 1e-9 steps).
 std::vector<std::string> range_values(const Range& r, const std::string& where) {
@@ -42,76 +55,57 @@ std::vector<std::string> range_values(const Range& r, const std::string& where) 
   return values;
 }
 
-uint64_t parse_whole(const std::string& text, uint64_t min, uint64_t max, const std::string& where) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-    throw BadInput(where, "'" + text + "' is not a whole number");
-  errno = 0;
-  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || value < min || value > max)
-    throw BadInput(where, text + " is out of range " + std::to_string(min) + ".." + std::to_string(max));
-  return value;
-}
-
-double parse_fraction(const std::string& text, const std::string& where) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
-    throw BadInput(where, "'" + text + "' is not a number");
-  if (value < 0.0 || value > 1.0) throw BadInput(where, text + " is not within 0..1");
-  return value;
-}
-
-// The trace of one combination of axis values.
-TraceSource trace_source(const std::map<std::string, std::string>& values, const std::string& where) {
+// The trace of one combination of axis values, from the generator the
+// platform's program needs. A generator setting that generator does not have
+// is bad input (it would be ignored).
+TraceSource trace_source(const std::map<std::string, std::string>& values, bool decode, const std::string& platform,
+                         const std::string& where) {
   TraceSource source;
-  auto value = [&values](const char* name) -> const std::string* {
-    auto it = values.find(name);
-    return it == values.end() ? nullptr : &it->second;
-  };
-  if (const std::string* file = value("trace.file")) {
-    source.file = *file;
+  auto file = values.find("trace.file");
+  if (file != values.end()) {
+    source.file = file->second;
     return source;
   }
-  tracegen::ShapeOptions o;
-  o.model = tracegen::find_model_preset(*value("trace.model"), where + ": trace.model").name();
-  o.dataset = tracegen::find_dataset_profile(*value("trace.dataset"), where + ": trace.dataset").key;
-  if (auto v = value("trace.seed")) o.seed = parse_whole(*v, 0, UINT64_MAX, where + ": trace.seed");
-  if (auto v = value("trace.ratio")) o.recompute_ratio = parse_fraction(*v, where + ": trace.ratio");
-  if (auto v = value("trace.docs")) o.docs = parse_whole(*v, 1, tracegen::kMaxGeneratedDocs, where + ": trace.docs");
-  if (auto v = value("trace.context_tokens"))
-    o.context_tokens = parse_whole(*v, 1, tracegen::kMaxGeneratedContextTokens, where + ": trace.context_tokens");
-  if (auto v = value("trace.query_tokens"))
-    o.query_tokens = parse_whole(*v, 1, tracegen::kMaxGeneratedQueryTokens, where + ": trace.query_tokens");
-  if (auto v = value("trace.answer_tokens"))
-    o.answer_tokens = parse_whole(*v, 0, tracegen::kMaxGeneratedAnswerTokens, where + ": trace.answer_tokens");
-  if (auto v = value("trace.max_context_tokens"))
-    o.max_context_tokens = parse_whole(*v, 1, tracegen::kMaxGeneratedContextTokens, where + ": trace.max_context_tokens");
-  if (auto v = value("trace.max_answer_tokens"))
-    o.max_answer_tokens = parse_whole(*v, 0, tracegen::kMaxGeneratedAnswerTokens, where + ": trace.max_answer_tokens");
-  auto optional = [](const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
-  const std::string canonical = "shape-v1;model=" + o.model + ";dataset=" + o.dataset +
-                                ";seed=" + std::to_string(o.seed) + ";ratio=" + shortest_number(o.recompute_ratio) +
-                                ";resample=" + shortest_number(o.mask_resample_fraction) +
-                                ";docs=" + std::to_string(o.docs) + ";context=" + optional(o.context_tokens) +
-                                ";query=" + optional(o.query_tokens) + ";answer=" + optional(o.answer_tokens) +
-                                ";max_context=" + optional(o.max_context_tokens) + ";max_answer=" + optional(o.max_answer_tokens);
-  source.key = fnv1a_hex(canonical);
-  source.shape = o;
+  const tracegen::Generator generator = decode ? tracegen::Generator::DECODE : tracegen::Generator::REQUEST;
+  const std::vector<std::string> required =
+      decode ? std::vector<std::string>{"model", "context_tokens"} : std::vector<std::string>{"model", "dataset"};
+  for (const std::string& name : required)
+    if (!values.count("trace." + name))
+      throw BadInput(where, "platform '" + platform + "' runs traces of the " + tracegen::generator_name(generator) +
+                                " generator, which needs an axis 'trace." + name + "' (or trace.file)");
+  for (const auto& [axis, text] : values) {
+    if (axis.rfind("trace.", 0) != 0) continue;
+    const std::string name = axis.substr(6);
+    if (!tracegen::has_setting(generator, name))
+      throw BadInput(where, "axis '" + axis + "' is not a setting of the " + tracegen::generator_name(generator) +
+                                " generator, whose traces platform '" + platform +
+                                "' runs (list the runs that use it as points)");
+  }
+  if (decode) {
+    tracegen::DecodeRequest r = tracegen::default_decode_request();
+    for (const auto& [axis, text] : values)
+      if (axis.rfind("trace.", 0) == 0) tracegen::apply_setting(r, axis.substr(6), text, where + ": " + axis);
+    source.key = fnv1a_hex(tracegen::canonical_text(r));
+    source.decode = r;
+  } else {
+    tracegen::ShapeOptions o;
+    for (const auto& [axis, text] : values)
+      if (axis.rfind("trace.", 0) == 0) tracegen::apply_setting(o, axis.substr(6), text, where + ": " + axis);
+    source.key = fnv1a_hex(tracegen::canonical_text(o));
+    source.shape = o;
+  }
   return source;
 }
 
-// Hash of a trace file's bytes, and the programs it holds (read once per file).
+// Hash of a trace file's bytes, and its header (read once per file).
 struct TraceFileInfo {
   std::string key;
-  std::set<std::string> programs;
+  trace::Header header;
 };
 
 TraceFileInfo trace_file_info(const std::string& path) {
   TraceFileInfo info;
-  {
-    trace::TraceReader reader(path);  // validates the header; BadInput names the file
-    for (const trace::ProgramInfo& p : reader.header().programs()) info.programs.insert(trace::Program_Name(p.program()));
-  }
+  info.header = trace::TraceReader(path).header();  // validates the header; BadInput names the file
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   info.key = fnv1a_hex(bytes);
@@ -121,9 +115,10 @@ TraceFileInfo trace_file_info(const std::string& path) {
 // Loaded platforms by (platform, overrides), each loaded and checked once.
 struct LoadedVariant {
   std::string key;  // hash of the resolved platform text
-  std::string program;
+  schema::Platform platform;
   bool microbenchmark = false;
-  std::string system;  // display name
+  bool decode = false;  // paper 1's decode systems: traces of the decode generator
+  std::string system;   // display name
 };
 
 }  // namespace
@@ -153,9 +148,21 @@ std::string shortest_number(double value) {
 }
 
 SweepPlan load_sweep(const std::string& path) {
+  Sweep spec;
+  schema::parse_textproto_file(path, spec);
+  return expand_sweep(spec, path);
+}
+
+SweepPlan sweep_from_text(const std::string& text, const std::string& where) {
+  Sweep spec;
+  schema::parse_textproto(text, where, spec);
+  return expand_sweep(spec, where);
+}
+
+SweepPlan expand_sweep(const Sweep& parsed, const std::string& path) {
   SweepPlan plan;
   plan.file = path;
-  schema::parse_textproto_file(path, plan.spec);
+  plan.spec = parsed;
   const Sweep& spec = plan.spec;
   if (!spec.has_name() || !std::regex_match(spec.name(), std::regex("[A-Za-z0-9_.-]+")))
     throw BadInput(path, "name must be set and use only letters, digits, '_', '.' and '-'");
@@ -172,10 +179,8 @@ SweepPlan load_sweep(const std::string& path) {
       for (const std::string& r : range_values(axis.range(), where)) v.push_back(r);
     if (v.empty()) throw BadInput(where, "has no values");
     const bool is_trace = axis.name().rfind("trace.", 0) == 0;
-    if (is_trace && std::find(std::begin(kTraceSettings), std::end(kTraceSettings), axis.name()) == std::end(kTraceSettings))
-      throw BadInput(where, "unknown trace setting (known: trace.file, trace.model, trace.dataset, trace.seed, "
-                            "trace.ratio, trace.docs, trace.context_tokens, trace.query_tokens, trace.answer_tokens, "
-                            "trace.max_context_tokens, trace.max_answer_tokens)");
+    if (is_trace && !is_trace_setting(axis.name()))
+      throw BadInput(where, "unknown trace setting (known: " + known_trace_settings() + ")");
     if (!is_trace && axis.name() != "platform") {
       std::string problem;
       if (!schema::find_parameter(*schema::Platform::descriptor(), axis.name(), &problem))
@@ -190,8 +195,8 @@ SweepPlan load_sweep(const std::string& path) {
     for (const std::string& name : plan.axes)
       if (name.rfind("trace.", 0) == 0 && name != "trace.file")
         throw BadInput(path, "axis '" + name + "' is a generator setting; it cannot be combined with trace.file");
-  } else if (!seen.count("trace.model") || !seen.count("trace.dataset")) {
-    throw BadInput(path, "needs an axis 'trace.file', or 'trace.model' and 'trace.dataset'");
+  } else if (!seen.count("trace.model")) {
+    throw BadInput(path, "needs an axis 'trace.file', or 'trace.model' with the generator's other settings");
   }
   for (const std::string& m : spec.metric())
     if (!is_known_metric(m)) throw BadInput(path, "unknown metric '" + m + "' (" + known_metrics_help() + ")");
@@ -245,8 +250,6 @@ SweepPlan load_sweep(const std::string& path) {
       if (plan.axes[a] == "platform") run.platform = combos[c][a];
       else if (plan.axes[a].rfind("trace.", 0) != 0) run.overrides.push_back(plan.axes[a] + "=" + combos[c][a]);
     }
-    run.trace = trace_source(by_name, path);
-
     std::string variant_key = run.platform;
     for (const std::string& o : run.overrides) variant_key += "\n" + o;
     auto it = variants.find(variant_key);
@@ -257,11 +260,16 @@ SweepPlan load_sweep(const std::string& path) {
       } catch (const BadInput& e) {
         throw BadInput(path, e.what());
       }
+      LoadedVariant v;
+      v.decode = systems::is_cim_platform(loaded.platform);
+      if (v.decode)  // a parameter the platform would ignore makes rows that differ in name only
+        for (const std::string& ignored : systems::ignored_settings(loaded))
+          throw BadInput(path, "axis '" + ignored + "' sets a parameter that platform '" +
+                                   run.platform + "' does not use (list the runs that use it as points)");
       std::string text;
       google::protobuf::TextFormat::PrintToString(loaded.platform, &text);
-      LoadedVariant v;
       v.key = fnv1a_hex(text);
-      v.program = schema::Platform::Program_Name(loaded.platform.program());
+      v.platform = loaded.platform;
       v.microbenchmark = loaded.platform.program() == schema::Platform::MICROBENCHMARK;
       v.system = loaded.platform.name();
       it = variants.emplace(variant_key, v).first;
@@ -269,14 +277,17 @@ SweepPlan load_sweep(const std::string& path) {
     const LoadedVariant& variant = it->second;
     run.microbenchmark = variant.microbenchmark;
     run.system = variant.system;
+    run.trace = trace_source(by_name, variant.decode, run.platform, path);
 
     if (!run.trace.file.empty()) {
       auto t = trace_files.find(run.trace.file);
       if (t == trace_files.end()) t = trace_files.emplace(run.trace.file, trace_file_info(run.trace.file)).first;
       run.trace.key = t->second.key;
-      if (!t->second.programs.count(variant.program))
-        throw BadInput(path, "trace " + run.trace.file + " has no " + variant.program + " program, which platform '" +
-                                 run.platform + "' runs");
+      try {
+        systems::program_source(variant.platform, t->second.header, run.trace.file);
+      } catch (const BadInput& e) {
+        throw BadInput(path, e.what());
+      }
     } else if (variant.microbenchmark) {
       throw BadInput(path, "platform '" + run.platform +
                                "' is a NAND stream microbenchmark; give it a trace.file (e.g. traces/samples/nand_stream.trace)");

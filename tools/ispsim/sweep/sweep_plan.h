@@ -10,16 +10,21 @@
 #include <vector>
 
 #include "tools/ispsim/sweep/sweep.pb.h"
-#include "traces/gen/shape_generator.h"
+#include "traces/gen/generator_settings.h"
 
 namespace ispsim::sweep {
 
 // (axis name, value text), in the order of the sweep file's axes.
 using Inputs = std::vector<std::pair<std::string, std::string>>;
 
+// Where a run's trace comes from. Generated traces come from the generator the
+// platform's program needs: the request generator (FULL_PREFILL and the blend
+// programs) or, for paper 1's decode systems, the decode generator
+// (traces/gen/generator_settings.h names the settings of both).
 struct TraceSource {
-  std::string file;                           // an existing trace, or
-  std::optional<tracegen::ShapeOptions> shape;  // the generator's settings
+  std::string file;                              // an existing trace, or
+  std::optional<tracegen::ShapeOptions> shape;   // the request generator's settings, or
+  std::optional<tracegen::DecodeRequest> decode;  // the decode generator's
   std::string key;  // 16 hex digits: hash of the file's bytes or of the settings
 };
 
@@ -43,6 +48,10 @@ struct SweepPlan {
 
 // Reads, checks and expands a sweep file.
 SweepPlan load_sweep(const std::string& path);
+// The same for sweep text in memory (`where` names it in errors), and for a
+// parsed sweep (`path`: its file, for errors and SweepPlan::file).
+SweepPlan sweep_from_text(const std::string& text, const std::string& where);
+SweepPlan expand_sweep(const Sweep& spec, const std::string& path);
 
 // 64-bit FNV-1a as 16 lower-case hex digits: stable across machines and builds.
 std::string fnv1a_hex(const std::string& bytes);
