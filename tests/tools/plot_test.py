@@ -105,6 +105,13 @@ def main():
         figure(tmp, "power", results(base), ["--figure", "power"], {"bar-": 4, "oom-bar-": 2}, ["power (W)"])
         figure(tmp, "bars", results(base), ["--figure", "bars", "--y", "controller_dram_bytes"],
                {"bar-": 5, "oom-bar-": 1}, ["controller_dram (bytes)"])
+        # Any metrics of one unit stacked: 5 cells x 2 parts, the OOM cell one marker; mixed units are refused.
+        figure(tmp, "stack", results(base), ["--figure", "stack", "--parts", "compute_ms,exposed_nand_ms",
+                                             "--y-label", "prefill time (ms)"],
+               {"bar-": 10, "oom-bar-": 1}, ["prefill time (ms)"])
+        r = run(os.path.join(tmp, "stack.json"), "--out", os.path.join(tmp, "mixed"), "--figure", "stack",
+                "--parts", "compute_ms,energy_j")
+        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, f"stack of mixed units: {r.stderr}")
         figure(tmp, "where", results(base), ["--figure", "speedup", "--where", "trace.dataset=cov"], {"bar-": 3}, ["(x)"])
         # A line per system over 3 ratios, one point OOM.
         line = [row("cov", s, ratio=r, latency=l * float(r))
@@ -131,6 +138,14 @@ def main():
         if r.returncode == 0:
             table = open(os.path.join(tmp, "table.md")).read()
             check("| 0.1 | 1.25 | OOM |" in table, f"table: row not as expected:\n{table}")
+        # Several systems: a column per system and column value; --columns platform: one per system.
+        r = run(path, "--out", os.path.join(tmp, "table2"), "--figure", "table", "--rows", "trace.ratio",
+                "--columns", "platform", "--systems", "MemLLM-Base,MemLLM", "--y", "latency_ms", "--where", "trace.dataset=cov")
+        check(r.returncode == 0, f"table of two systems: {r.stderr.strip()}")
+        if r.returncode == 0:
+            table = open(os.path.join(tmp, "table2.md")).read()
+            check("| trace.ratio | MemLLM-Base | MemLLM |" in table and "| 0.1 | 16.00 | 10.00 |" in table,
+                  f"table of two systems:\n{table}")
 
         # Bad input: one line, exit 2, no figure.
         r = run(os.path.join(tmp, "missing.json"), "--figure", "speedup", "--out", os.path.join(tmp, "bad"))

@@ -236,7 +236,7 @@ def figure_stacked(data, args, parts, ylabel, title):
         for p, (_, f) in enumerate(parts):
             cells[(g, s, p)].add(r, f(r["metrics"]) if r["status"] == "ok" else None)
     fig, ax = plt.subplots(figsize=(min(12.0, max(6, 0.4 * len(groups) * len(systems) + 2)), 3.8))
-    labels, k, x = [], 0, 0
+    labels, k, x, highest = [], 0, 0, 1e-9
     top = max([c.value() or 0 for c in cells.values()] + [1e-9])
     for g in groups:
         for s in systems:
@@ -254,6 +254,7 @@ def figure_stacked(data, args, parts, ylabel, title):
                     bar.patches[0].set_gid(f"bar-{k}")
                     bottom += v
                     k += 1
+                highest = max(highest, bottom)
             labels.append(s if len(groups) == 1 else f"{s}\n{g}")
             x += 1
         x += 0.5
@@ -266,7 +267,8 @@ def figure_stacked(data, args, parts, ylabel, title):
     ax.set_xticks(positions)
     ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7)
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7)
+    ax.set_ylim(0, highest * 1.35)  # room for the legend above the tallest bar
+    ax.legend(fontsize=7, ncol=min(3, len(parts)))
     ax.set_title(title + mean_note(data, {args.group, "platform"}), fontsize=9)
     fig.tight_layout()
     return fig
@@ -351,7 +353,14 @@ def unit_of(name):
     return None
 
 
+METRIC_NAMES = {"tbt": "time between tokens", "tbt_eq4": "time between tokens, eq. (4)",
+                "energy_per_token": "energy per token"}
+
+
 def metric_label(name):
+    for suffix, unit in UNITS.items():
+        if name.endswith(suffix) and name[:-len(suffix)] in METRIC_NAMES:
+            return f"{METRIC_NAMES[name[:-len(suffix)]]} ({unit})"
     for suffix, unit in UNITS.items():
         if name.endswith(suffix):
             return f"{name[:-len(suffix)]} ({unit})"
