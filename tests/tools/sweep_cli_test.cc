@@ -264,9 +264,20 @@ TEST(ReproduceCli, ListsEveryExperimentAndWhatIsMissing) {
     const bool present = fs::exists(std::string(ISPSIM_SOURCE_DIR) + "/platforms/" + system + ".textproto");
     EXPECT_EQ(r.out.find(std::string("missing: system ") + system) != std::string::npos, !present) << system;
   }
+  // --full is hours of simulation; its plan is a dry run: every sweep expanded and counted.
+  const CliResult full = run_cli("reproduce memllm --full --list");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  size_t platforms = 0;
+  for (const char* p : {"gpu_fullcompute", "gpu_precompute", "instattention", "aif", "memllm_base", "memllm_fused",
+                        "memllm_perch", "memllm"})
+    platforms += fs::exists(std::string(ISPSIM_SOURCE_DIR) + "/platforms/" + p + ".textproto");
+  EXPECT_NE(full.out.find("6 models (" + std::to_string(platforms * 6 * 8) + " runs)"), std::string::npos) << full.out;
+  EXPECT_NE(full.out.find("total: 7 sweeps, "), std::string::npos) << full.out;
   const CliResult cim = run_cli("reproduce cim --list");
   ASSERT_EQ(cim.exit_code, 0) << cim.err;
   EXPECT_NE(cim.out.find("missing: the engine's cumulative accuracy ablation"), std::string::npos) << cim.out;
+  EXPECT_NE(cim.out.find("cim-decode: "), std::string::npos) << cim.out;
+  EXPECT_NE(cim.out.find("(12 runs)"), std::string::npos) << cim.out;  // B1, B2, S1, S2 x 1K, 64K, 256K
 
   const CliResult bad = run_cli("reproduce nopaper");
   EXPECT_EQ(bad.exit_code, 2);
