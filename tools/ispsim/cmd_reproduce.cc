@@ -402,7 +402,7 @@ int reproduce(const Args& args) {
   index << "# " << paper.title << "\n\n"
         << "Written by `" << shell_words({"ispsim", "reproduce", paper_name, "--out", out_dir}) << (full ? " --full" : "")
         << (slurm ? " --slurm" : "") << "` with ispsim " << sweep::ispsim_version() << ". "
-        << (paper_name == "cim" ? ""
+        << (paper_name == "cim" ? "The paper's request (Sec. 5); `--model`, `--contexts` and `--steps` change it."
             : full ? "Full mode: the realistic grid."
                    : "Short mode (default): two models in the grid and short line sweeps; `--full` runs all six models and long contexts.")
         << " Each figure is a PNG and an SVG in `figures/`; each sweep's tidy results (one row per run, CSV and JSON) are in its folder.\n";
@@ -465,7 +465,9 @@ int reproduce(const Args& args) {
       const bool table = f.plot_args.size() > 1 && f.plot_args[1] == "table";
       index << "\n### " << f.title << "\n\n";
       if (!drawn) index << "**Not drawn: the plot command failed (its error is on the reproduce run's stderr).**\n\n";
-      else if (table) index << "See [figures/" << f.stem << ".md](figures/" << f.stem << ".md).\n\n";
+      else if (table)  // the table itself, and where it is
+        index << read_text_file((fs::path(out_dir) / "figures" / (f.stem + ".md")).string()) << "\n([figures/"
+              << f.stem << ".md](figures/" << f.stem << ".md))\n\n";
       else index << "![" << f.title << "](figures/" << f.stem << ".png)  \n[SVG](figures/" << f.stem << ".svg)\n\n";
       index << "```sh\n" << shell_words(command) << "\n```\n";
     }

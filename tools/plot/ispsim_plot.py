@@ -445,6 +445,9 @@ def figure_line(data, args):
         good = [(x, v) for x, v in pts if v is not None]
         if good:
             ax.plot([p[0] for p in good], [p[1] for p in good], color=f"C{i}", label=s)
+        else:  # no value anywhere: the system is still in the legend, with its markers' kind
+            kinds = {cells[(x, s)].mark() for x in xs} - {""}
+            ax.plot([], [], color=f"C{i}", marker="x", linestyle="none", label=f"{s} ({'/'.join(sorted(kinds))})")
         for x, v in pts:
             if v is not None:
                 ax.plot([x], [v], marker="o", color=f"C{i}", gid=f"point-{k}")
