@@ -7,7 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <optional>
-#include <set>
+#include <unordered_map>
 #include <systemc>
 
 #include "common/atomic_file.h"
@@ -75,27 +75,38 @@ struct CimSystem : sc_core::sc_module {
   cim::PcieResource pcie_to_host, pcie_to_ssd;
 };
 
-// Walks the program's op DAG: an op starts when its dependencies completed,
-// runs its steps one after another, and releases its dependants.
-class CimRuntime {
+// The ops a platform runs, streamed from the trace in file order: its program,
+// or the decode steps of FULL_PREFILL (ProgramSource).
+class OpStream {
  public:
-  CimRuntime(std::vector<trace::Op> ops, const CimPlanner& planner) : ops_(std::move(ops)), planner_(planner) {
-    std::map<uint64_t, size_t> index;
-    for (size_t i = 0; i < ops_.size(); ++i) index[ops_[i].id()] = i;
-    waiting_.assign(ops_.size(), 0);
-    dependants_.resize(ops_.size());
-    for (size_t i = 0; i < ops_.size(); ++i)
-      for (uint64_t dep : ops_[i].deps()) {
-        ++waiting_[i];
-        dependants_[index.at(dep)].push_back(i);
-      }
-    running_.resize(ops_.size());
+  OpStream(const std::string& path, const ProgramSource& source) : reader_(path), source_(source) {}
+  bool next(trace::Op& op) {
+    while (reader_.next(op))
+      if (op.program() == source_.program && (!source_.decode_phase_only || op.phase() == trace::PHASE_DECODE))
+        return true;
+    return false;
   }
 
-  void start() {
-    for (size_t i = 0; i < ops_.size(); ++i)
-      if (waiting_[i] == 0) issue(i);
-  }
+ private:
+  trace::TraceReader reader_;
+  ProgramSource source_;
+};
+
+// Walks the program's op DAG while it streams: an op starts when its
+// dependencies completed, runs its steps one after another, and releases its
+// dependants. At most `window` ops are held at once, read ahead as others
+// finish, so memory does not grow with the number of decode steps. A
+// dependency names an earlier op (the trace validator checks it), so one that
+// is not held has completed, or is outside the ops run (the prefill of a
+// FULL_PREFILL program), and counts as met; the earliest op held therefore
+// can always start, and the walk never stalls.
+class CimRuntime {
+ public:
+  static constexpr size_t kWindow = 4096;
+
+  CimRuntime(OpStream& ops, const CimPlanner& planner) : ops_(ops), planner_(planner) {}
+
+  void start() { read_ahead(); }
 
   struct StageTotals {
     double sim_ns = 0, analytic_ns = 0, energy_pj = 0;
@@ -103,6 +114,7 @@ class CimRuntime {
   const std::array<StageTotals, cim::kStageCount>& stages() const { return stages_; }
   uint64_t completed() const { return completed_; }
   uint64_t end_ps() const { return end_ps_; }
+  size_t most_held() const { return most_held_; }
   double analytic_ns() const {
     double t = 0;
     for (const StageTotals& s : stages_) t += s.analytic_ns;
@@ -116,46 +128,82 @@ class CimRuntime {
     uint64_t step_start_ps = 0;
     std::unique_ptr<cim::StepRunner> runner;
   };
+  struct Node {
+    trace::Op op;  // until it is issued
+    uint32_t waiting = 0;
+    std::vector<uint64_t> dependants;
+    std::unique_ptr<Running> running;
+  };
 
-  void issue(size_t i) {
-    running_[i] = std::make_unique<Running>();
-    running_[i]->steps = planner_.plan(ops_[i]);
-    for (const cim::Step& s : running_[i]->steps) {
+  void read_ahead() {
+    if (reading_) return;  // an op that finished while issuing: the loop below goes on
+    reading_ = true;
+    trace::Op op;
+    while (held_.size() < kWindow && !exhausted_) {
+      if (!ops_.next(op)) {
+        exhausted_ = true;
+        break;
+      }
+      const uint64_t id = op.id();
+      Node& node = held_[id];
+      node.op = std::move(op);
+      for (uint64_t dep : node.op.deps()) {
+        auto it = held_.find(dep);
+        if (it == held_.end()) continue;
+        ++node.waiting;
+        it->second.dependants.push_back(id);
+      }
+      most_held_ = std::max(most_held_, held_.size());
+      if (node.waiting == 0) issue(id);
+    }
+    reading_ = false;
+  }
+
+  void issue(uint64_t id) {
+    Node& node = held_.at(id);
+    node.running = std::make_unique<Running>();
+    node.running->steps = planner_.plan(node.op);
+    node.op.Clear();
+    for (const cim::Step& s : node.running->steps) {
       StageTotals& t = stages_[static_cast<int>(s.stage)];
       t.analytic_ns += s.analytic_ns();
       t.energy_pj += s.energy_pj();
     }
-    next_step(i);
+    next_step(id);
   }
 
-  void next_step(size_t i) {
-    Running& r = *running_[i];
+  void next_step(uint64_t id) {
+    Running& r = *held_.at(id).running;
     const uint64_t now = sc_core::sc_time_stamp().value();
     if (r.next > 0) stages_[static_cast<int>(r.steps[r.next - 1].stage)].sim_ns += (now - r.step_start_ps) / 1e3;
-    if (r.next == r.steps.size()) return finish(i);
+    if (r.next == r.steps.size()) return finish(id);
     r.step_start_ps = now;
-    r.runner = std::make_unique<cim::StepRunner>(r.steps[r.next++], [this, i] { next_step(i); });
+    r.runner = std::make_unique<cim::StepRunner>(r.steps[r.next++], [this, id] { next_step(id); });
     r.runner->start();
   }
 
-  void finish(size_t i) {
+  void finish(uint64_t id) {
     end_ps_ = std::max<uint64_t>(end_ps_, sc_core::sc_time_stamp().value());
     ++completed_;
+    auto node = held_.find(id);
     // The runner that called us is still on the stack: release the op's state later.
-    finished_.push_back(std::move(running_[i]));
+    finished_.push_back(std::move(node->second.running));
     if (finished_.size() > 64) finished_.erase(finished_.begin(), finished_.begin() + 32);
-    for (size_t j : dependants_[i])
-      if (--waiting_[j] == 0) issue(j);
+    const std::vector<uint64_t> dependants = std::move(node->second.dependants);
+    held_.erase(node);
+    for (uint64_t j : dependants)
+      if (--held_.at(j).waiting == 0) issue(j);
+    read_ahead();
   }
 
-  std::vector<trace::Op> ops_;
+  OpStream& ops_;
   const CimPlanner& planner_;
-  std::vector<uint32_t> waiting_;
-  std::vector<std::vector<size_t>> dependants_;
-  std::vector<std::unique_ptr<Running>> running_;
+  std::unordered_map<uint64_t, Node> held_;
+  bool reading_ = false, exhausted_ = false;
   std::vector<std::unique_ptr<Running>> finished_;
   std::array<StageTotals, cim::kStageCount> stages_{};
   uint64_t completed_ = 0, end_ps_ = 0;
+  size_t most_held_ = 0;
 };
 
 trace::Program own_program(const schema::Platform& platform) {
@@ -171,25 +219,6 @@ void check_architecture(const schema::LoadedPlatform& loaded) {
     throw BadInput(loaded.file, "architecture " + CimParams::Architecture_Name(loaded.platform.cim().architecture()) +
                                     " runs program " + (dense ? "DECODE_ONLY" : "DECODE_ONLY_DICTIONARY") + ", not " +
                                     trace::Program_Name(program));
-}
-
-// The ops the platform runs, in trace order. Of FULL_PREFILL only the decode
-// steps: their dependencies on prefill ops are met before the first step.
-std::vector<trace::Op> read_ops(trace::TraceReader& reader, const ProgramSource& source) {
-  std::vector<trace::Op> ops;
-  std::set<uint64_t> ids;
-  trace::Op op;
-  while (reader.next(op)) {
-    if (op.program() != source.program || (source.decode_phase_only && op.phase() != trace::PHASE_DECODE)) continue;
-    if (source.decode_phase_only) {
-      auto* deps = op.mutable_deps();
-      deps->erase(std::remove_if(deps->begin(), deps->end(), [&ids](uint64_t d) { return !ids.count(d); }),
-                  deps->end());
-    }
-    ids.insert(op.id());
-    ops.push_back(op);
-  }
-  return ops;
 }
 
 // The footprint check: storage that does not fit ends the run as out of memory.
@@ -276,8 +305,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   const CimParams p = cim::resolved(platform.cim(), loaded.file + ": cim");
   const link::LinkConfig link_config = link::LinkConfig::from_params(platform.link(), loaded.file + ": link");
 
-  trace::TraceReader reader(trace_path);
-  const trace::Header header = reader.header();
+  const trace::Header header = trace::TraceReader(trace_path).header();
   const ProgramSource source = program_source(platform, header, trace_path);
 
   RunSummary summary;
@@ -299,7 +327,6 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
     }
   }
 
-  std::vector<trace::Op> ops = read_ops(reader, source);
 
   std::optional<AtomicFile> stats_file;
   if (!options.stats_path.empty()) {
@@ -316,9 +343,13 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   ledger.set_phase("decode", 0);
   CimSystem system("system", p, link_config, ledger);
   const CimPlanner planner(p, link_config, header, system.resources(), loaded.file);
-  for (const trace::Op& o : ops) planner.plan(o);  // every op runnable before simulating
-  const uint64_t op_count = ops.size();
-  CimRuntime runtime(std::move(ops), planner);
+  uint64_t op_count = 0;
+  {  // every op runnable before simulating: a first pass over the stream
+    OpStream check(trace_path, source);
+    for (trace::Op o; check.next(o); ++op_count) planner.plan(o);
+  }
+  OpStream ops(trace_path, source);
+  CimRuntime runtime(ops, planner);
 
   std::unique_ptr<vcd::Writer> waveform;
   if (!options.waveform.path.empty()) {
@@ -363,6 +394,8 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
     run.formula("energy_per_token", "J", "energy / decode steps",
                 [&] { return summary.energy_j / std::max<uint64_t>(1, summary.decode_tokens); });
     run.formula_integer("ops_completed", "count", "ops of the program that completed", [&] { return runtime.completed(); });
+    run.formula_integer("ops_held_at_most", "count", "ops read ahead of their completion at once (the runtime's window bounds it)",
+                        [&] { return static_cast<uint64_t>(runtime.most_held()); });
     if (planner.is_cim())
       run.formula_integer("sram_code_capacity_tokens", "count",
                           "compressed tokens whose codes fit in controller SRAM beside window and pursuit state",

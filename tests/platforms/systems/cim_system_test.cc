@@ -336,5 +336,36 @@ TEST(CimCli, EngineKvTraceRunsOnB2S1S2) {
   EXPECT_EQ(rows, 3) << r.out;
 }
 
+// The runtime reads ops ahead of their completion through a window of 4096: a
+// run of more ops completes every one (simulated = eq. 4 with one chunk per step)
+// and never holds more than the window.
+TEST(CimCli, LongRunsStreamTheirOpsThroughABoundedWindow) {
+  const std::string path = small_trace(300, 200);  // 2 layers: 200 x (2 x 12 + 3) + 12 encodes = 5412 ops
+  uint64_t ops = 0;
+  {
+    trace::TraceReader reader(path);
+    trace::Op op;
+    while (reader.next(op)) ops += op.program() == trace::DECODE_ONLY_DICTIONARY;
+  }
+  ASSERT_GT(ops, 4096u);
+  const auto stats = scratch_dir() / "long.json";
+  auto r = run_cli("run --platform s2 --trace " + path + " --set cim.pipeline_chunks=1 --format json --stats " +
+                   stats.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = ispsim::testing::read_text(stats);
+  auto value = [&json](const std::string& name) {
+    const std::smatch m = [&] {
+      std::smatch found;
+      std::regex_search(json, found, std::regex("\"" + name + "\": \\{\"value\": ([0-9.e+]+)"));
+      return found;
+    }();
+    return m.empty() ? -1.0 : std::stod(m[1]);
+  };
+  EXPECT_EQ(value("ops_completed"), static_cast<double>(ops));
+  EXPECT_GT(value("ops_held_at_most"), 0.0);
+  EXPECT_LE(value("ops_held_at_most"), 4096.0);
+  EXPECT_NEAR(value("latency"), value("analytic_latency"), 1e-3 * 20 * ops);  // 1 ps per lane and chunk
+}
+
 }  // namespace
 }  // namespace ispsim::systems
