@@ -53,7 +53,13 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-std::string out_dir(const std::string& name) { return (scratch_dir() / name).string(); }
+// A fresh output folder: the scratch directory is named by the process id, which a
+// later test process can reuse, so a folder left by an earlier run is removed.
+std::string out_dir(const std::string& name) {
+  const fs::path dir = scratch_dir() / name;
+  fs::remove_all(dir);
+  return dir.string();
+}
 
 TEST(SweepCli, ExpandsTheProductAndWritesOneRowPerRunWithStatus) {
   const std::string spec = write_spec("s.txtpb", small_spec());
@@ -374,9 +380,14 @@ TEST(ReproduceCli, CimWritesItsSweepsFiguresTablesAndIndex) {
                         "cumulative accuracy ablation", "Appendix B"})
     EXPECT_NE(index.find(s), std::string::npos) << s;
 
-  const CliResult bad = run_cli("reproduce memllm --contexts 1024 --list");
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err_lines(), 1) << bad.err;
+  for (const std::string args : {"reproduce memllm --contexts 1024 --list", "reproduce cim --full",
+                                 "reproduce cim --contexts 1024,,2048", "reproduce cim --steps 0"}) {
+    const std::string bad_out = out_dir("reproduce_bad");
+    const CliResult bad = run_cli(args + " --out " + shell_quote(bad_out));
+    EXPECT_EQ(bad.exit_code, 2) << args;
+    EXPECT_EQ(bad.err_lines(), 1) << args << ": " << bad.err;
+    EXPECT_FALSE(fs::exists(bad_out)) << args;
+  }
 }
 
 }  // namespace

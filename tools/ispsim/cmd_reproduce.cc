@@ -393,6 +393,8 @@ int reproduce(const Args& args) {
   const std::string python = "/usr/bin/python3", plot = std::string(ISPSIM_SOURCE_DIR) + "/tools/plot/ispsim_plot.py";
   if (!paper.experiments.empty() && run_command({python, "-c", "import matplotlib"}) != 0)
     throw BadInput("ispsim reproduce", "figures need Debian's python3-matplotlib for /usr/bin/python3 (bash tools/setup.sh installs it)");
+  // Every sweep checked before anything is written (a bad --contexts or --steps: one line, no folder).
+  for (const Experiment& e : paper.experiments) sweep::sweep_from_text(e.sweep, "sweep " + e.name);
   for (const char* sub : {"sweeps", "figures"}) fs::create_directories(fs::path(out_dir) / sub);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string ispsim = fs::read_symlink("/proc/self/exe").string();
