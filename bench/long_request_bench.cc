@@ -5,7 +5,8 @@
 // tokens, 20 query tokens, seed 1). Figures are printed, never asserted.
 //
 // usage: ispsim_bench_long_request [context tokens per document (10000)] [answer tokens (100)]
-//                                  [platforms (comma list)]
+//                                  [platforms (comma list)] [stream models (comma list of
+//                                  PAGE_ACCURATE, AGGREGATED; default both)]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,12 +33,13 @@ struct Measured {
 
 // Simulates in a fork()ed child (SystemC elaborates once per process) and
 // reads the child's own peak RSS from wait4().
-Measured measure(const std::string& platform, const std::string& trace) {
+Measured measure(const std::string& platform, const std::string& trace, const std::string& stream_model) {
   const auto started = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
     try {
-      ispsim::systems::run_blend_system(ispsim::schema::load_platform(platform, {}), trace, {});
+      ispsim::systems::run_blend_system(
+          ispsim::schema::load_platform(platform, {"ssd.stream_model=" + stream_model}), trace, {});
       _exit(0);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s: %s\n", platform.c_str(), e.what());
@@ -75,14 +77,18 @@ int sc_main(int argc, char** argv) {
               static_cast<unsigned long long>(*options.context_tokens),
               static_cast<unsigned long long>(*options.answer_tokens),
               static_cast<double>(std::filesystem::file_size(trace)) / 1e6);
-  std::printf("%-18s %12s %16s\n", "platform", "wall (s)", "peak RSS (MB)");
+  const std::vector<std::string> models = bench::split_list(argc > 4 ? argv[4] : "PAGE_ACCURATE,AGGREGATED");
+  std::printf("%-18s %-14s %12s %16s\n", "platform", "stream model", "wall (s)", "peak RSS (MB)");
   int failures = 0;
   for (const std::string& platform : platforms) {
-    const Measured m = measure(platform, trace.string());
-    const bool ok = WIFEXITED(m.status) && WEXITSTATUS(m.status) == 0;
-    failures += ok ? 0 : 1;
-    std::printf("%-18s %12.1f %16.1f%s\n", platform.c_str(), m.wall_s, m.peak_rss_mb, ok ? "" : "  FAILED");
-    std::fflush(stdout);
+    for (const std::string& model : models) {
+      const Measured m = measure(platform, trace.string(), model);
+      const bool ok = WIFEXITED(m.status) && WEXITSTATUS(m.status) == 0;
+      failures += ok ? 0 : 1;
+      std::printf("%-18s %-14s %12.1f %16.1f%s\n", platform.c_str(), model.c_str(), m.wall_s, m.peak_rss_mb,
+                  ok ? "" : "  FAILED");
+      std::fflush(stdout);
+    }
   }
   return failures == 0 ? 0 : 1;
 }

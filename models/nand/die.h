@@ -105,6 +105,19 @@ class Die : public sc_core::sc_module {
 
   uint64_t pages_read() const { return pages_read_; }
   uint64_t pages_programmed() const { return pages_programmed_; }
+  uint64_t senses() const { return senses_; }
+  // Nothing under way or held: no sense, data, transfer or program (pending or suspended).
+  bool quiet() const {
+    return array_ == kArrayIdle && !data_valid_ && !output_valid_ && !io_busy_ && !program_pending_ && !suspended_;
+  }
+  // Reads scheduled without events (nand::PipelineSchedule, the aggregated
+  // streaming mode): counted in the statistics as if performed.
+  void account_aggregated_reads(uint64_t pages, uint64_t senses) {
+    pages_read_ += pages;
+    senses_ += senses;
+    sense_ps_ += senses * config_.t_read.value();
+    transfer_ps_ += pages * config_.t_page_transfer.value();
+  }
 
  private:
   struct Group {
