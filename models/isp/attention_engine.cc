@@ -50,6 +50,10 @@ struct TileAccount {
   double reduction_pj = 0;  // LSE engine (+ global SRAM)
 };
 
+namespace {
+constexpr uint64_t kNoStream = UINT64_MAX;
+}  // namespace
+
 struct AttentionEngine::Op {
   AttentionWork work;
   trace::BitVector mask;  // a copy: the caller's mask need not outlive run()
@@ -72,6 +76,7 @@ struct AttentionEngine::Op {
   uint64_t pass_start_ps = 0;
   std::vector<uint64_t> channel_last_page_ps;  // this pass: when each channel's last page was done
   bool prefetched = false;       // started by prefetch(), waiting for run()
+  uint64_t aggregated_stream_ps = kNoStream;  // an aggregated prefetch: when its stream started
   std::vector<uint64_t> compute_ps;  // accelerator time by channel (index 0 for CENTRALIZED)
   uint64_t nand_stream_ps = 0;       // NAND-only time of the passes so far
   double central_pj = 0;
@@ -455,6 +460,11 @@ void AttentionEngine::prefetch(const AttentionWork& work) {
   op_->prefetched = true;
   active_ = true;
   op_->tiles = tiles_of(op_->work, op_->shape, 0, false);
+  if (aggregated_ && flash_.quiet()) {
+    op_->aggregated_stream_ps = now_ps();  // run() schedules the stream from here
+    if (stream_hook_) stream_hook_(true);
+    return;
+  }
   start_stream(/*held=*/true);
 }
 
@@ -474,6 +484,7 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
     // The prefetched page list stays; the tiles' filter and SIMD costs come from
     // the real op (its rows and mask).
     op.tiles = tiles_of(op.work, op.shape, 0, false);
+    if (op.aggregated_stream_ps != kNoStream) return run_pass_aggregated(op.aggregated_stream_ps);
     schedule_supplied();
     for (unsigned c = 0; c < channels_; ++c) reader_->consumer(c).release();
     check_pass_done();
@@ -499,7 +510,7 @@ void AttentionEngine::start_pass() {
   // Aggregated: only while nothing else uses the flash (no program under way);
   // otherwise the page events arbitrate with it.
   if (aggregated_ && flash_.quiet()) {
-    run_pass_aggregated();
+    run_pass_aggregated(now_ps());
     return;
   }
   start_stream(/*held=*/false);
@@ -574,10 +585,13 @@ class StepQueue {
 // pipeline schedule, then the partials, transfers and merges through local
 // FCFS clocks of the reduction engine, DRAM, bus and central SIMD (the same
 // arithmetic as core::Server); one kernel event, at the pass's end.
-void AttentionEngine::run_pass_aggregated() {
+void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   prepare_pass();
   Op& op = *op_;
-  const uint64_t start = now_ps();
+  op.aggregated_stream_ps = kNoStream;
+  op.pass_start_ps = stream_start_ps;
+  const uint64_t start = now_ps();  // the command: supplied tiles and the consumers start here
+  if (stream_hook_ && stream_start_ps == start) stream_hook_(true);  // (a prefetch told it already)
   const PassTiles& pass = op.tiles;
   const uint64_t row_heads = pass.row_heads_per_tile;
   const uint32_t act_bits = op.shape.act_bits;
@@ -606,15 +620,17 @@ void AttentionEngine::run_pass_aggregated() {
   for (unsigned c = 0; c < channels_; ++c) {
     if (op.channel_pages_left[c] == 0) continue;
     bool first = true;
-    schedule_->run(pages, c, start, isp_.precomputed_page_buffers, [&](uint32_t index, uint64_t arrival) -> uint64_t {
+    auto page_time = [&](uint32_t index, uint64_t asked_at) -> uint64_t {
       if (!per_channel) return 0;
       uint64_t t = page_time_ps(pass.tiles[index], row_heads, act_bits);
       if (first) {  // the channel's supplied tiles come first
         first = false;
-        if (op.supplied_end_ps[c] > arrival) t += op.supplied_end_ps[c] - arrival;
+        if (op.supplied_end_ps[c] > asked_at) t += op.supplied_end_ps[c] - asked_at;
       }
       return t;
-    });
+    };
+    // A prefetched stream started earlier; its consumers were held until now.
+    schedule_->run(pages, c, stream_start_ps, isp_.precomputed_page_buffers, page_time, start);
     for (const nand::PipelineSchedule::Page& page : schedule_->pages_in_arrival_order()) {
       op.channel_last_page_ps[c] = std::max(op.channel_last_page_ps[c], page.done_ps);
       if (!per_channel) {
@@ -701,6 +717,7 @@ void AttentionEngine::on_aggregated_pass_done() {
   for (const PlannedTile& tile : op.tiles.tiles) tile_computed(tile);
   pages_read_ += op.nand_tiles;
   op.pages_left = 0;
+  if (stream_hook_) stream_hook_(false);
   check_pass_done();
 }
 

@@ -182,6 +182,9 @@ class AttentionEngine : public sc_core::sc_module {
   // completes with one kernel event; other passes, and the pages of a
   // prefetched op, stay page-accurate. Default off.
   void set_aggregated(bool aggregated) { aggregated_ = aggregated; }
+  // Told true when an aggregated stream starts (or its prefetch), false when
+  // its pass ends: the SSD holds program batches meanwhile.
+  void set_aggregated_stream_hook(std::function<void(bool)> hook) { stream_hook_ = std::move(hook); }
   bool aggregated() const { return aggregated_; }
   uint64_t aggregated_passes() const { return aggregated_passes_; }
 
@@ -239,7 +242,7 @@ class AttentionEngine : public sc_core::sc_module {
   void start_pass();
   void prepare_pass();
   void start_stream(bool held);
-  void run_pass_aggregated();
+  void run_pass_aggregated(uint64_t stream_start_ps);
   void on_aggregated_pass_done();
   void schedule_supplied();
   void on_page_done(const nand::PageAddress& page, uint32_t index, const sc_core::sc_time& done_at);
@@ -275,6 +278,7 @@ class AttentionEngine : public sc_core::sc_module {
   sc_core::sc_event supplied_event_;
   sc_core::sc_event step_event_;  // delta: next pass or op completion, outside reader callbacks
   bool aggregated_ = false;
+  std::function<void(bool)> stream_hook_;
   uint64_t aggregated_passes_ = 0;
   std::unique_ptr<nand::PipelineSchedule> schedule_;
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass

@@ -41,7 +41,7 @@ void PipelineSchedule::move_to_output(Die& die, unsigned d) {
 }
 
 void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned channel, uint64_t start_ps,
-                           unsigned buffers, const PageTime& page_time) {
+                           unsigned buffers, const PageTime& page_time, uint64_t consumer_from_ps) {
   const unsigned D = config_.dies_per_channel;
   for (Die& die : dies_) {
     std::vector<uint32_t> queue = std::move(die.queue);  // keeps its capacity
@@ -70,7 +70,7 @@ void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned chann
   bool busy = false;
   uint64_t transfer_end = 0;
   unsigned transfer_die = 0;
-  uint64_t consumer_busy = 0;
+  uint64_t consumer_busy = consumer_from_ps;
   while (out_.size() < total) {
     uint64_t t_sense = kNever;
     unsigned sense_die = 0;
@@ -109,7 +109,7 @@ void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned chann
       page.arrival_ps = now;
       page.done_ps = now;
       if (buffers > 0) {
-        page.done_ps = std::max(now, consumer_busy) + page_time(index, now);
+        page.done_ps = std::max(now, consumer_busy) + page_time(index, std::max(now, consumer_from_ps));
         consumer_busy = page.done_ps;
       }
       out_.push_back(page);

@@ -48,10 +48,13 @@ class PipelineSchedule {
 
   // Schedules the pages of `pages` that are on `channel`, the stream starting
   // at `start_ps`. `buffers` = 0: no consumer (data-outs never wait, done =
-  // arrival); otherwise the consumer's buffers and its page time. The result,
-  // in arrival order, replaces pages_in_arrival_order().
+  // arrival); otherwise the consumer's buffers and its page time. A consumer
+  // held until `consumer_from_ps` (an inter-layer prefetch: pages fill the
+  // buffers before the command) starts no page before then, and is asked the
+  // time of a page that arrived earlier at consumer_from_ps (PageConsumer::
+  // release()). The result, in arrival order, replaces pages_in_arrival_order().
   void run(const std::vector<PageAddress>& pages, unsigned channel, uint64_t start_ps, unsigned buffers,
-           const PageTime& page_time);
+           const PageTime& page_time, uint64_t consumer_from_ps = 0);
 
   const std::vector<Page>& pages_in_arrival_order() const { return out_; }
   // Multi-plane senses of the last run, by die of the channel.

