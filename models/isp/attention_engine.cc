@@ -77,6 +77,7 @@ struct AttentionEngine::Op {
   std::vector<uint64_t> channel_last_page_ps;  // this pass: when each channel's last page was done
   bool prefetched = false;       // started by prefetch(), waiting for run()
   uint64_t aggregated_stream_ps = kNoStream;  // an aggregated prefetch: when its stream started
+  std::vector<uint64_t> die_ready;  // aggregated: when each die (channel x dies + die) may sense; empty: unclaimed
   std::vector<uint64_t> compute_ps;  // accelerator time by channel (index 0 for CENTRALIZED)
   uint64_t nand_stream_ps = 0;       // NAND-only time of the passes so far
   double central_pj = 0;
@@ -460,8 +461,9 @@ void AttentionEngine::prefetch(const AttentionWork& work) {
   op_->prefetched = true;
   active_ = true;
   op_->tiles = tiles_of(op_->work, op_->shape, 0, false);
-  if (aggregated_ && flash_.quiet()) {
+  if (may_aggregate()) {
     op_->aggregated_stream_ps = now_ps();  // run() schedules the stream from here
+    claim_dies(now_ps());
     if (stream_hook_) stream_hook_(true);
     return;
   }
@@ -509,7 +511,7 @@ void AttentionEngine::start_pass() {
   op_->tiles = tiles_of(op_->work, op_->shape, op_->pass, false);
   // Aggregated: only while nothing else uses the flash (no program under way);
   // otherwise the page events arbitrate with it.
-  if (aggregated_ && flash_.quiet()) {
+  if (may_aggregate()) {
     run_pass_aggregated(now_ps());
     return;
   }
@@ -585,11 +587,29 @@ class StepQueue {
 // pipeline schedule, then the partials, transfers and merges through local
 // FCFS clocks of the reduction engine, DRAM, bus and central SIMD (the same
 // arithmetic as core::Server); one kernel event, at the pass's end.
+// The dies the op's stream reads are claimed: a program under way on one is
+// suspended (or waited for) as a read request would (nand::Die::suspend_for_stream()).
+void AttentionEngine::claim_dies(uint64_t now_ps) {
+  Op& op = *op_;
+  const unsigned dies = flash_.config().dies_per_channel;
+  op.die_ready.assign(size_t(channels_) * dies, kNoStream);
+  for (const PlannedTile& tile : op.tiles.tiles) {
+    if (!tile.in_flash) break;
+    uint64_t& ready = op.die_ready[size_t(tile.address.channel) * dies + tile.address.die];
+    if (ready == kNoStream) ready = flash_.die(tile.address.channel, tile.address.die).suspend_for_stream(now_ps);
+  }
+  for (uint64_t& ready : op.die_ready)
+    if (ready == kNoStream) ready = now_ps;
+}
+
 void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   prepare_pass();
+  if (op_->die_ready.empty()) claim_dies(stream_start_ps);
   Op& op = *op_;
   op.aggregated_stream_ps = kNoStream;
   op.pass_start_ps = stream_start_ps;
+  std::vector<uint64_t> die_ready = std::move(op.die_ready);  // this pass's; the next one claims anew
+  op.die_ready.clear();
   const uint64_t start = now_ps();  // the command: supplied tiles and the consumers start here
   if (stream_hook_ && stream_start_ps == start) stream_hook_(true);  // (a prefetch told it already)
   const PassTiles& pass = op.tiles;
@@ -630,7 +650,11 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
       return t;
     };
     // A prefetched stream started earlier; its consumers were held until now.
-    schedule_->run(pages, c, stream_start_ps, isp_.precomputed_page_buffers, page_time, start);
+    const unsigned dies = flash_.config().dies_per_channel;
+    schedule_->run(pages, c, stream_start_ps, isp_.precomputed_page_buffers, page_time, start,
+                   &die_ready[size_t(c) * dies]);
+    for (unsigned d = 0; d < dies; ++d)
+      if (schedule_->pages_by_die()[d] > 0) flash_.die(c, d).resume_after_stream(schedule_->last_out_by_die()[d]);
     for (const nand::PipelineSchedule::Page& page : schedule_->pages_in_arrival_order()) {
       op.channel_last_page_ps[c] = std::max(op.channel_last_page_ps[c], page.done_ps);
       if (!per_channel) {

@@ -182,6 +182,10 @@ class AttentionEngine : public sc_core::sc_module {
   // completes with one kernel event; other passes, and the pages of a
   // prefetched op, stay page-accurate. Default off.
   void set_aggregated(bool aggregated) { aggregated_ = aggregated; }
+  // Whether the flash is free for an aggregated stream now (default:
+  // nand::FlashArray::quiet()); the SSD also lets one start over programs
+  // whose pages are all issued (they are suspended for it).
+  void set_aggregation_gate(std::function<bool()> gate) { aggregation_gate_ = std::move(gate); }
   // Told true when an aggregated stream starts (or its prefetch), false when
   // its pass ends: the SSD holds program batches meanwhile.
   void set_aggregated_stream_hook(std::function<void(bool)> hook) { stream_hook_ = std::move(hook); }
@@ -279,6 +283,9 @@ class AttentionEngine : public sc_core::sc_module {
   sc_core::sc_event step_event_;  // delta: next pass or op completion, outside reader callbacks
   bool aggregated_ = false;
   std::function<void(bool)> stream_hook_;
+  std::function<bool()> aggregation_gate_;
+  bool may_aggregate() const { return aggregated_ && (aggregation_gate_ ? aggregation_gate_() : flash_.quiet()); }
+  void claim_dies(uint64_t now_ps);
   uint64_t aggregated_passes_ = 0;
   std::unique_ptr<nand::PipelineSchedule> schedule_;
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass

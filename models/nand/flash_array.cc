@@ -39,6 +39,15 @@ bool FlashArray::quiet() const {
   return true;
 }
 
+bool FlashArray::quiet_but_programs() const {
+  for (const auto& channel : channels_) {
+    if (!channel->quiet()) return false;
+    for (unsigned d = 0; d < channel->die_count(); ++d)
+      if (!channel->die(d).quiet() && !channel->die(d).only_programming()) return false;
+  }
+  return true;
+}
+
 void FlashArray::account_aggregated_reads(unsigned channel, const std::vector<uint64_t>& pages_by_die,
                                           const std::vector<uint64_t>& senses_by_die) {
   Channel& ch = *channels_.at(channel);

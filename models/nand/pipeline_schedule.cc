@@ -41,7 +41,8 @@ void PipelineSchedule::move_to_output(Die& die, unsigned d) {
 }
 
 void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned channel, uint64_t start_ps,
-                           unsigned buffers, const PageTime& page_time, uint64_t consumer_from_ps) {
+                           unsigned buffers, const PageTime& page_time, uint64_t consumer_from_ps,
+                           const uint64_t* die_ready_ps) {
   const unsigned D = config_.dies_per_channel;
   for (Die& die : dies_) {
     std::vector<uint32_t> queue = std::move(die.queue);  // keeps its capacity
@@ -62,7 +63,9 @@ void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned chann
   senses_.assign(D, 0);
   pages_by_die_.assign(D, 0);
   for (unsigned d = 0; d < D; ++d) pages_by_die_[d] = dies_[d].queue.size();
-  for (unsigned d = 0; d < D; ++d) start_sense(dies_[d], d, start_ps, pages);
+  last_out_.assign(D, 0);
+  for (unsigned d = 0; d < D; ++d)
+    start_sense(dies_[d], d, die_ready_ps ? std::max(start_ps, die_ready_ps[d]) : start_ps, pages);
 
   const uint64_t t_out = config_.t_page_transfer.value();
   const bool cache_read = config_.cache_read;
@@ -98,6 +101,7 @@ void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned chann
       busy = false;
       Die& die = dies_[transfer_die];
       const uint32_t index = die.queue[die.out_first + die.out_next];
+      last_out_[transfer_die] = now;
       if (++die.out_next == die.out_count) {
         die.output_valid = false;
         if (!cache_read) die.data_valid = false;

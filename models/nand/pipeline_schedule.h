@@ -53,13 +53,17 @@ class PipelineSchedule {
   // buffers before the command) starts no page before then, and is asked the
   // time of a page that arrived earlier at consumer_from_ps (PageConsumer::
   // release()). The result, in arrival order, replaces pages_in_arrival_order().
+  // `die_ready_ps` (by die of the channel, optional): a die senses no earlier
+  // (a program it had under way is being suspended, Die::suspend_for_stream()).
   void run(const std::vector<PageAddress>& pages, unsigned channel, uint64_t start_ps, unsigned buffers,
-           const PageTime& page_time, uint64_t consumer_from_ps = 0);
+           const PageTime& page_time, uint64_t consumer_from_ps = 0, const uint64_t* die_ready_ps = nullptr);
 
   const std::vector<Page>& pages_in_arrival_order() const { return out_; }
   // Multi-plane senses of the last run, by die of the channel.
   const std::vector<uint64_t>& senses_by_die() const { return senses_; }
   const std::vector<uint64_t>& pages_by_die() const { return pages_by_die_; }
+  // When each die's last page of the run was out (0: it had none).
+  const std::vector<uint64_t>& last_out_by_die() const { return last_out_; }
 
  private:
   struct Die {
@@ -82,6 +86,7 @@ class PipelineSchedule {
   std::vector<Page> out_;
   std::vector<uint64_t> senses_;
   std::vector<uint64_t> pages_by_die_;
+  std::vector<uint64_t> last_out_;
 };
 
 }  // namespace ispsim::nand

@@ -61,6 +61,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash_.config());
   engine_->set_aggregated(config_.aggregated_streams);
   engine_->set_aggregated_stream_hook([this](bool streaming) { jobs_.hold_programs(streaming); });
+  engine_->set_aggregation_gate([this] { return flash_free_for_aggregation(); });
 
   if (ledger_) {
     const std::string path = this->name();
@@ -232,7 +233,8 @@ void Ssd::host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin
 void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done) {
   jobs_.push("read", [this, pages = std::move(pages), useful_bytes,
                       done = std::move(done)](FlashJobQueue::Done release) mutable {
-    if (config_.aggregated_streams && !config_.stage_host_reads_in_dram && flash_.quiet() && !reader_.active()) {
+    if (config_.aggregated_streams && !config_.stage_host_reads_in_dram && flash_free_for_aggregation() &&
+        !reader_.active()) {
       read_pages_aggregated(pages, useful_bytes, std::move(done), std::move(release));
       return;
     }
@@ -316,14 +318,23 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   ++aggregated_reads_;
 
   // The flash: when each page is at the controller (die-level pipeline, the
-  // controller's read buffer never full), channel after channel.
+  // controller's read buffer never full), channel after channel. A program
+  // under way on a die the read needs is suspended for it (or waited for).
+  const unsigned dies = flash_.config().dies_per_channel;
+  std::vector<uint64_t> die_ready(size_t(flash_.config().channels) * dies, UINT64_MAX);
+  for (const nand::PageAddress& a : addresses) {
+    uint64_t& ready = die_ready[size_t(a.channel) * dies + a.die];
+    if (ready == UINT64_MAX) ready = flash_.die(a.channel, a.die).suspend_for_stream(start);
+  }
   std::vector<std::pair<uint64_t, uint32_t>> arrivals;  // (time, page index)
   arrivals.reserve(n);
   for (unsigned c = 0; c < flash_.config().channels; ++c) {
-    schedule_->run(addresses, c, start, 0, {});
+    schedule_->run(addresses, c, start, 0, {}, 0, &die_ready[size_t(c) * dies]);
     for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
       arrivals.emplace_back(p.arrival_ps, p.index);
     flash_.account_aggregated_reads(c, schedule_->pages_by_die(), schedule_->senses_by_die());
+    for (unsigned d = 0; d < dies; ++d)
+      if (schedule_->pages_by_die()[d] > 0) flash_.die(c, d).resume_after_stream(schedule_->last_out_by_die()[d]);
   }
   std::stable_sort(arrivals.begin(), arrivals.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -366,6 +377,11 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   at(completions_at, [this, done = std::move(done)] {
     host_completion_.submit(sc_core::SC_ZERO_TIME, 0, [this, done] { end_call(done); });
   });
+}
+
+bool Ssd::flash_free_for_aggregation() const {
+  // Programs still to be issued would want the channels (data-in) during the stream.
+  return flash_.quiet_but_programs() && appender_.all_issued();
 }
 
 void Ssd::at(uint64_t when_ps, Done what) {

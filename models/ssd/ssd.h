@@ -183,6 +183,9 @@ class Ssd : public sc_core::sc_module {
   // transfers scheduled without page events (see README, "Stream models").
   void read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, Done done,
                              FlashJobQueue::Done release);
+  // An aggregated stream may start: nothing under way on the flash but
+  // programs whose pages are all issued (the stream suspends them).
+  bool flash_free_for_aggregation() const;
   // Runs `what` at simulated time `when_ps` (>= now), in time order.
   void at(uint64_t when_ps, Done what);
   void on_timer();

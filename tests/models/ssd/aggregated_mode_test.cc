@@ -196,9 +196,12 @@ void prefetched_op(uint64_t command_after_ps) {
 TEST(AggregatedMode, PrefetchedOpWhoseCommandComesLateMatchesPageAccurate) { prefetched_op(300'000'000); }
 TEST(AggregatedMode, PrefetchedOpWhoseCommandComesEarlyMatchesPageAccurate) { prefetched_op(9'000'000); }
 
-// A program batch under way when a read and an attention pass start: the
-// flash is not quiet, so both stay page-accurate (reads suspend the program).
-TEST(AggregatedMode, StreamsDuringAProgramBatchFallBackToPageEvents) {
+// A program batch under way when a read and an attention pass start. Its pages
+// all issued (one per die, only tPROG left): the streams are aggregated and
+// suspend the programs as page-accurate reads do; the read and the pass finish
+// at the page-accurate times. Pages still to issue (four per die): the data-ins
+// would share the channels, so both streams fall back to page events.
+void streams_over_a_program_batch(uint64_t tiles, bool aggregated_expected) {
   Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
   Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
   isp::AttentionWork decode;
@@ -208,20 +211,20 @@ TEST(AggregatedMode, StreamsDuringAProgramBatchFallBackToPageEvents) {
   decode.appended_tokens_supplied = 1;
   decode.query_rows = 1;
   const uint64_t entry = 32 * 64 * 2 * 2;
-  for (Drive* d : {&accurate, &aggregated}) d->ssd.append(1, 64, 64 * entry, d->done(0));  // a batch of 32 pages
-  sc_core::sc_start(sc_time(200, sc_core::SC_US));  // bus + DRAM (about 110 us), then programming
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.append(1, 64 * tiles, 64 * tiles * entry, d->done(0));
+  // Bus + DRAM of the batch (about 110 us per tile), then its programs.
+  sc_core::sc_start(sc_time(double(tiles) * 110 + 90, sc_core::SC_US));
   for (Drive* d : {&accurate, &aggregated}) {
     d->ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 256, d->done(1));
     d->ssd.attention(decode, d->done(2));
   }
   sc_core::sc_start();
   ASSERT_EQ(accurate.finished.size(), 3u);
-  EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), 0u);
-  EXPECT_EQ(aggregated.ssd.aggregated_reads(), 0u);
-  // The read and the pass finish at the page-accurate times. The batch's end
-  // may not: two page-accurate drives side by side already differ there by a
-  // few data-ins (same-instant channel requests of reads and programs are
-  // served in the order the kernel runs the dies' processes).
+  EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), aggregated_expected ? 1u : 0u);
+  EXPECT_EQ(aggregated.ssd.aggregated_reads(), aggregated_expected ? 1u : 0u);
+  // The batch's end may differ: two page-accurate drives side by side already
+  // differ there by a few data-ins (same-instant channel requests of reads and
+  // programs are served in the order the kernel runs the dies' processes).
   std::map<int, uint64_t> a(accurate.finished.begin(), accurate.finished.end());
   std::map<int, uint64_t> b(aggregated.finished.begin(), aggregated.finished.end());
   EXPECT_EQ(a[1], b[1]);
@@ -229,6 +232,9 @@ TEST(AggregatedMode, StreamsDuringAProgramBatchFallBackToPageEvents) {
   EXPECT_NEAR(double(b[0]), double(a[0]), 4.0 * 6'826'667);
   expect_same(accurate, aggregated, /*same_times=*/false);
 }
+
+TEST(AggregatedMode, StreamsOverAnIssuedProgramBatchSuspendItLikePageEvents) { streams_over_a_program_batch(1, true); }
+TEST(AggregatedMode, StreamsDuringABatchStillIssuingFallBackToPageEvents) { streams_over_a_program_batch(4, false); }
 
 // A random mix of reads, writes, appends and attention ops: every call
 // completes once and bytes are conserved. Program batches are frequent here,
