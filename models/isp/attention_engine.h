@@ -175,12 +175,12 @@ class AttentionEngine : public sc_core::sc_module {
   // filtered tokens of every tile (functional use).
   PassTiles pass_tiles(const AttentionWork& work, uint64_t pass, bool with_tokens = false) const;
 
-  // Aggregated streaming mode (ssd.stream_model = AGGREGATED): a pass that
-  // starts while the flash is quiet (nand::FlashArray::quiet(): no program
-  // under way) is scheduled without page events (nand::PipelineSchedule for the
-  // NAND stream, local FCFS clocks for the partials, transfers and merges) and
-  // completes with one kernel event; other passes, and the pages of a
-  // prefetched op, stay page-accurate. Default off.
+  // Aggregated streaming mode (ssd.stream_model = AGGREGATED): a pass (or a
+  // prefetch) that starts while the aggregation gate says the flash is free is
+  // scheduled without page events (nand::PipelineSchedule for the NAND stream,
+  // the dies' programs suspended as reads would; local FCFS clocks for the
+  // partials, transfers and merges) and completes with one kernel event; other
+  // passes stay page-accurate. Default off.
   void set_aggregated(bool aggregated) { aggregated_ = aggregated; }
   // Whether the flash is free for an aggregated stream now (default:
   // nand::FlashArray::quiet()); the SSD also lets one start over programs
