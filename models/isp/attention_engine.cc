@@ -634,6 +634,10 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   }
 
   StepQueue steps;
+  // PER_CHANNEL + GLOBAL_SRAM: every partial is one merge of the same cost, so
+  // only their times matter (sorted, then FCFS), no step queue.
+  const bool sram_merges = per_channel && reduction_ == Reduction::GLOBAL_SRAM;
+  std::vector<uint64_t> merge_times;
   std::vector<nand::PageAddress> pages;
   pages.reserve(op.nand_tiles);
   for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(pass.tiles[i].address);
@@ -660,7 +664,11 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
       if (!per_channel) {
         steps.push(page.done_ps, StepQueue::kPage, page.index);
       } else if (pass.tiles[page.index].filter.kept > 0) {
-        steps.push(page.done_ps, StepQueue::kPartial, page.index);
+        if (sram_merges) {
+          merge_times.push_back(page.done_ps);
+        } else {
+          steps.push(page.done_ps, StepQueue::kPartial, page.index);
+        }
       }
     }
     flash_.account_aggregated_reads(c, schedule_->pages_by_die(), schedule_->senses_by_die());
@@ -670,7 +678,11 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
     if (!per_channel) {
       steps.push(start, StepQueue::kPageReadBack, uint32_t(i));  // in controller DRAM already
     } else if (tile.filter.kept > 0) {
-      steps.push(op.supplied_end_ps[tile.channel], StepQueue::kPartial, uint32_t(i));
+      if (sram_merges) {
+        merge_times.push_back(op.supplied_end_ps[tile.channel]);
+      } else {
+        steps.push(op.supplied_end_ps[tile.channel], StepQueue::kPartial, uint32_t(i));
+      }
     }
   }
 
@@ -678,6 +690,8 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   const ReductionCost partial = lse_.partial_cost(row_heads, op.shape.head_dim, act_bits);
   const uint64_t merge_ps = coordinator_.cycles_to_ps(partial.occupancy_cycles);
   uint64_t end = start;
+  std::sort(merge_times.begin(), merge_times.end());
+  for (uint64_t at : merge_times) end = std::max(end, reduction.submit(at, merge_ps, partial.partial_bytes));
   while (!steps.empty()) {
     const StepQueue::Step step = steps.pop();
     const PlannedTile& tile = pass.tiles[step.tile];
