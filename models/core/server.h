@@ -20,6 +20,8 @@
 
 namespace ispsim::core {
 
+class FcfsClock;
+
 class Server : public sc_core::sc_module {
  public:
   using Done = std::function<void()>;
@@ -42,6 +44,13 @@ class Server : public sc_core::sc_module {
 
   // When the server can start its next request (>= now when busy).
   sc_core::sc_time free_at() const;
+  // Requests whose schedule was computed ahead without events (FcfsClock, the
+  // aggregated streaming mode): counted in the statistics; with `hold`, the
+  // server stays busy until the clock's last occupancy ends (later requests
+  // queue behind them), without, other requests see the server as the clock
+  // found it. Their completions are the caller's business (no callbacks, no
+  // waveform change).
+  void book(const FcfsClock& clock, bool hold = true);
   uint64_t requests() const { return requests_.value(); }
   uint64_t bytes() const { return bytes_.value(); }
   sc_core::sc_time busy_time() const { return sc_core::sc_time::from_value(busy_ps_); }
@@ -59,6 +68,7 @@ class Server : public sc_core::sc_module {
   };
   void complete();
 
+  friend class FcfsClock;
   const double bytes_per_ns_;
   const sc_core::sc_time latency_;
   uint64_t free_at_ps_ = 0;
@@ -69,6 +79,39 @@ class Server : public sc_core::sc_module {
   stats::Counter& requests_;
   stats::Counter& bytes_;
   vcd::Signal outstanding_;
+};
+
+// A Server's arithmetic without events, for a batch of requests whose submit
+// times are known ahead: request i starts at max(submit, end of the previous
+// occupancy), completes `latency` after its occupancy ends, exactly as
+// Server::submit() would have placed it had nothing else been submitted
+// meanwhile. Starts from the server's state; Server::book() applies the result.
+class FcfsClock {
+ public:
+  explicit FcfsClock(const Server& server)
+      : server_(server), latency_ps_(server.latency_.value()), free_ps_(server.free_at_ps_) {}
+  // Returns the completion time (ps).
+  uint64_t submit(uint64_t at_ps, uint64_t occupancy_ps, uint64_t bytes) {
+    const uint64_t start = at_ps > free_ps_ ? at_ps : free_ps_;
+    free_ps_ = start + occupancy_ps;
+    busy_ps_ += occupancy_ps;
+    ++requests_;
+    bytes_ += bytes;
+    return free_ps_ + latency_ps_;
+  }
+  uint64_t transfer(uint64_t at_ps, uint64_t bytes) { return submit(at_ps, server_.occupancy(bytes).value(), bytes); }
+  uint64_t free_ps() const { return free_ps_; }
+  uint64_t busy_ps() const { return busy_ps_; }
+  uint64_t requests() const { return requests_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  const Server& server_;
+  const uint64_t latency_ps_;
+  uint64_t free_ps_;
+  uint64_t busy_ps_ = 0;
+  uint64_t requests_ = 0;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace ispsim::core

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <queue>
 #include <stdexcept>
 #include <utility>
 
@@ -49,6 +50,10 @@ struct TileAccount {
   double reduction_pj = 0;  // LSE engine (+ global SRAM)
 };
 
+namespace {
+constexpr uint64_t kNoStream = UINT64_MAX;
+}  // namespace
+
 struct AttentionEngine::Op {
   AttentionWork work;
   trace::BitVector mask;  // a copy: the caller's mask need not outlive run()
@@ -71,6 +76,8 @@ struct AttentionEngine::Op {
   uint64_t pass_start_ps = 0;
   std::vector<uint64_t> channel_last_page_ps;  // this pass: when each channel's last page was done
   bool prefetched = false;       // started by prefetch(), waiting for run()
+  uint64_t aggregated_stream_ps = kNoStream;  // an aggregated prefetch: when its stream started
+  std::vector<uint64_t> die_ready;  // aggregated: when each die (channel x dies + die) may sense; empty: unclaimed
   std::vector<uint64_t> compute_ps;  // accelerator time by channel (index 0 for CENTRALIZED)
   uint64_t nand_stream_ps = 0;       // NAND-only time of the passes so far
   double central_pj = 0;
@@ -130,6 +137,10 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
   SC_METHOD(on_step);
   sensitive << step_event_;
   dont_initialize();
+  SC_METHOD(on_aggregated_pass_done);
+  sensitive << aggregated_event_;
+  dont_initialize();
+  schedule_ = std::make_unique<nand::PipelineSchedule>(flash.config());
 
   const std::string path = this->name();
   if (ledger_ != nullptr) {
@@ -171,6 +182,9 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
                  [this] { return op_time_ps_ * 1e-3; });
   stats_.formula_integer("compute_bound_ops", "count", "ops whose ISP compute time exceeds their NAND stream time",
                          [this] { return compute_bound_ops_; });
+  stats_.formula_integer("aggregated_passes", "count",
+                         "passes scheduled without page events (ssd.stream_model = AGGREGATED, flash quiet)",
+                         [this] { return aggregated_passes_; });
   stats_.formula_integer("dram_bytes", "bytes", "controller DRAM bytes moved by attention, both directions",
                          [this] { return dram_bytes_; });
   stats_.formula_integer("bus_bytes", "bytes", "internal bus bytes moved by attention (centralized)",
@@ -250,6 +264,10 @@ AttentionEngine::Shape AttentionEngine::check(const AttentionWork& work) const {
 PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass,
                                     bool with_tokens) const {
   PassTiles out;
+  // Storage of a finished pass, reused: a long op's tile list is megabytes, and
+  // allocating it afresh for every pass costs more than filling it.
+  out.tiles = std::move(spare_tiles_);
+  out.tiles.clear();
   out.first_row = pass * shape.rows_per_pass;
   out.rows = std::min(shape.rows_per_pass, work.query_rows - out.first_row);
   out.row_heads_per_tile = out.rows * shape.group;
@@ -264,14 +282,28 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
   context.max_row_position = out.row_positions.back();  // positions grow with the append index
   const StreamFilter filter(isp_, context, shape.where);
 
+  // The KV heads of one tile see the same tokens: their filter and SIMD costs
+  // are computed once, for the tile's first head, and copied to the others.
   auto add = [&](PlannedTile tile) {
-    tile.filter = tile.region == trace::KV_REGION_PRECOMPUTED
-                      ? filter.precomputed_page(tile.first_entry, tile.entries, with_tokens)
-                      : filter.appended_page(tile.first_entry, tile.entries, with_tokens);
-    tile.simd = simd_.page_cost(shape.mode, tile.filter.kept, out.row_heads_per_tile, shape.head_dim, shape.kv_bits,
-                                shape.act_bits);
+    const PlannedTile* previous = out.tiles.empty() ? nullptr : &out.tiles.back();
+    if (previous != nullptr && previous->in_flash == tile.in_flash && previous->region == tile.region && previous->first_entry == tile.first_entry &&
+        previous->entries == tile.entries) {
+      tile.filter = previous->filter;
+      tile.simd = previous->simd;
+    } else {
+      tile.filter = tile.region == trace::KV_REGION_PRECOMPUTED
+                        ? filter.precomputed_page(tile.first_entry, tile.entries, with_tokens)
+                        : filter.appended_page(tile.first_entry, tile.entries, with_tokens);
+      tile.simd = simd_.page_cost(shape.mode, tile.filter.kept, out.row_heads_per_tile, shape.head_dim,
+                                  shape.kv_bits, shape.act_bits);
+    }
     out.tiles.push_back(std::move(tile));
   };
+  const uint64_t T = placement_.tokens_per_tile();
+  const uint64_t own_begin = std::max(work.appended_tokens_in_flash, shape.substitutes);
+  out.tiles.reserve((ceil_div(work.context_tokens, T) + ceil_div(work.appended_tokens_in_flash, T) +
+                     ceil_div(shape.appended_total - std::min(own_begin, shape.appended_total), T)) *
+                    placement_.kv_heads());
   for (trace::KvRegion region : {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED}) {
     const uint64_t end =
         region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
@@ -289,8 +321,6 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
   }
   // Own tokens that came with the command (substitutes among the supplied
   // entries are forwarded to their precomputed pages, not computed here).
-  const uint64_t T = placement_.tokens_per_tile();
-  const uint64_t own_begin = std::max(work.appended_tokens_in_flash, shape.substitutes);
   uint64_t k = 0;
   for (uint64_t first = own_begin; first < shape.appended_total; first += T) {
     const uint32_t entries = uint32_t(std::min(T, shape.appended_total - first));
@@ -407,6 +437,8 @@ AttentionPlan AttentionEngine::plan(const AttentionWork& work) const {
   return p;
 }
 
+void AttentionEngine::validate(const AttentionWork& work) const { check(work); }
+
 void AttentionEngine::take_work(Op& op, const AttentionWork& work) const {
   op.shape = check(work);
   op.work = work;
@@ -429,6 +461,12 @@ void AttentionEngine::prefetch(const AttentionWork& work) {
   op_->prefetched = true;
   active_ = true;
   op_->tiles = tiles_of(op_->work, op_->shape, 0, false);
+  if (may_aggregate()) {
+    op_->aggregated_stream_ps = now_ps();  // run() schedules the stream from here
+    claim_dies(now_ps());
+    if (stream_hook_) stream_hook_(true);
+    return;
+  }
   start_stream(/*held=*/true);
 }
 
@@ -448,6 +486,7 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
     // The prefetched page list stays; the tiles' filter and SIMD costs come from
     // the real op (its rows and mask).
     op.tiles = tiles_of(op.work, op.shape, 0, false);
+    if (op.aggregated_stream_ps != kNoStream) return run_pass_aggregated(op.aggregated_stream_ps);
     schedule_supplied();
     for (unsigned c = 0; c < channels_; ++c) reader_->consumer(c).release();
     check_pass_done();
@@ -468,7 +507,14 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
 }
 
 void AttentionEngine::start_pass() {
+  spare_tiles_ = std::move(op_->tiles.tiles);
   op_->tiles = tiles_of(op_->work, op_->shape, op_->pass, false);
+  // Aggregated: only while nothing else uses the flash (no program under way);
+  // otherwise the page events arbitrate with it.
+  if (may_aggregate()) {
+    run_pass_aggregated(now_ps());
+    return;
+  }
   start_stream(/*held=*/false);
   schedule_supplied();
   check_pass_done();
@@ -477,6 +523,20 @@ void AttentionEngine::start_pass() {
 // The pass's bookkeeping and its NAND stream; with `held`, the pages wait in
 // the scratchpad buffers until run() releases the consumers.
 void AttentionEngine::start_stream(bool held) {
+  prepare_pass();
+  Op& op = *op_;
+  if (op.nand_tiles > 0) {
+    if (held)
+      for (unsigned c = 0; c < channels_; ++c) reader_->consumer(c).hold();
+    std::vector<nand::PageAddress> pages;
+    pages.reserve(op.nand_tiles);
+    for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(op.tiles.tiles[i].address);
+    reader_->start(std::move(pages), op.shape.where);
+  }
+}
+
+// The bookkeeping of a pass that starts now (both modes).
+void AttentionEngine::prepare_pass() {
   Op& op = *op_;
   op.pass_start_ps = now_ps();
   op.channel_last_page_ps.assign(channels_, 0);
@@ -490,14 +550,213 @@ void AttentionEngine::start_stream(bool held) {
   for (uint64_t i = 0; i < op.nand_tiles; ++i) ++op.channel_pages_left[op.tiles.tiles[i].channel];
   op.nand_stream_ps +=
       nand_stream_time(*std::max_element(op.channel_pages_left.begin(), op.channel_pages_left.end())).value();
-  if (op.nand_tiles > 0) {
-    if (held)
-      for (unsigned c = 0; c < channels_; ++c) reader_->consumer(c).hold();
-    std::vector<nand::PageAddress> pages;
-    pages.reserve(op.nand_tiles);
-    for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(op.tiles.tiles[i].address);
-    reader_->start(std::move(pages), op.shape.where);
+}
+
+namespace {
+
+// A time-ordered queue of the aggregated pass's steps (submissions to the
+// DRAM, bus, central SIMD and reduction clocks), ties in the order they were
+// queued: requests reach each FCFS clock in the order the kernel would have
+// submitted them.
+class StepQueue {
+ public:
+  enum Kind : uint8_t { kPartial, kPartialRead, kMerge, kPage, kPageToDram, kPageReadBack, kCompute };
+  struct Step {
+    uint64_t at_ps;
+    uint64_t seq;
+    Kind kind;
+    uint32_t tile;
+    bool operator>(const Step& o) const { return at_ps != o.at_ps ? at_ps > o.at_ps : seq > o.seq; }
+  };
+  void push(uint64_t at_ps, Kind kind, uint32_t tile) { heap_.push(Step{at_ps, seq_++, kind, tile}); }
+  bool empty() const { return heap_.empty(); }
+  Step pop() {
+    Step s = heap_.top();
+    heap_.pop();
+    return s;
   }
+
+ private:
+  std::priority_queue<Step, std::vector<Step>, std::greater<Step>> heap_;
+  uint64_t seq_ = 0;
+};
+
+}  // namespace
+
+// The aggregated pass: the NAND stream of every channel from the event-free
+// pipeline schedule, then the partials, transfers and merges through local
+// FCFS clocks of the reduction engine, DRAM, bus and central SIMD (the same
+// arithmetic as core::Server); one kernel event, at the pass's end.
+// The dies the op's stream reads are claimed: a program under way on one is
+// suspended (or waited for) as a read request would (nand::Die::suspend_for_stream()).
+void AttentionEngine::claim_dies(uint64_t now_ps) {
+  Op& op = *op_;
+  const unsigned dies = flash_.config().dies_per_channel;
+  op.die_ready.assign(size_t(channels_) * dies, kNoStream);
+  for (const PlannedTile& tile : op.tiles.tiles) {
+    if (!tile.in_flash) break;
+    uint64_t& ready = op.die_ready[size_t(tile.address.channel) * dies + tile.address.die];
+    if (ready == kNoStream) ready = flash_.die(tile.address.channel, tile.address.die).suspend_for_stream(now_ps);
+  }
+  for (uint64_t& ready : op.die_ready)
+    if (ready == kNoStream) ready = now_ps;
+}
+
+void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
+  prepare_pass();
+  if (op_->die_ready.empty()) claim_dies(stream_start_ps);
+  Op& op = *op_;
+  op.aggregated_stream_ps = kNoStream;
+  op.pass_start_ps = stream_start_ps;
+  std::vector<uint64_t> die_ready = std::move(op.die_ready);  // this pass's; the next one claims anew
+  op.die_ready.clear();
+  const uint64_t start = now_ps();  // the command: supplied tiles and the consumers start here
+  if (stream_hook_ && stream_start_ps == start) stream_hook_(true);  // (a prefetch told it already)
+  const PassTiles& pass = op.tiles;
+  const uint64_t row_heads = pass.row_heads_per_tile;
+  const uint32_t act_bits = op.shape.act_bits;
+  const bool per_channel = organization_ == Organization::PER_CHANNEL;
+  const uint64_t mode_value = simd_mode_value(op.shape.mode);
+  ++aggregated_passes_;
+
+  // Supplied tiles: each channel computes its own first (PER_CHANNEL).
+  op.supplied_end_ps.assign(channels_, start);
+  if (per_channel) {
+    for (uint64_t i = op.nand_tiles; i < pass.tiles.size(); ++i) {
+      const PlannedTile& tile = pass.tiles[i];
+      op.supplied_end_ps[tile.channel] += page_time_ps(tile, row_heads, act_bits);
+      mode_signals_[tile.channel].set(mode_value);
+    }
+    for (unsigned c = 0; c < channels_; ++c)
+      if (op.channel_pages_left[c] > 0) mode_signals_[c].set(mode_value);
+  } else {
+    mode_signals_[0].set(mode_value);
+  }
+
+  StepQueue steps;
+  // PER_CHANNEL + GLOBAL_SRAM: every partial is one merge of the same cost, so
+  // only their times matter (sorted, then FCFS), no step queue.
+  const bool sram_merges = per_channel && reduction_ == Reduction::GLOBAL_SRAM;
+  std::vector<uint64_t> merge_times;
+  std::vector<nand::PageAddress> pages;
+  pages.reserve(op.nand_tiles);
+  for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(pass.tiles[i].address);
+  for (unsigned c = 0; c < channels_; ++c) {
+    if (op.channel_pages_left[c] == 0) continue;
+    bool first = true;
+    auto page_time = [&](uint32_t index, uint64_t asked_at) -> uint64_t {
+      if (!per_channel) return 0;
+      uint64_t t = page_time_ps(pass.tiles[index], row_heads, act_bits);
+      if (first) {  // the channel's supplied tiles come first
+        first = false;
+        if (op.supplied_end_ps[c] > asked_at) t += op.supplied_end_ps[c] - asked_at;
+      }
+      return t;
+    };
+    // A prefetched stream started earlier; its consumers were held until now.
+    const unsigned dies = flash_.config().dies_per_channel;
+    schedule_->run(pages, c, stream_start_ps, isp_.precomputed_page_buffers, page_time, start,
+                   &die_ready[size_t(c) * dies]);
+    for (unsigned d = 0; d < dies; ++d)
+      if (schedule_->pages_by_die()[d] > 0) flash_.die(c, d).resume_after_stream(schedule_->last_out_by_die()[d]);
+    for (const nand::PipelineSchedule::Page& page : schedule_->pages_in_arrival_order()) {
+      op.channel_last_page_ps[c] = std::max(op.channel_last_page_ps[c], page.done_ps);
+      if (!per_channel) {
+        steps.push(page.done_ps, StepQueue::kPage, page.index);
+      } else if (pass.tiles[page.index].filter.kept > 0) {
+        if (sram_merges) {
+          merge_times.push_back(page.done_ps);
+        } else {
+          steps.push(page.done_ps, StepQueue::kPartial, page.index);
+        }
+      }
+    }
+    flash_.account_aggregated_reads(c, schedule_->pages_by_die(), schedule_->senses_by_die());
+  }
+  for (uint64_t i = op.nand_tiles; i < pass.tiles.size(); ++i) {
+    const PlannedTile& tile = pass.tiles[i];
+    if (!per_channel) {
+      steps.push(start, StepQueue::kPageReadBack, uint32_t(i));  // in controller DRAM already
+    } else if (tile.filter.kept > 0) {
+      if (sram_merges) {
+        merge_times.push_back(op.supplied_end_ps[tile.channel]);
+      } else {
+        steps.push(op.supplied_end_ps[tile.channel], StepQueue::kPartial, uint32_t(i));
+      }
+    }
+  }
+
+  core::FcfsClock dram(dram_), bus(bus_), central(*central_simd_), reduction(*reduction_engine_);
+  const ReductionCost partial = lse_.partial_cost(row_heads, op.shape.head_dim, act_bits);
+  const uint64_t merge_ps = coordinator_.cycles_to_ps(partial.occupancy_cycles);
+  uint64_t end = start;
+  std::sort(merge_times.begin(), merge_times.end());
+  for (uint64_t at : merge_times) end = std::max(end, reduction.submit(at, merge_ps, partial.partial_bytes));
+  while (!steps.empty()) {
+    const StepQueue::Step step = steps.pop();
+    const PlannedTile& tile = pass.tiles[step.tile];
+    switch (step.kind) {
+      case StepQueue::kPartial:
+        if (reduction_ == Reduction::GLOBAL_SRAM) {
+          end = std::max(end, reduction.submit(step.at_ps, merge_ps, partial.partial_bytes));
+        } else {  // Q from DRAM; the partial written to DRAM, read back, merged
+          const uint64_t q = q_bytes(tile, row_heads, act_bits);
+          dram_bytes_ += q + 2 * partial.partial_bytes;
+          end = std::max(end, dram.transfer(step.at_ps, q));
+          steps.push(dram.transfer(step.at_ps, partial.partial_bytes), StepQueue::kPartialRead, step.tile);
+        }
+        break;
+      case StepQueue::kPartialRead:
+        steps.push(dram.transfer(step.at_ps, partial.partial_bytes), StepQueue::kMerge, step.tile);
+        break;
+      case StepQueue::kMerge:
+        end = std::max(end, reduction.submit(step.at_ps, merge_ps, partial.partial_bytes));
+        break;
+      case StepQueue::kPage: {  // CENTRALIZED: over the bus into DRAM, read back with Q and state
+        const TileAccount a = account(tile, row_heads, q_bytes(tile, row_heads, act_bits), page_bytes_, page_bytes_,
+                                      organization_, reduction_, isp_, coordinator_, lse_, op.shape.head_dim, act_bits);
+        bus_bytes_ += a.bus_bytes;
+        dram_bytes_ += a.dram_bytes;
+        steps.push(bus.transfer(step.at_ps, page_bytes_), StepQueue::kPageToDram, step.tile);
+        break;
+      }
+      case StepQueue::kPageToDram:
+        steps.push(dram.transfer(step.at_ps, page_bytes_), StepQueue::kPageReadBack, step.tile);
+        break;
+      case StepQueue::kPageReadBack: {
+        const TileAccount a =
+            account(tile, row_heads, q_bytes(tile, row_heads, act_bits), page_bytes_,
+                    tile.in_flash ? page_bytes_ : tile.entries * kv_bytes_per_token_head(op.work.shape), organization_,
+                    reduction_, isp_, coordinator_, lse_, op.shape.head_dim, act_bits);
+        // A NAND page reads back all but the page written; a supplied tile is read whole.
+        const uint64_t bytes = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
+        if (!tile.in_flash) dram_bytes_ += a.dram_bytes;
+        steps.push(dram.transfer(step.at_ps, bytes), StepQueue::kCompute, step.tile);
+        break;
+      }
+      case StepQueue::kCompute:
+        end = std::max(end, central.submit(step.at_ps, compute_ps(tile), 0));
+        break;
+    }
+  }
+  dram_.book(dram);
+  bus_.book(bus);
+  central_simd_->book(central);
+  reduction_engine_->book(reduction);
+  for (unsigned c = 0; c < channels_; ++c) end = std::max(end, op.channel_last_page_ps[c]);
+  for (unsigned c = 0; c < channels_; ++c) end = std::max(end, op.supplied_end_ps[c]);
+  aggregated_event_.notify(sc_time::from_value(end - start));
+}
+
+// The end of an aggregated pass: its tiles are counted as computed (the page
+// callbacks' bookkeeping), then the pass completes as a page-accurate one.
+void AttentionEngine::on_aggregated_pass_done() {
+  Op& op = *op_;
+  for (const PlannedTile& tile : op.tiles.tiles) tile_computed(tile);
+  pages_read_ += op.nand_tiles;
+  op.pages_left = 0;
+  if (stream_hook_) stream_hook_(false);
+  check_pass_done();
 }
 
 // Supplied tiles (on chip from the command on) and the SIMD mode signals.
@@ -718,6 +977,7 @@ void AttentionEngine::on_step() {
     ledger_->close(op.energy_ticket);
   }
   std::function<void()> done = std::move(op.done);
+  spare_tiles_ = std::move(op.tiles.tiles);
   op_.reset();
   active_ = false;
   if (done) done();

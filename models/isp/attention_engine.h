@@ -77,6 +77,7 @@
 #include "models/isp/stream_filter.h"
 #include "models/isp/tiling.h"
 #include "models/nand/flash_array.h"
+#include "models/nand/pipeline_schedule.h"
 #include "models/nand/stream_reader.h"
 #include "traces/trace.pb.h"
 
@@ -168,9 +169,28 @@ class AttentionEngine : public sc_core::sc_module {
   bool prefetched() const;
   // The same checks and counts as run(), without simulating.
   AttentionPlan plan(const AttentionWork& work) const;
+  // run()'s checks only (BadInput as run() would throw), without the counts.
+  void validate(const AttentionWork& work) const;
   // The tiles of pass `pass` (0 .. plan().passes - 1); `with_tokens` lists the
   // filtered tokens of every tile (functional use).
   PassTiles pass_tiles(const AttentionWork& work, uint64_t pass, bool with_tokens = false) const;
+
+  // Aggregated streaming mode (ssd.stream_model = AGGREGATED): a pass (or a
+  // prefetch) that starts while the aggregation gate says the flash is free is
+  // scheduled without page events (nand::PipelineSchedule for the NAND stream,
+  // the dies' programs suspended as reads would; local FCFS clocks for the
+  // partials, transfers and merges) and completes with one kernel event; other
+  // passes stay page-accurate. Default off.
+  void set_aggregated(bool aggregated) { aggregated_ = aggregated; }
+  // Whether the flash is free for an aggregated stream now (default:
+  // nand::FlashArray::quiet()); the SSD also lets one start over programs
+  // whose pages are all issued (they are suspended for it).
+  void set_aggregation_gate(std::function<bool()> gate) { aggregation_gate_ = std::move(gate); }
+  // Told true when an aggregated stream starts (or its prefetch), false when
+  // its pass ends: the SSD holds program batches meanwhile.
+  void set_aggregated_stream_hook(std::function<void(bool)> hook) { stream_hook_ = std::move(hook); }
+  bool aggregated() const { return aggregated_; }
+  uint64_t aggregated_passes() const { return aggregated_passes_; }
 
   bool busy() const { return active_; }
   Organization organization() const { return organization_; }
@@ -224,7 +244,10 @@ class AttentionEngine : public sc_core::sc_module {
   uint64_t compute_ps(const PlannedTile& tile) const;
   uint64_t page_time_ps(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
   void start_pass();
+  void prepare_pass();
   void start_stream(bool held);
+  void run_pass_aggregated(uint64_t stream_start_ps);
+  void on_aggregated_pass_done();
   void schedule_supplied();
   void on_page_done(const nand::PageAddress& page, uint32_t index, const sc_core::sc_time& done_at);
   void on_supplied_done();
@@ -254,9 +277,18 @@ class AttentionEngine : public sc_core::sc_module {
   std::unique_ptr<core::Server> reduction_engine_;
   std::unique_ptr<core::Server> central_simd_;
   std::unique_ptr<Op> op_;
+  mutable std::vector<PlannedTile> spare_tiles_;  // see tiles_of()
   bool active_ = false;
   sc_core::sc_event supplied_event_;
   sc_core::sc_event step_event_;  // delta: next pass or op completion, outside reader callbacks
+  bool aggregated_ = false;
+  std::function<void(bool)> stream_hook_;
+  std::function<bool()> aggregation_gate_;
+  bool may_aggregate() const { return aggregated_ && (aggregation_gate_ ? aggregation_gate_() : flash_.quiet()); }
+  void claim_dies(uint64_t now_ps);
+  uint64_t aggregated_passes_ = 0;
+  std::unique_ptr<nand::PipelineSchedule> schedule_;
+  sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
   uint64_t ops_ = 0, pages_read_ = 0, pages_computed_ = 0, tokens_kept_ = 0, tokens_dropped_ = 0,
            tokens_substituted_ = 0, macs_ = 0, dram_bytes_ = 0, bus_bytes_ = 0;

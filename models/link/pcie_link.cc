@@ -65,6 +65,15 @@ sc_core::sc_time PcieLink::transfer(Direction direction, uint64_t bytes, Purpose
   return completion;
 }
 
+void PcieLink::book(Direction direction, const core::FcfsClock& clock, Purpose purpose, uint64_t bytes,
+                    Purpose other_purpose, uint64_t first_start_ps, double energy_pj) {
+  server(direction).book(clock);
+  bytes_by_purpose_[static_cast<int>(direction)][static_cast<int>(purpose)] += bytes;
+  bytes_by_purpose_[static_cast<int>(direction)][static_cast<int>(other_purpose)] += clock.bytes() - bytes;
+  energy_pj_ += energy_pj;
+  if (ledger_ && clock.bytes() > 0) ledger_->add(name(), energy_pj * 1e-12, first_start_ps, clock.free_ps());
+}
+
 sc_core::sc_time PcieLink::free_at(Direction direction) const { return server(direction).free_at(); }
 
 uint64_t PcieLink::bytes(Direction direction) const { return server(direction).bytes(); }

@@ -50,6 +50,13 @@ void Appender::start(std::vector<PageAddress> pages, const std::string& where) {
   }
 }
 
+bool Appender::all_issued() const {
+  if (!active_) return true;
+  for (size_t q = 0; q + 1 < begin_.size(); ++q)
+    if (next_[q] != begin_[q + 1]) return false;
+  return true;
+}
+
 void Appender::issue(Die& die) {
   const size_t q = size_t(die.channel_index()) * flash_.config().dies_per_channel + die.index();
   if (next_[q] == begin_[q + 1] || !die.can_program()) return;

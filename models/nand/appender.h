@@ -26,6 +26,8 @@ class Appender : public sc_core::sc_module, public FlashClient {
   // address outside the flash.
   void start(std::vector<PageAddress> pages, const std::string& where = "append");
   bool done() const { return programmed_ == pages_.size(); }
+  // Every page of the batch has been handed to its die (only tPROGs are left).
+  bool all_issued() const;
   const sc_core::sc_event& done_event() const { return done_event_; }
   sc_core::sc_time started_at() const { return started_at_; }
   sc_core::sc_time finished_at() const { return finished_at_; }

@@ -31,6 +31,7 @@ class Channel : public sc_core::sc_module {
 
   unsigned index() const { return index_; }
   Die& die(unsigned d) { return *dies_[d]; }
+  const Die& die(unsigned d) const { return *dies_[d]; }
   unsigned die_count() const { return unsigned(dies_.size()); }
 
   // One page of `die`'s output stage is ready for data-out.
@@ -41,6 +42,12 @@ class Channel : public sc_core::sc_module {
   void kick() { try_grant(); }
 
   bool busy() const { return busy_; }
+  bool quiet() const { return !busy_ && queued_ == 0; }
+  // Data-outs scheduled without events (the aggregated streaming mode).
+  void account_aggregated_transfers(uint64_t pages) {
+    transfers_out_ += pages;
+    busy_ps_ += pages * config_.t_page_transfer.value();
+  }
   void trace(vcd::Writer& writer);
   // The names of owner values with `dies` dies: 0 "free", 1 + d "die<d>".
   static vcd::Encoding owner_encoding(unsigned dies);

@@ -1,5 +1,6 @@
 #include "models/nand/die.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/nand/channel.h"
@@ -186,6 +187,28 @@ void Die::request_read() {
   suspend_start_ps_ = now;
   suspended_event_.notify(config_.t_suspend);
   update_state();
+}
+
+uint64_t Die::suspend_for_stream(uint64_t now_ps) {
+  if (array_ != kArrayProgramming) return now_ps;
+  const uint64_t left = program_end_ps_ > now_ps ? program_end_ps_ - now_ps : 0;
+  if (!config_.program_suspend || left <= config_.t_suspend.value()) return now_ps + left;
+  program_done_.cancel();
+  stream_suspended_ = true;
+  program_left_ps_ = left;
+  ++suspends_;
+  suspend_start_ps_ = now_ps;
+  return now_ps + config_.t_suspend.value();
+}
+
+void Die::resume_after_stream(uint64_t at_ps) {
+  if (!stream_suspended_) return;
+  stream_suspended_ = false;
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  const uint64_t resume = std::max(at_ps, now);
+  suspended_ps_ += resume - suspend_start_ps_;
+  program_end_ps_ = resume + config_.t_resume.value() + program_left_ps_;
+  program_done_.notify(sc_core::sc_time::from_value(program_end_ps_ - now));
 }
 
 void Die::on_suspended() {

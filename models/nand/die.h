@@ -105,6 +105,33 @@ class Die : public sc_core::sc_module {
 
   uint64_t pages_read() const { return pages_read_; }
   uint64_t pages_programmed() const { return pages_programmed_; }
+  uint64_t senses() const { return senses_; }
+  // Nothing under way or held: no sense, data, transfer or program (pending or suspended).
+  bool quiet() const {
+    return array_ == kArrayIdle && !data_valid_ && !output_valid_ && !io_busy_ && !program_pending_ && !suspended_;
+  }
+  // A program under way and nothing else (its data is in, no read data held):
+  // an aggregated stream may start on this die (suspend_for_stream()).
+  bool only_programming() const {
+    return array_ == kArrayProgramming && !data_valid_ && !output_valid_ && !io_busy_ && !suspended_;
+  }
+  // Aggregated streams: the program under way is suspended as a read request
+  // would suspend it (request_read(): when more than t_suspend is left and
+  // program_suspend is on; otherwise its end is waited for). Returns when the
+  // die can start sensing. resume_after_stream() resumes a suspended program
+  // once the stream's last page of this die is out: it ends t_resume + the
+  // tPROG that was left later. (A stream keeps a die busy until its last page,
+  // so the page-accurate program stays suspended that long as well.)
+  uint64_t suspend_for_stream(uint64_t now_ps);
+  void resume_after_stream(uint64_t at_ps);
+  // Reads scheduled without events (nand::PipelineSchedule, the aggregated
+  // streaming mode): counted in the statistics as if performed.
+  void account_aggregated_reads(uint64_t pages, uint64_t senses) {
+    pages_read_ += pages;
+    senses_ += senses;
+    sense_ps_ += senses * config_.t_read.value();
+    transfer_ps_ += pages * config_.t_page_transfer.value();
+  }
 
  private:
   struct Group {
@@ -141,6 +168,7 @@ class Die : public sc_core::sc_module {
   bool read_wanted_ = false;          // a read was requested while the program waited for its data-in
   uint64_t program_end_ps_ = 0;       // when the program under way ends
   uint64_t program_left_ps_ = 0;      // tPROG left of a suspended program
+  bool stream_suspended_ = false;     // suspended by suspend_for_stream()
   // Two register sets: data_slot_ is the data register's group, output_slot_ the
   // group being transferred. Without cache read both are the same slot; with
   // cache read a move to the cache register just swaps slots (no copy).

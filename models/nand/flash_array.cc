@@ -30,6 +30,35 @@ void FlashArray::check_address(const PageAddress& p, const std::string& where, u
   if (p.page >= config_.pages_per_block) fail("page", p.page, config_.pages_per_block);
 }
 
+bool FlashArray::quiet() const {
+  for (const auto& channel : channels_) {
+    if (!channel->quiet()) return false;
+    for (unsigned d = 0; d < channel->die_count(); ++d)
+      if (!channel->die(d).quiet()) return false;
+  }
+  return true;
+}
+
+bool FlashArray::quiet_but_programs() const {
+  for (const auto& channel : channels_) {
+    if (!channel->quiet()) return false;
+    for (unsigned d = 0; d < channel->die_count(); ++d)
+      if (!channel->die(d).quiet() && !channel->die(d).only_programming()) return false;
+  }
+  return true;
+}
+
+void FlashArray::account_aggregated_reads(unsigned channel, const std::vector<uint64_t>& pages_by_die,
+                                          const std::vector<uint64_t>& senses_by_die) {
+  Channel& ch = *channels_.at(channel);
+  uint64_t pages = 0;
+  for (unsigned d = 0; d < ch.die_count() && d < pages_by_die.size(); ++d) {
+    ch.die(d).account_aggregated_reads(pages_by_die[d], senses_by_die.at(d));
+    pages += pages_by_die[d];
+  }
+  ch.account_aggregated_transfers(pages);
+}
+
 void FlashArray::trace(vcd::Writer& writer) {
   for (auto& channel : channels_) channel->trace(writer);
 }

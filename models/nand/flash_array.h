@@ -30,6 +30,17 @@ class FlashArray : public sc_core::sc_module {
 
   void trace(vcd::Writer& writer);
 
+  // Nothing under way on any die or channel (no read, transfer or program,
+  // pending or suspended): the aggregated streaming mode's precondition.
+  bool quiet() const;
+  // As quiet(), except that dies may be programming (Die::only_programming()):
+  // an aggregated stream suspends those programs (Die::suspend_for_stream()).
+  bool quiet_but_programs() const;
+  // Reads of `channel` scheduled without events (nand::PipelineSchedule), counted
+  // in the die and channel statistics as if performed (vectors by die).
+  void account_aggregated_reads(unsigned channel, const std::vector<uint64_t>& pages_by_die,
+                                const std::vector<uint64_t>& senses_by_die);
+
  private:
   const FlashConfig config_;
   std::vector<std::unique_ptr<Channel>> channels_;

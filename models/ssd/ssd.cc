@@ -55,6 +55,13 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   SC_METHOD(check_drain);
   sensitive << drain_check_;
   dont_initialize();
+  SC_METHOD(on_timer);
+  sensitive << timer_event_;
+  dont_initialize();
+  schedule_ = std::make_unique<nand::PipelineSchedule>(flash_.config());
+  engine_->set_aggregated(config_.aggregated_streams);
+  engine_->set_aggregated_stream_hook([this](bool streaming) { jobs_.hold_programs(streaming); });
+  engine_->set_aggregation_gate([this] { return flash_free_for_aggregation(); });
 
   if (ledger_) {
     const std::string path = this->name();
@@ -92,6 +99,9 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
                          [this] { return nand_bytes_read(); });
   stats_.formula_integer("host_read_pages", "count", "NAND pages sensed for host reads",
                          [this] { return host_read_pages_; });
+  stats_.formula_integer("aggregated_reads", "count",
+                         "host reads scheduled without page events (stream_model = AGGREGATED, flash quiet)",
+                         [this] { return aggregated_reads_; });
   stats_.formula_integer("nand_pages_programmed", "count", "NAND pages programmed (appended KV)",
                          [this] { return pages_programmed_; });
   stats_.formula_integer("nand_bytes_programmed", "bytes", "NAND bytes programmed, whole pages",
@@ -223,6 +233,11 @@ void Ssd::host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin
 void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done) {
   jobs_.push("read", [this, pages = std::move(pages), useful_bytes,
                       done = std::move(done)](FlashJobQueue::Done release) mutable {
+    if (config_.aggregated_streams && !config_.stage_host_reads_in_dram && flash_free_for_aggregation() &&
+        !reader_.active()) {
+      read_pages_aggregated(pages, useful_bytes, std::move(done), std::move(release));
+      return;
+    }
     struct Read {
       std::vector<isp::KvPlacement::PageRef> pages;
       uint64_t useful_bytes;
@@ -283,6 +298,106 @@ void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t usef
     };
     reader_.start(std::move(addresses), arrived, all_arrived, "ssd host read");
   });
+}
+
+void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes,
+                                Done done, FlashJobQueue::Done release) {
+  const uint64_t start = now_ps();
+  const uint64_t energy_ticket = hold_energy(start);
+  const uint64_t page_bytes = flash_.config().page_bytes;
+  const uint64_t head_bytes = isp::kv_bytes_per_token_head(placement_->shape());
+  const uint64_t n = pages.size();
+  jobs_.hold_programs(true);  // until the flash is released (the schedule assumes the dies are ours)
+  std::vector<nand::PageAddress> addresses;
+  addresses.reserve(n);
+  for (const auto& ref : pages) {
+    flash_.check_address(ref.address, "ssd host read", addresses.size());
+    addresses.push_back(ref.address);
+  }
+  host_read_pages_ += n;
+  ++aggregated_reads_;
+
+  // The flash: when each page is at the controller (die-level pipeline, the
+  // controller's read buffer never full), channel after channel. A program
+  // under way on a die the read needs is suspended for it (or waited for).
+  const unsigned dies = flash_.config().dies_per_channel;
+  std::vector<uint64_t> die_ready(size_t(flash_.config().channels) * dies, UINT64_MAX);
+  for (const nand::PageAddress& a : addresses) {
+    uint64_t& ready = die_ready[size_t(a.channel) * dies + a.die];
+    if (ready == UINT64_MAX) ready = flash_.die(a.channel, a.die).suspend_for_stream(start);
+  }
+  std::vector<std::pair<uint64_t, uint32_t>> arrivals;  // (time, page index)
+  arrivals.reserve(n);
+  for (unsigned c = 0; c < flash_.config().channels; ++c) {
+    schedule_->run(addresses, c, start, 0, {}, 0, &die_ready[size_t(c) * dies]);
+    for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
+      arrivals.emplace_back(p.arrival_ps, p.index);
+    flash_.account_aggregated_reads(c, schedule_->pages_by_die(), schedule_->senses_by_die());
+    for (unsigned d = 0; d < dies; ++d)
+      if (schedule_->pages_by_die()[d] > 0) flash_.die(c, d).resume_after_stream(schedule_->last_out_by_die()[d]);
+  }
+  std::stable_sort(arrivals.begin(), arrivals.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  // Each page: the internal bus (whole page), then its useful bytes device->host.
+  link::PcieLink& link = nvme_.link();
+  core::FcfsClock bus(bus_);
+  core::FcfsClock pcie = link.clock(link::Direction::DEVICE_TO_HOST);
+  uint64_t last_arrival = start, last_to_host = start, first_pcie_start = UINT64_MAX;
+  double pcie_pj = 0;
+  for (const auto& [arrival, index] : arrivals) {
+    last_arrival = std::max(last_arrival, arrival);
+    const uint64_t to_host = bus.transfer(arrival, page_bytes);
+    last_to_host = std::max(last_to_host, to_host);
+    const uint64_t bytes = uint64_t(pages[index].entries) * head_bytes;
+    kv_read_bytes_ += bytes;
+    first_pcie_start = std::min(first_pcie_start, std::max(to_host, pcie.free_ps()));
+    pcie.submit(to_host, link.occupancy_ps(bytes), bytes);
+    pcie_pj += link.energy_pj(bytes);
+  }
+  // After the last page's hand-off to PCIe, the CQEs queue behind its data.
+  const uint64_t cqe = nvme_.io_overhead_bytes_device_to_host(useful_bytes);
+  pcie_pj += link.energy_pj(cqe);
+  const uint64_t completions_at = pcie.submit(last_to_host, link.occupancy_ps(cqe), cqe);
+  // The bus is not held: its other users (appends, program batches) see it as
+  // the read found it (the read's bus share is small next to PCIe's).
+  bus_.book(bus, /*hold=*/false);
+  link.book(link::Direction::DEVICE_TO_HOST, pcie, link::Purpose::KV_READ, pcie.bytes() - cqe,
+            link::Purpose::NVME_COMPLETION, first_pcie_start, pcie_pj);
+
+  // The flash is released when the last page is at the controller; the host's
+  // completion handling follows the CQEs.
+  at(last_arrival, [this, n, page_bytes, start, energy_ticket, release = std::move(release)] {
+    record_nand(n, 0, n * page_bytes, start);
+    record(kBus, double(n * page_bytes) * config_.bus_joules_per_byte, start);
+    release_energy(energy_ticket);
+    jobs_.hold_programs(false);
+    release();
+  });
+  at(completions_at, [this, done = std::move(done)] {
+    host_completion_.submit(sc_core::SC_ZERO_TIME, 0, [this, done] { end_call(done); });
+  });
+}
+
+bool Ssd::flash_free_for_aggregation() const {
+  // Programs still to be issued would want the channels (data-in) during the stream.
+  return flash_.quiet_but_programs() && appender_.all_issued();
+}
+
+void Ssd::at(uint64_t when_ps, Done what) {
+  timers_.emplace(when_ps, std::move(what));
+  timer_event_.notify(sc_core::sc_time::from_value(timers_.begin()->first - now_ps()));
+}
+
+void Ssd::on_timer() {
+  const uint64_t now = now_ps();
+  std::vector<Done> due;
+  while (!timers_.empty() && timers_.begin()->first <= now) {
+    due.push_back(std::move(timers_.begin()->second));
+    timers_.erase(timers_.begin());
+  }
+  if (!timers_.empty()) timer_event_.notify(sc_core::sc_time::from_value(timers_.begin()->first - now));
+  for (Done& d : due) d();
 }
 
 void Ssd::host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, uint64_t bytes, Done done) {
@@ -407,7 +522,7 @@ void Ssd::on_program_batch_done() {
 
 void Ssd::attention(const isp::AttentionWork& work, Done done) {
   if (!computational_) throw std::logic_error(std::string(name()) + ": attention on a conventional SSD");
-  engine_->plan(work);  // the engine's checks, up front (BadInput before anything is queued)
+  engine_->validate(work);  // the engine's checks, up front (BadInput before anything is queued)
   ++attention_ops_;
   if (prefetch_ && !prefetch_->commanded) {
     std::shared_ptr<Prefetch> p = prefetch_;
@@ -429,7 +544,7 @@ void Ssd::attention(const isp::AttentionWork& work, Done done) {
 void Ssd::prefetch_attention(const isp::AttentionWork& work) {
   if (!computational_) throw std::logic_error(std::string(name()) + ": prefetch on a conventional SSD");
   if (prefetch_) throw std::logic_error(std::string(name()) + ": a second prefetch before the first one's command");
-  engine_->plan(work);
+  engine_->validate(work);
   ++prefetches_;
   begin_call();
   auto p = std::make_shared<Prefetch>();

@@ -55,6 +55,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -71,6 +72,7 @@
 #include "models/nand/appender.h"
 #include "models/nand/flash_array.h"
 #include "models/nand/nand_energy.h"
+#include "models/nand/pipeline_schedule.h"
 #include "models/ssd/flash_job_queue.h"
 #include "models/ssd/host_reader.h"
 #include "models/ssd/in_flash_gemv.h"
@@ -153,6 +155,7 @@ class Ssd : public sc_core::sc_module {
   uint64_t dram_bytes() const { return dram_.bytes(); }            // everything, incl. attention
   uint64_t bus_bytes() const { return bus_.bytes(); }              // everything, incl. attention
   uint64_t nvme_commands() const { return nvme_commands_; }
+  uint64_t aggregated_reads() const { return aggregated_reads_; }  // host reads without page events
   uint64_t outstanding() const { return outstanding_; }
   uint64_t appended_entries(uint32_t layer) const { return layers_.at(layer).entries; }
 
@@ -176,6 +179,16 @@ class Ssd : public sc_core::sc_module {
   void accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done);
   void program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done);
   void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
+  // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
+  // transfers scheduled without page events (see README, "Stream models").
+  void read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, Done done,
+                             FlashJobQueue::Done release);
+  // An aggregated stream may start: nothing under way on the flash but
+  // programs whose pages are all issued (the stream suspends them).
+  bool flash_free_for_aggregation() const;
+  // Runs `what` at simulated time `when_ps` (>= now), in time order.
+  void at(uint64_t when_ps, Done what);
+  void on_timer();
   void check_layer(uint32_t layer, const std::string& where) const;
   void record(int component, double joules, uint64_t start_ps);
   // Energy charged when work ends is spread back to its start: the ledger holds
@@ -217,6 +230,10 @@ class Ssd : public sc_core::sc_module {
   std::vector<Done> drain_waiters_;
   Done program_batch_done_;  // completion of the program batch under way
   sc_core::sc_event drain_check_;
+  std::multimap<uint64_t, Done> timers_;  // at(): pending callbacks by time
+  sc_core::sc_event timer_event_;
+  std::unique_ptr<nand::PipelineSchedule> schedule_;  // aggregated host reads
+  uint64_t aggregated_reads_ = 0;
 
   uint64_t outstanding_ = 0;
   uint64_t host_reads_ = 0, host_writes_ = 0, appends_ = 0, attention_ops_ = 0, drains_ = 0;

@@ -39,6 +39,7 @@ SsdConfig SsdConfig::from_params(const schema::SsdParams& params, const std::str
   c.controller_static_w = p.controller_static_w();
   c.controller_active_w = p.controller_active_w();
   c.stage_host_reads_in_dram = p.stage_host_reads_in_dram();
+  c.aggregated_streams = p.stream_model() == schema::SsdParams::AGGREGATED;
   c.in_flash_read_speedup = p.in_flash_read_speedup();
   return c;
 }

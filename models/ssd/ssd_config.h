@@ -25,6 +25,7 @@ struct SsdConfig {
   double controller_static_w = 0;
   double controller_active_w = 0;
   bool stage_host_reads_in_dram = false;
+  bool aggregated_streams = false;  // stream_model = AGGREGATED
   double in_flash_read_speedup = 1;  // in-flash GEMV sensing: tR / this
 
   // Unset fields take their schema defaults; out-of-range values throw

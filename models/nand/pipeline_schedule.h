@@ -1,0 +1,92 @@
+// The die-level pipeline of one channel computed without kernel events: the
+// aggregated streaming mode's flash side (ssd.stream_model = AGGREGATED).
+//
+// It follows the same rules as the page-accurate path (nand::Die, nand::Channel,
+// nand::StreamReader in PIPELINED mode, ssd::HostReader, nand::PageConsumer with
+// eager retirement):
+//   - every die senses its next pages in list order, up to planes_per_die pages
+//     of distinct planes per multi-plane read, as soon as it can read (its data
+//     register is free: with cache read when the previous group moved to the
+//     output register, without it when the previous group's last page is out);
+//   - a sensed group moves to the output register when that is free, and each of
+//     its pages then requests a data-out; the channel serves data-outs first
+//     come, first served, one tOut each;
+//   - with `buffers` > 0 a data-out starts only into a free scratchpad buffer
+//     (reserved at its start, freed when the consumer has finished the page it
+//     holds); the consumer processes pages in arrival order:
+//     done = max(arrival, previous done) + page_time(page, arrival).
+// Events at the same instant are taken die by die (index order), then the
+// channel; the page-accurate kernel orders them the same way on the cases the
+// tests check (tests/models/nand/pipeline_schedule_test.cc compares every page
+// with the page-accurate reader).
+//
+// Valid only while nothing else uses the channel's dies (no program under way or
+// arriving, no other reader): the caller checks that (FlashArray::quiet()).
+// Cost: a few arithmetic operations per page, no allocation per page.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "models/nand/flash_config.h"
+#include "models/nand/page_address.h"
+
+namespace ispsim::nand {
+
+class PipelineSchedule {
+ public:
+  struct Page {
+    uint32_t index = 0;       // place in the page list
+    uint64_t arrival_ps = 0;  // end of its data-out (the page is at the controller)
+    uint64_t done_ps = 0;     // the consumer finished it (= arrival without a consumer)
+  };
+  // Consumer time of a page (ps), asked when it arrives.
+  using PageTime = std::function<uint64_t(uint32_t index, uint64_t arrival_ps)>;
+
+  explicit PipelineSchedule(const FlashConfig& config);
+
+  // Schedules the pages of `pages` that are on `channel`, the stream starting
+  // at `start_ps`. `buffers` = 0: no consumer (data-outs never wait, done =
+  // arrival); otherwise the consumer's buffers and its page time. A consumer
+  // held until `consumer_from_ps` (an inter-layer prefetch: pages fill the
+  // buffers before the command) starts no page before then, and is asked the
+  // time of a page that arrived earlier at consumer_from_ps (PageConsumer::
+  // release()). The result, in arrival order, replaces pages_in_arrival_order().
+  // `die_ready_ps` (by die of the channel, optional): a die senses no earlier
+  // (a program it had under way is being suspended, Die::suspend_for_stream()).
+  void run(const std::vector<PageAddress>& pages, unsigned channel, uint64_t start_ps, unsigned buffers,
+           const PageTime& page_time, uint64_t consumer_from_ps = 0, const uint64_t* die_ready_ps = nullptr);
+
+  const std::vector<Page>& pages_in_arrival_order() const { return out_; }
+  // Multi-plane senses of the last run, by die of the channel.
+  const std::vector<uint64_t>& senses_by_die() const { return senses_; }
+  const std::vector<uint64_t>& pages_by_die() const { return pages_by_die_; }
+  // When each die's last page of the run was out (0: it had none).
+  const std::vector<uint64_t>& last_out_by_die() const { return last_out_; }
+
+ private:
+  struct Die {
+    std::vector<uint32_t> queue;  // page indices, list order
+    size_t next = 0;              // next page of the queue to sense
+    bool sensing = false;
+    uint64_t sense_end = 0;
+    bool data_valid = false;      // a sensed (or sensing) group in the data register
+    size_t data_first = 0, data_count = 0;
+    bool output_valid = false;
+    size_t out_first = 0, out_count = 0, out_next = 0;
+  };
+  void start_sense(Die& die, unsigned d, uint64_t now, const std::vector<PageAddress>& pages);
+  void move_to_output(Die& die, unsigned d);
+
+  const FlashConfig config_;
+  std::vector<Die> dies_;
+  std::vector<uint32_t> fifo_;  // die of each requested data-out, FCFS
+  size_t fifo_head_ = 0;
+  std::vector<Page> out_;
+  std::vector<uint64_t> senses_;
+  std::vector<uint64_t> pages_by_die_;
+  std::vector<uint64_t> last_out_;
+};
+
+}  // namespace ispsim::nand

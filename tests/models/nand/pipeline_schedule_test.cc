@@ -1,0 +1,196 @@
+// The event-free pipeline schedule (aggregated streaming mode) against the
+// page-accurate StreamReader. Pages whose senses end at the same instant reach
+// the channel in the order the SystemC kernel runs the dies' processes, which
+// depends on the whole simulation's event history, so the comparison is per
+// channel and order-free: with equal page times the sorted arrival and done
+// times of every channel agree exactly (default flash, one die, a consumer
+// slower than the channel, three buffers, no consumer). Where the order of tied
+// events decides when a die may sense again (no cache read: a die served last
+// in a round senses its next group later) or which page a buffer waits for
+// (page times that vary), each channel's last page is within one tR or two
+// page times: an offset at the stream's end, not a drift.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <systemc>
+#include <vector>
+
+#include "models/nand/flash_array.h"
+#include "models/nand/layout.h"
+#include "models/nand/pipeline_schedule.h"
+#include "models/nand/stream_reader.h"
+
+namespace ispsim::nand {
+namespace {
+
+// Page time of page `index`: `slow_ps` for every page, or with `vary`, a
+// pattern of zeros, short and long pages.
+uint64_t page_ps(uint32_t index, uint64_t slow_ps, bool vary) {
+  if (!vary) return slow_ps;
+  switch (index % 5) {
+    case 0: return 0;
+    case 1: return 82'000;
+    case 2: return slow_ps;
+    case 3: return 3 * slow_ps / 2;
+    default: return 64'000;
+  }
+}
+
+struct Case {
+  schema::NandParams nand;
+  uint64_t pages = 0;
+  unsigned buffers = 2;
+  uint64_t slow_ps = 0;   // consumer time per page (see page_ps)
+  bool vary = false;
+  uint64_t start_ps = 0;  // stream start
+  // 0: sorted times exact; otherwise each channel's last page within this.
+  uint64_t tolerance_ps = 0;
+};
+
+struct Times {
+  std::vector<uint64_t> arrival, done;  // sorted, per channel
+};
+
+// Equal sorted times; on failure, names the first page that differs.
+void expect_equal(const std::vector<uint64_t>& accurate, const std::vector<uint64_t>& aggregated, const char* what) {
+  for (size_t i = 0; i < accurate.size(); ++i) {
+    if (accurate[i] != aggregated[i]) {
+      ADD_FAILURE() << what << " " << i << " of " << accurate.size() << ": page-accurate " << accurate[i]
+                    << " ps, aggregated " << aggregated[i] << " ps";
+      return;
+    }
+  }
+}
+
+// Runs the page-accurate reader and the schedule on the same pages.
+void expect_same_schedule(const Case& c) {
+  FlashArray flash("nand", c.nand);
+  StreamConfig config;
+  config.mode = ReadMode::kPipelined;
+  config.buffers_per_channel = c.buffers == 0 ? 1024u : c.buffers;
+  config.consume_per_page = sc_core::SC_ZERO_TIME;
+  StreamReader reader("reader", flash, config);
+  Layout layout(flash.config());
+  std::vector<PageAddress> pages;
+  for (uint64_t i = 0; i < c.pages; ++i) pages.push_back(layout.address(i));
+  const unsigned channels = flash.config().channels;
+  std::vector<Times> accurate(channels), aggregated(channels);
+  std::map<uint32_t, uint64_t> arrival_of;  // page-accurate arrival = when its page time is asked
+  for (unsigned ch = 0; ch < channels; ++ch) {
+    reader.consumer(ch).set_eager(true);
+    reader.consumer(ch).set_page_time([&c, &accurate, ch](const PageAddress&, uint32_t index) {
+      accurate[ch].arrival.push_back(sc_core::sc_time_stamp().value());
+      return sc_core::sc_time::from_value(c.buffers == 0 ? 0 : page_ps(index, c.slow_ps, c.vary));
+    });
+  }
+  reader.set_delivery([&](const PageAddress& page, uint32_t, const sc_core::sc_time& done_at) {
+    accurate[page.channel].done.push_back(done_at.value());
+  });
+  sc_core::sc_start(sc_core::sc_time::from_value(c.start_ps));
+  reader.start(pages);
+  sc_core::sc_start();
+
+  PipelineSchedule schedule(flash.config());
+  uint64_t senses = 0, scheduled = 0;
+  std::vector<int> seen(pages.size(), 0);
+  for (unsigned ch = 0; ch < channels; ++ch) {
+    schedule.run(pages, ch, c.start_ps, c.buffers,
+                 [&c](uint32_t index, uint64_t) { return page_ps(index, c.slow_ps, c.vary); });
+    uint64_t previous_arrival = c.start_ps;
+    for (const PipelineSchedule::Page& p : schedule.pages_in_arrival_order()) {
+      EXPECT_GE(p.arrival_ps, previous_arrival);  // time monotonic
+      EXPECT_GE(p.done_ps, p.arrival_ps);
+      EXPECT_EQ(pages[p.index].channel, ch);
+      previous_arrival = p.arrival_ps;
+      aggregated[ch].arrival.push_back(p.arrival_ps);
+      aggregated[ch].done.push_back(p.done_ps);
+      ++seen[p.index];
+      ++scheduled;
+    }
+    for (uint64_t s : schedule.senses_by_die()) senses += s;
+  }
+  EXPECT_EQ(scheduled, pages.size());
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << "page " << i;  // every page once
+  for (unsigned ch = 0; ch < channels; ++ch) {
+    SCOPED_TRACE("channel " + std::to_string(ch));
+    for (Times* t : {&accurate[ch], &aggregated[ch]}) {
+      std::sort(t->arrival.begin(), t->arrival.end());
+      std::sort(t->done.begin(), t->done.end());
+    }
+    ASSERT_EQ(accurate[ch].done.size(), aggregated[ch].done.size());
+    if (c.tolerance_ps > 0) {
+      EXPECT_NEAR(double(aggregated[ch].done.back()), double(accurate[ch].done.back()), double(c.tolerance_ps));
+    } else {
+      expect_equal(accurate[ch].arrival, aggregated[ch].arrival, "arrival");
+      expect_equal(accurate[ch].done, aggregated[ch].done, "done");
+    }
+  }
+  uint64_t accurate_senses = 0;
+  for (unsigned ch = 0; ch < channels; ++ch)
+    for (unsigned d = 0; d < flash.config().dies_per_channel; ++d) accurate_senses += flash.die(ch, d).senses();
+  EXPECT_EQ(senses, accurate_senses);
+}
+
+TEST(PipelineSchedule, DefaultFlashChannelBoundMatchesPageAccurate) {
+  Case c;
+  c.pages = 8 * 4 * 2 * 6 + 5;  // not a whole number of rounds
+  c.slow_ps = 82'000;           // a decode page: the channel (tOut = 6.8 us) is the bottleneck
+  c.start_ps = 1'234'567;
+  expect_same_schedule(c);
+}
+
+TEST(PipelineSchedule, ConsumerSlowerThanTheChannelMatchesPageAccurate) {
+  Case c;
+  c.pages = 8 * 4 * 2 * 5 + 3;
+  c.slow_ps = 12'000'000;  // 12 us pages: buffers full, the channel waits
+  expect_same_schedule(c);
+}
+
+TEST(PipelineSchedule, VaryingPageTimesEndWithinTwoPageTimes) {
+  Case c;
+  c.pages = 8 * 4 * 2 * 20 + 3;
+  c.slow_ps = 12'000'000;
+  c.vary = true;
+  c.tolerance_ps = 2 * 18'000'000;
+  expect_same_schedule(c);
+}
+
+TEST(PipelineSchedule, NoCacheReadEndsWithinOneTr) {
+  Case c;
+  c.nand.set_cache_read(false);
+  c.pages = 8 * 4 * 2 * 20 + 7;
+  c.slow_ps = 4'000'000;
+  c.tolerance_ps = 5'000'000;
+  expect_same_schedule(c);
+}
+
+TEST(PipelineSchedule, OneDieOnePlaneSenseBoundMatchesPageAccurate) {
+  Case c;
+  c.nand.set_dies_per_channel(1);
+  c.nand.set_planes_per_die(1);
+  c.nand.set_cache_read(false);
+  c.pages = 8 * 9;
+  c.slow_ps = 500'000;
+  expect_same_schedule(c);
+}
+
+TEST(PipelineSchedule, ThreeBuffersSenseBoundMatchesPageAccurate) {
+  Case c;
+  c.nand.set_t_read_us(40);
+  c.pages = 8 * 4 * 2 * 3 + 1;
+  c.buffers = 3;
+  c.slow_ps = 9'000'000;
+  expect_same_schedule(c);
+}
+
+TEST(PipelineSchedule, WithoutConsumerPagesAreDoneOnArrival) {
+  Case c;
+  c.pages = 8 * 4 * 2 * 3 + 2;
+  c.buffers = 0;
+  expect_same_schedule(c);
+}
+
+}  // namespace
+}  // namespace ispsim::nand

@@ -1,0 +1,128 @@
+// Validation of the aggregated streaming mode (issue 10) on whole platforms:
+// shape-only traces spanning model presets and dataset profiles, every
+// MemLLM-study platform, each simulated with ssd.stream_model = PAGE_ACCURATE
+// and = AGGREGATED through `ispsim compare`, each column class within its
+// bound (see class_of) and the largest difference printed. Peak power is not
+// compared: the aggregated mode
+// charges a read's PCIe energy as one record over the read instead of one per
+// page, which spreads bursts shorter than the 1 us peak window.
+// Contexts are small so that the page-accurate runs stay fast.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/cli.h"
+
+namespace ispsim::testing {
+namespace {
+
+using Table = std::map<std::string, std::map<std::string, std::string>>;  // platform -> column -> cell
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cell;
+  for (char c : line) {
+    if (c == ',') {
+      cells.push_back(cell);
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  cells.push_back(cell);
+  return cells;
+}
+
+Table compare(const std::string& trace, const std::string& model) {
+  const CliResult r = run_cli("compare -j 2 --format csv --trace " + shell_quote(trace) +
+                              " --set ssd.stream_model=" + model);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = split_csv_line(line);
+  Table table;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> cells = split_csv_line(line);
+    EXPECT_EQ(cells.size(), header.size()) << line;
+    for (size_t i = 0; i < cells.size() && i < header.size(); ++i) table[cells[0]][header[i]] = cells[i];
+  }
+  return table;
+}
+
+// Column classes and the agreement each must reach (relative difference).
+// End-to-end latency and bytes meet issue 10's targets (0.5 %, 0.1 %). Phase
+// latencies and energies do not yet everywhere: MemLLM's and MemLLM-PerCh's
+// fused prefill (multi-pass ops under inter-layer prefetch with program
+// batches in flight) differ by up to about 0.6 %, and the energies include
+// static power until the background writes end, which moves with when the
+// last program batches run (up to 2.0 % of the run's energy, in "other": after the last op). The bounds
+// below are what is measured, not the targets; models/ssd/README.md ("Stream
+// models") says so.
+struct ColumnClass {
+  const char* name;
+  double bound;
+};
+ColumnClass class_of(const std::string& column) {
+  if (column == "latency (ms)") return {"end-to-end latency", 0.005};
+  if (column.find("(ms)") != std::string::npos) return {"phase latency", 0.015};
+  if (column.find("(bytes)") != std::string::npos) return {"bytes", 0.001};
+  if (column.find("(J)") != std::string::npos) return {"energy (share of the run's energy)", 0.025};
+  if (column == "avg power (W)") return {"average power", 0.02};
+  return {nullptr, 0};  // not compared (names, status, speedup, peak power)
+}
+
+void validate(const std::string& model, const std::string& dataset, const std::string& lengths) {
+  const std::string trace = (scratch_dir() / (model + "_" + dataset + ".trace")).string();
+  const CliResult gen = run_cli("trace gen --shape " + model + " --dataset " + dataset + " " + lengths +
+                                " --out " + shell_quote(trace));
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  const Table accurate = compare(trace, "PAGE_ACCURATE");
+  const Table aggregated = compare(trace, "AGGREGATED");
+  ASSERT_EQ(accurate.size(), 8u);
+  ASSERT_EQ(aggregated.size(), accurate.size());
+  std::map<std::string, std::pair<double, std::string>> worst;  // class -> (relative difference, where)
+  for (const auto& [platform, row] : accurate) {
+    SCOPED_TRACE(platform);
+    ASSERT_EQ(aggregated.count(platform), 1u);
+    const auto& other = aggregated.at(platform);
+    EXPECT_EQ(row.at("status"), other.at("status"));
+    for (const auto& [column, cell] : row) {
+      const ColumnClass c = class_of(column);
+      if (c.name == nullptr) continue;
+      ASSERT_EQ(cell.empty(), other.at(column).empty()) << column;
+      if (cell.empty()) continue;
+      const double a = std::stod(cell), b = std::stod(other.at(column));
+      // Energies by phase or component against the run's total (a phase of a
+      // few microjoules, "other", would otherwise weigh as much as the run).
+      const bool energy = column.find("(J)") != std::string::npos;
+      const double scale = energy ? std::stod(row.at("energy (J)")) : std::abs(a);
+      EXPECT_NEAR(b, a, scale * c.bound + 1e-6) << column;
+      const double relative = scale != 0 ? std::abs(b - a) / scale : 0;
+      if (relative >= worst[c.name].first) worst[c.name] = {relative, platform + " " + column};
+    }
+  }
+  for (const auto& [name, w] : worst)
+    std::printf("%s %s: largest %s difference %.4f %% (%s)\n", model.c_str(), dataset.c_str(), name.c_str(),
+                w.first * 100, w.second.c_str());
+}
+
+TEST(AggregatedValidation, SmolLM2_135M_HotpotQA) {
+  validate("SmolLM2-135M", "hpt", "--context-tokens 600 --answer-tokens 4 --query-tokens 16");
+}
+TEST(AggregatedValidation, OPT_1_3B_CUAD) {
+  validate("OPT-1.3B", "cad", "--context-tokens 500 --answer-tokens 4 --query-tokens 20");
+}
+TEST(AggregatedValidation, SmolLM2_360M_CovidQA) {
+  validate("SmolLM2-360M", "cov", "--context-tokens 400 --answer-tokens 6 --query-tokens 12");
+}
+TEST(AggregatedValidation, Llama_3_1_8B_TriviaQAWeb) {
+  validate("Llama-3.1-8B", "web", "--context-tokens 300 --answer-tokens 3 --query-tokens 16 --docs 3");
+}
+
+}  // namespace
+}  // namespace ispsim::testing
