@@ -19,6 +19,24 @@ int64_t IntegerModel::weight_bytes_per_token() const {
   return bytes;
 }
 
+void pack_weights(IntegerModel& model) {
+  auto pack = [](IntLinear& w) { w.packed = pack_s8(w.q.data(), w.rows, w.cols, w.group, w.scale.data()); };
+  pack(model.lm_head);
+  for (IntLayer& l : model.layers)
+    for (IntLinear* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+      if (!w->q.empty()) pack(*w);
+}
+
+void int_linear(const IntLinear& w, const int8_t* xq, const Dyadic* xs, int n, int32_t* out) {
+  gemm_s8_grouped(w.q.data(), xq, n, w.rows, w.cols, w.group, xs, w.scale.data(), out, &w.packed);
+  if (!w.bias.empty())
+    for (int r = 0; r < n; ++r)
+      for (int o = 0; o < w.rows; ++o) {
+        int32_t& y = out[static_cast<size_t>(r) * w.rows + o];
+        y = saturate_int32(int64_t{y} + w.bias[o]);
+      }
+}
+
 IntegerEngine::IntegerEngine(const IntegerModel& model, int capacity) : m_(model) {
   capacity_ = capacity > 0 ? capacity : model.max_positions;
   const int positions = model.rotary ? model.rope.positions : model.max_positions;
@@ -58,15 +76,7 @@ void IntegerEngine::quantize_rows(const int32_t* in, int n, int cols) {
                          &xs_[static_cast<size_t>(r) * groups]);
 }
 
-void IntegerEngine::linear(const IntLinear& w, int n, int32_t* out) {
-  gemm_s8_grouped(w.q.data(), xq_.data(), n, w.rows, w.cols, w.group, xs_.data(), w.scale.data(), out);
-  if (!w.bias.empty())
-    for (int r = 0; r < n; ++r)
-      for (int o = 0; o < w.rows; ++o) {
-        int32_t& y = out[static_cast<size_t>(r) * w.rows + o];
-        y = saturate_int32(int64_t{y} + w.bias[o]);
-      }
-}
+void IntegerEngine::linear(const IntLinear& w, int n, int32_t* out) { int_linear(w, xq_.data(), xs_.data(), n, out); }
 
 void IntegerEngine::attend(int layer, int row, int pos) {
   const IntLayer& L = m_.layers[layer];

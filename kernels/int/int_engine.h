@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/int/fixed_point.h"
+#include "kernels/int/gemv_int8.h"
 #include "kernels/int/rope_table.h"
 
 namespace ispsim::integer {
@@ -29,6 +30,7 @@ struct IntLinear {
   std::vector<int8_t> q;       // [rows][cols]
   std::vector<Dyadic> scale;   // [rows][groups]: weight scale * 2^(F_out - F_in)
   std::vector<int32_t> bias;   // [rows] at F_out; empty when none
+  PackedS8 packed;             // q and scale repacked for the AVX-512 VNNI kernel (pack_weights); may be empty
   int groups() const { return (cols + group - 1) / group; }
 };
 
@@ -66,6 +68,14 @@ struct IntegerModel {
   // Bytes of weights read per decoded token (every matrix once, one embedding row).
   int64_t weight_bytes_per_token() const;
 };
+
+// Builds every linear layer's PackedS8 (a no-op without AVX-512 VNNI). Called
+// once the weights are final; the kernels fall back to the row-major weights
+// for a matrix without one.
+void pack_weights(IntegerModel& model);
+
+// y = W·x (+ bias) for n INT8 rows with their group scales, at the active ISA level and thread count.
+void int_linear(const IntLinear& w, const int8_t* xq, const Dyadic* xs, int n, int32_t* out);
 
 class IntegerEngine {
  public:

@@ -195,6 +195,7 @@ IntegerModel build_integer_model(const Model& model, const CalibrationStats& sta
     im.positions = make_linear(model.weights.position_embedding, {}, c.max_positions + model::kOptPositionOffset, h,
                                group, 0, im.residual_frac);
   }
+  pack_weights(im);
   return im;
 }
 

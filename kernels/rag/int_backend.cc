@@ -48,13 +48,7 @@ void IntBackend::quantize_rows(const int32_t* in, int n, int cols) {
 }
 
 void IntBackend::linear(const integer::IntLinear& w, int n, int32_t* out) {
-  integer::gemm_s8_grouped(w.q.data(), xq_.data(), n, w.rows, w.cols, w.group, xs_.data(), w.scale.data(), out);
-  if (!w.bias.empty())
-    for (int r = 0; r < n; ++r)
-      for (int o = 0; o < w.rows; ++o) {
-        int32_t& y = out[static_cast<size_t>(r) * w.rows + o];
-        y = saturate_int32(int64_t{y} + w.bias[o]);
-      }
+  integer::int_linear(w, xq_.data(), xs_.data(), n, out);
 }
 
 void IntBackend::embed(const int* tokens, int n, Value* x) {
