@@ -49,6 +49,28 @@ void dot_s8_groups(const int8_t* w, const int8_t* x, int cols, int group, int32_
   dot_groups_portable(w, x, cols, group, partial);
 }
 
+int64_t dot_s32(const int32_t* a, const int32_t* b, int n) {
+#if defined(ISPSIM_HAVE_X86_SIMD)
+  if (model::active_isa() >= Isa::kAvx512) return dot_s32_avx512(a, b, n);
+#endif
+#if defined(ISPSIM_HAVE_AVX2)
+  if (model::active_isa() >= Isa::kAvx2 && avx2_supported()) return dot_s32_avx2(a, b, n);
+#endif
+  int64_t sum = 0;
+  for (int i = 0; i < n; ++i) sum += int64_t{a[i]} * b[i];
+  return sum;
+}
+
+void axpy_s32(int64_t p, const int32_t* v, int n, int64_t* acc) {
+#if defined(ISPSIM_HAVE_X86_SIMD)
+  if (model::active_isa() >= Isa::kAvx512) return axpy_s32_avx512(p, v, n, acc);
+#endif
+#if defined(ISPSIM_HAVE_AVX2)
+  if (model::active_isa() >= Isa::kAvx2 && avx2_supported()) return axpy_s32_avx2(p, v, n, acc);
+#endif
+  for (int i = 0; i < n; ++i) acc[i] += p * v[i];
+}
+
 PackedS8 pack_s8(const int8_t* W, int rows, int cols, int group, const Dyadic* weight_scale) {
   PackedS8 p;
   if (!model::isa_supported(Isa::kAvx512) || group % 4 != 0 || group > 256 || rows <= 0 || cols <= 0) return p;

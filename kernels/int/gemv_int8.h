@@ -46,6 +46,11 @@ bool simd_enabled();
 // last one possibly shorter.
 void dot_s8_groups(const int8_t* w, const int8_t* x, int cols, int group, int32_t* partial);
 
+// Σ a[i]·b[i] in int64 and acc[i] += p·v[i] (|p| < 2^31): the attention's
+// q·k and probability-weighted values. Exact at every ISA level.
+int64_t dot_s32(const int32_t* a, const int32_t* b, int n);
+void axpy_s32(int64_t p, const int32_t* v, int n, int64_t* acc);
+
 // y[r] = sum_k W[r][k] * x[k], exact.
 void gemv_s8(const int8_t* W, const int8_t* x, int rows, int cols, int32_t* y);
 

@@ -106,3 +106,36 @@ void gemm_s8_packed_avx512(const PackedS8& pk, const uint8_t* X, int tokens, con
 
 }  // namespace ispsim::integer
 #endif  // ISPSIM_HAVE_X86_SIMD
+
+#if defined(ISPSIM_HAVE_X86_SIMD)
+namespace ispsim::integer {
+
+// vpmuldq multiplies the low signed 32 bits of each 64-bit lane: exact products.
+ISPSIM_AVX512 int64_t dot_s32_avx512(const int32_t* a, const int32_t* b, int n) {
+  __m512i acc = _mm512_setzero_si512();
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512i x = _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i)));
+    const __m512i y = _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i)));
+    acc = _mm512_add_epi64(acc, _mm512_mul_epi32(x, y));
+  }
+  alignas(64) int64_t lanes[8];
+  _mm512_store_si512(lanes, acc);
+  int64_t sum = 0;
+  for (int l = 0; l < 8; ++l) sum += lanes[l];
+  for (; i < n; ++i) sum += int64_t{a[i]} * b[i];
+  return sum;
+}
+
+ISPSIM_AVX512 void axpy_s32_avx512(int64_t p, const int32_t* v, int n, int64_t* acc) {
+  const __m512i pv = _mm512_set1_epi64(p);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512i x = _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i)));
+    _mm512_storeu_si512(acc + i, _mm512_add_epi64(_mm512_loadu_si512(acc + i), _mm512_mul_epi32(pv, x)));
+  }
+  for (; i < n; ++i) acc[i] += p * v[i];
+}
+
+}  // namespace ispsim::integer
+#endif  // ISPSIM_HAVE_X86_SIMD

@@ -17,6 +17,9 @@ struct PackedS8;
 // tokens; X_biased is X + 128 as bytes, [tokens][packed.cols_padded].
 void gemm_s8_packed_avx512(const PackedS8& packed, const uint8_t* X_biased, int tokens, const Dyadic* act_scale,
                            int r0, int r1, int32_t* Y);
+// dot_s32 / axpy_s32 of gemv_int8.h.
+int64_t dot_s32_avx512(const int32_t* a, const int32_t* b, int n);
+void axpy_s32_avx512(int64_t p, const int32_t* v, int n, int64_t* acc);
 #endif
 
 }  // namespace ispsim::integer

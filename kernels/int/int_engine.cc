@@ -9,6 +9,7 @@
 #include "kernels/int/int_norm.h"
 #include "kernels/int/int_rope.h"
 #include "kernels/int/requant.h"
+#include "kernels/model/parallel.h"
 
 namespace ispsim::integer {
 
@@ -78,33 +79,22 @@ void IntegerEngine::quantize_rows(const int32_t* in, int n, int cols) {
 
 void IntegerEngine::linear(const IntLinear& w, int n, int32_t* out) { int_linear(w, xq_.data(), xs_.data(), n, out); }
 
-void IntegerEngine::attend(int layer, int row, int pos) {
+// Causal attention of one query row and head over the cache [0, pos].
+void IntegerEngine::attend(int layer, int row, int pos, int h, AttendScratch& s) {
   const IntLayer& L = m_.layers[layer];
   const int hd = m_.head_dim, kvd = m_.kv_heads * hd, qd = m_.heads * hd, per_kv = m_.heads / m_.kv_heads;
   const int bits = m_.int16_requant ? 16 : 8, n = pos + 1;
-  const size_t base = static_cast<size_t>(layer) * capacity_ * kvd;
-  for (int h = 0; h < m_.heads; ++h) {
-    const int32_t* q = &q_[static_cast<size_t>(row) * qd + h * hd];
-    const size_t off = base + static_cast<size_t>(h / per_kv) * hd;
-    for (int t = 0; t < n; ++t) {
-      const int32_t* k = &k_cache_[off + static_cast<size_t>(t) * kvd];
-      int64_t s = 0;
-      for (int i = 0; i < hd; ++i) s += int64_t{q[i]} * k[i];
-      scores_[t] = s;
-    }
-    // One scale for the whole row of scores (paper 1 §3.1.3), then integer Softmax.
-    const int shift = requantize_token(scores_.data(), n, bits, tmp_.data());
-    int_softmax(tmp_.data(), n, L.q_frac + L.k_frac - shift, probs_.data(), 30);
-    // sum_t p_t * v_t: at most 2^30 * max|v| < 2^61 since the p_t sum to ~1.
-    for (int i = 0; i < hd; ++i) acc_[i] = 0;
-    for (int t = 0; t < n; ++t) {
-      const int32_t* v = &v_cache_[off + static_cast<size_t>(t) * kvd];
-      const int64_t p = probs_[t];
-      for (int i = 0; i < hd; ++i) acc_[i] += p * v[i];
-    }
-    int32_t* out = &att_[static_cast<size_t>(row) * qd + h * hd];
-    for (int i = 0; i < hd; ++i) out[i] = saturate_int32(round_shift(acc_[i], 30));
-  }
+  const size_t off = static_cast<size_t>(layer) * capacity_ * kvd + static_cast<size_t>(h / per_kv) * hd;
+  const int32_t* q = &q_[static_cast<size_t>(row) * qd + h * hd];
+  for (int t = 0; t < n; ++t) s.scores[t] = dot_s32(q, &k_cache_[off + static_cast<size_t>(t) * kvd], hd);
+  // One scale for the whole row of scores (paper 1 §3.1.3), then integer Softmax.
+  const int shift = requantize_token(s.scores.data(), n, bits, s.tmp.data());
+  int_softmax(s.tmp.data(), n, L.q_frac + L.k_frac - shift, s.probs.data(), 30);
+  // sum_t p_t * v_t: at most 2^30 * max|v| < 2^61 since the p_t sum to ~1.
+  for (int i = 0; i < hd; ++i) s.acc[i] = 0;
+  for (int t = 0; t < n; ++t) axpy_s32(s.probs[t], &v_cache_[off + static_cast<size_t>(t) * kvd], hd, s.acc.data());
+  int32_t* out = &att_[static_cast<size_t>(row) * qd + h * hd];
+  for (int i = 0; i < hd; ++i) out[i] = saturate_int32(round_shift(s.acc[i], 30));
 }
 
 void IntegerEngine::attention(int layer, int n) {
@@ -129,7 +119,15 @@ void IntegerEngine::attention(int layer, int n) {
       v_cache_[base + static_cast<size_t>(pos) * kvd + i] = v_[static_cast<size_t>(r) * kvd + i];
     }
   }
-  for (int r = 0; r < n; ++r) attend(layer, r, position_ + r);
+  // (row, head) pairs are independent: threads split them, each with its own scratch.
+  model::parallel_for(n * m_.heads, 1, [&](int begin, int end) {
+    AttendScratch s;
+    s.scores.resize(static_cast<size_t>(capacity_));
+    s.tmp.resize(static_cast<size_t>(capacity_));
+    s.probs.resize(static_cast<size_t>(capacity_));
+    s.acc.resize(static_cast<size_t>(m_.head_dim));
+    for (int i = begin; i < end; ++i) attend(layer, i / m_.heads, position_ + i / m_.heads, i % m_.heads, s);
+  });
   quantize_rows(att_.data(), n, qd);
   linear(L.wo, n, xn_.data());  // o_proj writes straight into the residual format
   for (size_t i = 0; i < static_cast<size_t>(n) * h; ++i) x_[i] = saturate_int32(int64_t{x_[i]} + xn_[i]);
@@ -168,11 +166,7 @@ void IntegerEngine::forward(const int* tokens, int n, bool all_logits, std::vect
   att_.resize(rows * qd);
   gate_.resize(rows * m_.ffn);
   up_.resize(rows * m_.ffn);
-  const int widest = capacity_ > h ? capacity_ : h;
-  tmp_.resize(widest);
-  probs_.resize(capacity_);
-  scores_.resize(capacity_);
-  acc_.resize(m_.head_dim);
+  tmp_.resize(h);
   // Embedding: the INT8 row times its group scales, straight into the residual format.
   const IntLinear& e = m_.embedding;
   for (int r = 0; r < n; ++r) {

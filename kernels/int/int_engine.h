@@ -93,13 +93,16 @@ class IntegerEngine {
   void linear(const IntLinear& w, int n, int32_t* out);
   void attention(int layer, int n);
   void ffn(int layer, int n);
-  void attend(int layer, int row, int pos);
+  struct AttendScratch {
+    std::vector<int64_t> scores, acc;
+    std::vector<int32_t> tmp, probs;
+  };
+  void attend(int layer, int row, int pos, int head, AttendScratch& scratch);
 
   const IntegerModel& m_;
   int capacity_ = 0, position_ = 0;
   std::vector<int32_t> k_cache_, v_cache_;  // [layer][position][kv_dim]
-  std::vector<int32_t> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, probs_;
-  std::vector<int64_t> scores_, acc_;
+  std::vector<int32_t> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_;
   std::vector<int8_t> xq_;
   std::vector<Dyadic> xs_;
 };
