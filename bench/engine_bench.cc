@@ -134,8 +134,15 @@ double median(std::vector<double> v) {
 }
 
 struct Speeds {
-  double prefill = 0, decode = 0;  // tokens per wall second
+  double prefill = 0, decode = 0;            // tokens per wall second
+  double prefill_cpu = 0, decode_cpu = 0;    // tokens per CPU second of the process (meaningful at 1 thread)
 };
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 // One batched forward of `prefill` tokens; then a `prompt`-token prompt and
 // `decode` single-token forwards (only these are timed for decode).
@@ -144,13 +151,17 @@ Speeds engine_speeds(model::CausalLm& lm, const std::vector<int>& tokens, int pr
   std::vector<float> logits;
   lm.reset();
   auto t0 = Clock::now();
+  double c0 = process_cpu_seconds();
   lm.forward(tokens.data(), prefill, false, logits);
   s.prefill = prefill / seconds_since(t0);
+  s.prefill_cpu = prefill / (process_cpu_seconds() - c0);
   lm.reset();
   lm.forward(tokens.data(), prompt, false, logits);
   t0 = Clock::now();
+  c0 = process_cpu_seconds();
   for (int i = 0; i < decode; ++i) lm.forward(&tokens[prompt + i], 1, false, logits);
   s.decode = decode / seconds_since(t0);
+  s.decode_cpu = decode / (process_cpu_seconds() - c0);
   return s;
 }
 
@@ -214,7 +225,8 @@ void bench_model(const std::string& name, const model::Model& m, const std::vect
   const bool with_llama = !o.llama_bench.empty();
   LlamaCpp llama{o.llama_bench};
   struct Row {
-    std::vector<double> ours_prefill, ours_decode, theirs_prefill, theirs_decode, r_prefill, r_decode;
+    std::vector<double> ours_prefill, ours_decode, theirs_prefill, theirs_decode, r_prefill, r_decode, cpu_prefill,
+        cpu_decode;
   };
   std::map<std::pair<int, int>, Row> rows;  // (engine 0 = INT8 / 1 = FP32, threads)
   for (int round = 0; round < o.rounds; ++round) {
@@ -227,6 +239,8 @@ void bench_model(const std::string& name, const model::Model& m, const std::vect
         Row& row = rows[{engine, threads}];
         row.ours_prefill.push_back(ours.prefill);
         row.ours_decode.push_back(ours.decode);
+        row.cpu_prefill.push_back(ours.prefill_cpu);
+        row.cpu_decode.push_back(ours.decode_cpu);
         if (with_llama) {
           const Speeds theirs = llama.run(engine == 0 ? o.gguf_q8 : o.gguf_f32, threads, o.prefill, o.prompt, o.decode);
           row.theirs_prefill.push_back(theirs.prefill);
@@ -245,21 +259,23 @@ void bench_model(const std::string& name, const model::Model& m, const std::vect
     std::printf("  | engine | threads | ispsim prefill | llama.cpp prefill | ratio | ispsim decode | llama.cpp decode | ratio | decode weight stream |\n"
                 "  |---|---|---|---|---|---|---|---|---|\n");
   else
-    std::printf("  | engine | threads | ispsim prefill | ispsim decode | decode weight stream | bandwidth bound (1 thread) |\n"
-                "  |---|---|---|---|---|---|\n");
+    std::printf("  | engine | threads | ispsim prefill | ispsim decode | per CPU second: prefill, decode | decode weight stream | bandwidth bound (1 thread) |\n"
+                "  |---|---|---|---|---|---|---|\n");
   for (const auto& [key, row] : rows) {
     const double bytes = key.first == 0 ? int_bytes : fp_bytes, decode = median(row.ours_decode);
-    const double gbps = decode * bytes / 1e9;
+    const double gbps = (key.second == 1 ? median(row.cpu_decode) : decode) * bytes / 1e9;
     const char* label = key.first == 0 ? "INT8 vs Q8_0" : "FP32 vs F32";
     char stream[128];
-    std::snprintf(stream, sizeof stream, "%.2f GB/s (%.0f %% of %.2f)", gbps, 100 * gbps / bandwidth, bandwidth);
+    std::snprintf(stream, sizeof stream, "%.2f GB/s %s (%.0f %% of %.2f)", gbps,
+                  key.second == 1 ? "per CPU s" : "per wall s", 100 * gbps / bandwidth, bandwidth);
     if (with_llama)
       std::printf("  | %s | %d | %.1f tok/s | %.1f tok/s | %.2f | %.1f tok/s | %.1f tok/s | %.2f | %s |\n", label, key.second,
                   median(row.ours_prefill), median(row.theirs_prefill), median(row.r_prefill), decode,
                   median(row.theirs_decode), median(row.r_decode), stream);
     else
-      std::printf("  | %s | %d | %.1f tok/s | %.1f tok/s | %s | %.1f tok/s |\n", key.first == 0 ? "INT8" : "FP32",
-                  key.second, median(row.ours_prefill), decode, stream, bandwidth * 1e9 / bytes);
+      std::printf("  | %s | %d | %.1f tok/s | %.1f tok/s | %.1f, %.1f tok/s | %s | %.1f tok/s |\n",
+                  key.first == 0 ? "INT8" : "FP32", key.second, median(row.ours_prefill), decode,
+                  median(row.cpu_prefill), median(row.cpu_decode), stream, bandwidth * 1e9 / bytes);
   }
   std::printf("  weights per decoded token: INT8 %.2f MB, FP32 %.2f MB\n", int_bytes / 1e6, fp_bytes / 1e6);
 }

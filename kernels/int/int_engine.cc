@@ -57,14 +57,18 @@ void IntegerEngine::norm_rows(const IntNorm& norm, int n, const int32_t* in, int
   w.gamma_frac_bits = norm.gamma_frac_bits;
   w.eps_q40 = norm.eps_q40;
   w.beta = norm.beta.empty() ? nullptr : norm.beta.data();
-  for (int r = 0; r < n; ++r) {
-    const int shift = requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp_.data());
-    int32_t* y = out + static_cast<size_t>(r) * h;
-    if (norm.layer_norm)
-      int_layernorm(tmp_.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
-    else
-      int_rmsnorm(tmp_.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
-  }
+  // Rows are independent: threads split them (prefill), each with its own scratch row.
+  model::parallel_for(n, 1, [&](int r0, int r1) {
+    std::vector<int32_t> tmp(static_cast<size_t>(h));
+    for (int r = r0; r < r1; ++r) {
+      const int shift = requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp.data());
+      int32_t* y = out + static_cast<size_t>(r) * h;
+      if (norm.layer_norm)
+        int_layernorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+      else
+        int_rmsnorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+    }
+  });
 }
 
 // INT8 with one dynamic scale per (token, group) into xq_/xs_.
@@ -72,9 +76,11 @@ void IntegerEngine::quantize_rows(const int32_t* in, int n, int cols) {
   const int groups = (cols + m_.group - 1) / m_.group;
   xq_.resize(static_cast<size_t>(n) * cols);
   xs_.resize(static_cast<size_t>(n) * groups);
-  for (int r = 0; r < n; ++r)
-    quantize_groups_int8(in + static_cast<size_t>(r) * cols, cols, m_.group, &xq_[static_cast<size_t>(r) * cols],
-                         &xs_[static_cast<size_t>(r) * groups]);
+  model::parallel_for(n, 1, [&](int r0, int r1) {
+    for (int r = r0; r < r1; ++r)
+      quantize_groups_int8(in + static_cast<size_t>(r) * cols, cols, m_.group, &xq_[static_cast<size_t>(r) * cols],
+                           &xs_[static_cast<size_t>(r) * groups]);
+  });
 }
 
 void IntegerEngine::linear(const IntLinear& w, int n, int32_t* out) { int_linear(w, xq_.data(), xs_.data(), n, out); }
@@ -141,7 +147,10 @@ void IntegerEngine::ffn(int layer, int n) {
   if (m_.swiglu) {
     linear(L.w_gate, n, gate_.data());
     linear(L.w_up, n, up_.data());
-    int_swiglu(gate_.data(), L.gate_frac, up_.data(), L.up_frac, n * f, gate_.data(), L.hidden_frac);
+    model::parallel_for(n, 1, [&](int r0, int r1) {  // element-wise: rows split across threads
+      const size_t at = static_cast<size_t>(r0) * f;
+      int_swiglu(&gate_[at], L.gate_frac, &up_[at], L.up_frac, (r1 - r0) * f, &gate_[at], L.hidden_frac);
+    });
   } else {
     linear(L.w_up, n, gate_.data());  // fc1 (+ bias), then ReLU at the same scale
     int_relu(gate_.data(), n * f, gate_.data());
@@ -166,7 +175,6 @@ void IntegerEngine::forward(const int* tokens, int n, bool all_logits, std::vect
   att_.resize(rows * qd);
   gate_.resize(rows * m_.ffn);
   up_.resize(rows * m_.ffn);
-  tmp_.resize(h);
   // Embedding: the INT8 row times its group scales, straight into the residual format.
   const IntLinear& e = m_.embedding;
   for (int r = 0; r < n; ++r) {

@@ -102,7 +102,7 @@ class IntegerEngine {
   const IntegerModel& m_;
   int capacity_ = 0, position_ = 0;
   std::vector<int32_t> k_cache_, v_cache_;  // [layer][position][kv_dim]
-  std::vector<int32_t> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_;
+  std::vector<int32_t> x_, xn_, q_, k_, v_, att_, gate_, up_;
   std::vector<int8_t> xq_;
   std::vector<Dyadic> xs_;
 };

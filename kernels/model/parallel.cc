@@ -2,8 +2,10 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -22,13 +24,18 @@ inline void cpu_relax() {
 #endif
 }
 
-// A persistent pool. A job is published by bumping `generation_`; workers spin
-// briefly (decode issues a few hundred small jobs per token, and a futex wake
-// per job would cost more than the job), then sleep on the condition variable.
+// A persistent pool. A job is cut into fixed chunks (their bounds depend only
+// on n, align and the thread count); the caller and the workers claim chunks
+// from an atomic counter, so a worker the OS has not scheduled yet does not
+// hold the job up: the caller computes its chunks instead. Which thread
+// computes a chunk does not change its numbers.
+// A job is published by bumping `generation_`; workers spin briefly (decode
+// issues a few hundred small jobs per token, and a futex wake per job would cost
+// more than the job), then sleep on the condition variable.
 class Pool {
  public:
-  explicit Pool(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { worker(i + 1); });
+  explicit Pool(int workers) : chunks_(4 * (workers + 1)) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { worker(); });
   }
   ~Pool() {
     {
@@ -43,28 +50,41 @@ class Pool {
 
   void run(int n, int align, void (*fn)(void*, int, int), void* ctx) {
     n_ = n, align_ = align, fn_ = fn, ctx_ = ctx;
-    pending_.store(static_cast<int>(threads_.size()));
+    done_.store(0);
+    unsigned gen = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      generation_.fetch_add(1);
+      gen = generation_.load() + 1;
+      // The job's fields above are published by this release store: a worker
+      // only runs chunks whose claim word carries the generation it woke for.
+      claim_.store(static_cast<uint64_t>(gen) << 32, std::memory_order_release);
+      generation_.store(gen);
     }
-    wake_.notify_all();
-    run_part(0);
-    for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins)
-      if (spins > 4000) sched_yield();
+    if (sleeping_.load() > 0) wake_.notify_all();
+    work(gen);
+    for (int spins = 0; done_.load(std::memory_order_acquire) != chunks_; ++spins)
+      if (spins > 2000) sched_yield();
   }
 
  private:
-  void run_part(int part) {
-    const int parts = size();
-    const int blocks = (n_ + align_ - 1) / align_;
-    const int b0 = static_cast<int>(static_cast<long long>(blocks) * part / parts);
-    const int b1 = static_cast<int>(static_cast<long long>(blocks) * (part + 1) / parts);
-    const int begin = b0 * align_, end = b1 * align_ < n_ ? b1 * align_ : n_;
-    if (begin < end) fn_(ctx_, begin, end);
+  // Claims and runs chunks of job `gen` until none is left (or the job is over).
+  void work(unsigned gen) {
+    for (;;) {
+      uint64_t word = claim_.load(std::memory_order_acquire);
+      if (static_cast<unsigned>(word >> 32) != gen) return;
+      const int c = static_cast<int>(word & 0xFFFFFFFFu);
+      if (c >= chunks_) return;
+      if (!claim_.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) continue;
+      const int blocks = (n_ + align_ - 1) / align_;
+      const int b0 = static_cast<int>(static_cast<long long>(blocks) * c / chunks_);
+      const int b1 = static_cast<int>(static_cast<long long>(blocks) * (c + 1) / chunks_);
+      const int begin = b0 * align_, end = std::min(n_, b1 * align_);
+      if (begin < end) fn_(ctx_, begin, end);
+      done_.fetch_add(1, std::memory_order_release);
+    }
   }
 
-  void worker(int part) {
+  void worker() {
     t_in_job = true;
     unsigned seen = 0;
     for (;;) {
@@ -75,13 +95,14 @@ class Pool {
       }
       if (now == seen) {
         std::unique_lock<std::mutex> lock(mutex_);
+        sleeping_.fetch_add(1);
         wake_.wait(lock, [&] { return generation_.load() != seen; });
+        sleeping_.fetch_sub(1);
         now = generation_.load();
       }
       seen = now;
       if (stop_) return;
-      run_part(part);
-      pending_.fetch_sub(1, std::memory_order_release);
+      work(seen);
     }
   }
 
@@ -89,8 +110,12 @@ class Pool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::atomic<unsigned> generation_{0};
-  std::atomic<int> pending_{0};
+  std::atomic<uint64_t> claim_{0};  // generation << 32 | next chunk
+  std::atomic<int> done_{0}, sleeping_{0};
   bool stop_ = false;
+  // Fixed per pool (ranges beyond n are empty): a worker reads it before
+  // claiming, so it must not change between jobs.
+  const int chunks_;
   int n_ = 0, align_ = 1;
   void (*fn_)(void*, int, int) = nullptr;
   void* ctx_ = nullptr;

@@ -15,8 +15,9 @@ int engine_threads();
 
 // Calls fn(ctx, begin, end) on disjoint ranges covering [0, n), split at
 // multiples of `align`; returns when all have finished. Ranges depend only on
-// n, align and engine_threads(). One parallel_ranges at a time (the pool is
-// shared): calls from inside fn run inline.
+// n, align and engine_threads(), and every output must be computed within one
+// range (no reduction across ranges). One parallel_ranges at a time (the pool
+// is shared): calls from inside fn run inline.
 void parallel_ranges(int n, int align, void (*fn)(void* ctx, int begin, int end), void* ctx);
 
 // Lambda form: body(begin, end).
