@@ -57,21 +57,38 @@ ISPSIM_AVX512 void block_tokens(const PackedS8& pk, int block, const uint8_t* X,
   for (int t = 0; t < T; ++t) sum_lo[t] = sum_hi[t] = _mm512_setzero_si512();
   for (int g = 0; g < groups; ++g) {
     const int q0 = g * pk.group / 4, q1 = (g + 1) * pk.group / 4 < kq ? (g + 1) * pk.group / 4 : kq;
-    __m512i acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_si512();
-    for (int q = q0; q < q1; ++q) {
+    // With few tokens one vpdpbusd chain per token would be latency-bound: U
+    // independent chains over alternating column quads, added at the end
+    // (integer sums: the result is the same).
+    constexpr int U = T == 1 ? 4 : (T == 2 ? 2 : 1);
+    __m512i acc[U][T];
+    for (int u = 0; u < U; ++u)
+      for (int t = 0; t < T; ++t) acc[u][t] = _mm512_setzero_si512();
+    int q = q0;
+    for (; q + U <= q1; q += U)
+      for (int u = 0; u < U; ++u) {
+        const __m512i w = _mm512_loadu_si512(wblock + static_cast<int64_t>(q + u) * 64);
+        for (int t = 0; t < T; ++t) {
+          int32_t four;
+          __builtin_memcpy(&four, X + static_cast<int64_t>(t) * pk.cols_padded + 4 * (q + u), 4);
+          acc[u][t] = _mm512_dpbusd_epi32(acc[u][t], _mm512_set1_epi32(four), w);
+        }
+      }
+    for (; q < q1; ++q) {
       const __m512i w = _mm512_loadu_si512(wblock + static_cast<int64_t>(q) * 64);
       for (int t = 0; t < T; ++t) {
         int32_t four;
         __builtin_memcpy(&four, X + static_cast<int64_t>(t) * pk.cols_padded + 4 * q, 4);
-        acc[t] = _mm512_dpbusd_epi32(acc[t], _mm512_set1_epi32(four), w);
+        acc[0][t] = _mm512_dpbusd_epi32(acc[0][t], _mm512_set1_epi32(four), w);
       }
     }
+    for (int u = 1; u < U; ++u)
+      for (int t = 0; t < T; ++t) acc[0][t] = _mm512_add_epi32(acc[0][t], acc[u][t]);
     const int64_t at = (static_cast<int64_t>(block) * groups + g) * 16;
     // (x + 128)·w summed, minus 128·Σw: the exact signed partial.
     const __m512i correction = _mm512_loadu_si512(pk.wsum128.data() + at);
     for (int t = 0; t < T; ++t)
-      scale_and_add(_mm512_sub_epi32(acc[t], correction), act[static_cast<int64_t>(t) * groups + g],
+      scale_and_add(_mm512_sub_epi32(acc[0][t], correction), act[static_cast<int64_t>(t) * groups + g],
                     pk.wmult.data() + at, pk.wshift.data() + at, sum_lo[t], sum_hi[t]);
   }
   const __mmask16 store = valid_rows >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << valid_rows) - 1);

@@ -12,6 +12,7 @@
 //            INT8 kernels run the avx512 code at this level, see README)
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ namespace ispsim::model {
 enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAmx = 3 };
 
 const char* isa_name(Isa isa);
+inline std::ostream& operator<<(std::ostream& out, Isa isa) { return out << isa_name(isa); }
 // "scalar", "avx2", "avx512", "amx", or "best"; throws BadInput naming `option` otherwise.
 Isa parse_isa(const std::string& text, const std::string& option);
 
