@@ -38,4 +38,18 @@ std::vector<Isa> supported_isas();
 Isa active_isa();
 void set_active_isa(Isa isa);
 
+// Sets a level for its lifetime. Calibration pins the scalar level, so that a
+// quantized model (and every KV store and trace made with it) is the same on
+// every machine: FP32 rounding differs between levels.
+class ScopedIsa {
+ public:
+  explicit ScopedIsa(Isa isa) : saved_(active_isa()) { set_active_isa(isa); }
+  ~ScopedIsa() { set_active_isa(saved_); }
+  ScopedIsa(const ScopedIsa&) = delete;
+  ScopedIsa& operator=(const ScopedIsa&) = delete;
+
+ private:
+  Isa saved_;
+};
+
 }  // namespace ispsim::model
