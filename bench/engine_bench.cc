@@ -1,26 +1,36 @@
-// Decode speed of the integer-only engine against the machine's memory
-// bandwidth, measured in the same run:
-//   1. single-thread streaming read bandwidth (sum over a 512 MiB buffer, best of 5);
-//   2. the int8 GEMV kernel alone (AVX2 and portable) on a cache-resident and a
-//      DRAM-sized matrix;
-//   3. decode tokens/s and achieved weight-streaming GB/s for a random-weight
-//      model with SmolLM2-135M's shape and, when present, the trained model,
-//      for the integer engine (INT8 weights) and the FP32 reference.
-// GB = 10^9 bytes. Decode is single-threaded, as is the bandwidth figure.
-// Rates are computed from the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so
-// that a machine shared with other jobs does not count their time slices; the
-// wall-clock time is printed next to it.
+// Speed of the functional engine (integer INT8 and FP32 reference) against the
+// machine's memory bandwidth and, when the user points it at a llama.cpp build
+// and GGUF files of the same shape, against llama.cpp in the same run.
+//   1. ISA levels this CPU/OS supports (kernels/model/cpu_isa.h);
+//   2. single-thread streaming read bandwidth (sum over a 512 MiB buffer, best of 5);
+//   3. the int8 GEMV kernel alone at every supported level, from DRAM;
+//   4. a random-weight model with SmolLM2-135M's shape (and, with --model, a
+//      trained one): prefill tokens/s of a --prefill-token prompt (default 512,
+//      one batched forward) and decode tokens/s after a --prompt-token prompt
+//      (default 32; --decode tokens, default 64), at each --threads count;
+//   5. with --llama-bench BIN --gguf-q8 FILE --gguf-f32 FILE: llama.cpp's
+//      llama-bench on the same prompts, in --rounds interleaved rounds (ispsim
+//      INT8, llama.cpp Q8_0, ispsim FP32, llama.cpp F32, per thread count), and
+//      the ratio ispsim / llama.cpp of every round; the median is reported.
+// GB = 10^9 bytes. Rates are wall-clock (threads > 1 need it); on a shared
+// machine they vary with the load, so compare ratios within one round.
 //
-//   ispsim_bench_engine [--model DIR] [--calib FILE] [--prompt N] [--decode N] [--no-random] [--kernels-only]
+//   ispsim_bench_engine [--model DIR --calib FILE] [--prefill N] [--prompt N] [--decode N] [--threads 1,2]
+//                       [--rounds N] [--no-random] [--kernels-only]
+//                       [--llama-bench BIN --gguf-q8 FILE --gguf-f32 FILE]
 #include <time.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
+#include <boost/json.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -31,8 +41,10 @@
 #include "kernels/int/gemv_int8.h"
 #include "kernels/int/quantized_lm.h"
 #include "kernels/int/random_model.h"
+#include "kernels/model/cpu_isa.h"
 #include "kernels/model/fp32_lm.h"
 #include "kernels/model/model.h"
+#include "kernels/model/parallel.h"
 #include "kernels/model/tokenizer.h"
 
 namespace {
@@ -47,14 +59,6 @@ double thread_cpu_seconds() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
-
-// CPU and wall seconds of one timed region.
-struct Timer {
-  double cpu0 = thread_cpu_seconds();
-  Clock::time_point wall0 = Clock::now();
-  double cpu() const { return thread_cpu_seconds() - cpu0; }
-  double wall() const { return seconds_since(wall0); }
-};
 
 // Sum of n int64 values with four AVX2 accumulators where available: the
 // loop must be limited by memory, not by the adds.
@@ -83,6 +87,7 @@ int64_t stream_sum(const int64_t* p, size_t n) {
   return s0 + s1 + s2 + s3;
 }
 
+// Per CPU second of the reading thread, so other jobs' time slices do not count.
 double stream_read_gbps() {
   const size_t n = (size_t{512} << 20) / sizeof(int64_t);
   std::vector<int64_t> buf(n);
@@ -90,10 +95,9 @@ double stream_read_gbps() {
   double best = 0;
   volatile int64_t sink = 0;
   for (int rep = 0; rep < 5; ++rep) {
-    Timer timer;
+    const double c0 = thread_cpu_seconds();
     sink = sink + stream_sum(buf.data(), n);
-    const double t = timer.cpu();
-    best = std::max(best, static_cast<double>(n * sizeof(int64_t)) / t / 1e9);
+    best = std::max(best, static_cast<double>(n * sizeof(int64_t)) / (thread_cpu_seconds() - c0) / 1e9);
   }
   return best;
 }
@@ -104,38 +108,61 @@ void bench_gemv(int rows, int cols, int reps) {
   std::vector<int8_t> W(static_cast<size_t>(rows) * cols), x(cols);
   for (auto& v : W) v = static_cast<int8_t>(d(rng));
   for (auto& v : x) v = static_cast<int8_t>(d(rng));
+  const int groups = (cols + 127) / 128;
+  std::vector<integer::Dyadic> act(groups, integer::Dyadic{12345, 20}),
+      wsc(static_cast<size_t>(rows) * groups, integer::Dyadic{1234567, 30});
+  const integer::PackedS8 packed = integer::pack_s8(W.data(), rows, cols, 128, wsc.data());
   std::vector<int32_t> y(rows);
-  for (bool simd : {true, false}) {
-    if (simd && !integer::simd_available()) continue;
-    integer::set_simd_enabled(simd);
-    integer::gemv_s8(W.data(), x.data(), rows, cols, y.data());  // warm-up
-    Timer timer;
-    for (int r = 0; r < reps; ++r) integer::gemv_s8(W.data(), x.data(), rows, cols, y.data());
-    const double t = timer.cpu() / reps;
-    std::printf("  gemv int8 %6d x %-5d (%7.2f MB) %-8s plain       %8.3f ms  %7.2f GMAC/s  %6.2f GB/s of weights\n",
-                rows, cols, W.size() / 1e6, simd ? "AVX2" : "portable", t * 1e3, W.size() / t / 1e9, W.size() / t / 1e9);
-    // The engine's variant: group-wise scales (g = 128) applied per (row, group).
-    const int groups = (cols + 127) / 128;
-    std::vector<integer::Dyadic> act(groups, integer::Dyadic{12345, 20}), wsc(static_cast<size_t>(rows) * groups,
-                                                                              integer::Dyadic{1234567, 30});
-    Timer grouped;
-    for (int r = 0; r < reps; ++r) integer::gemv_s8_grouped(W.data(), x.data(), rows, cols, 128, act.data(), wsc.data(), y.data());
-    const double tg = grouped.cpu() / reps;
-    std::printf("  gemv int8 %6d x %-5d (%7.2f MB) %-8s group-wise  %8.3f ms  %7.2f GMAC/s  %6.2f GB/s of weights\n",
-                rows, cols, W.size() / 1e6, simd ? "AVX2" : "portable", tg * 1e3, W.size() / tg / 1e9, W.size() / tg / 1e9);
+  for (model::Isa isa : model::supported_isas()) {
+    model::set_active_isa(isa);
+    integer::gemm_s8_grouped(W.data(), x.data(), 1, rows, cols, 128, act.data(), wsc.data(), y.data(), &packed);
+    const double c0 = thread_cpu_seconds();
+    for (int r = 0; r < reps; ++r)
+      integer::gemm_s8_grouped(W.data(), x.data(), 1, rows, cols, 128, act.data(), wsc.data(), y.data(), &packed);
+    const double t = (thread_cpu_seconds() - c0) / reps;
+    std::printf("  gemv int8 %6d x %-5d (%7.2f MB) %-7s group-wise  %8.3f ms  %6.2f GB/s of weights (per CPU second)\n",
+                rows, cols, W.size() / 1e6, model::isa_name(isa), t * 1e3, W.size() / t / 1e9);
   }
-  integer::set_simd_enabled(true);
+  model::set_active_isa(model::best_isa());
 }
 
-// Decode tokens per CPU second after a prompt of `prompt` tokens (wall time in *wall).
-double decode_speed(model::CausalLm& lm, const std::vector<int>& tokens, int prompt, int decode, double* wall) {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Speeds {
+  double prefill = 0, decode = 0;            // tokens per wall second
+  double prefill_cpu = 0, decode_cpu = 0;    // tokens per CPU second of the process (meaningful at 1 thread)
+};
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// One batched forward of `prefill` tokens; then a `prompt`-token prompt and
+// `decode` single-token forwards (only these are timed for decode).
+Speeds engine_speeds(model::CausalLm& lm, const std::vector<int>& tokens, int prefill, int prompt, int decode) {
+  Speeds s;
   std::vector<float> logits;
   lm.reset();
+  auto t0 = Clock::now();
+  double c0 = process_cpu_seconds();
+  lm.forward(tokens.data(), prefill, false, logits);
+  s.prefill = prefill / seconds_since(t0);
+  s.prefill_cpu = prefill / (process_cpu_seconds() - c0);
+  lm.reset();
   lm.forward(tokens.data(), prompt, false, logits);
-  Timer timer;
+  t0 = Clock::now();
+  c0 = process_cpu_seconds();
   for (int i = 0; i < decode; ++i) lm.forward(&tokens[prompt + i], 1, false, logits);
-  *wall = timer.wall();
-  return decode / timer.cpu();
+  s.decode = decode / seconds_since(t0);
+  s.decode_cpu = decode / (process_cpu_seconds() - c0);
+  return s;
 }
 
 int64_t fp32_weight_bytes(const model::Model& m) {
@@ -144,33 +171,113 @@ int64_t fp32_weight_bytes(const model::Model& m) {
   return n * 4;
 }
 
+// llama.cpp's llama-bench, one run: pp<prefill>, pp<prompt> and pp<prompt>+tg<decode>;
+// decode tokens/s = decode / (t(pp+tg) - t(pp<prompt>)), as ispsim measures it.
+struct LlamaCpp {
+  std::string bench;
+  Speeds run(const std::string& gguf, int threads, int prefill, int prompt, int decode) const {
+    const std::string cmd = bench + " -m '" + gguf + "' -t " + std::to_string(threads) + " -r 1 -o jsonl -n 0 -p " +
+                            std::to_string(prefill) + "," + std::to_string(prompt) + " -pg " + std::to_string(prompt) +
+                            "," + std::to_string(decode) + " 2>/dev/null";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) throw BadInput("--llama-bench", "cannot run '" + cmd + "'");
+    std::map<std::pair<int, int>, double> seconds;  // (n_prompt, n_gen) -> average seconds
+    char line[65536];
+    while (std::fgets(line, sizeof line, pipe)) {
+      boost::system::error_code ec;
+      const boost::json::value v = boost::json::parse(line, ec);
+      if (ec || !v.is_object()) continue;
+      const auto& o = v.as_object();
+      if (!o.contains("n_prompt") || !o.contains("n_gen") || !o.contains("avg_ns")) continue;
+      seconds[{static_cast<int>(o.at("n_prompt").to_number<double>()), static_cast<int>(o.at("n_gen").to_number<double>())}] =
+          o.at("avg_ns").to_number<double>() * 1e-9;
+    }
+    const int status = pclose(pipe);
+    const auto pp = seconds.find({prefill, 0}), short_pp = seconds.find({prompt, 0}), pg = seconds.find({prompt, decode});
+    if (status != 0 || pp == seconds.end() || short_pp == seconds.end() || pg == seconds.end())
+      throw BadInput("--llama-bench", "'" + cmd + "' failed or printed no pp/tg results (exit status " +
+                                          std::to_string(status) + ")");
+    return Speeds{prefill / pp->second, decode / (pg->second - short_pp->second)};
+  }
+};
+
+struct Options {
+  std::string model_dir, calib_file, llama_bench, gguf_q8, gguf_f32;
+  int prefill = 512, prompt = 32, decode = 64, rounds = 3;
+  std::vector<int> threads = {1, 2};
+  bool random = true, kernels_only = false;
+};
+
 void bench_model(const std::string& name, const model::Model& m, const std::vector<int>& calib,
-                 const std::vector<int>& tokens, int prompt, int decode, double bandwidth) {
+                 const std::vector<int>& tokens, const Options& o, double bandwidth) {
   std::printf("\n%s: %d layers, hidden %d, %d heads / %d KV heads, FFN %d, vocab %d\n", name.c_str(),
               m.config.num_layers, m.config.hidden_size, m.config.num_heads, m.config.num_kv_heads, m.config.ffn_size,
               m.config.vocab_size);
-  const int capacity = prompt + decode;
-  integer::IntegerOptions o;
-  o.calibration_window = std::min<int>(256, static_cast<int>(calib.size()));
+  const int capacity = std::max(o.prefill, o.prompt + o.decode);
+  integer::IntegerOptions io;
+  io.calibration_window = std::min<int>(256, static_cast<int>(calib.size()));
   auto t0 = Clock::now();
-  auto lm = integer::make_quantized_lm(m, o, calib, capacity);
+  auto int_lm = integer::make_quantized_lm(m, io, calib, capacity);
   std::printf("  integer model built (calibration over %zu tokens) in %.1f s\n", calib.size(), seconds_since(t0));
-  const auto& im = static_cast<integer::IntegerLm&>(*lm).integer_model();
-  const double int_bytes = static_cast<double>(im.weight_bytes_per_token());
-  double int_wall = 0, fp_wall = 0;
-  const double int_tps = decode_speed(*lm, tokens, prompt, decode, &int_wall);
+  const auto& im = static_cast<integer::IntegerLm&>(*int_lm).integer_model();
   model::Fp32Lm fp32(m, capacity);
-  const double fp_bytes = static_cast<double>(fp32_weight_bytes(m));
-  const double fp_tps = decode_speed(fp32, tokens, prompt, decode, &fp_wall);
-  std::printf("  decode after a %d-token prompt, %d tokens, 1 thread:\n", prompt, decode);
-  for (auto [label, tps, bytes, wall] :
-       {std::tuple{"integer (INT8)", int_tps, int_bytes, int_wall}, {"FP32 reference", fp_tps, fp_bytes, fp_wall}}) {
-    const double gbps = tps * bytes / 1e9;
-    std::printf("    %-15s %8.2f tokens/s  %7.2f ms/token (wall %7.2f ms/token)  %7.2f MB weights/token  %6.2f GB/s = "
-                "%5.1f %% of the measured %.2f GB/s (bandwidth bound %.1f tokens/s)\n",
-                label, tps, 1e3 / tps, 1e3 * wall / decode, bytes / 1e6, gbps, 100 * gbps / bandwidth, bandwidth,
-                bandwidth * 1e9 / bytes);
+  const double int_bytes = static_cast<double>(im.weight_bytes_per_token()), fp_bytes = static_cast<double>(fp32_weight_bytes(m));
+  const bool with_llama = !o.llama_bench.empty();
+  LlamaCpp llama{o.llama_bench};
+  struct Row {
+    std::vector<double> ours_prefill, ours_decode, theirs_prefill, theirs_decode, r_prefill, r_decode, cpu_prefill,
+        cpu_decode;
+  };
+  std::map<std::pair<int, int>, Row> rows;  // (engine 0 = INT8 / 1 = FP32, threads)
+  for (int round = 0; round < o.rounds; ++round) {
+    for (int threads : o.threads)
+      for (int engine = 0; engine < 2; ++engine) {
+        model::set_engine_threads(threads);
+        model::CausalLm& lm = engine == 0 ? *int_lm : static_cast<model::CausalLm&>(fp32);
+        const Speeds ours = engine_speeds(lm, tokens, o.prefill, o.prompt, o.decode);
+        model::set_engine_threads(1);
+        Row& row = rows[{engine, threads}];
+        row.ours_prefill.push_back(ours.prefill);
+        row.ours_decode.push_back(ours.decode);
+        row.cpu_prefill.push_back(ours.prefill_cpu);
+        row.cpu_decode.push_back(ours.decode_cpu);
+        if (with_llama) {
+          const Speeds theirs = llama.run(engine == 0 ? o.gguf_q8 : o.gguf_f32, threads, o.prefill, o.prompt, o.decode);
+          row.theirs_prefill.push_back(theirs.prefill);
+          row.theirs_decode.push_back(theirs.decode);
+          row.r_prefill.push_back(ours.prefill / theirs.prefill);
+          row.r_decode.push_back(ours.decode / theirs.decode);
+        }
+        std::fprintf(stderr, "  round %d/%d, %s, %d thread(s) done\n", round + 1, o.rounds, engine == 0 ? "INT8" : "FP32",
+                     threads);
+      }
   }
+  std::printf("  medians of %d interleaved rounds, tokens per wall second (prefill: one %d-token prompt; decode: %d "
+              "tokens after a %d-token prompt)\n",
+              o.rounds, o.prefill, o.decode, o.prompt);
+  if (with_llama)
+    std::printf("  | engine | threads | ispsim prefill | llama.cpp prefill | ratio | ispsim decode | llama.cpp decode | ratio | decode weight stream |\n"
+                "  |---|---|---|---|---|---|---|---|---|\n");
+  else
+    std::printf("  | engine | threads | ispsim prefill | ispsim decode | per CPU second: prefill, decode | decode weight stream | bandwidth bound (1 thread) |\n"
+                "  |---|---|---|---|---|---|---|\n");
+  for (const auto& [key, row] : rows) {
+    const double bytes = key.first == 0 ? int_bytes : fp_bytes, decode = median(row.ours_decode);
+    const double gbps = (key.second == 1 ? median(row.cpu_decode) : decode) * bytes / 1e9;
+    const char* label = key.first == 0 ? "INT8 vs Q8_0" : "FP32 vs F32";
+    char stream[128];
+    std::snprintf(stream, sizeof stream, "%.2f GB/s %s (%.0f %% of %.2f)", gbps,
+                  key.second == 1 ? "per CPU s" : "per wall s", 100 * gbps / bandwidth, bandwidth);
+    if (with_llama)
+      std::printf("  | %s | %d | %.1f tok/s | %.1f tok/s | %.2f | %.1f tok/s | %.1f tok/s | %.2f | %s |\n", label, key.second,
+                  median(row.ours_prefill), median(row.theirs_prefill), median(row.r_prefill), decode,
+                  median(row.theirs_decode), median(row.r_decode), stream);
+    else
+      std::printf("  | %s | %d | %.1f tok/s | %.1f tok/s | %.1f, %.1f tok/s | %s | %.1f tok/s |\n",
+                  key.first == 0 ? "INT8" : "FP32", key.second, median(row.ours_prefill), decode,
+                  median(row.cpu_prefill), median(row.cpu_decode), stream, bandwidth * 1e9 / bytes);
+  }
+  std::printf("  weights per decoded token: INT8 %.2f MB, FP32 %.2f MB\n", int_bytes / 1e6, fp_bytes / 1e6);
 }
 
 std::string read_text(const std::string& path) {
@@ -181,52 +288,100 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
+std::vector<int> parse_threads(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const int n = std::atoi(item.c_str());
+    if (n < 1 || n > 256) throw BadInput("--threads", "'" + text + "' must list counts between 1 and 256");
+    out.push_back(n);
+  }
+  if (out.empty()) throw BadInput("--threads", "is empty");
+  return out;
+}
+
+const char* kUsage =
+    "usage: ispsim_bench_engine [--model DIR --calib FILE] [--prefill N] [--prompt N] [--decode N] [--threads 1,2]\n"
+    "                           [--rounds N] [--no-random] [--kernels-only]\n"
+    "                           [--llama-bench BIN --gguf-q8 FILE --gguf-f32 FILE]\n";
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_dir, calib_file;
-  int prompt = 32, decode = 64;
-  bool random = true, kernels_only = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(2); }
-      return argv[++i];
-    };
-    if (a == "--model") model_dir = next();
-    else if (a == "--calib") calib_file = next();
-    else if (a == "--prompt") prompt = std::atoi(next().c_str());
-    else if (a == "--decode") decode = std::atoi(next().c_str());
-    else if (a == "--no-random") random = false;
-    else if (a == "--kernels-only") random = false, kernels_only = true;
-    else { std::fprintf(stderr, "unknown argument '%s'\nusage: ispsim_bench_engine [--model DIR] [--calib FILE] [--prompt N] [--decode N] [--no-random] [--kernels-only]\n", a.c_str()); return 2; }
-  }
-  if (prompt < 1 || decode < 1) { std::fprintf(stderr, "--prompt and --decode must be >= 1\n"); return 2; }
+  Options o;
   try {
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      auto next = [&]() -> std::string {
+        if (i + 1 >= argc) throw BadInput(a, "needs a value");
+        return argv[++i];
+      };
+      auto count = [&](int min) {
+        const std::string v = next();
+        const int n = std::atoi(v.c_str());
+        if (n < min) throw BadInput(a, "must be an integer >= " + std::to_string(min) + ", got '" + v + "'");
+        return n;
+      };
+      if (a == "--model") o.model_dir = next();
+      else if (a == "--calib") o.calib_file = next();
+      else if (a == "--prefill") o.prefill = count(1);
+      else if (a == "--prompt") o.prompt = count(1);
+      else if (a == "--decode") o.decode = count(1);
+      else if (a == "--rounds") o.rounds = count(1);
+      else if (a == "--threads") o.threads = parse_threads(next());
+      else if (a == "--llama-bench") o.llama_bench = next();
+      else if (a == "--gguf-q8") o.gguf_q8 = next();
+      else if (a == "--gguf-f32") o.gguf_f32 = next();
+      else if (a == "--no-random") o.random = false;
+      else if (a == "--kernels-only") o.random = false, o.kernels_only = true;
+      else throw BadInput(a, std::string("unknown argument\n") + kUsage);
+    }
+    const bool any_llama = !o.llama_bench.empty() || !o.gguf_q8.empty() || !o.gguf_f32.empty();
+    if (any_llama && (o.llama_bench.empty() || o.gguf_q8.empty() || o.gguf_f32.empty()))
+      throw BadInput("--llama-bench", "needs --gguf-q8 and --gguf-f32 too (and they need --llama-bench)");
+    for (const std::string* f : {&o.llama_bench, &o.gguf_q8, &o.gguf_f32})
+      if (!f->empty() && !std::ifstream(*f)) throw BadInput(*f, "cannot open file");
+
+    std::printf("instruction sets:");
+    for (model::Isa isa : {model::Isa::kScalar, model::Isa::kAvx2, model::Isa::kAvx512, model::Isa::kAmx}) {
+      const std::string why = model::isa_unsupported_reason(isa);
+      std::printf(" %s %s;", model::isa_name(isa), why.empty() ? "yes" : ("no (" + why + ")").c_str());
+    }
+    std::printf(" kernels use %s\n", model::isa_name(model::active_isa()));
+    if (!any_llama)
+      std::printf("llama.cpp: not compared (point --llama-bench at a llama.cpp build's llama-bench and --gguf-q8/--gguf-f32 "
+                  "at GGUF files of the same shape; see bench/README.md)\n");
     const double bw = stream_read_gbps();
     std::printf("memory: single-thread streaming read %.2f GB/s (512 MiB buffer, best of 5, per CPU second)\n", bw);
-    std::printf("int8 GEMV kernel (%s available):\n", integer::simd_available() ? "AVX2" : "no AVX2");
+    std::printf("int8 GEMV kernel at each level:\n");
     bench_gemv(1536, 576, 2000);
     bench_gemv(49152, 576, 20);
-    if (kernels_only) return 0;
-    if (random) {
+    if (o.kernels_only) return 0;
+    if (o.random) {
       model::Model m = integer::make_random_model(integer::smollm2_135m_config(), 7);
       std::mt19937 rng(3);
       std::uniform_int_distribution<int> d(0, m.config.vocab_size - 1);
-      std::vector<int> calib(64), tokens(prompt + decode);
+      std::vector<int> calib(64), tokens(std::max(o.prefill, o.prompt + o.decode));
       for (int& t : calib) t = d(rng);
       for (int& t : tokens) t = d(rng);
-      bench_model("random-weight model, SmolLM2-135M shape", m, calib, tokens, prompt, decode, bw);
+      bench_model("random-weight model, SmolLM2-135M shape", m, calib, tokens, o, bw);
     }
-    if (!model_dir.empty()) {
-      model::Model m = model::load_model(model_dir);
-      model::Tokenizer tok(model_dir + "/tokenizer.json");
-      if (calib_file.empty()) throw BadInput("--calib", "a calibration text file is needed with --model");
-      std::vector<int> calib = tok.encode(read_text(calib_file), calib_file);
+    if (!o.model_dir.empty()) {
+      model::Model m = model::load_model(o.model_dir);
+      model::Tokenizer tok(o.model_dir + "/tokenizer.json");
+      if (o.calib_file.empty()) throw BadInput("--calib", "a calibration text file is needed with --model");
+      std::vector<int> calib = tok.encode(read_text(o.calib_file), o.calib_file);
       if (calib.size() > 2048) calib.resize(2048);
       std::vector<int> tokens = calib;
-      while (static_cast<int>(tokens.size()) < prompt + decode) tokens.insert(tokens.end(), calib.begin(), calib.end());
-      bench_model("trained model " + model_dir, m, calib, tokens, prompt, decode, bw);
+      while (static_cast<int>(tokens.size()) < std::max(o.prefill, o.prompt + o.decode))
+        tokens.insert(tokens.end(), calib.begin(), calib.end());
+      Options trained = o;
+      trained.llama_bench.clear();  // the GGUF files have the random model's shape
+      trained.prefill = std::min(o.prefill, m.config.max_positions);
+      trained.decode = std::min(o.decode, m.config.max_positions - o.prompt);
+      if (trained.decode < 1) throw BadInput("--prompt", "leaves no room to decode in the model's context");
+      bench_model("trained model " + o.model_dir, m, calib, tokens, trained, bw);
     }
   } catch (const BadInput& e) {
     std::fprintf(stderr, "ispsim_bench_engine: %s\n", e.what());

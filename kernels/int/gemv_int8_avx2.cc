@@ -68,6 +68,33 @@ __attribute__((target("avx2"))) void dot_groups_avx2(const int8_t* w, const int8
   }
 }
 
+// vpmuldq multiplies the low signed 32 bits of each 64-bit lane: exact products.
+__attribute__((target("avx2"))) int64_t dot_s32_avx2(const int32_t* a, const int32_t* b, int n) {
+  __m256i acc = _mm256_setzero_si256();
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256i x = _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    const __m256i y = _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    acc = _mm256_add_epi64(acc, _mm256_mul_epi32(x, y));
+  }
+  int64_t lanes[4];
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), acc);
+  int64_t sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+  for (; i < n; ++i) sum += int64_t{a[i]} * b[i];
+  return sum;
+}
+
+__attribute__((target("avx2"))) void axpy_s32_avx2(int64_t p, const int32_t* v, int n, int64_t* acc) {
+  const __m256i pv = _mm256_set1_epi64x(p);
+  int i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256i x = _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i)));
+    __m256i* out = reinterpret_cast<__m256i*>(acc + i);
+    _mm256_storeu_si256(out, _mm256_add_epi64(_mm256_loadu_si256(out), _mm256_mul_epi32(pv, x)));
+  }
+  for (; i < n; ++i) acc[i] += p * v[i];
+}
+
 #else  // no AVX2 on this compiler/target: the portable kernel is always used
 
 bool avx2_supported() { return false; }

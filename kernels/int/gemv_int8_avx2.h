@@ -12,6 +12,9 @@ bool avx2_supported();
 #if defined(ISPSIM_HAVE_AVX2)
 // Same contract as dot_s8_groups in gemv_int8.h; values in [-127, 127].
 void dot_groups_avx2(const int8_t* w, const int8_t* x, int cols, int group, int32_t* partial);
+// dot_s32 / axpy_s32 of gemv_int8.h.
+int64_t dot_s32_avx2(const int32_t* a, const int32_t* b, int n);
+void axpy_s32_avx2(int64_t p, const int32_t* v, int n, int64_t* acc);
 #endif
 
 }  // namespace ispsim::integer

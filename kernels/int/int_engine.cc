@@ -9,6 +9,7 @@
 #include "kernels/int/int_norm.h"
 #include "kernels/int/int_rope.h"
 #include "kernels/int/requant.h"
+#include "kernels/model/parallel.h"
 
 namespace ispsim::integer {
 
@@ -17,6 +18,24 @@ int64_t IntegerModel::weight_bytes_per_token() const {
   for (const IntLayer& l : layers)
     for (const IntLinear* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) bytes += w->q.size();  // w_gate empty for OPT
   return bytes;
+}
+
+void pack_weights(IntegerModel& model) {
+  auto pack = [](IntLinear& w) { w.packed = pack_s8(w.q.data(), w.rows, w.cols, w.group, w.scale.data()); };
+  pack(model.lm_head);
+  for (IntLayer& l : model.layers)
+    for (IntLinear* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down})
+      if (!w->q.empty()) pack(*w);
+}
+
+void int_linear(const IntLinear& w, const int8_t* xq, const Dyadic* xs, int n, int32_t* out) {
+  gemm_s8_grouped(w.q.data(), xq, n, w.rows, w.cols, w.group, xs, w.scale.data(), out, &w.packed);
+  if (!w.bias.empty())
+    for (int r = 0; r < n; ++r)
+      for (int o = 0; o < w.rows; ++o) {
+        int32_t& y = out[static_cast<size_t>(r) * w.rows + o];
+        y = saturate_int32(int64_t{y} + w.bias[o]);
+      }
 }
 
 IntegerEngine::IntegerEngine(const IntegerModel& model, int capacity) : m_(model) {
@@ -38,14 +57,18 @@ void IntegerEngine::norm_rows(const IntNorm& norm, int n, const int32_t* in, int
   w.gamma_frac_bits = norm.gamma_frac_bits;
   w.eps_q40 = norm.eps_q40;
   w.beta = norm.beta.empty() ? nullptr : norm.beta.data();
-  for (int r = 0; r < n; ++r) {
-    const int shift = requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp_.data());
-    int32_t* y = out + static_cast<size_t>(r) * h;
-    if (norm.layer_norm)
-      int_layernorm(tmp_.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
-    else
-      int_rmsnorm(tmp_.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
-  }
+  // Rows are independent: threads split them (prefill), each with its own scratch row.
+  model::parallel_for(n, 1, [&](int r0, int r1) {
+    std::vector<int32_t> tmp(static_cast<size_t>(h));
+    for (int r = r0; r < r1; ++r) {
+      const int shift = requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp.data());
+      int32_t* y = out + static_cast<size_t>(r) * h;
+      if (norm.layer_norm)
+        int_layernorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+      else
+        int_rmsnorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+    }
+  });
 }
 
 // INT8 with one dynamic scale per (token, group) into xq_/xs_.
@@ -53,48 +76,31 @@ void IntegerEngine::quantize_rows(const int32_t* in, int n, int cols) {
   const int groups = (cols + m_.group - 1) / m_.group;
   xq_.resize(static_cast<size_t>(n) * cols);
   xs_.resize(static_cast<size_t>(n) * groups);
-  for (int r = 0; r < n; ++r)
-    quantize_groups_int8(in + static_cast<size_t>(r) * cols, cols, m_.group, &xq_[static_cast<size_t>(r) * cols],
-                         &xs_[static_cast<size_t>(r) * groups]);
+  model::parallel_for(n, 1, [&](int r0, int r1) {
+    for (int r = r0; r < r1; ++r)
+      quantize_groups_int8(in + static_cast<size_t>(r) * cols, cols, m_.group, &xq_[static_cast<size_t>(r) * cols],
+                           &xs_[static_cast<size_t>(r) * groups]);
+  });
 }
 
-void IntegerEngine::linear(const IntLinear& w, int n, int32_t* out) {
-  gemm_s8_grouped(w.q.data(), xq_.data(), n, w.rows, w.cols, w.group, xs_.data(), w.scale.data(), out);
-  if (!w.bias.empty())
-    for (int r = 0; r < n; ++r)
-      for (int o = 0; o < w.rows; ++o) {
-        int32_t& y = out[static_cast<size_t>(r) * w.rows + o];
-        y = saturate_int32(int64_t{y} + w.bias[o]);
-      }
-}
+void IntegerEngine::linear(const IntLinear& w, int n, int32_t* out) { int_linear(w, xq_.data(), xs_.data(), n, out); }
 
-void IntegerEngine::attend(int layer, int row, int pos) {
+// Causal attention of one query row and head over the cache [0, pos].
+void IntegerEngine::attend(int layer, int row, int pos, int h, AttendScratch& s) {
   const IntLayer& L = m_.layers[layer];
   const int hd = m_.head_dim, kvd = m_.kv_heads * hd, qd = m_.heads * hd, per_kv = m_.heads / m_.kv_heads;
   const int bits = m_.int16_requant ? 16 : 8, n = pos + 1;
-  const size_t base = static_cast<size_t>(layer) * capacity_ * kvd;
-  for (int h = 0; h < m_.heads; ++h) {
-    const int32_t* q = &q_[static_cast<size_t>(row) * qd + h * hd];
-    const size_t off = base + static_cast<size_t>(h / per_kv) * hd;
-    for (int t = 0; t < n; ++t) {
-      const int32_t* k = &k_cache_[off + static_cast<size_t>(t) * kvd];
-      int64_t s = 0;
-      for (int i = 0; i < hd; ++i) s += int64_t{q[i]} * k[i];
-      scores_[t] = s;
-    }
-    // One scale for the whole row of scores (paper 1 §3.1.3), then integer Softmax.
-    const int shift = requantize_token(scores_.data(), n, bits, tmp_.data());
-    int_softmax(tmp_.data(), n, L.q_frac + L.k_frac - shift, probs_.data(), 30);
-    // sum_t p_t * v_t: at most 2^30 * max|v| < 2^61 since the p_t sum to ~1.
-    for (int i = 0; i < hd; ++i) acc_[i] = 0;
-    for (int t = 0; t < n; ++t) {
-      const int32_t* v = &v_cache_[off + static_cast<size_t>(t) * kvd];
-      const int64_t p = probs_[t];
-      for (int i = 0; i < hd; ++i) acc_[i] += p * v[i];
-    }
-    int32_t* out = &att_[static_cast<size_t>(row) * qd + h * hd];
-    for (int i = 0; i < hd; ++i) out[i] = saturate_int32(round_shift(acc_[i], 30));
-  }
+  const size_t off = static_cast<size_t>(layer) * capacity_ * kvd + static_cast<size_t>(h / per_kv) * hd;
+  const int32_t* q = &q_[static_cast<size_t>(row) * qd + h * hd];
+  for (int t = 0; t < n; ++t) s.scores[t] = dot_s32(q, &k_cache_[off + static_cast<size_t>(t) * kvd], hd);
+  // One scale for the whole row of scores (paper 1 §3.1.3), then integer Softmax.
+  const int shift = requantize_token(s.scores.data(), n, bits, s.tmp.data());
+  int_softmax(s.tmp.data(), n, L.q_frac + L.k_frac - shift, s.probs.data(), 30);
+  // sum_t p_t * v_t: at most 2^30 * max|v| < 2^61 since the p_t sum to ~1.
+  for (int i = 0; i < hd; ++i) s.acc[i] = 0;
+  for (int t = 0; t < n; ++t) axpy_s32(s.probs[t], &v_cache_[off + static_cast<size_t>(t) * kvd], hd, s.acc.data());
+  int32_t* out = &att_[static_cast<size_t>(row) * qd + h * hd];
+  for (int i = 0; i < hd; ++i) out[i] = saturate_int32(round_shift(s.acc[i], 30));
 }
 
 void IntegerEngine::attention(int layer, int n) {
@@ -119,7 +125,15 @@ void IntegerEngine::attention(int layer, int n) {
       v_cache_[base + static_cast<size_t>(pos) * kvd + i] = v_[static_cast<size_t>(r) * kvd + i];
     }
   }
-  for (int r = 0; r < n; ++r) attend(layer, r, position_ + r);
+  // (row, head) pairs are independent: threads split them, each with its own scratch.
+  model::parallel_for(n * m_.heads, 1, [&](int begin, int end) {
+    AttendScratch s;
+    s.scores.resize(static_cast<size_t>(capacity_));
+    s.tmp.resize(static_cast<size_t>(capacity_));
+    s.probs.resize(static_cast<size_t>(capacity_));
+    s.acc.resize(static_cast<size_t>(m_.head_dim));
+    for (int i = begin; i < end; ++i) attend(layer, i / m_.heads, position_ + i / m_.heads, i % m_.heads, s);
+  });
   quantize_rows(att_.data(), n, qd);
   linear(L.wo, n, xn_.data());  // o_proj writes straight into the residual format
   for (size_t i = 0; i < static_cast<size_t>(n) * h; ++i) x_[i] = saturate_int32(int64_t{x_[i]} + xn_[i]);
@@ -133,7 +147,10 @@ void IntegerEngine::ffn(int layer, int n) {
   if (m_.swiglu) {
     linear(L.w_gate, n, gate_.data());
     linear(L.w_up, n, up_.data());
-    int_swiglu(gate_.data(), L.gate_frac, up_.data(), L.up_frac, n * f, gate_.data(), L.hidden_frac);
+    model::parallel_for(n, 1, [&](int r0, int r1) {  // element-wise: rows split across threads
+      const size_t at = static_cast<size_t>(r0) * f;
+      int_swiglu(&gate_[at], L.gate_frac, &up_[at], L.up_frac, (r1 - r0) * f, &gate_[at], L.hidden_frac);
+    });
   } else {
     linear(L.w_up, n, gate_.data());  // fc1 (+ bias), then ReLU at the same scale
     int_relu(gate_.data(), n * f, gate_.data());
@@ -158,11 +175,6 @@ void IntegerEngine::forward(const int* tokens, int n, bool all_logits, std::vect
   att_.resize(rows * qd);
   gate_.resize(rows * m_.ffn);
   up_.resize(rows * m_.ffn);
-  const int widest = capacity_ > h ? capacity_ : h;
-  tmp_.resize(widest);
-  probs_.resize(capacity_);
-  scores_.resize(capacity_);
-  acc_.resize(m_.head_dim);
   // Embedding: the INT8 row times its group scales, straight into the residual format.
   const IntLinear& e = m_.embedding;
   for (int r = 0; r < n; ++r) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/int/fixed_point.h"
+#include "kernels/int/gemv_int8.h"
 #include "kernels/int/rope_table.h"
 
 namespace ispsim::integer {
@@ -29,6 +30,7 @@ struct IntLinear {
   std::vector<int8_t> q;       // [rows][cols]
   std::vector<Dyadic> scale;   // [rows][groups]: weight scale * 2^(F_out - F_in)
   std::vector<int32_t> bias;   // [rows] at F_out; empty when none
+  PackedS8 packed;             // q and scale repacked for the AVX-512 VNNI kernel (pack_weights); may be empty
   int groups() const { return (cols + group - 1) / group; }
 };
 
@@ -67,6 +69,14 @@ struct IntegerModel {
   int64_t weight_bytes_per_token() const;
 };
 
+// Builds every linear layer's PackedS8 (a no-op without AVX-512 VNNI). Called
+// once the weights are final; the kernels fall back to the row-major weights
+// for a matrix without one.
+void pack_weights(IntegerModel& model);
+
+// y = W·x (+ bias) for n INT8 rows with their group scales, at the active ISA level and thread count.
+void int_linear(const IntLinear& w, const int8_t* xq, const Dyadic* xs, int n, int32_t* out);
+
 class IntegerEngine {
  public:
   IntegerEngine(const IntegerModel& model, int capacity);
@@ -83,13 +93,16 @@ class IntegerEngine {
   void linear(const IntLinear& w, int n, int32_t* out);
   void attention(int layer, int n);
   void ffn(int layer, int n);
-  void attend(int layer, int row, int pos);
+  struct AttendScratch {
+    std::vector<int64_t> scores, acc;
+    std::vector<int32_t> tmp, probs;
+  };
+  void attend(int layer, int row, int pos, int head, AttendScratch& scratch);
 
   const IntegerModel& m_;
   int capacity_ = 0, position_ = 0;
   std::vector<int32_t> k_cache_, v_cache_;  // [layer][position][kv_dim]
-  std::vector<int32_t> x_, xn_, q_, k_, v_, att_, gate_, up_, tmp_, probs_;
-  std::vector<int64_t> scores_, acc_;
+  std::vector<int32_t> x_, xn_, q_, k_, v_, att_, gate_, up_;
   std::vector<int8_t> xq_;
   std::vector<Dyadic> xs_;
 };

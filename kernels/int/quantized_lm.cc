@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "kernels/int/quantize.h"
+#include "kernels/model/cpu_isa.h"
 #include "kernels/model/fp32_lm.h"
 #include "kernels/model/ops.h"
 
@@ -109,6 +110,9 @@ void validate(const IntegerOptions& o) {
 
 CalibrationStats calibrate(const Model& model, const std::vector<int>& tokens, int window) {
   if (tokens.empty()) throw BadInput("calibration", "no calibration tokens (quantized stages need calibration text)");
+  // The scalar FP32 kernels, whatever the machine: the formats and scales
+  // chosen from these maxima must not depend on the ISA level (cpu_isa.h).
+  const model::ScopedIsa portable(model::Isa::kScalar);
   CalibrationStats stats;
   window = std::min({window, static_cast<int>(tokens.size()), model.config.max_positions});
   QuantSimLm sim(model, SimSettings{}, window, &stats);
@@ -195,6 +199,7 @@ IntegerModel build_integer_model(const Model& model, const CalibrationStats& sta
     im.positions = make_linear(model.weights.position_embedding, {}, c.max_positions + model::kOptPositionOffset, h,
                                group, 0, im.residual_frac);
   }
+  pack_weights(im);
   return im;
 }
 

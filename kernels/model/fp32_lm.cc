@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "kernels/model/ops.h"
+#include "kernels/model/parallel.h"
 
 namespace ispsim::model {
 
@@ -54,27 +55,25 @@ void Fp32Lm::embed(const int* tokens, int n) {
   }
 }
 
-// Causal attention of one query row (at absolute position pos) over the cache
-// [0, pos]; head h reads KV head h / (num_heads / num_kv_heads) (GQA).
-void Fp32Lm::attend(int layer, int row, int pos) {
+// Causal attention of one query row (at absolute position pos) and head h
+// over the cache [0, pos]; head h reads KV head h / (num_heads / num_kv_heads)
+// (GQA). `scores` holds pos + 1 floats.
+void Fp32Lm::attend(int layer, int row, int pos, int h, float* scores) {
   const Config& c = model_.config;
   const int hd = c.head_dim, group = c.num_heads / c.num_kv_heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const std::vector<float>& k_cache = k_cache_[layer];
   const std::vector<float>& v_cache = v_cache_[layer];
-  float* scores = scores_.data();
-  for (int h = 0; h < c.num_heads; ++h) {
-    const float* q = &q_[static_cast<size_t>(row) * c.q_dim() + h * hd];
-    const size_t kv_off = static_cast<size_t>(h / group) * hd;
-    for (int t = 0; t <= pos; ++t) scores[t] = dot(q, &k_cache[kv_off + static_cast<size_t>(t) * c.kv_dim()], hd) * scale;
-    softmax(scores, pos + 1);
-    float* out = &att_out_[static_cast<size_t>(row) * c.q_dim() + h * hd];
-    std::fill(out, out + hd, 0.0f);
-    for (int t = 0; t <= pos; ++t) {
-      const float* v = &v_cache[kv_off + static_cast<size_t>(t) * c.kv_dim()];
-      const float a = scores[t];
-      for (int i = 0; i < hd; ++i) out[i] += a * v[i];
-    }
+  const float* q = &q_[static_cast<size_t>(row) * c.q_dim() + h * hd];
+  const size_t kv_off = static_cast<size_t>(h / group) * hd;
+  for (int t = 0; t <= pos; ++t) scores[t] = dot(q, &k_cache[kv_off + static_cast<size_t>(t) * c.kv_dim()], hd) * scale;
+  softmax(scores, pos + 1);
+  float* out = &att_out_[static_cast<size_t>(row) * c.q_dim() + h * hd];
+  std::fill(out, out + hd, 0.0f);
+  for (int t = 0; t <= pos; ++t) {
+    const float* v = &v_cache[kv_off + static_cast<size_t>(t) * c.kv_dim()];
+    const float a = scores[t];
+    for (int i = 0; i < hd; ++i) out[i] += a * v[i];
   }
 }
 
@@ -101,7 +100,11 @@ void Fp32Lm::attention_block(int layer, int n) {
     std::copy_n(&k_[static_cast<size_t>(r) * kvd], kvd, &k_cache_[layer][slot]);
     std::copy_n(&v_[static_cast<size_t>(r) * kvd], kvd, &v_cache_[layer][slot]);
   }
-  for (int r = 0; r < n; ++r) attend(layer, r, position_ + r);
+  // (row, head) pairs are independent: threads split them, each with its own scores.
+  parallel_for(n * c.num_heads, 1, [&](int begin, int end) {
+    std::vector<float> scores(static_cast<size_t>(position_ + n));
+    for (int i = begin; i < end; ++i) attend(layer, i / c.num_heads, position_ + i / c.num_heads, i % c.num_heads, scores.data());
+  });
   linear(att_out_.data(), n, qd, L.wo.data(), data_or_null(L.bo), h, xb_.data());
   for (size_t i = 0; i < static_cast<size_t>(n) * h; ++i) x_[i] += xb_[i];
   if (!c.norm_before) norm_rows(L.attn_norm, L.attn_norm_bias, n, x_.data(), x_.data());
@@ -151,7 +154,6 @@ void Fp32Lm::forward(const int* tokens, int n, bool all_logits, std::vector<floa
       v_cache_[l].resize(static_cast<size_t>(cache_positions_) * c.kv_dim());
     }
   }
-  scores_.resize(cache_positions_);
   if (c.positions == PositionKind::kRope) {
     const int half = c.head_dim / 2;
     cos_.resize(rows * half);

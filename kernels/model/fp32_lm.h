@@ -25,7 +25,7 @@ class Fp32Lm : public CausalLm {
   void attention_block(int layer, int n);
   void ffn_block(int layer, int n);
   void norm_rows(const std::vector<float>& weight, const std::vector<float>& bias, int n, const float* in, float* out);
-  void attend(int layer, int row, int pos);
+  void attend(int layer, int row, int pos, int head, float* scores);
 
   const Model& model_;
   int capacity_ = 0;
@@ -36,7 +36,7 @@ class Fp32Lm : public CausalLm {
   std::vector<std::vector<float>> k_cache_, v_cache_;
   int cache_positions_ = 0;  // positions allocated in each layer's cache
   // Activations for the current batch of n tokens, row-major [n, width].
-  std::vector<float> x_, xb_, q_, k_, v_, att_out_, hb_, hb2_, scores_, cos_, sin_;
+  std::vector<float> x_, xb_, q_, k_, v_, att_out_, hb_, hb2_, cos_, sin_;
 };
 
 }  // namespace ispsim::model

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/model/linear_simd.h"
+#include "kernels/model/parallel.h"
+
 namespace ispsim::model {
 
 float dot(const float* a, const float* b, int n) {
@@ -20,16 +23,10 @@ float dot(const float* a, const float* b, int n) {
 }
 
 void linear(const float* x, int rows, int in, const float* w, const float* bias, int out, float* y) {
-  // Blocks of rows keep their inputs in L1 while each weight row streams past once per block.
-  constexpr int kRowBlock = 8;
-  for (int r0 = 0; r0 < rows; r0 += kRowBlock) {
-    const int r1 = std::min(rows, r0 + kRowBlock);
-    for (int o = 0; o < out; ++o) {
-      const float* wrow = w + static_cast<size_t>(o) * in;
-      const float b = bias ? bias[o] : 0.0f;
-      for (int r = r0; r < r1; ++r) y[static_cast<size_t>(r) * out + o] = dot(x + static_cast<size_t>(r) * in, wrow, in) + b;
-    }
-  }
+  // Threads split the output columns (weight rows): each output is computed
+  // whole by one thread, so the result does not depend on the thread count.
+  const Isa isa = active_isa();
+  parallel_for(out, 32, [&](int o0, int o1) { linear_isa(isa, x, rows, in, w, bias, out, o0, o1, y); });
 }
 
 void rms_norm(const float* x, const float* weight, int n, float eps, float* out) {

@@ -8,6 +8,7 @@
 #include "kernels/int/int_norm.h"
 #include "kernels/int/int_rope.h"
 #include "kernels/int/requant.h"
+#include "kernels/model/parallel.h"
 
 namespace ispsim::rag {
 
@@ -27,34 +28,33 @@ void IntBackend::norm_rows(const integer::IntNorm& norm, int n, const int32_t* i
   w.gamma_frac_bits = norm.gamma_frac_bits;
   w.eps_q40 = norm.eps_q40;
   w.beta = norm.beta.empty() ? nullptr : norm.beta.data();
-  tmp_.resize(static_cast<size_t>(h));
-  for (int r = 0; r < n; ++r) {
-    const int shift = integer::requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp_.data());
-    int32_t* y = out + static_cast<size_t>(r) * h;
-    if (norm.layer_norm)
-      integer::int_layernorm(tmp_.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
-    else
-      integer::int_rmsnorm(tmp_.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
-  }
+  // Rows are independent: threads split them, each with its own scratch row.
+  model::parallel_for(n, 1, [&](int r0, int r1) {
+    std::vector<int32_t> tmp(static_cast<size_t>(h));
+    for (int r = r0; r < r1; ++r) {
+      const int shift = integer::requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp.data());
+      int32_t* y = out + static_cast<size_t>(r) * h;
+      if (norm.layer_norm)
+        integer::int_layernorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+      else
+        integer::int_rmsnorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+    }
+  });
 }
 
 void IntBackend::quantize_rows(const int32_t* in, int n, int cols) {
   const int groups = (cols + m_.group - 1) / m_.group;
   xq_.resize(static_cast<size_t>(n) * cols);
   xs_.resize(static_cast<size_t>(n) * groups);
-  for (int r = 0; r < n; ++r)
-    integer::quantize_groups_int8(in + static_cast<size_t>(r) * cols, cols, m_.group, &xq_[static_cast<size_t>(r) * cols],
-                                  &xs_[static_cast<size_t>(r) * groups]);
+  model::parallel_for(n, 1, [&](int r0, int r1) {
+    for (int r = r0; r < r1; ++r)
+      integer::quantize_groups_int8(in + static_cast<size_t>(r) * cols, cols, m_.group,
+                                    &xq_[static_cast<size_t>(r) * cols], &xs_[static_cast<size_t>(r) * groups]);
+  });
 }
 
 void IntBackend::linear(const integer::IntLinear& w, int n, int32_t* out) {
-  integer::gemm_s8_grouped(w.q.data(), xq_.data(), n, w.rows, w.cols, w.group, xs_.data(), w.scale.data(), out);
-  if (!w.bias.empty())
-    for (int r = 0; r < n; ++r)
-      for (int o = 0; o < w.rows; ++o) {
-        int32_t& y = out[static_cast<size_t>(r) * w.rows + o];
-        y = saturate_int32(int64_t{y} + w.bias[o]);
-      }
+  integer::int_linear(w, xq_.data(), xs_.data(), n, out);
 }
 
 void IntBackend::embed(const int* tokens, int n, Value* x) {

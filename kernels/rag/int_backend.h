@@ -47,7 +47,7 @@ class IntBackend {
 
   const integer::IntegerModel& m_;
   AttentionShape shape_;
-  std::vector<int32_t> xn_, tmp_, gate_, up_;
+  std::vector<int32_t> xn_, gate_, up_;
   std::vector<int8_t> xq_;
   std::vector<integer::Dyadic> xs_;
 };

@@ -4,8 +4,10 @@
 #include <vector>
 
 #include "kernels/int/fixed_point.h"
+#include "kernels/int/gemv_int8.h"
 #include "kernels/int/int_exp.h"
 #include "kernels/int/requant.h"
+#include "kernels/model/parallel.h"
 
 namespace ispsim::rag {
 namespace {
@@ -45,10 +47,7 @@ void fused_block(const AttentionShape& s, const IntAttentionFormat& f, const int
         const size_t kv_off = static_cast<size_t>(h / group) * hd;
         int64_t* row = &scores[(static_cast<size_t>(r) * s.heads + h) * width];
         for (int t = first; t < end; ++t) {
-          const int32_t* kt = k + static_cast<size_t>(t) * kvd + kv_off;
-          int64_t dot = 0;
-          for (int i = 0; i < hd; ++i) dot += int64_t{qh[i]} * kt[i];
-          row[t] = dot;
+          row[t] = integer::dot_s32(qh, k + static_cast<size_t>(t) * kvd + kv_off, hd);
         }
       }
     }
@@ -68,9 +67,7 @@ void fused_block(const AttentionShape& s, const IntAttentionFormat& f, const int
         const size_t kv_off = static_cast<size_t>(h / group) * hd;
         int64_t* a = &acc[state * hd];
         for (int t = first; t < end; ++t) {
-          const int32_t* vt = v + static_cast<size_t>(t) * kvd + kv_off;
-          const int64_t p = probs[state * width + t];
-          for (int i = 0; i < hd; ++i) a[i] += p * vt[i];
+          integer::axpy_s32(probs[state * width + t], v + static_cast<size_t>(t) * kvd + kv_off, hd, a);
         }
       }
     }
@@ -86,11 +83,15 @@ void fused_block(const AttentionShape& s, const IntAttentionFormat& f, const int
 
 void int_fused_attention(const AttentionShape& s, const IntAttentionFormat& f, const int32_t* q, const int* pos,
                          int rows, const int32_t* k, const int32_t* v, int cache_tokens, int32_t* out) {
-  for (int r0 = 0; r0 < rows; r0 += kRowBlock) {
-    const int n = rows - r0 < kRowBlock ? rows - r0 : kRowBlock;
-    const size_t offset = static_cast<size_t>(r0) * s.q_dim();
-    fused_block(s, f, q + offset, pos + r0, n, k, v, cache_tokens, out + offset);
-  }
+  // Row blocks are independent (each has its own buffers): threads split them.
+  const int blocks = (rows + kRowBlock - 1) / kRowBlock;
+  model::parallel_for(blocks, 1, [&](int b0, int b1) {
+    for (int r0 = b0 * kRowBlock; r0 < b1 * kRowBlock && r0 < rows; r0 += kRowBlock) {
+      const int n = rows - r0 < kRowBlock ? rows - r0 : kRowBlock;
+      const size_t offset = static_cast<size_t>(r0) * s.q_dim();
+      fused_block(s, f, q + offset, pos + r0, n, k, v, cache_tokens, out + offset);
+    }
+  });
 }
 
 void int_reference_attention(const AttentionShape& s, const IntAttentionFormat& f, const int32_t* q, const int* pos,

@@ -11,11 +11,23 @@
 
 #include "common/error.h"
 #include "common/input_file.h"
+#include "kernels/model/cpu_isa.h"
+#include "kernels/model/parallel.h"
 #include "kernels/model/tokenizer.h"
 
 namespace ispsim::cli {
 
 namespace po = boost::program_options;
+
+void add_engine_speed_options(po::options_description& d) {
+  d.add_options()
+      ("threads", po::value<int>()->default_value(1)->notifier([](int n) { model::set_engine_threads(n); }),
+       "engine worker threads (decode and prefill; results identical at any count)")
+      ("isa", po::value<std::string>()->default_value("best")->notifier([](const std::string& s) {
+         model::set_active_isa(model::parse_isa(s, "--isa"));
+       }),
+       "kernel instruction set: scalar | avx2 | avx512 | amx | best (the highest this CPU and OS support)");
+}
 
 bool parse_options(const Args& args, const std::string& command, po::options_description& d,
                    po::variables_map* vm_out) {

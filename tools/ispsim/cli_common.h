@@ -16,6 +16,12 @@
 
 namespace ispsim::cli {
 
+// --threads N and --isa LEVEL of the engine subcommands: worker threads of the
+// engine's kernels (results are identical at any N) and the instruction-set
+// level (kernels/model/cpu_isa.h; default the best this machine supports).
+void add_engine_speed_options(boost::program_options::options_description& d);
+
+
 // Parses `args` into `d`'s variables (and into `vm` if given). On --help prints
 // "usage: ispsim <command> [options]" and the options and returns false; a
 // parse error is BadInput.

@@ -71,6 +71,7 @@ void add_engine_options(po::options_description& d, EngineOptions& o) {
        "SmoothQuant migration strength alpha in [0, 1]")
       ("group-size", po::value(&o.integer.group_size)->default_value(o.integer.group_size),
        "quantization group along the hidden dimension, elements");
+  add_engine_speed_options(d);
 }
 
 // The token a sequence starts with: the one the tokenizer's post-processor adds

@@ -55,6 +55,7 @@ void add_rag_options(po::options_description& d, RagOptions& o) {
       ("calib", po::value(&o.calib_file)->default_value(o.calib_file), "calibration text of the integer engine")
       ("calib-tokens", po::value(&o.calib_tokens)->default_value(o.calib_tokens), "calibration tokens to use at most")
       ("tokens", po::value(&o.answer_tokens)->default_value(o.answer_tokens), "answer tokens decoded per prompt");
+  add_engine_speed_options(d);
 }
 
 // The engine of --quant; the model must outlive it.

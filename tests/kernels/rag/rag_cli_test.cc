@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 
@@ -67,6 +68,41 @@ TEST(RagCli, PrecomputeThenBlend) {
   CliResult all = run_cli(blend_args(store, "ship,jury", "The ship") + " --tokens 4 --ratio 1");
   ASSERT_EQ(all.exit_code, 0) << all.err;
   EXPECT_NE(all.out.find("HKVD: " + std::string(m[2]) + " of " + std::string(m[2])), std::string::npos) << all.out;
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The integer engine's store is the same bytes at any --threads and --isa
+// (batched prefill, threads and every kernel level are bit-exact, and the
+// calibration pins the scalar FP32 kernels).
+TEST(RagCli, IntegerStoreIsIdenticalAtAnyThreadCountAndIsa) {
+  const std::string docs = write_file("docs_isa.jsonl", kDocs);
+  std::string first;
+  for (const char* flags : {"--threads 1", "--threads 2 --isa scalar", "--threads 3 --isa avx2"}) {
+    const std::string store = (scratch_dir() / "store_isa").string();
+    fs::remove_all(store);
+    CliResult r = run_cli("engine precompute --model assets/brown-llama --quant int16 --docs " + shell_quote(docs) +
+                          " --out " + shell_quote(store) + " " + flags);
+    if (r.exit_code == 2 && r.err.find("not usable on this machine") != std::string::npos) continue;  // no AVX2 here
+    ASSERT_EQ(r.exit_code, 0) << flags << ": " << r.err;
+    const std::string bytes = read_bytes(fs::path(store) / "index.json") + read_bytes(fs::path(store) / "tiles.bin");
+    if (first.empty()) first = bytes;
+    EXPECT_TRUE(bytes == first) << flags;
+  }
+}
+
+TEST(RagCli, UnknownIsaAndBadThreadCountAreBadInput) {
+  const std::string docs = write_file("docs_bad_isa.jsonl", kDocs);
+  const std::string out = shell_quote((scratch_dir() / "store_bad_isa").string());
+  expect_bad_input(run_cli("engine precompute --model assets/brown-llama --docs " + shell_quote(docs) + " --out " + out +
+                           " --isa sse9"),
+                   "--isa");
+  expect_bad_input(run_cli("engine precompute --model assets/brown-llama --docs " + shell_quote(docs) + " --out " + out +
+                           " --threads 0"),
+                   "--threads");
 }
 
 TEST(RagCli, StoreOfAnotherModelIsBadInput) {

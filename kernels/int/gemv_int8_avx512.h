@@ -1,0 +1,25 @@
+// AVX-512 VNNI int8 GEMM on weights packed for vpdpbusd (integer intrinsics
+// only). Compiled with target attributes; callers check the CPU first
+// (model::isa_supported(Isa::kAvx512)).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/int/fixed_point.h"
+
+namespace ispsim::integer {
+
+struct PackedS8;
+
+#if defined(ISPSIM_HAVE_X86_SIMD)
+// Rows [r0, r1) (multiples of 16, r1 may be the ragged end) of
+// Y[t][rows] = Σ_g round(partial · act_scale[t][g] · weight_scale[r][g]) for all
+// tokens; X_biased is X + 128 as bytes, [tokens][packed.cols_padded].
+void gemm_s8_packed_avx512(const PackedS8& packed, const uint8_t* X_biased, int tokens, const Dyadic* act_scale,
+                           int r0, int r1, int32_t* Y);
+// dot_s32 / axpy_s32 of gemv_int8.h.
+int64_t dot_s32_avx512(const int32_t* a, const int32_t* b, int n);
+void axpy_s32_avx512(int64_t p, const int32_t* v, int n, int64_t* acc);
+#endif
+
+}  // namespace ispsim::integer
