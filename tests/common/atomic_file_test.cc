@@ -21,8 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// One directory per test, so that the suite also passes run as one process.
 fs::path scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("ispsim_atomic_" + std::to_string(::getpid()));
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  fs::path dir = fs::temp_directory_path() / ("ispsim_atomic_" + std::to_string(::getpid()) + "_" + test);
   fs::create_directories(dir);
   return dir / name;
 }
