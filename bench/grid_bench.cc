@@ -41,9 +41,8 @@ using namespace ispsim;
 
 const std::vector<std::string> kPlatforms = {"gpu_fullcompute", "gpu_precompute", "instattention", "aif",
                                              "memllm_base",     "memllm_fused",   "memllm_perch",  "memllm"};
-constexpr size_t kBaseline = 0;                // gpu_fullcompute
-constexpr size_t kMemLlm = 7;                  // memllm
-constexpr const char* kMemLlmName = "memllm";  // kPlatforms[kMemLlm]
+constexpr size_t kBaseline = 0;  // gpu_fullcompute
+constexpr size_t kMemLlm = 7;    // memllm
 
 struct Cell {
   std::string model, dataset, trace;
@@ -139,7 +138,8 @@ void print_memllm_pcie(std::vector<const Cell*> cells) {
   for (const Cell* cell : cells)
     if (cell->runs[kMemLlm])
       for (const auto& [key, bytes] : cell->runs[kMemLlm]->pcie_bytes) purposes.insert(key);
-  std::printf("\n%s PCIe bytes per purpose (MB, MB = 1e6 bytes), by the request's context length\n", kMemLlmName);
+  std::printf("\n%s PCIe bytes per purpose (MB, MB = 1e6 bytes), by the request's context length\n",
+              kPlatforms[kMemLlm].c_str());
   std::printf("%-22s %14s", "model dataset", "context (tok)");
   for (const auto& p : purposes) std::printf(" %28s", p.c_str());
   std::printf("\n");
