@@ -118,16 +118,21 @@ void forget_child(pid_t pid) {
   }
 }
 
-pid_t fork_child() {
-  sigset_t block, old;
+SignalsBlocked::SignalsBlocked() {
+  sigset_t block;
   sigemptyset(&block);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&block, sig);
-  sigprocmask(SIG_BLOCK, &block, &old);
+  sigprocmask(SIG_BLOCK, &block, &old_);
+}
+
+SignalsBlocked::~SignalsBlocked() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+
+pid_t fork_child() {
+  const SignalsBlocked blocked;
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) become_child(parent);
   if (pid > 0) register_child(pid);
-  sigprocmask(SIG_SETMASK, &old, nullptr);
   return pid;
 }
 

@@ -5,6 +5,7 @@
 // have been renamed into place already and stay.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 namespace ispsim::termination {
@@ -20,6 +21,19 @@ void forget_temp(int slot);
 // Child processes to forward a signal to and reap.
 void register_child(pid_t pid);
 void forget_child(pid_t pid);
+
+// While one exists, SIGINT, SIGTERM and SIGHUP wait: for steps that must not be
+// split by a signal, such as creating a temporary file and registering it.
+class SignalsBlocked {
+ public:
+  SignalsBlocked();
+  ~SignalsBlocked();
+  SignalsBlocked(const SignalsBlocked&) = delete;
+  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
+
+ private:
+  sigset_t old_;
+};
 
 // fork() for a child process that must not outlive this one: the termination
 // signals are blocked across the fork, so a signal cannot slip in before the

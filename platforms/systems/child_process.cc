@@ -17,7 +17,10 @@
 namespace ispsim::systems {
 namespace {
 
-std::string temp_path() {
+// A fresh temporary file, registered for removal on a signal before a signal can
+// arrive: otherwise one between mkstemp() and the registration leaves it behind.
+std::string registered_temp(int& slot) {
+  const termination::SignalsBlocked blocked;
   const char* dir = std::getenv("TMPDIR");
   std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/ispsim-child-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
@@ -25,6 +28,7 @@ std::string temp_path() {
   const int fd = mkstemp(buf.data());
   if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + pattern);
   close(fd);
+  slot = termination::register_temp(buf.data());
   return buf.data();
 }
 
@@ -79,8 +83,7 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
   try {
     while (next < tasks.size() || !running.empty()) {
       while (next < tasks.size() && running.size() < jobs) {
-        paths[next] = temp_path();
-        temp_slots[next] = termination::register_temp(paths[next].c_str());
+        paths[next] = registered_temp(temp_slots[next]);
         const pid_t pid = termination::fork_child();
         if (pid < 0) throw std::runtime_error("fork failed");
         if (pid == 0) child(tasks[next], paths[next]);
