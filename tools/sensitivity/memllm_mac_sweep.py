@@ -18,7 +18,8 @@ values of the power table are read from `ispsim describe memllm`.
 
 usage: tools/sensitivity/memllm_mac_sweep.py [--ispsim build/release/tools/ispsim/ispsim]
          [--model SmolLM2-1.7B] [--datasets cad,wik,hpt] [--macs 1,2,4,8,16,32,64]
-         [--dram-gib 8,16] [--jobs 2] [--workdir DIR] [--trace-options '--answer-tokens 8']
+         [--dram-gib 8,16] [--paths orin,4GBps,server] [--jobs 2] [--workdir DIR]
+         [--trace-options '--answer-tokens 8'] [--set ssd.stream_model=AGGREGATED ...]
 """
 import argparse
 import concurrent.futures
@@ -29,13 +30,14 @@ import subprocess
 import sys
 import tempfile
 
-# Host storage paths: name -> --set overrides. "gen4x4" is the default link
-# (PCIe 4.0 x4, link.proto); "gen3x2" is a slower effective path (PCIe 3.0 x2,
-# about a quarter of the bandwidth), standing in for a host file-system read
-# path until a fitted one is available.
+# Host storage read paths: name -> --set overrides. "orin" is the default, the
+# Jetson Orin NX read path fitted to MemLLM Sec. III-A (host.storage_read_gbps =
+# 0.25 GB/s, at the bound of its plausible range); "server" is the A100 server's
+# fit (100 GB/s, platforms/server_gpu_*.textproto); "4GBps" lies between.
 STORAGE_PATHS = {
-    "gen4x4": [],
-    "gen3x2": ["link.pcie_generation=3", "link.lanes=2"],
+    "orin": [],
+    "4GBps": ["host.storage_read_gbps=4"],
+    "server": ["host.storage_read_gbps=100"],
 }
 
 
@@ -72,6 +74,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--trace-options", default="",
                     help="extra 'ispsim trace gen' options, e.g. '--answer-tokens 8' to bound long decodes")
+    ap.add_argument("--set", action="append", default=[], dest="overrides",
+                    help="an extra --set for every run, e.g. ssd.stream_model=AGGREGATED for long contexts")
     ap.add_argument("--workdir", default=None, help="keep the traces here (default: a temporary directory)")
     a = ap.parse_args()
     macs = [int(m) for m in a.macs.split(",")]
@@ -96,7 +100,7 @@ def main():
         for d in datasets:
             for p in paths:
                 for g in drams:
-                    base = STORAGE_PATHS[p] + [f"host.dram_capacity_bytes={int(g * 2**30)}"]
+                    base = a.overrides + STORAGE_PATHS[p] + [f"host.dram_capacity_bytes={int(g * 2**30)}"]
                     jobs[(d, p, g, "fc")] = pool.submit(run, a.ispsim, "gpu_fullcompute", traces[d], base)
                     for m in macs:
                         jobs[(d, p, g, m)] = pool.submit(run, a.ispsim, "memllm", traces[d],
@@ -109,7 +113,8 @@ def main():
         return f"{fc['latency_ms'] / ml['latency_ms']:.2f}"
 
     print(f"Speedup of MemLLM over GPU-FullCompute, {a.model}, shape-only traces (seed 1"
-          f"{', ' + a.trace_options if a.trace_options else ''}); "
+          f"{', ' + a.trace_options if a.trace_options else ''}"
+          f"{''.join(', --set ' + o for o in a.overrides)}); "
           f"ISP compute / NAND stream = MemLLM's SSD attention ops summed, at {macs[0]} MAC/PE/cycle\n")
     print("| dataset | storage path | host DRAM | GPU-FC (ms) | " +
           " | ".join(f"{m} MAC" for m in macs) + f" | ISP compute (ms) | NAND stream (ms) |")
