@@ -9,7 +9,8 @@
 //  - the grid's wall time and simulated NAND page reads per wall-clock second.
 //
 // usage: ispsim_bench_grid [jobs (default 2)] [models (comma list)] [datasets (comma list)]
-//                          [max context tokens] [max answer tokens]
+//                          [max context tokens|-] [max answer tokens|-] [settings (comma list)]
+// Settings are `--set` overrides for every system, e.g. ssd.stream_model=AGGREGATED.
 // The caps (ShapeOptions::max_context_tokens / max_answer_tokens: drawn documents
 // scaled down together, drawn answers cut) keep the ctest acceptance run short;
 // without them every request has the profiles' published lengths.
@@ -164,10 +165,13 @@ int sc_main(int argc, char** argv) {
       bench::split_list(argc > 2 ? argv[2] : "SmolLM2-135M,SmolLM2-360M,SmolLM2-1.7B,OPT-350M,OPT-1.3B,OPT-2.7B");
   const std::vector<std::string> datasets = bench::split_list(argc > 3 ? argv[3] : "fin,tat,cov,cad,prv,wik,web,hpt");
   std::optional<uint64_t> max_context, max_answer;
-  if (argc > 4) max_context = std::stoull(argv[4]);
-  if (argc > 5) max_answer = std::stoull(argv[5]);
+  // "-" leaves a cap out.
+  if (argc > 4 && std::string(argv[4]) != "-") max_context = std::stoull(argv[4]);
+  if (argc > 5 && std::string(argv[5]) != "-") max_answer = std::stoull(argv[5]);
+  // Settings for every system, e.g. ssd.stream_model=AGGREGATED for uncapped contexts.
+  const std::vector<std::string> overrides = argc > 6 ? bench::split_list(argv[6]) : std::vector<std::string>{};
   std::vector<schema::LoadedPlatform> platforms;
-  for (const auto& name : kPlatforms) platforms.push_back(schema::load_platform(name, {}));
+  for (const auto& name : kPlatforms) platforms.push_back(schema::load_platform(name, overrides));
   const auto dir = std::filesystem::temp_directory_path() / ("ispsim_grid_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   struct RemoveOnExit {
