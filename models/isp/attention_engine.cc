@@ -17,6 +17,11 @@ namespace {
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
+std::unique_ptr<const PageCompute> required(std::unique_ptr<const PageCompute> compute) {
+  if (!compute) throw std::logic_error("AttentionEngine: no accelerator (PageCompute)");
+  return compute;
+}
+
 }  // namespace
 
 const char* to_string(Organization organization) {
@@ -37,7 +42,7 @@ struct AttentionEngine::Shape {
   uint64_t appended_total = 0;   // A = in flash + supplied
   uint64_t passes = 1;
   uint64_t rows_per_pass = 0;
-  SimdMode mode = SimdMode::kBroadside;
+  ComputeMode mode = 0;
 };
 
 // Costs of one computed tile that both run() and plan() count.
@@ -86,6 +91,7 @@ struct AttentionEngine::Op {
 
 AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray& flash,
                                  const KvPlacement& placement, const IspConfig& isp,
+                                 std::unique_ptr<const PageCompute> compute,
                                  const CoordinatorConfig& coordinator, Organization organization,
                                  Reduction reduction, core::Server& controller_dram, core::Server& internal_bus,
                                  core::EnergyLedger* ledger)
@@ -99,7 +105,8 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
       dram_(controller_dram),
       bus_(internal_bus),
       ledger_(ledger),
-      simd_(isp),
+      compute_(required(std::move(compute))),
+      mode_encoding_(simd_mode_encoding(*compute_)),
       lse_(coordinator),
       page_bytes_(flash.config().page_bytes),
       channels_(flash.config().channels),
@@ -145,9 +152,10 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
   const std::string path = this->name();
   if (ledger_ != nullptr) {
     if (organization == Organization::PER_CHANNEL) {
-      for (unsigned c = 0; c < channels_; ++c) ledger_->add_static_power(path + ".ch" + std::to_string(c), isp.static_power_w);
+      for (unsigned c = 0; c < channels_; ++c)
+        ledger_->add_static_power(path + ".ch" + std::to_string(c), compute_->static_power_w());
     } else {
-      ledger_->add_static_power(path + ".central", isp.static_power_w);
+      ledger_->add_static_power(path + ".central", compute_->static_power_w());
     }
     if (reduction == Reduction::GLOBAL_SRAM) ledger_->add_static_power(path + ".reduction", coordinator.static_power_w);
   }
@@ -166,11 +174,11 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
   stats_.formula_integer("tokens_substituted", "count", "precomputed entries replaced by their recomputed entry",
                          [this] { return tokens_substituted_; });
   stats_.formula_integer("macs", "count", "FP16 multiply-accumulates", [this] { return macs_; });
-  for (SimdMode mode : {SimdMode::kBroadside, SimdMode::kCascaded}) {
-    const std::string mode_name = simd_mode_encoding().name_of(simd_mode_value(mode));
-    const int slot = mode == SimdMode::kBroadside ? 0 : 1;
-    stats_.formula("simd_busy_" + mode_name, "ns", "accelerator time (filter + SIMD) of tiles in " + mode_name + " mode",
-                   [this, slot] { return simd_busy_ps_[slot] * 1e-3; });
+  simd_busy_ps_.assign(compute_->modes().size(), 0);
+  for (ComputeMode mode = 0; mode < compute_->modes().size(); ++mode) {
+    const ModeInfo& info = compute_->modes()[mode];
+    stats_.formula("simd_busy_" + info.name, "ns", info.busy_description,
+                   [this, mode] { return simd_busy_ps_[mode] * 1e-3; });
   }
   stats_.formula("isp_compute_time", "ns",
                  "accelerator time of the busiest channel (all tiles when centralized), summed over ops",
@@ -201,8 +209,8 @@ sc_time AttentionEngine::nand_stream_time(uint64_t pages) const {
   return sc_time::from_value(t_r + t_out + (pages - 1) * std::max(t_out, sense));
 }
 
-sc_time AttentionEngine::simd_busy(SimdMode mode) const {
-  return sc_time::from_value(simd_busy_ps_[mode == SimdMode::kBroadside ? 0 : 1]);
+sc_time AttentionEngine::simd_busy(ComputeMode mode) const {
+  return sc_time::from_value(simd_busy_ps_.at(mode));
 }
 
 AttentionEngine::Shape AttentionEngine::check(const AttentionWork& work) const {
@@ -256,8 +264,8 @@ AttentionEngine::Shape AttentionEngine::check(const AttentionWork& work) const {
     s.passes = 1;
     s.rows_per_pass = work.query_rows;
   }
-  s.mode = simd_.choose_mode(placement_.tokens_per_tile(), s.rows_per_pass * s.group, s.head_dim, s.kv_bits,
-                             s.act_bits);
+  s.mode = compute_->choose_mode(placement_.tokens_per_tile(),
+                                 TileShape{s.rows_per_pass * s.group, s.head_dim, s.kv_bits, s.act_bits});
   return s;
 }
 
@@ -289,13 +297,13 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
     if (previous != nullptr && previous->in_flash == tile.in_flash && previous->region == tile.region && previous->first_entry == tile.first_entry &&
         previous->entries == tile.entries) {
       tile.filter = previous->filter;
-      tile.simd = previous->simd;
+      tile.cost = previous->cost;
     } else {
       tile.filter = tile.region == trace::KV_REGION_PRECOMPUTED
                         ? filter.precomputed_page(tile.first_entry, tile.entries, with_tokens)
                         : filter.appended_page(tile.first_entry, tile.entries, with_tokens);
-      tile.simd = simd_.page_cost(shape.mode, tile.filter.kept, out.row_heads_per_tile, shape.head_dim,
-                                  shape.kv_bits, shape.act_bits);
+      tile.cost = compute_->tile_cost(shape.mode, tile.filter, tile.entries,
+                                      TileShape{out.row_heads_per_tile, shape.head_dim, shape.kv_bits, shape.act_bits});
     }
     out.tiles.push_back(std::move(tile));
   };
@@ -352,7 +360,7 @@ uint64_t AttentionEngine::q_bytes(const PlannedTile& tile, uint64_t row_heads, u
 }
 
 uint64_t AttentionEngine::compute_ps(const PlannedTile& tile) const {
-  return isp_.cycles_to_ps(tile.filter.cycles + tile.simd.cycles);
+  return compute_->cycles_to_ps(tile.cost.cycles);
 }
 
 uint64_t AttentionEngine::page_time_ps(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const {
@@ -375,7 +383,7 @@ TileAccount account(const PlannedTile& tile, uint64_t row_heads, uint64_t q_byte
                     const CoordinatorConfig& coordinator, const LseReduction& lse, uint32_t head_dim,
                     uint32_t act_bits) {
   TileAccount a;
-  a.compute_pj = tile.simd.energy_pj;
+  a.compute_pj = tile.cost.energy_pj;
   if (tile.in_flash) a.compute_pj += double(page_bytes) * isp.scratchpad_pj_per_byte;  // page into the scratchpad
   const bool computed = tile.filter.kept > 0;
   const ReductionCost partial = lse.partial_cost(computed ? row_heads : 0, head_dim, act_bits);
@@ -421,8 +429,9 @@ AttentionPlan AttentionEngine::plan(const AttentionWork& work) const {
       p.tokens_kept += tile.filter.kept;
       p.tokens_substituted += tile.filter.substituted;
       p.tokens_dropped += tile.filter.dropped;
-      p.macs += tile.simd.macs;
-      p.simd_cycles += tile.filter.cycles + tile.simd.cycles;
+      p.macs += tile.cost.macs;
+      p.simd_cycles += tile.cost.cycles;
+      p.sram_io_cycles += tile.cost.sram_io_cycles;
       const uint64_t q = q_bytes(tile, tiles.row_heads_per_tile, shape.act_bits);
       const TileAccount a =
           account(tile, tiles.row_heads_per_tile, q, page_bytes_, tile.entries * kv_bytes_per_token_head(work.shape),
@@ -884,8 +893,9 @@ void AttentionEngine::tile_computed(const PlannedTile& tile) {
   tokens_kept_ += tile.filter.kept;
   tokens_dropped_ += tile.filter.dropped;
   tokens_substituted_ += tile.filter.substituted;
-  macs_ += tile.simd.macs;
-  simd_busy_ps_[op.shape.mode == SimdMode::kBroadside ? 0 : 1] += compute_ps(tile);
+  macs_ += tile.cost.macs;
+  sram_io_cycles_ += tile.cost.sram_io_cycles;
+  simd_busy_ps_[op.shape.mode] += compute_ps(tile);
   op.compute_ps[organization_ == Organization::PER_CHANNEL ? tile.channel : 0] += compute_ps(tile);
   const uint64_t q = q_bytes(tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
   const TileAccount a = account(tile, op.tiles.row_heads_per_tile, q, page_bytes_,
@@ -983,19 +993,23 @@ void AttentionEngine::on_step() {
   if (done) done();
 }
 
-const vcd::Encoding& AttentionEngine::simd_mode_encoding() {
-  static const vcd::Encoding encoding{"simd_mode", {{0, "idle"}, {1, "broadside"}, {2, "cascaded"}}};
+vcd::Encoding AttentionEngine::simd_mode_encoding(const PageCompute& compute) {
+  vcd::Encoding encoding{"simd_mode", {{0, "idle"}}};
+  for (ComputeMode mode = 0; mode < compute.modes().size(); ++mode)
+    encoding.values.push_back({simd_mode_value(mode), compute.modes()[mode].name});
   return encoding;
 }
 
 void AttentionEngine::trace(vcd::Writer& writer) {
   const std::string path = name();
+  unsigned width = 1;  // bits for the values 0 .. modes
+  while ((uint64_t(1) << width) <= compute_->modes().size()) ++width;
   if (organization_ == Organization::PER_CHANNEL) {
     for (unsigned c = 0; c < channels_; ++c)
-      writer.add(path + ".ch" + std::to_string(c) + ".simd_mode", 2, mode_signals_[c],
-                 {vcd::Role::kSimd, static_cast<int>(c), &simd_mode_encoding()});
+      writer.add(path + ".ch" + std::to_string(c) + ".simd_mode", width, mode_signals_[c],
+                 {vcd::Role::kSimd, static_cast<int>(c), &mode_encoding_});
   } else {
-    writer.add(path + ".central.simd_mode", 2, mode_signals_[0], {vcd::Role::kSimd, -1, &simd_mode_encoding()});
+    writer.add(path + ".central.simd_mode", width, mode_signals_[0], {vcd::Role::kSimd, -1, &mode_encoding_});
   }
   reader_->trace(writer);
   // The LSE merges run in the Flash-Coordinator with its global SRAM, else in the controller.

@@ -16,9 +16,15 @@
 // (context 0, rows = P) all follow this rule. With `causal`, a row sees the
 // positions <= its own.
 //
+// The accelerator is a PageCompute (page_compute.h: the Elastic-SIMD or a
+// plug-in, chosen by modules.isp_accelerator): it costs each tile (cycles,
+// MACs, scratchpad traffic, energy) and picks the op's mode; the engine never
+// asks which accelerator it has.
+//
 // PER_CHANNEL (MemLLM-PerCh, MemLLM): a nand::StreamReader (PIPELINED, the
 // precomputed-KV buffers of the scratchpad) per engine; each channel's consumer
-// time for a page = Stream Filter cycles + Elastic-SIMD cycles (elastic_simd.h),
+// time for a page = the accelerator's cycles for the tile (elastic_simd.h:
+// Stream Filter + Elastic-SIMD),
 // at least the time to bring the page's Q rows (GLOBAL_SRAM: from the Q
 // broadcast buffer at sram_bytes_per_cycle; CONTROLLER_DRAM: from controller
 // DRAM at 1/channels of its bandwidth, a fair-share approximation; the bytes go
@@ -28,7 +34,7 @@
 //   GLOBAL_SRAM: merged by the LSE engine (a core::Server: occupancy
 //     n*ceil(d/lanes) cycles, latency lse_pipeline_cycles) as the page finishes;
 //   CONTROLLER_DRAM: written to controller DRAM, read back, then merged.
-// CENTRALIZED (MemLLM-Base, MemLLM-Fused): one Elastic-SIMD in the controller.
+// CENTRALIZED (MemLLM-Base, MemLLM-Fused): one accelerator in the controller.
 // Each page, once out of its channel, crosses the internal bus, is written to
 // controller DRAM, and read back with its Q rows and the running (O, m, l) of its
 // row-heads (read and written back) before the central SIMD (a core::Server)
@@ -38,7 +44,7 @@
 // pass over the pages per chunk (lse_reduction.h).
 //
 // Where the time goes (per op, summed in the statistics): ISP compute time =
-// the accelerator time (Stream Filter + Elastic-SIMD cycles) of the busiest
+// the accelerator time (PageCompute cycles of its tiles) of the busiest
 // channel's tiles (PER_CHANNEL) or of all tiles (CENTRALIZED), over all passes;
 // NAND stream time = the time the flash alone needs to deliver the op's pages
 // with infinitely fast accelerators, per pass tR + tOut + (n - 1) x
@@ -50,11 +56,11 @@
 // time. With a timeline, one span per op on "<name>.ops" names both.
 //
 // Energy (per op, to the ledger): per channel "<name>.ch<c>" (PER_CHANNEL) or
-// "<name>.central" (CENTRALIZED) = Elastic-SIMD energy of its tiles (MACs, exps,
-// vector ops, scratchpad reads) + NAND pages written into the scratchpad;
+// "<name>.central" (CENTRALIZED) = the accelerator's energy of its tiles (MACs,
+// exps, vector ops, scratchpad traffic) + NAND pages written into the scratchpad;
 // "<name>.reduction" = LSE merges (+ global SRAM: Q broadcast reads, O buffer
 // read/write, with GLOBAL_SRAM). Static power is declared at
-// construction: channels x IspParams.static_power_w (1 for CENTRALIZED) and,
+// construction: channels x the accelerator's static power (1 for CENTRALIZED) and,
 // with GLOBAL_SRAM, FlashCoordinatorParams.static_power_w.
 // NAND, DRAM and bus energies belong to their own models.
 #pragma once
@@ -71,9 +77,9 @@
 #include "models/core/stats.h"
 #include "models/core/timeline.h"
 #include "models/core/vcd.h"
-#include "models/isp/elastic_simd.h"
 #include "models/isp/isp_config.h"
 #include "models/isp/lse_reduction.h"
+#include "models/isp/page_compute.h"
 #include "models/isp/stream_filter.h"
 #include "models/isp/tiling.h"
 #include "models/nand/flash_array.h"
@@ -103,14 +109,15 @@ const char* to_string(Reduction reduction);
 struct AttentionPlan {
   uint64_t passes = 1;           // row chunks (GLOBAL_SRAM buffers)
   uint64_t rows_per_pass = 0;
-  SimdMode mode = SimdMode::kBroadside;
+  ComputeMode mode = 0;          // index into the accelerator's modes()
   uint64_t pages_per_pass = 0;   // NAND pages read per pass
   uint64_t supplied_tiles = 0;   // on-chip tiles of supplied own tokens, per pass
   uint64_t tokens_kept = 0;      // over all passes
   uint64_t tokens_substituted = 0;
   uint64_t tokens_dropped = 0;
   uint64_t macs = 0;
-  uint64_t simd_cycles = 0;      // SIMD + filter cycles summed over pages and tiles
+  uint64_t simd_cycles = 0;      // accelerator cycles summed over pages and tiles
+  uint64_t sram_io_cycles = 0;   // of which exposed scratchpad / SRAM traffic
   uint64_t partials = 0;         // partial outputs merged
   uint64_t reduction_cycles = 0; // LSE occupancy summed
   uint64_t dram_bytes = 0;       // controller DRAM bytes, both directions
@@ -130,7 +137,7 @@ struct PlannedTile {
   uint64_t first_entry = 0;        // position (precomputed) or append index (appended)
   uint32_t entries = 0;
   FilterResult filter;             // counts (tokens listed when asked for)
-  PageCost simd;                   // Elastic-SIMD cost of the kept tokens
+  TileCost cost;                   // the accelerator's cost of the tile
 };
 
 // The rows and tiles of one pass (row chunk).
@@ -145,9 +152,12 @@ struct PassTiles {
 class AttentionEngine : public sc_core::sc_module {
  public:
   // `placement`, `flash`, the servers and the ledger must outlive the engine.
-  // `ledger` may be null (no energy recorded).
+  // `ledger` may be null (no energy recorded). `isp` holds the scratchpad's and
+  // the Stream Filter's parameters; `compute` is the accelerator (one per
+  // channel, or the central one: all alike).
   AttentionEngine(sc_core::sc_module_name name, nand::FlashArray& flash, const KvPlacement& placement,
-                  const IspConfig& isp, const CoordinatorConfig& coordinator,
+                  const IspConfig& isp, std::unique_ptr<const PageCompute> compute,
+                  const CoordinatorConfig& coordinator,
                   Organization organization, Reduction reduction, core::Server& controller_dram,
                   core::Server& internal_bus, core::EnergyLedger* ledger);
   ~AttentionEngine() override;
@@ -219,16 +229,20 @@ class AttentionEngine : public sc_core::sc_module {
   uint64_t compute_bound_ops() const { return compute_bound_ops_; }
   // The NAND stream time of a pass whose busiest channel reads `pages` pages.
   sc_core::sc_time nand_stream_time(uint64_t pages) const;
-  sc_core::sc_time simd_busy(SimdMode mode) const;
+  sc_core::sc_time simd_busy(ComputeMode mode) const;
+  uint64_t sram_io_cycles() const { return sram_io_cycles_; }  // summed over tiles computed
+  const PageCompute& compute() const { return *compute_; }
 
-  // Waveforms: <name>.ch<c>.simd_mode (2 bits: 0 idle, 1 broadside, 2 cascaded) per
-  // channel (PER_CHANNEL) or <name>.central.simd_mode; the reader's scratchpad
-  // occupancy (<name>.reader.consumerN.occupancy); <name>.reduction.outstanding.
+  // Waveforms: <name>.ch<c>.simd_mode (0 idle, 1 + the accelerator's mode index;
+  // e.g. 1 broadside, 2 cascaded) per channel (PER_CHANNEL) or
+  // <name>.central.simd_mode; the reader's scratchpad occupancy
+  // (<name>.reader.consumerN.occupancy); <name>.reduction.outstanding.
   void trace(vcd::Writer& writer);
-  // The names of simd_mode values, for the waveform (GTKWave filter "simd_mode"),
-  // the README and the simd_busy_<name> statistics; simd_mode_value() encodes.
-  static const vcd::Encoding& simd_mode_encoding();
-  static uint64_t simd_mode_value(SimdMode mode) { return mode == SimdMode::kBroadside ? 1 : 2; }
+  // The names of simd_mode values of an accelerator, for the waveform (GTKWave
+  // filter "simd_mode"), the README and the simd_busy_<name> statistics;
+  // simd_mode_value() encodes.
+  static vcd::Encoding simd_mode_encoding(const PageCompute& compute);
+  static uint64_t simd_mode_value(ComputeMode mode) { return uint64_t(mode) + 1; }
   // Records, per pass of every op, one span per channel on track "<name>.ch<c>":
   // from the start of the pass to the channel's last page done. Null: none.
   void set_timeline(core::Timeline* timeline) { timeline_ = timeline; }
@@ -268,7 +282,8 @@ class AttentionEngine : public sc_core::sc_module {
   core::Server& bus_;
   core::EnergyLedger* ledger_;
   core::Timeline* timeline_ = nullptr;
-  const ElasticSimd simd_;
+  const std::unique_ptr<const PageCompute> compute_;
+  const vcd::Encoding mode_encoding_;
   const LseReduction lse_;
   const uint32_t page_bytes_;
   const unsigned channels_;
@@ -292,7 +307,8 @@ class AttentionEngine : public sc_core::sc_module {
 
   uint64_t ops_ = 0, pages_read_ = 0, pages_computed_ = 0, tokens_kept_ = 0, tokens_dropped_ = 0,
            tokens_substituted_ = 0, macs_ = 0, dram_bytes_ = 0, bus_bytes_ = 0;
-  uint64_t simd_busy_ps_[2] = {0, 0};
+  std::vector<uint64_t> simd_busy_ps_;  // by mode
+  uint64_t sram_io_cycles_ = 0;
   uint64_t isp_compute_ps_ = 0, nand_stream_ps_ = 0, op_time_ps_ = 0, compute_bound_ops_ = 0;
   std::vector<vcd::Signal> mode_signals_;  // per channel, or one (CENTRALIZED)
   stats::Group stats_;

@@ -72,4 +72,35 @@ SimdMode ElasticSimd::choose_mode(uint64_t tokens, uint64_t row_heads, uint32_t 
                                                                           : SimdMode::kBroadside;
 }
 
+const std::vector<ModeInfo>& ElasticSimd::modes() const {
+  static const std::vector<ModeInfo> modes{
+      {"broadside", "accelerator time (filter + SIMD) of tiles in broadside mode"},
+      {"cascaded", "accelerator time (filter + SIMD) of tiles in cascaded mode"}};
+  return modes;
+}
+
+ComputeMode ElasticSimd::choose_mode(uint64_t tokens, const TileShape& shape) const {
+  return mode_of(choose_mode(tokens, shape.row_heads, shape.head_dim, shape.kv_bits, shape.q_bits));
+}
+
+TileCost ElasticSimd::tile_cost(ComputeMode mode, const FilterResult& filter, uint32_t /*entries*/,
+                                const TileShape& shape) const {
+  const PageCost page =
+      page_cost(simd_mode_of(mode), filter.kept, shape.row_heads, shape.head_dim, shape.kv_bits, shape.q_bits);
+  TileCost cost;
+  cost.compute_cycles = page.cycles;
+  cost.sram_io_cycles = filter.cycles;
+  cost.cycles = cost.sram_io_cycles + cost.compute_cycles;
+  cost.macs = page.macs;
+  cost.computed_tokens = page.macs > 0 ? filter.kept : 0;
+  cost.scratchpad_bytes = page.scratchpad_bytes;
+  cost.energy_pj = page.energy_pj;
+  return cost;
+}
+
+double ElasticSimd::peak_power_w() const {
+  const double macs_per_s = double(config_.pes) * config_.macs_per_pe_per_cycle * config_.clock_ghz * 1e9;
+  return config_.static_power_w + macs_per_s * config_.mac_pj * 1e-12;
+}
+
 }  // namespace ispsim::isp

@@ -33,11 +33,18 @@
 // the smaller cycles x energy. Broadside is never slower than cascaded but reads
 // K/V n times; cascaded reads them once per Q tile, so for thin GEMMs it wins on
 // energy at a few percent more cycles; for GEMV (n small) broadside wins on both.
+//
+// As a PageCompute (page_compute.h, registered as "elastic_simd"): the modes are
+// broadside (0) and cascaded (1); a tile costs the Stream Filter's pass over its
+// entries (FilterResult::cycles, reported as SRAM I/O: the filter streams the
+// page buffer into the dense tile) followed by page_cost() of the kept tokens.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "models/isp/isp_config.h"
+#include "models/isp/page_compute.h"
 
 namespace ispsim::isp {
 
@@ -54,8 +61,13 @@ struct PageCost {
   double energy_pj = 0;
 };
 
-class ElasticSimd {
+class ElasticSimd : public PageCompute {
  public:
+  static constexpr ComputeMode kBroadsideMode = 0;
+  static constexpr ComputeMode kCascadedMode = 1;
+  static ComputeMode mode_of(SimdMode mode) { return mode == SimdMode::kBroadside ? kBroadsideMode : kCascadedMode; }
+  static SimdMode simd_mode_of(ComputeMode mode) { return mode == kBroadsideMode ? SimdMode::kBroadside : SimdMode::kCascaded; }
+
   explicit ElasticSimd(const IspConfig& config);
 
   // Cost of one page: `tokens` t computed tokens, `row_heads` n, `head_dim` d,
@@ -68,6 +80,15 @@ class ElasticSimd {
   // L: exposed softmax latency per tile, cycles.
   uint64_t softmax_latency_cycles() const;
   const IspConfig& config() const { return config_; }
+
+  // PageCompute
+  const std::vector<ModeInfo>& modes() const override;
+  ComputeMode choose_mode(uint64_t tokens, const TileShape& shape) const override;
+  TileCost tile_cost(ComputeMode mode, const FilterResult& filter, uint32_t entries,
+                     const TileShape& shape) const override;
+  uint64_t cycles_to_ps(uint64_t cycles) const override { return config_.cycles_to_ps(cycles); }
+  double static_power_w() const override { return config_.static_power_w; }
+  double peak_power_w() const override;
 
  private:
   IspConfig config_;

@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "models/isp/register_all.h"
+#include "platforms/schema/defaults.h"
 
 namespace ispsim::ssd {
 
@@ -14,11 +16,21 @@ const char* const kComponents[4] = {"controller", "dram", "bus", "nand"};
 
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
+// The ISP accelerator that modules.isp_accelerator names (BadInput for an unknown one).
+std::unique_ptr<const isp::PageCompute> accelerator(const schema::ModuleSelection& modules,
+                                                    const schema::IspParams& isp) {
+  schema::ModuleSelection selection = modules;
+  schema::apply_defaults(selection);
+  isp::register_all();
+  return isp::accelerators().create(selection.isp_accelerator(), isp, "isp");
+}
+
 }  // namespace
 
 Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const schema::SsdParams& ssd,
          const schema::IspParams& isp, const schema::FlashCoordinatorParams& coordinator, const KvSpace& kv,
-         link::Nvme& nvme, core::EnergyLedger* ledger, bool computational)
+         link::Nvme& nvme, core::EnergyLedger* ledger, bool computational,
+         const schema::ModuleSelection& modules)
     : sc_core::sc_module(name),
       config_(SsdConfig::from_params(ssd, "ssd")),
       computational_(computational),
@@ -44,7 +56,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
                                           isp_config.mac_pj);
   }
   engine_ = std::make_unique<isp::AttentionEngine>(
-      "attention", flash_, *placement_, isp::IspConfig::from_params(isp, "isp"),
+      "attention", flash_, *placement_, isp::IspConfig::from_params(isp, "isp"), accelerator(modules, isp),
       isp::CoordinatorConfig::from_params(coordinator, "flash_coordinator"), config_.organization,
       config_.reduction, dram_, bus_, computational ? ledger_ : nullptr);
 

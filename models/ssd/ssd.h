@@ -79,6 +79,7 @@
 #include "models/ssd/ssd_config.h"
 #include "platforms/schema/flash_coordinator.pb.h"
 #include "platforms/schema/isp.pb.h"
+#include "platforms/schema/module_selection.pb.h"
 #include "platforms/schema/nand.pb.h"
 #include "platforms/schema/ssd.pb.h"
 #include "traces/trace.pb.h"
@@ -102,9 +103,12 @@ class Ssd : public sc_core::sc_module {
   // `computational` is a conventional SSD (the GPU baselines'): it has no ISP
   // accelerators or Flash-Coordinator, so their static power is not charged,
   // and attention() on it is a programming error (std::logic_error).
+  // `modules.isp_accelerator` names the accelerator (isp::accelerators(),
+  // BadInput for an unknown name); unset, the schema's default.
   Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const schema::SsdParams& ssd,
       const schema::IspParams& isp, const schema::FlashCoordinatorParams& coordinator,
-      const KvSpace& kv, link::Nvme& nvme, core::EnergyLedger* ledger = nullptr, bool computational = true);
+      const KvSpace& kv, link::Nvme& nvme, core::EnergyLedger* ledger = nullptr, bool computational = true,
+      const schema::ModuleSelection& modules = schema::ModuleSelection());
   ~Ssd() override;
 
   // Conventional NVMe read of entries [token_begin, token_end) of `layer`'s

@@ -248,7 +248,8 @@ struct System : sc_core::sc_module {
         ssd("ssd", loaded.platform.nand(), loaded.platform.ssd(), loaded.platform.isp(),
             loaded.platform.flash_coordinator(), kv, nvme, &ledger,
             /*computational=*/loaded.platform.placement().prefill_attention() == schema::PlacementParams::SSD_ISP ||
-                loaded.platform.placement().decode_attention() == schema::PlacementParams::SSD_ISP) {}
+                loaded.platform.placement().decode_attention() == schema::PlacementParams::SSD_ISP,
+            loaded.platform.modules()) {}
   link::PcieLink pcie;
   link::Nvme nvme;
   host::Gpu gpu;

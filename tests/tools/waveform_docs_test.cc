@@ -9,6 +9,7 @@
 
 #include "models/core/vcd.h"
 #include "models/isp/attention_engine.h"
+#include "models/isp/elastic_simd.h"
 #include "models/nand/channel.h"
 #include "models/nand/die.h"
 #include "tests/support/files.h"
@@ -74,13 +75,12 @@ TEST(WaveformDocs, ChannelOwnerInTheNandReadme) {
 }
 
 TEST(WaveformDocs, SimdModesInTheIspReadme) {
-  EXPECT_EQ(table_after("models/isp/README.md", "<!-- encoding simd_mode -->"),
-            rows_of(isp::AttentionEngine::simd_mode_encoding()));
-  // The statistics of the SIMD modes are named from the same table.
-  EXPECT_EQ(isp::AttentionEngine::simd_mode_encoding().name_of(isp::AttentionEngine::simd_mode_value(isp::SimdMode::kBroadside)),
-            "broadside");
-  EXPECT_EQ(isp::AttentionEngine::simd_mode_encoding().name_of(isp::AttentionEngine::simd_mode_value(isp::SimdMode::kCascaded)),
-            "cascaded");
+  // The default accelerator's modes; the statistics of the modes are named from the same table.
+  const isp::ElasticSimd simd{isp::IspConfig{}};
+  const vcd::Encoding encoding = isp::AttentionEngine::simd_mode_encoding(simd);
+  EXPECT_EQ(table_after("models/isp/README.md", "<!-- encoding simd_mode -->"), rows_of(encoding));
+  EXPECT_EQ(encoding.name_of(isp::AttentionEngine::simd_mode_value(isp::ElasticSimd::kBroadsideMode)), "broadside");
+  EXPECT_EQ(encoding.name_of(isp::AttentionEngine::simd_mode_value(isp::ElasticSimd::kCascadedMode)), "cascaded");
 }
 
 }  // namespace

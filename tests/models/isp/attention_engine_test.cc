@@ -16,6 +16,7 @@
 #include "models/core/server.h"
 #include "models/core/stats.h"
 #include "models/isp/attention_engine.h"
+#include "models/isp/elastic_simd.h"
 #include "tests/support/vcd_check.h"
 
 namespace ispsim::isp {
@@ -62,7 +63,7 @@ struct Rig {
         placement(flash.config(), s, context, appended),
         dram("dram", 16.0, sc_core::SC_ZERO_TIME),
         bus("bus", 8.0, sc_core::SC_ZERO_TIME),
-        engine("isp", flash, placement, IspConfig{}, coordinator, organization, reduction, dram, bus, &ledger) {}
+        engine("isp", flash, placement, IspConfig{}, std::make_unique<ElasticSimd>(IspConfig{}), coordinator, organization, reduction, dram, bus, &ledger) {}
 
   // Runs `work` from time 0 and returns when `done` was called.
   sc_time run(const AttentionWork& work) {
@@ -107,7 +108,7 @@ TEST(AttentionEngine, ConsumerSlowerThanTheChannelGivesTrPlusToutPlusNTimesTc) {
   Rig rig(1, 4, s, 6 * 32, 64, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
   const AttentionWork w = work(s, 64, 6 * 32, 64, 0);
   const AttentionPlan plan = rig.engine.plan(w);
-  ASSERT_EQ(plan.mode, SimdMode::kCascaded);
+  ASSERT_EQ(plan.mode, ElasticSimd::kCascadedMode);
   EXPECT_EQ(plan.pages_per_pass, 8u);
   EXPECT_EQ(plan.passes, 1u);
   // tC = filter 32 + 2 * (32 * 128 + 63) + 18 = 8368 ns > tOut (6826.667 ns).
@@ -119,7 +120,7 @@ TEST(AttentionEngine, ConsumerSlowerThanTheChannelGivesTrPlusToutPlusNTimesTc) {
   EXPECT_EQ(rig.engine.bytes_read(), rig.engine.bytes_consumed());
   EXPECT_EQ(rig.engine.tokens_kept(), 8u * 32);
   EXPECT_EQ(rig.engine.reader().consumer(0).max_occupancy(), 2u);  // both scratchpad buffers used
-  EXPECT_EQ(rig.engine.simd_busy(SimdMode::kCascaded), 8 * tc);
+  EXPECT_EQ(rig.engine.simd_busy(ElasticSimd::kCascadedMode), 8 * tc);
   EXPECT_EQ(rig.engine.reduction_engine().requests(), 8u);
   EXPECT_EQ(rig.engine.dram_bytes(), 0u);  // DRAM-less
   EXPECT_EQ(rig.dram.bytes(), 0u);
@@ -132,7 +133,7 @@ TEST(AttentionEngine, DecodeIsChannelBoundAndPartialsMergeFirstComeFirstServed) 
   Rig rig(2, 4, s, 8 * 32, 1, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
   const AttentionWork w = work(s, 1, 8 * 32, 0, 1);
   const AttentionPlan plan = rig.engine.plan(w);
-  ASSERT_EQ(plan.mode, SimdMode::kBroadside);
+  ASSERT_EQ(plan.mode, ElasticSimd::kBroadsideMode);
   EXPECT_EQ(plan.supplied_tiles, 1u);
   EXPECT_EQ(plan.partials, 9u);
   // tC = filter 32 + 2 * (2 * 32) + 18 = 178 ns; both channels finish their last page
@@ -141,7 +142,7 @@ TEST(AttentionEngine, DecodeIsChannelBoundAndPartialsMergeFirstComeFirstServed) 
   EXPECT_EQ(rig.engine.tokens_kept(), 8u * 32 + 1);
   EXPECT_EQ(rig.engine.macs(), plan.macs);
   EXPECT_EQ(rig.engine.macs(), 2u * 2 * (8 * 32 + 1) * 128);
-  EXPECT_EQ(rig.engine.simd_busy(SimdMode::kBroadside), sc_time(8 * 178 + 23, SC_NS));
+  EXPECT_EQ(rig.engine.simd_busy(ElasticSimd::kBroadsideMode), sc_time(8 * 178 + 23, SC_NS));
   EXPECT_EQ(rig.engine.reduction_engine().requests(), 9u);
 }
 
@@ -253,7 +254,7 @@ TEST(AttentionEngine, PageBuffersLargerThanTheScratchpadAreBadInput) {
   core::Server dram("dram", 16.0, sc_core::SC_ZERO_TIME), bus("bus", 8.0, sc_core::SC_ZERO_TIME);
   IspConfig isp;
   isp.scratchpad_bytes = 16384;  // one 16 KiB page, two buffers wanted
-  EXPECT_THROW(AttentionEngine("isp", flash, placement, isp, CoordinatorConfig{}, Organization::PER_CHANNEL,
+  EXPECT_THROW(AttentionEngine("isp", flash, placement, isp, std::make_unique<ElasticSimd>(isp), CoordinatorConfig{}, Organization::PER_CHANNEL,
                                Reduction::GLOBAL_SRAM, dram, bus, nullptr),
                BadInput);
 }
@@ -375,7 +376,7 @@ TEST(AttentionLadder, FusedPerChannelAndDramLessStepsOnOneLayer) {
     sys.dram = std::make_unique<core::Server>((n + "_dram").c_str(), 12.8, sc_core::SC_ZERO_TIME);
     sys.bus = std::make_unique<core::Server>((n + "_bus").c_str(), 8.0, sc_core::SC_ZERO_TIME);
     sys.engine = std::make_unique<AttentionEngine>((n + "_isp").c_str(), *sys.flash, placement, IspConfig{},
-                                                   CoordinatorConfig{}, configs[i].organization,
+                                                   std::make_unique<ElasticSimd>(IspConfig{}), CoordinatorConfig{}, configs[i].organization,
                                                    configs[i].reduction, *sys.dram, *sys.bus, nullptr);
     if (configs[i].fused) {
       sys.engine->run(make_work(H + Qn, 0, H + Qn), [&sys] { sys.done = sc_core::sc_time_stamp(); });
@@ -396,7 +397,7 @@ TEST(AttentionLadder, FusedPerChannelAndDramLessStepsOnOneLayer) {
     std::cout << configs[i].name << ": " << systems[i].done.to_seconds() * 1e6 << " us, " << energy_uj
               << " uJ accelerator + reduction (dynamic), NAND "
               << e.bytes_read() << " B, DRAM " << e.dram_bytes() << " B, bus " << e.bus_bytes() << " B, MACs "
-              << e.macs() << ", cascaded busy " << e.simd_busy(SimdMode::kCascaded).to_seconds() * 1e6
+              << e.macs() << ", cascaded busy " << e.simd_busy(ElasticSimd::kCascadedMode).to_seconds() * 1e6
               << " us\n";
     ::testing::Test::RecordProperty(configs[i].name + "_us", std::to_string(systems[i].done.to_seconds() * 1e6));
   }

@@ -15,6 +15,7 @@
 
 #include "models/core/server.h"
 #include "models/isp/attention_engine.h"
+#include "models/isp/elastic_simd.h"
 
 namespace ispsim::isp {
 namespace {
@@ -140,7 +141,7 @@ struct Rig {
         placement(flash.config(), model(), kContext, kHkvd.size() + kQuery + kDecode),
         dram("dram", 16.0, sc_core::SC_ZERO_TIME),
         bus("bus", 8.0, sc_core::SC_ZERO_TIME),
-        engine("isp", flash, placement, IspConfig{}, coordinator, Organization::PER_CHANNEL,
+        engine("isp", flash, placement, IspConfig{}, std::make_unique<ElasticSimd>(IspConfig{}), coordinator, Organization::PER_CHANNEL,
                Reduction::GLOBAL_SRAM, dram, bus, nullptr) {}
 };
 

@@ -1,0 +1,21 @@
+#include "models/isp/register_all.h"
+
+#include <memory>
+#include <mutex>
+
+#include "models/isp/elastic_simd.h"
+
+namespace ispsim::isp {
+
+void register_all() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    PageComputeFactory& f = accelerators();
+    f.add("elastic_simd", "MemLLM's Elastic-SIMD with its Stream Filter (broadside GEMV / cascaded thin GEMM)",
+          [](const schema::IspParams& p, const std::string& where) {
+            return std::make_unique<ElasticSimd>(IspConfig::from_params(p, where));
+          });
+  });
+}
+
+}  // namespace ispsim::isp
