@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 
+#include "models/isp/elastic_no_filter.h"
 #include "models/isp/elastic_simd.h"
 
 namespace ispsim::isp {
@@ -14,6 +15,10 @@ void register_all() {
     f.add("elastic_simd", "MemLLM's Elastic-SIMD with its Stream Filter (broadside GEMV / cascaded thin GEMM)",
           [](const schema::IspParams& p, const std::string& where) {
             return std::make_unique<ElasticSimd>(IspConfig::from_params(p, where));
+          });
+    f.add("elastic_no_filter", "the Elastic-SIMD without Stream Filter: padded tiles, recomputed entries staged through SRAM",
+          [](const schema::IspParams& p, const std::string& where) {
+            return std::make_unique<ElasticNoFilter>(p, where);
           });
   });
 }

@@ -106,6 +106,7 @@ class FixedTimeCompute : public PageCompute {
   uint64_t cycles_to_ps(uint64_t cycles) const override { return cycles * 1000; }  // 1 GHz
   double static_power_w() const override { return 0.25; }
   double peak_power_w() const override { return 1.0; }
+  std::vector<std::string> parameters() const override { return {}; }
 };
 
 const sc_time kTout = sc_time::from_value(std::llround(16384 * 1e12 / 2.4e9));

@@ -1,0 +1,40 @@
+#include "models/isp/elastic_no_filter.h"
+
+namespace ispsim::isp {
+
+ElasticNoFilter::ElasticNoFilter(const schema::IspParams& params, const std::string& where)
+    : simd_(IspConfig::from_params(params, where)), staging_(StagingConfig::from_params(params, where)) {}
+
+const std::vector<ModeInfo>& ElasticNoFilter::modes() const {
+  static const std::vector<ModeInfo> modes{
+      {"broadside", "accelerator time (staging + SIMD, padded tiles) of tiles in broadside mode"},
+      {"cascaded", "accelerator time (staging + SIMD, padded tiles) of tiles in cascaded mode"}};
+  return modes;
+}
+
+ComputeMode ElasticNoFilter::choose_mode(uint64_t tokens, const TileShape& shape) const {
+  return simd_.choose_mode(tokens, shape);
+}
+
+TileCost ElasticNoFilter::tile_cost(ComputeMode mode, const FilterResult& filter, uint32_t entries,
+                                    const TileShape& shape) const {
+  const UnfilteredTile tile = unfiltered_tile(filter, entries, shape, staging_);
+  const PageCost page = simd_.page_cost(ElasticSimd::simd_mode_of(mode), tile.tokens, shape.row_heads,
+                                        shape.head_dim, shape.kv_bits, shape.q_bits);
+  TileCost cost;
+  cost.compute_cycles = page.cycles;
+  cost.sram_io_cycles = tile.staging_cycles;
+  cost.cycles = cost.compute_cycles + cost.sram_io_cycles;
+  cost.macs = page.macs;
+  cost.computed_tokens = page.macs > 0 ? tile.tokens : 0;
+  cost.scratchpad_bytes = page.scratchpad_bytes + tile.staging_bytes;
+  cost.energy_pj = page.energy_pj + tile.staging_pj;
+  return cost;
+}
+
+std::vector<std::string> ElasticNoFilter::parameters() const {
+  return {"pes", "clock_ghz", "macs_per_pe_per_cycle", "exp_lut_latency_cycles", "mode_policy", "mac_pj",
+          "vector_op_pj", "exp_pj", "scratchpad_pj_per_byte", "static_power_w", "staging"};
+}
+
+}  // namespace ispsim::isp
