@@ -5,6 +5,7 @@
 
 #include "models/isp/elastic_no_filter.h"
 #include "models/isp/elastic_simd.h"
+#include "models/isp/systolic_pair.h"
 
 namespace ispsim::isp {
 
@@ -20,6 +21,8 @@ void register_all() {
           [](const schema::IspParams& p, const std::string& where) {
             return std::make_unique<ElasticNoFilter>(p, where);
           });
+    f.add("systolic_pair", "a decoupled SIMD unit + systolic array: A and P exchanged through SRAM, no Stream Filter",
+          [](const schema::IspParams& p, const std::string& where) { return std::make_unique<SystolicPair>(p, where); });
   });
 }
 

@@ -1,0 +1,107 @@
+#include "models/isp/systolic_pair.h"
+
+#include <cmath>
+
+#include "platforms/schema/defaults.h"
+#include "platforms/schema/validation.h"
+
+namespace ispsim::isp {
+
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+schema::IspParams resolved(const schema::IspParams& params, const std::string& where) {
+  schema::IspParams p = params;
+  schema::apply_defaults(p);
+  schema::validate_parameters(p, where);
+  return p;
+}
+
+// The SIMD unit as an Elastic-SIMD of `lanes` one-MAC PEs (shared clock, energies, static power).
+IspConfig lanes_config(const schema::IspParams& p, const std::string& where) {
+  IspConfig c = IspConfig::from_params(p, where);
+  c.pes = p.systolic_pair().simd_lanes();
+  c.macs_per_pe_per_cycle = 1;
+  return c;
+}
+
+}  // namespace
+
+SystolicPair::SystolicPair(const schema::IspParams& params, const std::string& where)
+    : lanes_(lanes_config(resolved(params, where), where)),
+      staging_(StagingConfig::from_params(params, where)) {
+  const schema::IspParams p = resolved(params, where);
+  rows_ = p.systolic_pair().systolic_rows();
+  cols_ = p.systolic_pair().systolic_cols();
+  exchange_bytes_per_cycle_ = p.systolic_pair().exchange_bytes_per_cycle();
+}
+
+const std::vector<ModeInfo>& SystolicPair::modes() const {
+  static const std::vector<ModeInfo> modes{
+      {"vector", "accelerator time (staging + SIMD unit, padded tiles) of tiles in vector mode"},
+      {"systolic", "accelerator time (staging + systolic array + SIMD softmax + SRAM exchange) of tiles in systolic mode"}};
+  return modes;
+}
+
+uint64_t SystolicPair::gemm_cycles(uint64_t m, uint64_t k, uint64_t n) const {
+  return ceil_div(m, rows_) * ceil_div(n, cols_) * k + rows_ + cols_ - 2;
+}
+
+TileCost SystolicPair::compute_cost(ComputeMode mode, uint64_t tokens, const TileShape& shape) const {
+  TileCost cost;
+  const uint64_t t = tokens, n = shape.row_heads, d = shape.head_dim;
+  if (t == 0 || n == 0) return cost;
+  const IspConfig& c = lanes_.config();
+  if (mode == kVectorMode) {
+    const PageCost page = lanes_.page_cost(SimdMode::kBroadside, t, n, shape.head_dim, shape.kv_bits, shape.q_bits);
+    cost.compute_cycles = page.cycles;
+    cost.macs = page.macs;
+    cost.scratchpad_bytes = page.scratchpad_bytes;
+    cost.energy_pj = page.energy_pj;
+  } else {
+    const uint64_t lanes = c.pes;
+    const uint64_t softmax = 2 * ceil_div(n * t, lanes) + lanes_.softmax_latency_cycles();
+    cost.compute_cycles = gemm_cycles(n, d, t) + softmax + gemm_cycles(n, t, d);
+    const uint64_t exchange = 4 * n * t * shape.q_bits / 8;
+    cost.sram_io_cycles = uint64_t(std::ceil(double(exchange) / exchange_bytes_per_cycle_ - 1e-9));
+    cost.macs = 2 * n * t * d;
+    const uint64_t operands = 2 * ceil_div(n, rows_) * t * d * shape.kv_bits / 8 + ceil_div(t, cols_) * n * d * shape.q_bits / 8;
+    cost.scratchpad_bytes = operands + exchange;
+    cost.energy_pj = double(cost.macs) * c.mac_pj + double(n * t) * c.exp_pj + double(2 * n * t) * c.vector_op_pj +
+                     double(cost.scratchpad_bytes) * c.scratchpad_pj_per_byte;
+  }
+  cost.computed_tokens = t;
+  cost.cycles = cost.compute_cycles + cost.sram_io_cycles;
+  return cost;
+}
+
+ComputeMode SystolicPair::choose_mode(uint64_t tokens, const TileShape& shape) const {
+  const TileCost v = compute_cost(kVectorMode, tokens, shape);
+  const TileCost s = compute_cost(kSystolicMode, tokens, shape);
+  return double(s.cycles) * s.energy_pj < double(v.cycles) * v.energy_pj ? kSystolicMode : kVectorMode;
+}
+
+TileCost SystolicPair::tile_cost(ComputeMode mode, const FilterResult& filter, uint32_t entries,
+                                 const TileShape& shape) const {
+  const UnfilteredTile tile = unfiltered_tile(filter, entries, shape, staging_);
+  TileCost cost = compute_cost(mode, tile.tokens, shape);
+  cost.sram_io_cycles += tile.staging_cycles;
+  cost.cycles += tile.staging_cycles;
+  cost.scratchpad_bytes += tile.staging_bytes;
+  cost.energy_pj += tile.staging_pj;
+  return cost;
+}
+
+double SystolicPair::peak_power_w() const {
+  const IspConfig& c = lanes_.config();
+  const double mac_units = double(rows_) * cols_ + c.pes;
+  return c.static_power_w + mac_units * c.clock_ghz * 1e9 * c.mac_pj * 1e-12;
+}
+
+std::vector<std::string> SystolicPair::parameters() const {
+  return {"clock_ghz", "exp_lut_latency_cycles", "mac_pj", "vector_op_pj", "exp_pj", "scratchpad_pj_per_byte",
+          "static_power_w", "staging", "systolic_pair"};
+}
+
+}  // namespace ispsim::isp
