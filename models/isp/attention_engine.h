@@ -202,6 +202,10 @@ class AttentionEngine : public sc_core::sc_module {
   bool aggregated() const { return aggregated_; }
   uint64_t aggregated_passes() const { return aggregated_passes_; }
 
+  // The IspParams fields the engine itself reads (the scratchpad's page
+  // buffers), whichever accelerator it has; see PageCompute::parameters().
+  static const std::vector<std::string>& isp_parameters();
+
   bool busy() const { return active_; }
   Organization organization() const { return organization_; }
   Reduction reduction() const { return reduction_; }

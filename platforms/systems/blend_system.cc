@@ -21,6 +21,7 @@
 #include "models/link/nvme.h"
 #include "models/link/pcie_link.h"
 #include "models/ssd/ssd.h"
+#include "platforms/systems/isp_selection.h"
 #include "platforms/systems/progress.h"
 #include "platforms/systems/runtime.h"
 #include "traces/trace_io.h"
@@ -247,9 +248,7 @@ struct System : sc_core::sc_module {
         memory(std::string(this->name()) + ".host_memory", host_config, shape),
         ssd("ssd", loaded.platform.nand(), loaded.platform.ssd(), loaded.platform.isp(),
             loaded.platform.flash_coordinator(), kv, nvme, &ledger,
-            /*computational=*/loaded.platform.placement().prefill_attention() == schema::PlacementParams::SSD_ISP ||
-                loaded.platform.placement().decode_attention() == schema::PlacementParams::SSD_ISP,
-            loaded.platform.modules()) {}
+            /*computational=*/has_isp(loaded.platform), loaded.platform.modules()) {}
   link::PcieLink pcie;
   link::Nvme nvme;
   host::Gpu gpu;
@@ -337,6 +336,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   summary.program = trace::Program_Name(program);
 
   check_placement(loaded);
+  check_isp_accelerator(loaded, has_isp(platform), "its attention runs on the host GPU");
   const host::HostConfig host_config = host::HostConfig::from_params(platform.host(), loaded.file + ": host");
   {
     host::HostMemory memory("probe", host_config, shape);

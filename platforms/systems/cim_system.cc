@@ -20,6 +20,7 @@
 #include "models/core/vcd.h"
 #include "models/link/pcie_link.h"
 #include "platforms/systems/cim_plan.h"
+#include "platforms/systems/isp_selection.h"
 #include "traces/trace_io.h"
 
 namespace ispsim::systems {
@@ -302,6 +303,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
                           const RunOptions& options) {
   const schema::Platform& platform = loaded.platform;
   check_architecture(loaded);
+  check_isp_accelerator(loaded, false, "paper 1's decode system: NPU, host CPU and CIM flash array");
   const CimParams p = cim::resolved(platform.cim(), loaded.file + ": cim");
   const link::LinkConfig link_config = link::LinkConfig::from_params(platform.link(), loaded.file + ": link");
 

@@ -12,6 +12,7 @@
 #include "models/core/vcd.h"
 #include "models/core/vcd_view.h"
 #include "models/nand/nand_stream_system.h"
+#include "platforms/systems/isp_selection.h"
 
 namespace ispsim::systems {
 namespace {
@@ -66,11 +67,15 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
     throw BadInput(trace.path(), "has no " + program_name + " program, which platform '" +
                                      platform.name() + "' runs");
   // The stream's consumer is the fixed-time-per-page model of the per-channel
-  // Elastic-SIMD (models/nand/page_consumer.h); other accelerators are not
-  // assembled into this system, so naming one is an error, not a silent no-op.
+  // Elastic-SIMD (models/nand/page_consumer.h, stream.consumer_ns_per_page);
+  // the other accelerators cost tiles of attention ops, which this system does
+  // not run, so naming one is an error, not a silent no-op.
+  check_isp_accelerator(loaded, true, "");
   if (platform.modules().isp_accelerator() != "elastic_simd")
     throw BadInput(loaded.file, "modules.isp_accelerator = '" + platform.modules().isp_accelerator() +
-                                    "' is not available in the NAND stream system (known: elastic_simd)");
+                                    "' is not modelled by the NAND stream system (its consumer is the Elastic-SIMD's "
+                                    "fixed time per page, stream.consumer_ns_per_page); run an attention platform "
+                                    "such as memllm to compare accelerators");
   if (!options.stats_path.empty() && !ends_with(options.stats_path, ".json") &&
       !ends_with(options.stats_path, ".csv"))
     throw BadInput(options.stats_path, "statistics file must end in .json or .csv");

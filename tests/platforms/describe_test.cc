@@ -50,6 +50,34 @@ TEST(Describe, WithoutArgumentsListsPlatformsAndModules) {
   EXPECT_EQ(cells(line_of(r.out, "stream"))[2], "3");  // parameter count
 }
 
+TEST(Describe, RolesListTheirImplementationsAndTheParametersEachReads) {
+  const auto list = run_cli("describe");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  const auto role = cells(line_of(list.out, "isp_accelerator"));
+  ASSERT_GE(role.size(), 4u) << list.out;
+  EXPECT_EQ(role[1], "elastic_no_filter, elastic_simd, systolic_pair");
+  EXPECT_EQ(role[2], "elastic_simd");
+
+  const auto r = run_cli("describe isp_accelerator");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Each implementation's section holds its own parameters and not the others'.
+  const std::string::size_type no_filter = r.out.find("\nelastic_no_filter: "),
+                               simd = r.out.find("\nelastic_simd: "), pair = r.out.find("\nsystolic_pair: ");
+  ASSERT_TRUE(no_filter != std::string::npos && simd != std::string::npos && pair != std::string::npos) << r.out;
+  const std::string no_filter_part = r.out.substr(no_filter, simd - no_filter);
+  const std::string simd_part = r.out.substr(simd, pair - simd), pair_part = r.out.substr(pair);
+  EXPECT_NE(no_filter_part.find("isp.staging.bytes_per_cycle"), std::string::npos);
+  EXPECT_EQ(no_filter_part.find("isp.stream_filter_tokens_per_cycle"), std::string::npos);
+  EXPECT_NE(simd_part.find("isp.stream_filter_tokens_per_cycle"), std::string::npos);
+  EXPECT_EQ(simd_part.find("isp.staging"), std::string::npos);
+  EXPECT_NE(pair_part.find("isp.systolic_pair.simd_lanes"), std::string::npos);
+  EXPECT_EQ(pair_part.find("isp.pes "), std::string::npos);
+  // One power budget at the defaults.
+  for (const std::string& part : {no_filter_part, simd_part, pair_part})
+    EXPECT_NE(part.find("power budget at the defaults: 0.292 W peak (0.100 W static)"), std::string::npos) << part;
+  EXPECT_EQ(run_cli("describe isp_accelerator --set isp.pes=3").exit_code, 2);
+}
+
 TEST(Describe, PlatformPrintsEveryParameterWithValueUnitOriginAndSource) {
   const auto r = run_cli("describe nand_stream");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -4,15 +4,23 @@
 // parameter groups of a platform). A platform (name or file): every parameter
 // with its full path, value, unit, where the value came from, default, range,
 // meaning and source. A module (e.g. "nand" or "NandParams"): its parameters
-// with unit, default, range, meaning and source. Everything is read from the
-// schema's field options, so this output cannot drift from the code.
+// with unit, default, range, meaning and source. A role (a field of
+// ModuleSelection, e.g. "isp_accelerator"): its registered implementations,
+// each with the parameters it reads. Everything is read from the schema's
+// field options and the role's factory, so this output cannot drift from the
+// code.
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
+#include "models/isp/attention_engine.h"
+#include "models/isp/register_all.h"
+#include "platforms/schema/defaults.h"
 #include "platforms/schema/field_text.h"
 #include "platforms/schema/overrides.h"
 #include "platforms/schema/parameter_table.h"
@@ -33,7 +41,9 @@ const char* kUsage =
     "  PLATFORM   a platform name (see the list) or a .textproto file: every parameter\n"
     "             with value, unit, origin (file, default or --set), default, range,\n"
     "             meaning and source (long text values are abbreviated in the table)\n"
-    "  MODULE     a parameter group, e.g. nand (or its message name, NandParams)\n";
+    "  MODULE     a parameter group, e.g. nand (or its message name, NandParams)\n"
+    "  ROLE       a pluggable role, e.g. isp_accelerator: its implementations and\n"
+    "             the parameters each reads\n";
 
 // The platform's parameter groups: fields of Platform that are messages.
 std::vector<const FieldDescriptor*> modules() {
@@ -51,6 +61,57 @@ const FieldDescriptor* find_module(const std::string& name) {
     if (field->name() == name || field->message_type()->name() == name) return field;
   }
   return nullptr;
+}
+
+// The pluggable roles: fields of ModuleSelection. Only the ISP accelerator has
+// implementations registered so far (models/isp register_all()).
+const FieldDescriptor* find_role(const std::string& name) {
+  const FieldDescriptor* field = schema::ModuleSelection::descriptor()->FindFieldByName(name);
+  return field != nullptr && name == "isp_accelerator" ? field : nullptr;
+}
+
+std::string joined(const std::vector<std::string>& names, const std::string& prefix = "") {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + prefix + n;
+  return out;
+}
+
+std::string default_text(const ParameterRow& row, bool is_string);
+bool is_string_field(const std::string& path);
+
+// Every implementation of the ISP accelerator role with its description, its
+// power budget at the defaults and the IspParams it reads (the engine's own
+// scratchpad parameters included).
+int describe_isp_accelerators(const FieldDescriptor& role) {
+  isp::register_all();
+  const schema::ParameterDoc doc = schema::parameter_doc(role);
+  std::cout << "role " << role.name() << ": " << doc.doc << "\n"
+            << "chosen in a platform file as: modules { " << role.name() << ": \"<name>\" }, or on the command line "
+            << "as: --set modules." << role.name() << "=<name> (default \"" << doc.default_value << "\")\n";
+  schema::IspParams defaults;
+  schema::apply_defaults(defaults);
+  for (const std::string& name : isp::accelerators().names()) {
+    const auto accelerator = isp::accelerators().create(name, defaults, "isp");
+    std::vector<std::string> read = isp::AttentionEngine::isp_parameters();
+    const std::vector<std::string> own = accelerator->parameters();
+    read.insert(read.end(), own.begin(), own.end());
+    std::vector<std::string> modes;
+    for (const isp::ModeInfo& mode : accelerator->modes()) modes.push_back(mode.name);
+    char power[96];
+    std::snprintf(power, sizeof power, "%.3f W peak (%.3f W static)", accelerator->peak_power_w(),
+                  accelerator->static_power_w());
+    std::cout << "\n" << name << ": " << isp::accelerators().description(name) << "\n"
+              << "modes: " << joined(modes) << "; power budget at the defaults: " << power << "\n";
+    std::vector<std::vector<std::string>> rows = {{"PARAMETER", "UNIT", "DEFAULT", "RANGE", "MEANING", "SOURCE"}};
+    for (const ParameterRow& row : schema::parameter_rows(*schema::IspParams::descriptor(), nullptr, "isp.")) {
+      const std::string field = row.path.substr(4, row.path.find('.', 4) - 4);
+      if (std::find(read.begin(), read.end(), field) == read.end()) continue;
+      rows.push_back({row.path, row.doc.unit, default_text(row, is_string_field(row.path)),
+                      schema::range_text(row.doc), row.doc.doc, row.doc.source});
+    }
+    std::cout << schema::aligned_table(rows);
+  }
+  return 0;
 }
 
 std::string default_text(const ParameterRow& row, bool is_string) {
@@ -99,6 +160,13 @@ int list_all() {
                     schema::parameter_doc(*field).doc});
   }
   std::cout << "\nModules (ispsim describe MODULE):\n" << schema::aligned_table(rows);
+
+  isp::register_all();
+  rows = {{"ROLE", "IMPLEMENTATIONS", "DEFAULT", "MEANING"}};
+  const FieldDescriptor& role = *find_role("isp_accelerator");
+  rows.push_back({role.name(), joined(isp::accelerators().names()), schema::parameter_doc(role).default_value,
+                  schema::parameter_doc(role).doc});
+  std::cout << "\nRoles (modules.ROLE; ispsim describe ROLE):\n" << schema::aligned_table(rows);
   std::cout.flush();
   // A broken platform file is bad input even when listing: say so after the list.
   if (!first_error.empty()) throw BadInput("", first_error);
@@ -175,6 +243,10 @@ int describe(const Args& args) {
     if (const FieldDescriptor* module = find_module(target)) {
       if (!sets.empty()) throw BadInput("describe", "--set applies to platforms, not modules");
       return describe_module(*module);
+    }
+    if (const FieldDescriptor* role = find_role(target)) {
+      if (!sets.empty()) throw BadInput("describe", "--set applies to platforms, not roles");
+      return describe_isp_accelerators(*role);
     }
     // A bare name that is no platform may be a mistyped module: name both lists.
     try {
