@@ -84,6 +84,7 @@ struct AttentionEngine::Op {
   uint64_t aggregated_stream_ps = kNoStream;  // an aggregated prefetch: when its stream started
   std::vector<uint64_t> die_ready;  // aggregated: when each die (channel x dies + die) may sense; empty: unclaimed
   std::vector<uint64_t> compute_ps;  // accelerator time by channel (index 0 for CENTRALIZED)
+  std::vector<uint64_t> sram_io_ps;  // of which exposed scratchpad / SRAM traffic
   uint64_t nand_stream_ps = 0;       // NAND-only time of the passes so far
   double central_pj = 0;
   double reduction_pj = 0;
@@ -183,6 +184,10 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
   stats_.formula("isp_compute_time", "ns",
                  "accelerator time of the busiest channel (all tiles when centralized), summed over ops",
                  [this] { return isp_compute_ps_ * 1e-3; });
+  stats_.formula("isp_sram_io_time", "ns",
+                 "of isp_compute_time: the same accelerator's exposed scratchpad / SRAM traffic (Stream Filter pass, "
+                 "staging, intermediate exchange), summed over ops",
+                 [this] { return isp_sram_io_ps_ * 1e-3; });
   stats_.formula("nand_stream_time", "ns",
                  "time the flash alone needs to deliver each op's pages (accelerators infinitely fast), summed over ops",
                  [this] { return nand_stream_ps_ * 1e-3; });
@@ -473,6 +478,7 @@ void AttentionEngine::prefetch(const AttentionWork& work) {
   op_->start_ps = now_ps();
   op_->channel_pj.assign(channels_, 0.0);
   op_->compute_ps.assign(channels_, 0);
+  op_->sram_io_ps.assign(channels_, 0);
   op_->prefetched = true;
   active_ = true;
   op_->tiles = tiles_of(op_->work, op_->shape, 0, false);
@@ -516,6 +522,7 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
   if (ledger_ != nullptr) op_->energy_ticket = ledger_->open(op_->start_ps);
   op_->channel_pj.assign(channels_, 0.0);
   op_->compute_ps.assign(channels_, 0);
+  op_->sram_io_ps.assign(channels_, 0);
   ++ops_;
   active_ = true;
   start_pass();
@@ -902,7 +909,9 @@ void AttentionEngine::tile_computed(const PlannedTile& tile) {
   macs_ += tile.cost.macs;
   sram_io_cycles_ += tile.cost.sram_io_cycles;
   simd_busy_ps_[op.shape.mode] += compute_ps(tile);
-  op.compute_ps[organization_ == Organization::PER_CHANNEL ? tile.channel : 0] += compute_ps(tile);
+  const unsigned accelerator = organization_ == Organization::PER_CHANNEL ? tile.channel : 0;
+  op.compute_ps[accelerator] += compute_ps(tile);
+  op.sram_io_ps[accelerator] += compute_->cycles_to_ps(tile.cost.sram_io_cycles);
   const uint64_t q = q_bytes(tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
   const TileAccount a = account(tile, op.tiles.row_heads_per_tile, q, page_bytes_,
                                 tile.entries * kv_bytes_per_token_head(op.work.shape), organization_, reduction_,
@@ -970,10 +979,13 @@ void AttentionEngine::on_step() {
     return;
   }
   const uint64_t end = now_ps();
-  const uint64_t compute = organization_ == Organization::PER_CHANNEL
-                               ? *std::max_element(op.compute_ps.begin(), op.compute_ps.end())
-                               : op.compute_ps[0];
+  // The busiest accelerator (the first of equals); one only when CENTRALIZED.
+  const size_t busiest = organization_ == Organization::PER_CHANNEL
+                             ? size_t(std::max_element(op.compute_ps.begin(), op.compute_ps.end()) - op.compute_ps.begin())
+                             : 0;
+  const uint64_t compute = op.compute_ps[busiest];
   isp_compute_ps_ += compute;
+  isp_sram_io_ps_ += op.sram_io_ps[busiest];
   nand_stream_ps_ += op.nand_stream_ps;
   op_time_ps_ += end - op.start_ps;
   if (compute > op.nand_stream_ps) ++compute_bound_ops_;

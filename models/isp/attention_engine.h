@@ -229,6 +229,8 @@ class AttentionEngine : public sc_core::sc_module {
   // Where the time goes, summed over ops (see above).
   sc_core::sc_time isp_compute_time() const { return sc_core::sc_time::from_value(isp_compute_ps_); }
   sc_core::sc_time nand_stream_time() const { return sc_core::sc_time::from_value(nand_stream_ps_); }
+  // Of isp_compute_time(): the same accelerator's exposed SRAM I/O (TileCost::sram_io_cycles).
+  sc_core::sc_time isp_sram_io_time() const { return sc_core::sc_time::from_value(isp_sram_io_ps_); }
   sc_core::sc_time op_time() const { return sc_core::sc_time::from_value(op_time_ps_); }
   uint64_t compute_bound_ops() const { return compute_bound_ops_; }
   // The NAND stream time of a pass whose busiest channel reads `pages` pages.
@@ -313,7 +315,7 @@ class AttentionEngine : public sc_core::sc_module {
            tokens_substituted_ = 0, macs_ = 0, dram_bytes_ = 0, bus_bytes_ = 0;
   std::vector<uint64_t> simd_busy_ps_;  // by mode
   uint64_t sram_io_cycles_ = 0;
-  uint64_t isp_compute_ps_ = 0, nand_stream_ps_ = 0, op_time_ps_ = 0, compute_bound_ops_ = 0;
+  uint64_t isp_compute_ps_ = 0, isp_sram_io_ps_ = 0, nand_stream_ps_ = 0, op_time_ps_ = 0, compute_bound_ops_ = 0;
   std::vector<vcd::Signal> mode_signals_;  // per channel, or one (CENTRALIZED)
   stats::Group stats_;
 };

@@ -165,6 +165,9 @@ TEST(AttentionEngineRole, AnyAcceleratorSetsThePageTimeTheStatisticsAndTheWavefo
   EXPECT_EQ(engine.simd_busy(2), 8 * sc_time(9, SC_US));
   EXPECT_EQ(engine.simd_busy(0), sc_core::SC_ZERO_TIME);
   EXPECT_EQ(engine.sram_io_cycles(), 8u * 2000);
+  EXPECT_EQ(engine.isp_compute_time(), 8 * sc_time(9, SC_US));  // one channel: all its tiles
+  EXPECT_EQ(engine.isp_sram_io_time(), 8 * sc_time(2, SC_US));
+  EXPECT_EQ(stat("isp.isp_sram_io_time"), 16000.0);
   EXPECT_EQ(engine.macs(), 8u);
   EXPECT_EQ(stat("isp.simd_busy_gamma"), 72000.0);
   EXPECT_EQ(stat("isp.simd_busy_alpha"), 0.0);

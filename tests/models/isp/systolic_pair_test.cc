@@ -104,6 +104,7 @@ TEST(SystolicPair, InTheEngineAThinGemmOpIsComputeBound) {
   EXPECT_EQ(pair.run(w), kTr + kTout + 8 * sc_time(8428, SC_NS) + sc_time(72, SC_NS));
   EXPECT_EQ(pair.engine.simd_busy(SystolicPair::kSystolicMode), 8 * sc_time(8428, SC_NS));
   EXPECT_EQ(pair.engine.sram_io_cycles(), 8u * 128);
+  EXPECT_EQ(pair.engine.isp_sram_io_time(), 8 * sc_time(128, SC_NS));
   // Invariants against the Elastic-SIMD on the same op: the same tokens, bytes and MACs.
   simd.run(w);
   EXPECT_EQ(pair.engine.tokens_kept(), simd.engine.tokens_kept());
