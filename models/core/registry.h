@@ -10,7 +10,8 @@
 // binary unless every executable linked with --whole-archive. An explicit call
 // is a real reference and cannot be dropped.
 //
-// See docs/adding-a-module.md for a worked example (models/core/examples).
+// See docs/adding-a-module.md for a worked example (the ISP accelerator role,
+// models/isp/page_compute.h) and models/core/examples for the smallest role.
 #pragma once
 
 #include <functional>

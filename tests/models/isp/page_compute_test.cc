@@ -144,7 +144,10 @@ TEST(AttentionEngineRole, AnyAcceleratorSetsThePageTimeTheStatisticsAndTheWavefo
   AttentionEngine engine("isp", flash, placement, IspConfig{}, std::make_unique<FixedTimeCompute>(),
                          CoordinatorConfig{}, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM, dram, bus, &ledger);
   const std::string vcd_path = ::testing::TempDir() + "isp_role.vcd";
-  vcd::Writer writer(vcd::Options{vcd_path, {"isp.*"}, 0, UINT64_MAX});
+  vcd::Options options;
+  options.path = vcd_path;
+  options.filters = {"isp.*"};
+  vcd::Writer writer(options);
   engine.trace(writer);
 
   AttentionWork w;
