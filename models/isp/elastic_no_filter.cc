@@ -21,14 +21,8 @@ TileCost ElasticNoFilter::tile_cost(ComputeMode mode, const FilterResult& filter
   const UnfilteredTile tile = unfiltered_tile(filter, entries, shape, staging_);
   const PageCost page = simd_.page_cost(ElasticSimd::simd_mode_of(mode), tile.tokens, shape.row_heads,
                                         shape.head_dim, shape.kv_bits, shape.q_bits);
-  TileCost cost;
-  cost.compute_cycles = page.cycles;
-  cost.sram_io_cycles = tile.staging_cycles;
-  cost.cycles = cost.compute_cycles + cost.sram_io_cycles;
-  cost.macs = page.macs;
-  cost.computed_tokens = page.macs > 0 ? tile.tokens : 0;
-  cost.scratchpad_bytes = page.scratchpad_bytes + tile.staging_bytes;
-  cost.energy_pj = page.energy_pj + tile.staging_pj;
+  TileCost cost = ElasticSimd::compute_of(page, tile.tokens);
+  cost.add_sram_io(tile.staging_cycles, tile.staging_bytes, tile.staging_pj);
   return cost;
 }
 

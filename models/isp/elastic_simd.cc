@@ -87,12 +87,17 @@ TileCost ElasticSimd::tile_cost(ComputeMode mode, const FilterResult& filter, ui
                                 const TileShape& shape) const {
   const PageCost page =
       page_cost(simd_mode_of(mode), filter.kept, shape.row_heads, shape.head_dim, shape.kv_bits, shape.q_bits);
+  TileCost cost = compute_of(page, filter.kept);
+  cost.add_sram_io(filter.cycles, 0, 0.0);  // the Stream Filter's pass over the tile's entries
+  return cost;
+}
+
+TileCost ElasticSimd::compute_of(const PageCost& page, uint64_t tokens) {
   TileCost cost;
   cost.compute_cycles = page.cycles;
-  cost.sram_io_cycles = filter.cycles;
-  cost.cycles = cost.sram_io_cycles + cost.compute_cycles;
+  cost.cycles = page.cycles;
   cost.macs = page.macs;
-  cost.computed_tokens = page.macs > 0 ? filter.kept : 0;
+  cost.computed_tokens = page.macs > 0 ? tokens : 0;
   cost.scratchpad_bytes = page.scratchpad_bytes;
   cost.energy_pj = page.energy_pj;
   return cost;

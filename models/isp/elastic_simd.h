@@ -77,6 +77,9 @@ class ElasticSimd : public PageCompute {
   // The mode the policy picks for pages of this shape (full pages of `tokens`).
   SimdMode choose_mode(uint64_t tokens, uint64_t row_heads, uint32_t head_dim,
                        uint32_t kv_element_bits, uint32_t q_element_bits) const;
+  // The compute part of a tile from a page cost (no SRAM I/O yet); the
+  // accelerators built on this one add theirs with TileCost::add_sram_io().
+  static TileCost compute_of(const PageCost& page, uint64_t tokens);
   // L: exposed softmax latency per tile, cycles.
   uint64_t softmax_latency_cycles() const;
   const IspConfig& config() const { return config_; }

@@ -49,6 +49,14 @@ struct TileCost {
   uint64_t computed_tokens = 0;  // entries that went through the MACs (kept, or kept + padding)
   uint64_t scratchpad_bytes = 0; // bytes read from and written to the scratchpad / SRAM
   double energy_pj = 0;
+
+  // Adds exposed SRAM I/O (a filter pass, staging, an exchange) to the tile.
+  void add_sram_io(uint64_t io_cycles, uint64_t bytes, double pj) {
+    sram_io_cycles += io_cycles;
+    cycles += io_cycles;
+    scratchpad_bytes += bytes;
+    energy_pj += pj;
+  }
 };
 
 // A mode of an accelerator is an index into its modes(); the engine names its

@@ -49,30 +49,26 @@ uint64_t SystolicPair::gemm_cycles(uint64_t m, uint64_t k, uint64_t n) const {
 }
 
 TileCost SystolicPair::compute_cost(ComputeMode mode, uint64_t tokens, const TileShape& shape) const {
-  TileCost cost;
   const uint64_t t = tokens, n = shape.row_heads, d = shape.head_dim;
-  if (t == 0 || n == 0) return cost;
+  if (t == 0 || n == 0) return TileCost{};
+  if (mode == kVectorMode)
+    return ElasticSimd::compute_of(lanes_.page_cost(SimdMode::kBroadside, t, n, d, shape.kv_bits, shape.q_bits), t);
   const IspConfig& c = lanes_.config();
-  if (mode == kVectorMode) {
-    const PageCost page = lanes_.page_cost(SimdMode::kBroadside, t, n, shape.head_dim, shape.kv_bits, shape.q_bits);
-    cost.compute_cycles = page.cycles;
-    cost.macs = page.macs;
-    cost.scratchpad_bytes = page.scratchpad_bytes;
-    cost.energy_pj = page.energy_pj;
-  } else {
-    const uint64_t lanes = c.pes;
-    const uint64_t softmax = 2 * ceil_div(n * t, lanes) + lanes_.softmax_latency_cycles();
-    cost.compute_cycles = gemm_cycles(n, d, t) + softmax + gemm_cycles(n, t, d);
-    const uint64_t exchange = 4 * n * t * shape.q_bits / 8;
-    cost.sram_io_cycles = uint64_t(std::ceil(double(exchange) / exchange_bytes_per_cycle_ - 1e-9));
-    cost.macs = 2 * n * t * d;
-    const uint64_t operands = 2 * ceil_div(n, rows_) * t * d * shape.kv_bits / 8 + ceil_div(t, cols_) * n * d * shape.q_bits / 8;
-    cost.scratchpad_bytes = operands + exchange;
-    cost.energy_pj = double(cost.macs) * c.mac_pj + double(n * t) * c.exp_pj + double(2 * n * t) * c.vector_op_pj +
-                     double(cost.scratchpad_bytes) * c.scratchpad_pj_per_byte;
-  }
+  TileCost cost;
+  const uint64_t softmax = 2 * ceil_div(n * t, c.pes) + lanes_.softmax_latency_cycles();
+  cost.compute_cycles = gemm_cycles(n, d, t) + softmax + gemm_cycles(n, t, d);
+  cost.cycles = cost.compute_cycles;
+  cost.macs = 2 * n * t * d;
   cost.computed_tokens = t;
-  cost.cycles = cost.compute_cycles + cost.sram_io_cycles;
+  const uint64_t operands =
+      2 * ceil_div(n, rows_) * t * d * shape.kv_bits / 8 + ceil_div(t, cols_) * n * d * shape.q_bits / 8;
+  cost.scratchpad_bytes = operands;
+  cost.energy_pj = double(cost.macs) * c.mac_pj + double(n * t) * c.exp_pj + double(2 * n * t) * c.vector_op_pj +
+                   double(operands) * c.scratchpad_pj_per_byte;
+  // A written and read, P written and read, through the exchange port.
+  const uint64_t exchange = 4 * n * t * shape.q_bits / 8;
+  cost.add_sram_io(uint64_t(std::ceil(double(exchange) / exchange_bytes_per_cycle_ - 1e-9)), exchange,
+                   double(exchange) * c.scratchpad_pj_per_byte);
   return cost;
 }
 
@@ -86,10 +82,7 @@ TileCost SystolicPair::tile_cost(ComputeMode mode, const FilterResult& filter, u
                                  const TileShape& shape) const {
   const UnfilteredTile tile = unfiltered_tile(filter, entries, shape, staging_);
   TileCost cost = compute_cost(mode, tile.tokens, shape);
-  cost.sram_io_cycles += tile.staging_cycles;
-  cost.cycles += tile.staging_cycles;
-  cost.scratchpad_bytes += tile.staging_bytes;
-  cost.energy_pj += tile.staging_pj;
+  cost.add_sram_io(tile.staging_cycles, tile.staging_bytes, tile.staging_pj);
   return cost;
 }
 

@@ -17,6 +17,7 @@
 #include "models/core/stats.h"
 #include "models/isp/attention_engine.h"
 #include "models/isp/elastic_simd.h"
+#include "tests/models/isp/engine_rig.h"
 #include "tests/support/vcd_check.h"
 
 namespace ispsim::isp {
@@ -26,58 +27,18 @@ using sc_core::sc_time;
 using sc_core::SC_NS;
 using sc_core::SC_US;
 
-const sc_time kTout = sc_time::from_value(std::llround(16384 * 1e12 / 2.4e9));  // 6826667 ps
-const sc_time kTr(5, SC_US);
+using testing::kTout;  // 6826667 ps
+using testing::kTr;
 
-nand::FlashConfig flash_config(unsigned channels, unsigned dies) {
-  schema::NandParams p;
-  p.set_channels(channels);
-  p.set_dies_per_channel(dies);
-  p.set_blocks_per_plane(4);
-  p.set_pages_per_block(8);
-  return nand::FlashConfig::from_params(p);  // 16 KiB pages, 2400 MT/s x 8 bit, tR = 5 us, 2 planes
-}
+nand::FlashConfig flash_config(unsigned channels, unsigned dies) { return testing::small_flash(channels, dies); }
+trace::ModelShape shape(uint32_t heads, uint32_t kv_heads) { return testing::one_layer(heads, kv_heads); }
 
-trace::ModelShape shape(uint32_t heads, uint32_t kv_heads) {
-  trace::ModelShape s;
-  s.set_layers(1);
-  s.set_heads(heads);
-  s.set_kv_heads(kv_heads);
-  s.set_head_dim(128);
-  s.set_kv_bits(16);
-  s.set_activation_bits(16);
-  return s;
-}
-
-struct Rig {
-  nand::FlashArray flash;
-  KvPlacement placement;
-  core::Server dram;
-  core::Server bus;
-  core::EnergyLedger ledger;
-  AttentionEngine engine;
-
+// The engine with the Elastic-SIMD on a small flash (engine_rig.h), run from time 0.
+struct Rig : testing::EngineRig {
   Rig(unsigned channels, unsigned dies, const trace::ModelShape& s, uint64_t context, uint64_t appended,
       Organization organization, Reduction reduction, const CoordinatorConfig& coordinator = CoordinatorConfig{})
-      : flash("nand", flash_config(channels, dies)),
-        placement(flash.config(), s, context, appended),
-        dram("dram", 16.0, sc_core::SC_ZERO_TIME),
-        bus("bus", 8.0, sc_core::SC_ZERO_TIME),
-        engine("isp", flash, placement, IspConfig{}, std::make_unique<ElasticSimd>(IspConfig{}), coordinator, organization, reduction, dram, bus, &ledger) {}
-
-  // Runs `work` from time 0 and returns when `done` was called.
-  sc_time run(const AttentionWork& work) {
-    sc_time finished;
-    int calls = 0;
-    engine.run(work, [&] {
-      finished = sc_core::sc_time_stamp();
-      ++calls;
-    });
-    sc_core::sc_start();
-    EXPECT_EQ(calls, 1);
-    EXPECT_FALSE(engine.busy());
-    return finished;
-  }
+      : EngineRig("isp", channels, dies, s, context, appended, std::make_unique<ElasticSimd>(IspConfig{}),
+                  organization, reduction, coordinator) {}
 };
 
 AttentionWork work(const trace::ModelShape& s, uint64_t rows, uint64_t context, uint64_t in_flash,

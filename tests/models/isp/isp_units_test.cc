@@ -13,6 +13,7 @@
 #include "models/isp/lse_reduction.h"
 #include "models/isp/stream_filter.h"
 #include "models/isp/tiling.h"
+#include "tests/models/isp/engine_rig.h"
 
 namespace ispsim::isp {
 namespace {
@@ -38,14 +39,7 @@ nand::FlashConfig flash(unsigned channels, unsigned dies, uint32_t page_bytes = 
   return nand::FlashConfig::from_params(p);
 }
 
-trace::BitVector mask_of(uint64_t length, const std::vector<uint64_t>& set) {
-  trace::BitVector v;
-  std::string bytes((length + 7) / 8, '\0');
-  for (uint64_t i : set) bytes[i / 8] = char(uint8_t(bytes[i / 8]) | (1u << (i % 8)));
-  v.set_bits(bytes);
-  v.set_bit_length(length);
-  return v;
-}
+using testing::mask_of;
 
 TEST(Tiling, ThirtyTwoFp16TokensOfHeadDim128PerSixteenKiBPage) {
   EXPECT_EQ(tokens_per_tile(16384, shape(1, 32, 8, 128, 16)), 32u);  // MemLLM Sec. V-C
