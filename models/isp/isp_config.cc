@@ -59,7 +59,17 @@ IspConfig IspConfig::from_params(const schema::IspParams& params, const std::str
   return c;
 }
 
+IspConfig IspConfig::defaults() {
+  static const IspConfig resolved = from_params(schema::IspParams());
+  return resolved;
+}
+
 uint64_t CoordinatorConfig::cycles_to_ps(uint64_t cycles) const { return cycles_at(cycles, clock_ghz); }
+
+CoordinatorConfig CoordinatorConfig::defaults() {
+  static const CoordinatorConfig resolved = from_params(schema::FlashCoordinatorParams());
+  return resolved;
+}
 
 CoordinatorConfig CoordinatorConfig::from_params(const schema::FlashCoordinatorParams& params,
                                                  const std::string& where) {

@@ -76,7 +76,7 @@ TEST(WaveformDocs, ChannelOwnerInTheNandReadme) {
 
 TEST(WaveformDocs, SimdModesInTheIspReadme) {
   // The default accelerator's modes; the statistics of the modes are named from the same table.
-  const isp::ElasticSimd simd{isp::IspConfig{}};
+  const isp::ElasticSimd simd{isp::IspConfig::defaults()};
   const vcd::Encoding encoding = isp::AttentionEngine::simd_mode_encoding(simd);
   EXPECT_EQ(table_after("models/isp/README.md", "<!-- encoding simd_mode -->"), rows_of(encoding));
   EXPECT_EQ(encoding.name_of(isp::AttentionEngine::simd_mode_value(isp::ElasticSimd::kBroadsideMode)), "broadside");

@@ -36,8 +36,8 @@ trace::ModelShape shape(uint32_t heads, uint32_t kv_heads) { return testing::one
 // The engine with the Elastic-SIMD on a small flash (engine_rig.h), run from time 0.
 struct Rig : testing::EngineRig {
   Rig(unsigned channels, unsigned dies, const trace::ModelShape& s, uint64_t context, uint64_t appended,
-      Organization organization, Reduction reduction, const CoordinatorConfig& coordinator = CoordinatorConfig{})
-      : EngineRig("isp", channels, dies, s, context, appended, std::make_unique<ElasticSimd>(IspConfig{}),
+      Organization organization, Reduction reduction, const CoordinatorConfig& coordinator = CoordinatorConfig::defaults())
+      : EngineRig("isp", channels, dies, s, context, appended, std::make_unique<ElasticSimd>(IspConfig::defaults()),
                   organization, reduction, coordinator) {}
 };
 
@@ -152,7 +152,7 @@ TEST(AttentionEngine, PerChannelWithControllerDramCountsQAndPartialTraffic) {
 TEST(AttentionEngine, BytesReadFromNandEqualBytesConsumedOverRowChunks) {
   // A Q buffer of 4 rows (4 x 2 heads x 128 x 2 B = 2 KiB) splits 10 rows into 3 passes.
   const trace::ModelShape s = shape(2, 1);
-  CoordinatorConfig small;
+  CoordinatorConfig small = CoordinatorConfig::defaults();
   small.global_sram_bytes = 1 << 20;
   small.q_buffer_bytes = 2048;
   Rig rig(2, 2, s, 5 * 32, 10, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM, small);
@@ -213,9 +213,9 @@ TEST(AttentionEngine, PageBuffersLargerThanTheScratchpadAreBadInput) {
   nand::FlashArray flash("nand", flash_config(1, 1));
   const KvPlacement placement(flash.config(), shape(1, 1), 32, 32);
   core::Server dram("dram", 16.0, sc_core::SC_ZERO_TIME), bus("bus", 8.0, sc_core::SC_ZERO_TIME);
-  IspConfig isp;
+  IspConfig isp = IspConfig::defaults();
   isp.scratchpad_bytes = 16384;  // one 16 KiB page, two buffers wanted
-  EXPECT_THROW(AttentionEngine("isp", flash, placement, isp, std::make_unique<ElasticSimd>(isp), CoordinatorConfig{}, Organization::PER_CHANNEL,
+  EXPECT_THROW(AttentionEngine("isp", flash, placement, isp, std::make_unique<ElasticSimd>(isp), CoordinatorConfig::defaults(), Organization::PER_CHANNEL,
                                Reduction::GLOBAL_SRAM, dram, bus, nullptr),
                BadInput);
 }
@@ -336,8 +336,8 @@ TEST(AttentionLadder, FusedPerChannelAndDramLessStepsOnOneLayer) {
     sys.flash = std::make_unique<nand::FlashArray>((n + "_nand").c_str(), flash);
     sys.dram = std::make_unique<core::Server>((n + "_dram").c_str(), 12.8, sc_core::SC_ZERO_TIME);
     sys.bus = std::make_unique<core::Server>((n + "_bus").c_str(), 8.0, sc_core::SC_ZERO_TIME);
-    sys.engine = std::make_unique<AttentionEngine>((n + "_isp").c_str(), *sys.flash, placement, IspConfig{},
-                                                   std::make_unique<ElasticSimd>(IspConfig{}), CoordinatorConfig{}, configs[i].organization,
+    sys.engine = std::make_unique<AttentionEngine>((n + "_isp").c_str(), *sys.flash, placement, IspConfig::defaults(),
+                                                   std::make_unique<ElasticSimd>(IspConfig::defaults()), CoordinatorConfig::defaults(), configs[i].organization,
                                                    configs[i].reduction, *sys.dram, *sys.bus, nullptr);
     if (configs[i].fused) {
       sys.engine->run(make_work(H + Qn, 0, H + Qn), [&sys] { sys.done = sc_core::sc_time_stamp(); });

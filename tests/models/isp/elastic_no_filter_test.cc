@@ -19,7 +19,7 @@ const TileShape kDecodeGqa{4, 128, 16, 16};  // n = 4 row-heads, d = 128, FP16
 
 TEST(ElasticNoFilter, ATileIsComputedWholeAndItsSubstitutesAreStaged) {
   const ElasticNoFilter accel(schema::IspParams{}, "isp");
-  const ElasticSimd simd{IspConfig{}};
+  const ElasticSimd simd{IspConfig::defaults()};
   // A precomputed page: 32 entries, 12 invisible (dropped), 3 of the 20 visible substituted.
   FilterResult f;
   f.kept = 20;
@@ -61,7 +61,7 @@ TEST(ElasticNoFilter, ATileIsComputedWholeAndItsSubstitutesAreStaged) {
 
 TEST(ElasticNoFilter, SamePowerBudgetModesAndPolicyAsTheElasticSimd) {
   const ElasticNoFilter accel(schema::IspParams{}, "isp");
-  const ElasticSimd simd{IspConfig{}};
+  const ElasticSimd simd{IspConfig::defaults()};
   EXPECT_DOUBLE_EQ(accel.peak_power_w(), simd.peak_power_w());
   EXPECT_DOUBLE_EQ(accel.static_power_w(), simd.static_power_w());
   ASSERT_EQ(accel.modes().size(), 2u);
@@ -103,7 +103,7 @@ TEST(ElasticNoFilter, InTheEngineSubstitutesCostStagingInEveryPageThatHoldsThem)
   AttentionWork w = op(s, 32, 64, 0, &mask);
   w.appended_tokens_supplied = 32;
   EngineRig plain("nofilter", 1, 4, s, 64, 32, std::make_unique<ElasticNoFilter>(schema::IspParams{}, "isp"));
-  EngineRig filtered("filtered", 1, 4, s, 64, 32, std::make_unique<ElasticSimd>(IspConfig{}));
+  EngineRig filtered("filtered", 1, 4, s, 64, 32, std::make_unique<ElasticSimd>(IspConfig::defaults()));
   const AttentionPlan plan = plain.engine.plan(w);
   ASSERT_EQ(plan.mode, ElasticSimd::kBroadsideMode);
   EXPECT_EQ(plan.sram_io_cycles, 48u + 48);
@@ -128,7 +128,7 @@ TEST(ElasticNoFilter, InvisibleTokensOfARecomputationPassArePadded) {
   AttentionWork w = op(s, 4, 64, 0, &mask);
   w.appended_tokens_supplied = 4;
   EngineRig plain("nofilter", 1, 4, s, 64, 4, std::make_unique<ElasticNoFilter>(schema::IspParams{}, "isp"));
-  EngineRig filtered("filtered", 1, 4, s, 64, 4, std::make_unique<ElasticSimd>(IspConfig{}));
+  EngineRig filtered("filtered", 1, 4, s, 64, 4, std::make_unique<ElasticSimd>(IspConfig::defaults()));
   plain.run(w);
   filtered.run(w);
   EXPECT_EQ(filtered.engine.tokens_dropped(), 22u);

@@ -100,7 +100,7 @@ TEST(Tiling, PlacementBeyondTheFlashIsBadInput) {
 }
 
 TEST(ElasticSimd, BroadsideIsOneTokenPerCyclePerRowHeadAndPhase) {
-  const ElasticSimd simd{IspConfig{}};
+  const ElasticSimd simd{IspConfig::defaults()};
   // L = 2 * ceil(log2 128) + 4 = 18 cycles.
   EXPECT_EQ(simd.softmax_latency_cycles(), 18u);
   // Decode page, d = 128: 2 * 32 + 18 (nand_stream.proto's 64 MAC cycles + softmax).
@@ -119,7 +119,7 @@ TEST(ElasticSimd, BroadsideIsOneTokenPerCyclePerRowHeadAndPhase) {
 }
 
 TEST(ElasticSimd, CascadedStreamsTheStationaryPageThroughQTilesWithFillAndDrain) {
-  const ElasticSimd simd{IspConfig{}};
+  const ElasticSimd simd{IspConfig::defaults()};
   // One Q tile of 128 row-heads: 2 * (32 * 128 + 127) + 18.
   PageCost c = simd.page_cost(SimdMode::kCascaded, 32, 128, 128, 16, 16);
   EXPECT_EQ(c.cycles, 8464u);
@@ -131,20 +131,20 @@ TEST(ElasticSimd, CascadedStreamsTheStationaryPageThroughQTilesWithFillAndDrain)
   // K and V read once per Q tile: 2 tiles x 2 x 32 x 128 x 2 B, plus 130 Q vectors.
   EXPECT_EQ(c.scratchpad_bytes, 2u * 2 * 32 * 128 * 2 + 130u * 128 * 2);
   // Two MACs per PE per cycle halve the per-token time: 2 * (32 * 64 + 127) + 18.
-  IspConfig wide;
+  IspConfig wide = IspConfig::defaults();
   wide.macs_per_pe_per_cycle = 2;
   EXPECT_EQ(ElasticSimd(wide).page_cost(SimdMode::kCascaded, 32, 128, 128, 16, 16).cycles, 2u * (2048 + 127) + 18);
 }
 
 TEST(ElasticSimd, ModeFollowsTheEnergyDelayProductByDefault) {
-  const ElasticSimd simd{IspConfig{}};
+  const ElasticSimd simd{IspConfig::defaults()};
   EXPECT_EQ(simd.choose_mode(32, 1, 128, 16, 16), SimdMode::kBroadside);   // decode GEMV
   EXPECT_EQ(simd.choose_mode(32, 4, 128, 16, 16), SimdMode::kBroadside);   // GQA decode
   EXPECT_EQ(simd.choose_mode(32, 256, 128, 16, 16), SimdMode::kCascaded);  // fused thin GEMM
-  IspConfig fewest;
+  IspConfig fewest = IspConfig::defaults();
   fewest.mode_policy = ModePolicy::kFewestCycles;
   EXPECT_EQ(ElasticSimd(fewest).choose_mode(32, 256, 128, 16, 16), SimdMode::kBroadside);
-  IspConfig always;
+  IspConfig always = IspConfig::defaults();
   always.mode_policy = ModePolicy::kAlwaysCascaded;
   EXPECT_EQ(ElasticSimd(always).choose_mode(32, 1, 128, 16, 16), SimdMode::kCascaded);
 }
@@ -156,7 +156,7 @@ TEST(StreamFilter, JaggedRecomputationDropsTheContextAfterTheLastRowAndSubstitut
   ctx.hkvd_mask = &mask;
   ctx.causal = true;
   ctx.max_row_position = 5;  // recomputation rows at positions 2 and 5
-  const StreamFilter filter(IspConfig{}, ctx);
+  const StreamFilter filter(IspConfig::defaults(), ctx);
   EXPECT_EQ(filter.substitutes(), 2u);
   FilterResult r = filter.precomputed_page(0, 8, true);
   EXPECT_EQ(r.kept, 6u);
@@ -184,7 +184,7 @@ TEST(StreamFilter, QueryRowsSeeEverythingAndThroughputSetsTheCycles) {
   ctx.context_tokens = 10;
   ctx.hkvd_mask = &mask;
   ctx.max_row_position = 12;  // query rows at 10..12
-  IspConfig config;
+  IspConfig config = IspConfig::defaults();
   config.stream_filter_tokens_per_cycle = 3;
   const StreamFilter filter(config, ctx);
   FilterResult r = filter.precomputed_page(8, 2);
@@ -210,13 +210,13 @@ TEST(StreamFilter, RejectsAMaskOfTheWrongLength) {
   FilterContext ctx;
   ctx.context_tokens = 9;
   ctx.hkvd_mask = &mask;
-  EXPECT_THROW(StreamFilter(IspConfig{}, ctx), BadInput);
+  EXPECT_THROW(StreamFilter(IspConfig::defaults(), ctx), BadInput);
   trace::BitVector stray;  // 7 bits, but bit 7 (past the length) is set
   stray.set_bit_length(7);
   stray.set_bits(std::string(1, char(0x80)));
   ctx.context_tokens = 7;
   ctx.hkvd_mask = &stray;
-  EXPECT_THROW(StreamFilter(IspConfig{}, ctx), BadInput);
+  EXPECT_THROW(StreamFilter(IspConfig::defaults(), ctx), BadInput);
 }
 
 TEST(LseReduction, MergingPartialsEqualsOneOnlineSoftmaxPass) {
@@ -250,7 +250,7 @@ TEST(LseReduction, MergingPartialsEqualsOneOnlineSoftmaxPass) {
 }
 
 TEST(LseReduction, CostPerPartialAndRowChunks) {
-  const LseReduction lse{CoordinatorConfig{}};
+  const LseReduction lse{CoordinatorConfig::defaults()};
   // 3 row-heads of d = 64 on 128 lanes: 3 cycles + 8 pipeline; 3 x (64 x 2 + 8) bytes.
   ReductionCost c = lse.partial_cost(3, 64, 16);
   EXPECT_EQ(c.occupancy_cycles, 3u);
@@ -267,7 +267,7 @@ TEST(LseReduction, CostPerPartialAndRowChunks) {
   k = lse.chunk_rows(1, 15, 64, 16);
   EXPECT_EQ(k.rows_per_pass, 1u);
   EXPECT_EQ(k.passes, 1u);
-  CoordinatorConfig tiny;
+  CoordinatorConfig tiny = CoordinatorConfig::defaults();
   tiny.global_sram_bytes = 4096;
   tiny.q_buffer_bytes = 2048;
   EXPECT_THROW(LseReduction(tiny).chunk_rows(10, 15, 64, 16), BadInput);

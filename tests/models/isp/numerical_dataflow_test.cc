@@ -141,7 +141,7 @@ struct Rig {
         placement(flash.config(), model(), kContext, kHkvd.size() + kQuery + kDecode),
         dram("dram", 16.0, sc_core::SC_ZERO_TIME),
         bus("bus", 8.0, sc_core::SC_ZERO_TIME),
-        engine("isp", flash, placement, IspConfig{}, std::make_unique<ElasticSimd>(IspConfig{}), coordinator, Organization::PER_CHANNEL,
+        engine("isp", flash, placement, IspConfig::defaults(), std::make_unique<ElasticSimd>(IspConfig::defaults()), coordinator, Organization::PER_CHANNEL,
                Reduction::GLOBAL_SRAM, dram, bus, nullptr) {}
 };
 
@@ -152,7 +152,7 @@ void check(const Rig& rig, const Data& d, const AttentionWork& work, bool masked
   EXPECT_EQ(plan.passes, expect_passes);
   std::vector<PartialState> acc(kKvHeads, PartialState(work.query_rows * kGroup, kDim));
   std::vector<uint64_t> positions;
-  const LseReduction lse{CoordinatorConfig{}};
+  const LseReduction lse{CoordinatorConfig::defaults()};
   uint64_t kept = 0;
   std::vector<uint64_t> tiles_per_channel(3, 0);
   for (uint64_t pass = 0; pass < plan.passes; ++pass) {
@@ -216,7 +216,7 @@ const uint64_t kH = kHkvd.size();
 
 TEST(NumericalDataflow, FusedPrefillMatchesReferenceAttention) {
   const Data d;
-  Rig rig{CoordinatorConfig{}};
+  Rig rig{CoordinatorConfig::defaults()};
   const AttentionWork w = blend_work(d, kH + kQuery, 0, kH + kQuery);
   EXPECT_EQ(rig.engine.pass_tiles(w, 0).row_positions.front(), kHkvd.front());
   EXPECT_EQ(rig.engine.pass_tiles(w, 0).row_positions.back(), kContext + kQuery - 1);
@@ -225,7 +225,7 @@ TEST(NumericalDataflow, FusedPrefillMatchesReferenceAttention) {
 
 TEST(NumericalDataflow, JaggedRecomputationMatchesReferenceAttention) {
   const Data d;
-  Rig rig{CoordinatorConfig{}};
+  Rig rig{CoordinatorConfig::defaults()};
   const AttentionWork w = blend_work(d, kH, 0, kH);
   const AttentionPlan plan = rig.engine.plan(w);
   EXPECT_EQ(plan.tokens_dropped, (kContext - 1 - kHkvd.back()) * kKvHeads);  // after the last HKVD row
@@ -235,20 +235,20 @@ TEST(NumericalDataflow, JaggedRecomputationMatchesReferenceAttention) {
 
 TEST(NumericalDataflow, QueryPrefillOverSubstitutesInFlashMatchesReferenceAttention) {
   const Data d;
-  Rig rig{CoordinatorConfig{}};
+  Rig rig{CoordinatorConfig::defaults()};
   check(rig, d, blend_work(d, kQuery, kH, kQuery), true, kContext + kQuery - 1, 1);
 }
 
 TEST(NumericalDataflow, DecodeStepMatchesReferenceAttention) {
   const Data d;
-  Rig rig{CoordinatorConfig{}};
+  Rig rig{CoordinatorConfig::defaults()};
   // Step 2: HKVD + query + two decoded tokens in flash, the third token came with the command.
   check(rig, d, blend_work(d, 1, kH + kQuery + 2, 1), true, kContext + kQuery + 2, 1);
 }
 
 TEST(NumericalDataflow, RowChunksOfASmallQBufferMatchReferenceAttention) {
   const Data d;
-  CoordinatorConfig small;
+  CoordinatorConfig small = CoordinatorConfig::defaults();
   small.global_sram_bytes = 4096;
   small.q_buffer_bytes = 128;  // 2 rows of 4 heads x 8 x 2 B
   Rig rig{small};
@@ -257,7 +257,7 @@ TEST(NumericalDataflow, RowChunksOfASmallQBufferMatchReferenceAttention) {
 
 TEST(NumericalDataflow, WithoutAMaskThePrecomputedKvIsUsedAsStored) {
   const Data d;
-  Rig rig{CoordinatorConfig{}};
+  Rig rig{CoordinatorConfig::defaults()};
   AttentionWork w = blend_work(d, kQuery, 0, kQuery);
   w.hkvd_mask = nullptr;  // query prefill over unblended precomputed KV
   EXPECT_EQ(rig.engine.plan(w).tokens_substituted, 0u);

@@ -26,7 +26,7 @@ using sc_core::SC_NS;
 using sc_core::SC_US;
 
 TEST(ElasticSimdRole, ATileIsTheFilterPassThenTheKeptTokens) {
-  const ElasticSimd simd{IspConfig{}};
+  const ElasticSimd simd{IspConfig::defaults()};
   FilterResult filter;
   filter.kept = 20;
   filter.dropped = 12;
@@ -141,8 +141,8 @@ TEST(AttentionEngineRole, AnyAcceleratorSetsThePageTimeTheStatisticsAndTheWavefo
   const KvPlacement placement(flash.config(), s, 6 * 32, 64);
   core::Server dram("dram", 16.0, sc_core::SC_ZERO_TIME), bus("bus", 8.0, sc_core::SC_ZERO_TIME);
   core::EnergyLedger ledger;
-  AttentionEngine engine("isp", flash, placement, IspConfig{}, std::make_unique<FixedTimeCompute>(),
-                         CoordinatorConfig{}, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM, dram, bus, &ledger);
+  AttentionEngine engine("isp", flash, placement, IspConfig::defaults(), std::make_unique<FixedTimeCompute>(),
+                         CoordinatorConfig::defaults(), Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM, dram, bus, &ledger);
   const std::string vcd_path = ::testing::TempDir() + "isp_role.vcd";
   vcd::Options options;
   options.path = vcd_path;

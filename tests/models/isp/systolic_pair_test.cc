@@ -77,7 +77,7 @@ TEST(SystolicPair, ModeChoiceAndTheSharedPowerBudget) {
   EXPECT_EQ(pair.modes()[SystolicPair::kVectorMode].name, "vector");
   EXPECT_EQ(pair.modes()[SystolicPair::kSystolicMode].name, "systolic");
   // 8 x 8 + 64 MAC units = the Elastic-SIMD's 128: the same peak and static power.
-  const ElasticSimd simd{IspConfig{}};
+  const ElasticSimd simd{IspConfig::defaults()};
   EXPECT_DOUBLE_EQ(pair.peak_power_w(), simd.peak_power_w());
   EXPECT_DOUBLE_EQ(pair.static_power_w(), simd.static_power_w());
   EXPECT_EQ(pair.cycles_to_ps(3), 3000u);
@@ -98,7 +98,7 @@ TEST(SystolicPair, InTheEngineAThinGemmOpIsComputeBound) {
   // 8428 ns > tOut, so tR + tOut + 8 x 8428 ns + the last merge (64 + 8 cycles).
   const trace::ModelShape s = one_layer(1, 1);
   EngineRig pair("pair", 1, 4, s, 6 * 32, 64, std::make_unique<SystolicPair>(schema::IspParams{}, "isp"));
-  EngineRig simd("simd", 1, 4, s, 6 * 32, 64, std::make_unique<ElasticSimd>(IspConfig{}));
+  EngineRig simd("simd", 1, 4, s, 6 * 32, 64, std::make_unique<ElasticSimd>(IspConfig::defaults()));
   const AttentionWork w = op(s, 64, 6 * 32, 64);
   ASSERT_EQ(pair.engine.plan(w).mode, SystolicPair::kSystolicMode);
   EXPECT_EQ(pair.run(w), kTr + kTout + 8 * sc_time(8428, SC_NS) + sc_time(72, SC_NS));
