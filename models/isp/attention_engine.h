@@ -89,15 +89,24 @@
 
 namespace ispsim::isp {
 
+// One attention op, the one type from the host runtime (platforms/systems/
+// runtime.h) through the NVMe command to this engine. The engine reads the
+// fields up to `causal`; the command's operand sizes are what crosses PCIe
+// (link::Nvme::fused_attention) and do not change the engine's work.
 struct AttentionWork {
   uint32_t layer = 0;
   uint64_t query_rows = 0;
   trace::ModelShape shape;
   uint64_t context_tokens = 0;                  // precomputed positions [0, C) read from flash
   const trace::BitVector* hkvd_mask = nullptr;  // nullable; bit_length == context_tokens
-  uint64_t appended_tokens_in_flash = 0;        // read from the appended region
+  uint64_t appended_tokens_in_flash = 0;        // read from the appended region (HKVD substitutes included)
   uint64_t appended_tokens_supplied = 0;        // came with the command, already on chip
   bool causal = true;
+
+  // The fused command's operands, bytes (set by the runtime).
+  uint64_t hkvd_tokens = 0;        // set bits of the mask: substitutes in the appended region
+  uint64_t supplied_kv_bytes = 0;  // KV of the supplied entries
+  uint64_t mask_bytes = 0, q_bytes = 0, output_bytes = 0;
 };
 
 enum class Organization { CENTRALIZED, PER_CHANNEL };

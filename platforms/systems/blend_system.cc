@@ -156,9 +156,8 @@ class StagingAdapter : public StagingPort {
 
 class SsdPort : public StoragePort {
  public:
-  SsdPort(ssd::Ssd& ssd, link::Nvme& nvme, host::StorageReadPath& read_path, const trace::ModelShape& shape,
-          core::Timeline* timeline)
-      : ssd_(ssd), nvme_(nvme), read_path_(read_path), shape_(shape), timeline_(timeline) {}
+  SsdPort(ssd::Ssd& ssd, link::Nvme& nvme, host::StorageReadPath& read_path, core::Timeline* timeline)
+      : ssd_(ssd), nvme_(nvme), read_path_(read_path), timeline_(timeline) {}
 
   // The SSD read, then the host's software read path (models/host/storage_read_path.h).
   void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
@@ -173,7 +172,7 @@ class SsdPort : public StoragePort {
   void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
     ssd_.append(layer, tokens, bytes, traced("background KV writes", "append L" + std::to_string(layer), std::move(done)));
   }
-  void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(engine_work(w)); }
+  void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(w); }
   // AiF's vendor command: the input vector goes in where a fused command's Q
   // goes (PCIe purpose q_fused), the output comes back as its O rows
   // (attention_output).
@@ -190,14 +189,13 @@ class SsdPort : public StoragePort {
         },
         std::move(done));
   }
-  void attention(const SsdAttention& w, Done done) override {
-    const isp::AttentionWork work = engine_work(w);
-    link::FusedAttentionCommand cmd;
-    cmd.mask_bytes = w.mask_bytes;
-    cmd.q_bytes = w.q_bytes;
-    cmd.kv_bytes = w.supplied_kv_bytes;
-    cmd.output_bytes = w.output_bytes;
-    const std::string name = "attention L" + std::to_string(w.layer) + " rows " + std::to_string(w.query_rows);
+  void attention(const SsdAttention& work, Done done) override {
+    link::FusedAttentionCommand cmd;  // what crosses PCIe
+    cmd.mask_bytes = work.mask_bytes;
+    cmd.q_bytes = work.q_bytes;
+    cmd.kv_bytes = work.supplied_kv_bytes;
+    cmd.output_bytes = work.output_bytes;
+    const std::string name = "attention L" + std::to_string(work.layer) + " rows " + std::to_string(work.query_rows);
     nvme_.fused_attention(
         cmd,
         [this, work, name](Done backend_done) {
@@ -207,18 +205,6 @@ class SsdPort : public StoragePort {
   }
 
  private:
-  isp::AttentionWork engine_work(const SsdAttention& w) const {
-    isp::AttentionWork work;
-    work.layer = w.layer;
-    work.query_rows = w.query_rows;
-    work.shape = shape_;
-    work.context_tokens = w.context_tokens;
-    work.hkvd_mask = w.hkvd_mask;
-    work.appended_tokens_in_flash = w.appended_tokens_in_flash;
-    work.appended_tokens_supplied = w.appended_tokens_supplied;
-    work.causal = w.causal;
-    return work;
-  }
   // Wraps `done` so that the span from now to its call lands on `track`.
   Done traced(const char* track, std::string name, Done done) {
     if (!timeline_) return done;
@@ -232,7 +218,6 @@ class SsdPort : public StoragePort {
   ssd::Ssd& ssd_;
   link::Nvme& nvme_;
   host::StorageReadPath& read_path_;
-  const trace::ModelShape shape_;
   core::Timeline* timeline_;
 };
 
@@ -390,7 +375,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   ssd.engine().set_timeline(timeline_ptr);
   GpuPort gpu_port(gpu, shape);
   StagingAdapter staging(memory);
-  SsdPort ssd_port(ssd, nvme, system.read_path, shape, timeline_ptr);
+  SsdPort ssd_port(ssd, nvme, system.read_path, timeline_ptr);
   const nand::FlashConfig& flash = ssd.flash().config();
   const uint64_t write_chunk = uint64_t{flash.page_bytes} * flash.channels * flash.dies_per_channel;
   Runtime runtime(header, std::move(ops), platform.placement(), gpu_port, staging, ssd_port, write_chunk);

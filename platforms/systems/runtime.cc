@@ -334,6 +334,7 @@ SsdAttention Runtime::ssd_work(size_t index, const Pending& supplied) const {
   const trace::ModelShape& m = header_.model();
   SsdAttention w;
   w.layer = op.layer();
+  w.shape = m;
   w.query_rows = a.query_rows();
   uint64_t appended = 0;
   for (const trace::KvSpan& s : a.kv())

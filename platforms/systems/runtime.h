@@ -55,6 +55,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/isp/attention_engine.h"
 #include "platforms/schema/placement.pb.h"
 #include "traces/trace.pb.h"
 
@@ -81,19 +82,9 @@ class StagingPort {
   virtual void insert(uint32_t layer, trace::KvRegion region, uint64_t bytes) = 0;
 };
 
-// One attention op sent to the SSD.
-struct SsdAttention {
-  uint32_t layer = 0;
-  uint64_t query_rows = 0;
-  uint64_t context_tokens = 0;            // precomputed span (read from the precomputed region)
-  const trace::BitVector* hkvd_mask = nullptr;
-  uint64_t hkvd_tokens = 0;               // set bits: substitutes from the appended region
-  uint64_t appended_tokens_in_flash = 0;  // appended KV read from flash (incl. HKVD substitutes)
-  uint64_t appended_tokens_supplied = 0;  // came with this command
-  uint64_t supplied_kv_bytes = 0;
-  uint64_t mask_bytes = 0, q_bytes = 0, output_bytes = 0;
-  bool causal = false;
-};
+// One attention op sent to the SSD: the ISP's own op type (its layer, rows,
+// KV spans and mask, and the fused command's operand sizes).
+using SsdAttention = isp::AttentionWork;
 
 // The storage device and the link to it.
 class StoragePort {
