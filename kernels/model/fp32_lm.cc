@@ -5,6 +5,8 @@
 #include <string>
 
 #include "common/error.h"
+#include "kernels/model/attention_simd.h"
+#include "kernels/model/linear_simd.h"
 #include "kernels/model/ops.h"
 #include "kernels/model/parallel.h"
 
@@ -77,6 +79,45 @@ void Fp32Lm::attend(int layer, int row, int pos, int h, float* scores) {
   }
 }
 
+// The attention of all n new rows above the scalar level. Work items are
+// (KV head, block of query rows): the block's queries (its rows × the heads
+// sharing the KV head) are scored against the cached keys in one tiled pass,
+// and each cached value is loaded once for all of them. Every output is
+// computed as for a block of one row, so batching changes no bit.
+void Fp32Lm::attend_blocks(int layer, int n, Isa isa) {
+  const Config& c = model_.config;
+  const int hd = c.head_dim, group = c.num_heads / c.num_kv_heads, qd = c.q_dim(), kvd = c.kv_dim();
+  const int rows_per_block = std::max(1, 16 / group);
+  const int blocks = (n + rows_per_block - 1) / rows_per_block;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  parallel_for(blocks * c.num_kv_heads, 1, [&](int begin, int end) {
+    thread_local std::vector<float> queries, scores, out;
+    thread_local std::vector<int> len;
+    for (int item = begin; item < end; ++item) {
+      const int g = item % c.num_kv_heads, r0 = item / c.num_kv_heads * rows_per_block;
+      const int r1 = std::min(n, r0 + rows_per_block), nq = (r1 - r0) * group, keys = position_ + r1;
+      queries.resize(static_cast<size_t>(nq) * hd);
+      out.resize(queries.size());
+      scores.resize(static_cast<size_t>(nq) * keys);
+      len.resize(nq);
+      for (int j = 0; j < nq; ++j) {
+        const int r = r0 + j / group, head = g * group + j % group;
+        std::copy_n(&q_[static_cast<size_t>(r) * qd + head * hd], hd, &queries[static_cast<size_t>(j) * hd]);
+        len[j] = position_ + r + 1;
+      }
+      dot_rows_isa(isa, queries.data(), hd, nq, hd, &k_cache_[layer][static_cast<size_t>(g) * hd], kvd, 0, keys,
+                   scores.data(), keys);
+      for (int j = 0; j < nq; ++j) scaled_softmax_isa(isa, &scores[static_cast<size_t>(j) * keys], len[j], scale);
+      weighted_values_isa(isa, scores.data(), keys, nq, len.data(), &v_cache_[layer][static_cast<size_t>(g) * hd], kvd,
+                          hd, out.data(), hd);
+      for (int j = 0; j < nq; ++j) {
+        const int r = r0 + j / group, head = g * group + j % group;
+        std::copy_n(&out[static_cast<size_t>(j) * hd], hd, &att_out_[static_cast<size_t>(r) * qd + head * hd]);
+      }
+    }
+  });
+}
+
 void Fp32Lm::attention_block(int layer, int n) {
   const Config& c = model_.config;
   const LayerWeights& L = model_.weights.layers[layer];
@@ -100,11 +141,16 @@ void Fp32Lm::attention_block(int layer, int n) {
     std::copy_n(&k_[static_cast<size_t>(r) * kvd], kvd, &k_cache_[layer][slot]);
     std::copy_n(&v_[static_cast<size_t>(r) * kvd], kvd, &v_cache_[layer][slot]);
   }
-  // (row, head) pairs are independent: threads split them, each with its own scores.
-  parallel_for(n * c.num_heads, 1, [&](int begin, int end) {
-    std::vector<float> scores(static_cast<size_t>(position_ + n));
-    for (int i = begin; i < end; ++i) attend(layer, i / c.num_heads, position_ + i / c.num_heads, i % c.num_heads, scores.data());
-  });
+  const Isa isa = active_isa();
+  if (isa == Isa::kScalar) {
+    // (row, head) pairs are independent: threads split them, each with its own scores.
+    parallel_for(n * c.num_heads, 1, [&](int begin, int end) {
+      std::vector<float> scores(static_cast<size_t>(position_ + n));
+      for (int i = begin; i < end; ++i) attend(layer, i / c.num_heads, position_ + i / c.num_heads, i % c.num_heads, scores.data());
+    });
+  } else {
+    attend_blocks(layer, n, isa);
+  }
   linear(att_out_.data(), n, qd, L.wo.data(), data_or_null(L.bo), h, xb_.data());
   for (size_t i = 0; i < static_cast<size_t>(n) * h; ++i) x_[i] += xb_[i];
   if (!c.norm_before) norm_rows(L.attn_norm, L.attn_norm_bias, n, x_.data(), x_.data());

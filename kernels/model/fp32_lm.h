@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/model/causal_lm.h"
+#include "kernels/model/cpu_isa.h"
 
 namespace ispsim::model {
 
@@ -25,7 +26,8 @@ class Fp32Lm : public CausalLm {
   void attention_block(int layer, int n);
   void ffn_block(int layer, int n);
   void norm_rows(const std::vector<float>& weight, const std::vector<float>& bias, int n, const float* in, float* out);
-  void attend(int layer, int row, int pos, int head, float* scores);
+  void attend(int layer, int row, int pos, int head, float* scores);  // the scalar level
+  void attend_blocks(int layer, int n, Isa isa);                       // avx2 and above
 
   const Model& model_;
   int capacity_ = 0;

@@ -45,17 +45,17 @@ __attribute__((target("avx2,fma"))) inline float hsum256(__m256 v) {
 }
 
 template <int R, int T>
-__attribute__((target("avx2,fma"))) void tile_avx2(const float* x, int in, const float* w, const float* bias, int out,
-                                                  float* y) {
+__attribute__((target("avx2,fma"))) void tile_avx2(const float* x, int ldx, int in, const float* w, int ldw,
+                                                  const float* bias, int out, float* y) {
   __m256 acc[R][T];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
   int k = 0;
   for (; k + 8 <= in; k += 8) {
     __m256 xv[T];
-    for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(x + static_cast<size_t>(t) * in + k);
+    for (int t = 0; t < T; ++t) xv[t] = _mm256_loadu_ps(x + static_cast<size_t>(t) * ldx + k);
     for (int r = 0; r < R; ++r) {
-      const __m256 wv = _mm256_loadu_ps(w + static_cast<size_t>(r) * in + k);
+      const __m256 wv = _mm256_loadu_ps(w + static_cast<size_t>(r) * ldw + k);
       for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
     }
   }
@@ -63,9 +63,9 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const float* x, int in, const
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(in - k), lane);
     __m256 xv[T];
-    for (int t = 0; t < T; ++t) xv[t] = _mm256_maskload_ps(x + static_cast<size_t>(t) * in + k, mask);
+    for (int t = 0; t < T; ++t) xv[t] = _mm256_maskload_ps(x + static_cast<size_t>(t) * ldx + k, mask);
     for (int r = 0; r < R; ++r) {
-      const __m256 wv = _mm256_maskload_ps(w + static_cast<size_t>(r) * in + k, mask);
+      const __m256 wv = _mm256_maskload_ps(w + static_cast<size_t>(r) * ldw + k, mask);
       for (int t = 0; t < T; ++t) acc[r][t] = _mm256_fmadd_ps(wv, xv[t], acc[r][t]);
     }
   }
@@ -81,26 +81,26 @@ __attribute__((target("avx512f,avx2,fma"))) inline float hsum512(__m512 v) {
 }
 
 template <int R, int T>
-__attribute__((target("avx512f,avx2,fma"))) void tile_avx512(const float* x, int in, const float* w, const float* bias, int out,
-                                                   float* y) {
+__attribute__((target("avx512f,avx2,fma"))) void tile_avx512(const float* x, int ldx, int in, const float* w, int ldw,
+                                                             const float* bias, int out, float* y) {
   __m512 acc[R][T];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
   int k = 0;
   for (; k + 16 <= in; k += 16) {
     __m512 xv[T];
-    for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(x + static_cast<size_t>(t) * in + k);
+    for (int t = 0; t < T; ++t) xv[t] = _mm512_loadu_ps(x + static_cast<size_t>(t) * ldx + k);
     for (int r = 0; r < R; ++r) {
-      const __m512 wv = _mm512_loadu_ps(w + static_cast<size_t>(r) * in + k);
+      const __m512 wv = _mm512_loadu_ps(w + static_cast<size_t>(r) * ldw + k);
       for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
     }
   }
   if (k < in) {
     const __mmask16 mask = static_cast<__mmask16>((1u << (in - k)) - 1);
     __m512 xv[T];
-    for (int t = 0; t < T; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, x + static_cast<size_t>(t) * in + k);
+    for (int t = 0; t < T; ++t) xv[t] = _mm512_maskz_loadu_ps(mask, x + static_cast<size_t>(t) * ldx + k);
     for (int r = 0; r < R; ++r) {
-      const __m512 wv = _mm512_maskz_loadu_ps(mask, w + static_cast<size_t>(r) * in + k);
+      const __m512 wv = _mm512_maskz_loadu_ps(mask, w + static_cast<size_t>(r) * ldw + k);
       for (int t = 0; t < T; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
     }
   }
@@ -109,7 +109,7 @@ __attribute__((target("avx512f,avx2,fma"))) void tile_avx512(const float* x, int
       y[static_cast<size_t>(t) * out + r] = hsum512(acc[r][t]) + (bias ? bias[r] : 0.0f);
 }
 
-using TileFn = void (*)(const float*, int, const float*, const float*, int, float*);
+using TileFn = void (*)(const float*, int, int, const float*, int, const float*, int, float*);
 
 // Tables of tile shapes [R-1][T-1]; the full tile is the largest entry.
 template <template <int, int> class K>
@@ -117,14 +117,14 @@ struct Tiles;
 
 template <int R, int T>
 struct Avx2Tile {
-  static void run(const float* x, int in, const float* w, const float* b, int out, float* y) {
-    tile_avx2<R, T>(x, in, w, b, out, y);
+  static void run(const float* x, int ldx, int in, const float* w, int ldw, const float* b, int out, float* y) {
+    tile_avx2<R, T>(x, ldx, in, w, ldw, b, out, y);
   }
 };
 template <int R, int T>
 struct Avx512Tile {
-  static void run(const float* x, int in, const float* w, const float* b, int out, float* y) {
-    tile_avx512<R, T>(x, in, w, b, out, y);
+  static void run(const float* x, int ldx, int in, const float* w, int ldw, const float* b, int out, float* y) {
+    tile_avx512<R, T>(x, ldx, in, w, ldw, b, out, y);
   }
 };
 
@@ -146,9 +146,10 @@ struct TileTable {
   TileTable() { fill(std::make_integer_sequence<int, RM>()); }
 };
 
+// y rows are `out` apart, x rows ldx, w rows ldw.
 template <template <int, int> class K, int RM, int TM>
-void linear_tiled(const float* x, int rows, int in, const float* w, const float* bias, int out, int o0, int o1,
-                  float* y) {
+void linear_tiled(const float* x, int ldx, int rows, int in, const float* w, int ldw, const float* bias, int out, int o0,
+                  int o1, float* y) {
   static const TileTable<K, RM, TM> table;
   for (int b0 = o0; b0 < o1; b0 += kRowBlock) {
     const int b1 = std::min(o1, b0 + kRowBlock);
@@ -156,7 +157,7 @@ void linear_tiled(const float* x, int rows, int in, const float* w, const float*
       const int nt = std::min(TM, rows - t);
       for (int o = b0; o < b1; o += RM) {
         const int nr = std::min(RM, b1 - o);
-        table.fn[nr - 1][nt - 1](x + static_cast<size_t>(t) * in, in, w + static_cast<size_t>(o) * in,
+        table.fn[nr - 1][nt - 1](x + static_cast<size_t>(t) * ldx, ldx, in, w + static_cast<size_t>(o) * ldw, ldw,
                                  bias ? bias + o : nullptr, out, y + static_cast<size_t>(t) * out + o);
       }
     }
@@ -167,14 +168,27 @@ void linear_tiled(const float* x, int rows, int in, const float* w, const float*
 
 void linear_rows_avx2(const float* x, int rows, int in, const float* w, const float* bias, int out, int o0, int o1,
                       float* y) {
-  linear_tiled<Avx2Tile, 2, 4>(x, rows, in, w, bias, out, o0, o1, y);
+  linear_tiled<Avx2Tile, 2, 4>(x, in, rows, in, w, in, bias, out, o0, o1, y);
 }
 
 void linear_rows_avx512(const float* x, int rows, int in, const float* w, const float* bias, int out, int o0, int o1,
                         float* y) {
-  linear_tiled<Avx512Tile, 4, 4>(x, rows, in, w, bias, out, o0, o1, y);
+  linear_tiled<Avx512Tile, 4, 4>(x, in, rows, in, w, in, bias, out, o0, o1, y);
 }
 #endif  // ISPSIM_HAVE_X86_SIMD
+
+void dot_rows_isa(Isa isa, const float* x, int ldx, int rows, int in, const float* w, int ldw, int o0, int o1, float* y,
+                  int ldy) {
+#if defined(ISPSIM_HAVE_X86_SIMD)
+  if (isa >= Isa::kAvx512) return linear_tiled<Avx512Tile, 4, 4>(x, ldx, rows, in, w, ldw, nullptr, ldy, o0, o1, y);
+  if (isa == Isa::kAvx2) return linear_tiled<Avx2Tile, 2, 4>(x, ldx, rows, in, w, ldw, nullptr, ldy, o0, o1, y);
+#else
+  (void)isa;
+#endif
+  for (int t = 0; t < rows; ++t)
+    for (int o = o0; o < o1; ++o)
+      y[static_cast<size_t>(t) * ldy + o] = dot(x + static_cast<size_t>(t) * ldx, w + static_cast<size_t>(o) * ldw, in);
+}
 
 void linear_isa(Isa isa, const float* x, int rows, int in, const float* w, const float* bias, int out, int o0, int o1,
                 float* y) {

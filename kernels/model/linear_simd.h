@@ -23,4 +23,10 @@ void linear_rows_avx512(const float* x, int rows, int in, const float* w, const 
 void linear_isa(Isa isa, const float* x, int rows, int in, const float* w, const float* bias, int out, int o0, int o1,
                 float* y);
 
+// y[t][o] = x[t]·w[o] (in elements) for t < rows, o in [o0, o1), on strided
+// operands: x rows ldx floats apart, w rows ldw, y rows ldy (attention scores:
+// queries × cached keys). Each output is accumulated as in linear_isa.
+void dot_rows_isa(Isa isa, const float* x, int ldx, int rows, int in, const float* w, int ldw, int o0, int o1, float* y,
+                  int ldy);
+
 }  // namespace ispsim::model

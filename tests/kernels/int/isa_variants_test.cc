@@ -5,6 +5,7 @@
 // lacks is skipped with the one-line reason from cpu_isa.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -16,6 +17,7 @@
 #include "kernels/int/gemv_int8.h"
 #include "kernels/int/quantized_lm.h"
 #include "kernels/int/random_model.h"
+#include "kernels/model/attention_simd.h"
 #include "kernels/model/cpu_isa.h"
 #include "kernels/model/fp32_lm.h"
 #include "kernels/model/ops.h"
@@ -213,6 +215,77 @@ TEST_P(IsaVariants, Fp32EnginePrefillEqualsTokenAtATimeAndAnyThreadCount) {
   lm.reset();
   for (int t : prompt) lm.forward(&t, 1, false, single);
   EXPECT_EQ(batched, single);
+}
+
+// The FP32 attention kernels against double-precision references: Softmax
+// (vector exp, ragged tails, underflowing scores) within a few FP32 ulps, and
+// the probability-weighted values within FP32 rounding; a block of queries
+// gives each query's row bit for bit as a block of one.
+TEST_P(IsaVariants, Fp32AttentionKernelsAgreeWithDoubleReference) {
+  model::set_active_isa(GetParam());
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> d(-30.0f, 30.0f);
+  for (int n : {1, 7, 16, 33, 100}) {
+    std::vector<float> x(n);
+    for (float& v : x) v = d(rng);
+    if (n > 2) x[1] = x[0] - 200.0f;  // exp underflows to 0
+    // The reference takes the same FP32 arguments x·scale − max (their
+    // rounding is FP32's, not the kernel's), then exp and the sum in double.
+    const float scale = 0.7f;
+    float max = -1e30f;
+    for (float v : x) max = std::max(max, v * scale);
+    double sum = 0;
+    for (float v : x) sum += std::exp(double{v * scale - max});
+    std::vector<float> got = x;
+    model::scaled_softmax_isa(GetParam(), got.data(), n, scale);
+    for (int i = 0; i < n; ++i) {
+      const double want = std::exp(double{x[i] * scale - max}) / sum;
+      ASSERT_NEAR(got[i], want, 4e-7 * want + 1e-37) << "n " << n << ", i " << i;
+    }
+  }
+  for (auto [nq, hd, keys] : {std::tuple{5, 64, 40}, {3, 20, 17}, {9, 80, 25}, {1, 128, 3}}) {
+    std::vector<float> p(static_cast<size_t>(nq) * keys), v(static_cast<size_t>(keys) * (hd + 3));
+    std::uniform_real_distribution<float> u(0.0f, 1.0f), w(-2.0f, 2.0f);
+    for (float& e : p) e = u(rng);
+    for (float& e : v) e = w(rng);
+    std::vector<int> len(nq);
+    for (int j = 0; j < nq; ++j) len[j] = keys - nq + 1 + j;  // a causal block: one more key per query
+    std::vector<float> o(static_cast<size_t>(nq) * hd);
+    model::weighted_values_isa(GetParam(), p.data(), keys, nq, len.data(), v.data(), hd + 3, hd, o.data(), hd);
+    for (int j = 0; j < nq; ++j) {
+      std::vector<float> alone(hd);
+      model::weighted_values_isa(GetParam(), &p[static_cast<size_t>(j) * keys], keys, 1, &len[j], v.data(), hd + 3, hd,
+                                 alone.data(), hd);
+      ASSERT_EQ(alone, std::vector<float>(o.begin() + static_cast<long>(j) * hd, o.begin() + static_cast<long>(j + 1) * hd));
+      for (int i = 0; i < hd; ++i) {
+        double want = 0, magnitude = 0;
+        for (int t = 0; t < len[j]; ++t) {
+          want += double{p[static_cast<size_t>(j) * keys + t]} * v[static_cast<size_t>(t) * (hd + 3) + i];
+          magnitude += std::abs(double{p[static_cast<size_t>(j) * keys + t]} * v[static_cast<size_t>(t) * (hd + 3) + i]);
+        }
+        ASSERT_NEAR(o[static_cast<size_t>(j) * hd + i], want, 1e-6 * magnitude) << nq << "x" << hd << " j " << j << " i " << i;
+      }
+    }
+  }
+}
+
+// The FP32 engine at this level against the scalar level (the original code):
+// the same logits within FP32 rounding of the whole forward pass.
+TEST_P(IsaVariants, Fp32EngineAgreesWithScalarLevel) {
+  const model::Model m = make_random_model(small_config(), 13);
+  std::vector<int> prompt(50);
+  for (int i = 0; i < 50; ++i) prompt[i] = (i * 53 + 7) % 300;
+  auto logits_at = [&](Isa isa) {
+    model::set_active_isa(isa);
+    model::Fp32Lm lm(m, 64);
+    std::vector<float> logits;
+    lm.forward(prompt.data(), 50, true, logits);
+    return logits;
+  };
+  const std::vector<float> reference = logits_at(Isa::kScalar), got = logits_at(GetParam());
+  ASSERT_EQ(got.size(), reference.size());
+  const auto [lo, hi] = std::minmax_element(reference.begin(), reference.end());
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], reference[i], 1e-4 * (*hi - *lo)) << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(, IsaVariants, ::testing::Values(Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx),
