@@ -36,6 +36,24 @@ inline int bit_length(uint64_t x) { return x == 0 ? 0 : 64 - __builtin_clzll(x);
 // Integer division rounded to nearest (ties away from zero); d > 0.
 inline int64_t div_round(int64_t n, int64_t d) { return n >= 0 ? (n + d / 2) / d : -((-n + d / 2) / d); }
 
+// Division by a divisor known in advance, as one multiply and a shift (the
+// round-up method of Granlund & Montgomery, PLDI 1994, Theorem 4.2): with
+// L = bit_length(d), k = bits + L and magic = ceil(2^k / d), magic·d lies in
+// [2^k, 2^k + 2^L), so floor(a·magic / 2^k) = floor(a / d) exactly for every
+// 0 <= a < 2^bits. magic <= 2^(bits+1) + 1, so bits <= 62.
+struct InvariantDivisor {
+  uint64_t magic = 0;
+  int shift = 0;
+};
+inline InvariantDivisor invariant_divisor(uint64_t d, int bits) {
+  const int k = bits + bit_length(d);
+  const unsigned __int128 power = static_cast<unsigned __int128>(1) << k;
+  return InvariantDivisor{static_cast<uint64_t>((power + d - 1) / d), k};
+}
+inline uint64_t divide(uint64_t a, const InvariantDivisor& by) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * by.magic) >> by.shift);
+}
+
 // A dyadic number mult * 2^-shift: how the integer path represents every
 // real-valued scale factor. mult is kept below 2^31.
 struct Dyadic {

@@ -24,6 +24,8 @@ IExpParams i_exp_params(int input_frac_bits) {
   p.q_b = round_shift(kBQ30, 30 - f);
   p.q_c = round_shift(kCOverAQ30, 30 - 2 * f);
   p.one = round_shift(kInverseAQ28, 28 - 2 * f);
+  p.underflow = 31 * p.q_ln2;
+  p.by_ln2 = invariant_divisor(static_cast<uint64_t>(p.q_ln2), bit_length(static_cast<uint64_t>(p.underflow)));
   return p;
 }
 
@@ -33,8 +35,9 @@ int32_t i_exp(int64_t x, const IExpParams& params) {
   if (x < -(int64_t{1} << 40)) return 0;
   int64_t xs = params.input_shift >= 0 ? -round_shift(-x, params.input_shift)
                                         : x * (int64_t{1} << -params.input_shift);
-  int64_t z = (-xs) / params.q_ln2;
-  if (z >= 31) return 0;
+  // z = floor(-xs / q_ln2) (xs <= 0); z >= 31 exactly when -xs >= 31 · q_ln2.
+  if (-xs >= params.underflow) return 0;
+  const int64_t z = static_cast<int64_t>(divide(static_cast<uint64_t>(-xs), params.by_ln2));
   int64_t p = xs + z * params.q_ln2;  // in (-ln2, 0]
   int64_t t = p + params.q_b;
   int64_t poly = t * t + params.q_c;  // < 2^30 by the working-scale clamp

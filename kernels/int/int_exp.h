@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "kernels/int/fixed_point.h"
+
 namespace ispsim::integer {
 
 // Precomputed integer constants of i-exp for one input scale.
@@ -18,6 +20,8 @@ struct IExpParams {
   int64_t q_b = 0;       // 1.353 in the working scale
   int64_t q_c = 0;       // 0.344 / 0.3585 in the output scale
   int64_t one = 0;       // 1.0 in the output scale: 2^(2 * work_frac_bits) / 0.3585
+  int64_t underflow = 0;  // 31 · q_ln2: a working-scale input at or below minus this is exp() = 0
+  InvariantDivisor by_ln2;  // division by q_ln2 for 0 <= a < underflow
 };
 
 // The working scale is clamped to 12..14 fractional bits: at 14 the square

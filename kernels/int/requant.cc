@@ -44,7 +44,15 @@ void quantize_groups_int8(const int32_t* x, int n, int group, int8_t* q, Dyadic*
       scales[g] = Dyadic{};
       continue;
     }
-    for (int i = start; i < end; ++i) q[i] = saturate_int8(div_round(int64_t{x[i]} * 127, max_abs));
+    // div_round(x·127, max_abs) without a division per element: |x|·127 +
+    // floor(max_abs/2) < 128·max_abs < 2^(L+7), L = bit_length(max_abs).
+    const InvariantDivisor by_max = invariant_divisor(static_cast<uint64_t>(max_abs),
+                                                      bit_length(static_cast<uint64_t>(max_abs)) + 7);
+    const uint64_t half = static_cast<uint64_t>(max_abs / 2);
+    for (int i = start; i < end; ++i) {
+      const int64_t magnitude = static_cast<int64_t>(divide(static_cast<uint64_t>(abs64(x[i])) * 127 + half, by_max));
+      q[i] = saturate_int8(x[i] < 0 ? -magnitude : magnitude);
+    }
     scales[g] = int8_scale_for_max(max_abs);
   }
 }

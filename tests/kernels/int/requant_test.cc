@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/int/int_exp.h"
 #include "kernels/int/requant.h"
 
 namespace ispsim::integer {
@@ -66,6 +67,57 @@ TEST(QuantizeGroupsInt8, ErrorWithinHalfStepPerGroupIncludingRaggedLastGroup) {
     ASSERT_NEAR(q[i] * scale, x[i], 0.5 * scale + 127 * scale * std::ldexp(1.0, -13) + 1e-9) << i;
   }
   EXPECT_EQ(scales[2].mult, 0);
+}
+
+// The multiply-and-shift division equals the hardware division for every
+// dividend below 2^bits: divisors of every bit length, dividends at and around
+// each multiple of d and at the top of the range.
+TEST(InvariantDivisor, EqualsDivisionUpToTheBound) {
+  std::mt19937_64 rng(3);
+  std::vector<uint64_t> divisors = {1, 2, 3, 5, 7, 127, 128, 129, 11357, (1u << 31) - 1, 1u << 31};
+  for (int b = 2; b <= 32; ++b) divisors.push_back((uint64_t{1} << (b - 1)) + rng() % (uint64_t{1} << (b - 1)));
+  for (uint64_t d : divisors) {
+    const int bits = bit_length(d) + 7;  // the quantizer's bound: dividends below 128·d
+    const InvariantDivisor by = invariant_divisor(d, bits);
+    const uint64_t top = (uint64_t{1} << bits) - 1;
+    std::vector<uint64_t> dividends = {0, 1, top, top - 1, d - 1, d, d + 1};
+    for (uint64_t m = 1; m * d <= top && m < 300; ++m)
+      for (uint64_t a : {m * d - 1, m * d, m * d + 1, m * d + d / 2}) dividends.push_back(a);
+    for (int i = 0; i < 200; ++i) dividends.push_back(rng() & top);
+    for (uint64_t a : dividends)
+      if (a <= top) ASSERT_EQ(divide(a, by), a / d) << a << " / " << d;
+  }
+}
+
+// Division-free quantization = the defining formula div_round(x·127, max|x|),
+// at the extremes of int32 too.
+TEST(QuantizeGroupsInt8, EqualsRoundedDivisionAtExtremes) {
+  std::mt19937 rng(4);
+  for (int32_t max : {1, 2, 3, 127, 255, 1000003, (1 << 24) + 1, INT32_MAX}) {
+    std::vector<int32_t> x = {max, -max, 0, max / 2, -(max / 2), max / 254, -(max / 254) - 1};
+    for (int i = 0; i < 57; ++i) x.push_back(std::uniform_int_distribution<int32_t>(-max, max)(rng));
+    const int n = static_cast<int>(x.size());
+    std::vector<int8_t> q(n);
+    Dyadic scale;
+    quantize_groups_int8(x.data(), n, n, q.data(), &scale);
+    for (int i = 0; i < n; ++i) ASSERT_EQ(q[i], saturate_int8(div_round(int64_t{x[i]} * 127, max))) << x[i] << " of " << max;
+  }
+  std::vector<int32_t> x = {INT32_MIN, INT32_MAX, -5, 1 << 30};
+  std::vector<int8_t> q(4);
+  Dyadic scale;
+  quantize_groups_int8(x.data(), 4, 4, q.data(), &scale);
+  const int64_t max = int64_t{1} << 31;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(q[i], saturate_int8(div_round(int64_t{x[i]} * 127, max))) << x[i];
+}
+
+// i-exp's quotient by ln 2 (now multiply-and-shift) against the division, over
+// every working scale and the whole range of inputs that do not underflow.
+TEST(IntExp, QuotientByLn2EqualsDivision) {
+  for (int frac : {8, 12, 13, 14, 20}) {
+    const IExpParams p = i_exp_params(frac);
+    for (int64_t a = 0; a < p.underflow; ++a)
+      ASSERT_EQ(static_cast<int64_t>(divide(static_cast<uint64_t>(a), p.by_ln2)), a / p.q_ln2) << a << ", frac " << frac;
+  }
 }
 
 }  // namespace
