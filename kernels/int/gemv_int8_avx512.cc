@@ -1,6 +1,9 @@
 #include "kernels/int/gemv_int8_avx512.h"
 
 #include "kernels/int/gemv_int8.h"
+#include "kernels/int/requant.h"
+
+#include <vector>
 
 #if defined(ISPSIM_HAVE_X86_SIMD)
 // GCC 12's AVX-512 headers warn about their own _mm*_undefined_*() (GCC bug 105593).
@@ -152,6 +155,146 @@ ISPSIM_AVX512 void axpy_s32_avx512(int64_t p, const int32_t* v, int n, int64_t* 
     _mm512_storeu_si512(acc + i, _mm512_add_epi64(_mm512_loadu_si512(acc + i), _mm512_mul_epi32(pv, x)));
   }
   for (; i < n; ++i) acc[i] += p * v[i];
+}
+
+namespace {
+ISPSIM_AVX512 inline __mmask16 mask16(int n) {
+  return n >= 16 ? __mmask16{0xFFFF} : (n <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << n) - 1));
+}
+ISPSIM_AVX512 inline __mmask8 mask8(int n) {
+  return n >= 8 ? __mmask8{0xFF} : (n <= 0 ? __mmask8{0} : static_cast<__mmask8>((1u << n) - 1));
+}
+
+// R queries against keys [0, nk). vpmuldq multiplies the even int32 elements
+// (the low halves of the 64-bit lanes); the odd ones are shifted down first:
+// the key's once per key, the queries' once per block (qo).
+template <int R>
+ISPSIM_AVX512 void score_tile(const int32_t* q, int ldq, const int32_t* qo, int ldqo, const int32_t* k, int ldk, int nk,
+                              int n, int64_t* s, int lds) {
+  const int chunks = (n + 15) / 16;
+  for (int t = 0; t < nk; ++t) {
+    const int32_t* kt = k + static_cast<int64_t>(t) * ldk;
+    __m512i acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
+    for (int c = 0; c < chunks; ++c) {
+      const __mmask16 m = mask16(n - 16 * c);
+      const __m512i even = _mm512_maskz_loadu_epi32(m, kt + 16 * c), odd = _mm512_srli_epi64(even, 32);
+      for (int r = 0; r < R; ++r) {
+        const __m512i qe = _mm512_maskz_loadu_epi32(m, q + static_cast<int64_t>(r) * ldq + 16 * c);
+        const __m512i qodd = _mm512_loadu_si512(qo + static_cast<int64_t>(r) * ldqo + 16 * c);
+        acc[r] = _mm512_add_epi64(acc[r], _mm512_add_epi64(_mm512_mul_epi32(qe, even), _mm512_mul_epi32(qodd, odd)));
+      }
+    }
+    for (int r = 0; r < R; ++r) s[static_cast<int64_t>(r) * lds + t] = _mm512_reduce_add_epi64(acc[r]);
+  }
+}
+
+// R queries × up to 32 elements from c0: four int64 vectors per query held in
+// registers across all keys; each value row is widened once for the R queries.
+template <int R>
+ISPSIM_AVX512 void value_tile(const int32_t* p, int ldp, const int32_t* v, int ldv, int nk, int n, int c0, int64_t* acc,
+                              int ldacc) {
+  __mmask8 m[4];
+  for (int c = 0; c < 4; ++c) m[c] = mask8(n - c0 - 8 * c);
+  __m512i a[R][4];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < 4; ++c) a[r][c] = _mm512_setzero_si512();
+  for (int t = 0; t < nk; ++t) {
+    const int32_t* vt = v + static_cast<int64_t>(t) * ldv + c0;
+    __m512i vv[4];
+    for (int c = 0; c < 4; ++c) vv[c] = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m[c], vt + 8 * c));
+    for (int r = 0; r < R; ++r) {
+      const __m512i pr = _mm512_set1_epi32(p[static_cast<int64_t>(r) * ldp + t]);
+      for (int c = 0; c < 4; ++c) a[r][c] = _mm512_add_epi64(a[r][c], _mm512_mul_epi32(pr, vv[c]));
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < 4; ++c) _mm512_mask_storeu_epi64(acc + static_cast<int64_t>(r) * ldacc + c0 + 8 * c, m[c], a[r][c]);
+}
+
+constexpr int kQueryTile = 4;
+thread_local std::vector<int32_t> t_odd;  // the queries' odd elements, shifted into the low halves
+}  // namespace
+
+namespace {
+// round(|x|·127 / d) for the int32 lanes of x, d = the group's max|x| > 0,
+// L = bit_length(d): an estimate through r = floor((2^(L+31) − 1) / d) on
+// a = |x|·127 + floor(d/2) shifted right by s = max(0, L − 8) (so a >> s and r
+// multiply within 64 bits) undershoots floor(a / d) by less than 1 (2^-7 from
+// the shift, 2^-23 from r); one correction with the exact remainder makes it
+// floor(a / d), i.e. the scalar quantizer's div_round.
+struct GroupDivisor {
+  __m512i d, r, s, total, half;
+};
+ISPSIM_AVX512 inline __m512i quotient_lanes(__m512i abs_x, const GroupDivisor& g) {
+  const __m512i a = _mm512_add_epi64(_mm512_mul_epu32(abs_x, _mm512_set1_epi64(127)), g.half);
+  const __m512i q0 = _mm512_srlv_epi64(_mm512_mul_epu32(_mm512_srlv_epi64(a, g.s), g.r), g.total);
+  const __m512i rem = _mm512_sub_epi64(a, _mm512_mul_epu32(q0, g.d));
+  return _mm512_mask_add_epi64(q0, _mm512_cmpge_epu64_mask(rem, g.d), q0, _mm512_set1_epi64(1));
+}
+}  // namespace
+
+ISPSIM_AVX512 void quantize_groups_int8_avx512(const int32_t* x, int n, int group, int8_t* q, Dyadic* scales) {
+  for (int start = 0, g = 0; start < n; start += group, ++g) {
+    const int len = start + group < n ? group : n - start;
+    // |x| as unsigned 32-bit (|INT32_MIN| = 2^31 fits).
+    __m512i m = _mm512_setzero_si512();
+    for (int i = 0; i < len; i += 16) m = _mm512_max_epu32(m, _mm512_abs_epi32(_mm512_maskz_loadu_epi32(mask16(len - i), x + start + i)));
+    const uint64_t max_abs = _mm512_reduce_max_epu32(m);
+    if (max_abs == 0) {
+      for (int i = 0; i < len; ++i) q[start + i] = 0;
+      scales[g] = Dyadic{};
+      continue;
+    }
+    const int L = bit_length(max_abs), shift = L > 8 ? L - 8 : 0;
+    GroupDivisor div;
+    div.d = _mm512_set1_epi64(static_cast<int64_t>(max_abs));
+    div.r = _mm512_set1_epi64(static_cast<int64_t>(((uint64_t{1} << (L + 31)) - 1) / max_abs));
+    div.s = _mm512_set1_epi64(shift);
+    div.total = _mm512_set1_epi64(L + 31 - shift);
+    div.half = _mm512_set1_epi64(static_cast<int64_t>(max_abs / 2));
+    const __m512i low_halves = _mm512_set1_epi64(0xFFFFFFFF);
+    for (int i = 0; i < len; i += 16) {
+      const __mmask16 valid = mask16(len - i);
+      const __m512i xv = _mm512_maskz_loadu_epi32(valid, x + start + i), ax = _mm512_abs_epi32(xv);
+      const __m512i even = quotient_lanes(_mm512_and_si512(ax, low_halves), div);
+      const __m512i odd = quotient_lanes(_mm512_srli_epi64(ax, 32), div);
+      const __m512i mag = _mm512_or_si512(even, _mm512_slli_epi64(odd, 32));  // each quotient <= 127
+      const __m512i signed_q = _mm512_mask_sub_epi32(mag, _mm512_cmplt_epi32_mask(xv, _mm512_setzero_si512()),
+                                                     _mm512_setzero_si512(), mag);
+      _mm_mask_storeu_epi8(q + start + i, valid, _mm512_cvtsepi32_epi8(signed_q));
+    }
+    scales[g] = int8_scale_for_max(static_cast<int64_t>(max_abs));
+  }
+}
+
+ISPSIM_AVX512 void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n,
+                                       int64_t* s, int lds) {
+  using Tile = void (*)(const int32_t*, int, const int32_t*, int, const int32_t*, int, int, int, int64_t*, int);
+  static constexpr Tile kTiles[kQueryTile] = {score_tile<1>, score_tile<2>, score_tile<3>, score_tile<4>};
+  const int ldqo = (n + 15) / 16 * 16;
+  t_odd.resize(static_cast<size_t>(nq) * ldqo);
+  for (int j = 0; j < nq; ++j)
+    for (int c = 0; c < ldqo; c += 16)
+      _mm512_storeu_si512(&t_odd[static_cast<size_t>(j) * ldqo + c],
+                          _mm512_srli_epi64(_mm512_maskz_loadu_epi32(mask16(n - c), q + static_cast<int64_t>(j) * ldq + c), 32));
+  for (int j = 0; j < nq; j += kQueryTile) {
+    const int rows = nq - j < kQueryTile ? nq - j : kQueryTile;
+    kTiles[rows - 1](q + static_cast<int64_t>(j) * ldq, ldq, &t_odd[static_cast<size_t>(j) * ldqo], ldqo, k, ldk, nk, n,
+                     s + static_cast<int64_t>(j) * lds, lds);
+  }
+}
+
+ISPSIM_AVX512 void weighted_sum_s32_avx512(const int32_t* p, int ldp, int nq, const int32_t* v, int ldv, int nk, int n,
+                                           int64_t* acc, int ldacc) {
+  using Tile = void (*)(const int32_t*, int, const int32_t*, int, int, int, int, int64_t*, int);
+  static constexpr Tile kTiles[kQueryTile] = {value_tile<1>, value_tile<2>, value_tile<3>, value_tile<4>};
+  for (int j = 0; j < nq; j += kQueryTile) {
+    const int rows = nq - j < kQueryTile ? nq - j : kQueryTile;
+    for (int c0 = 0; c0 < n; c0 += 32)
+      kTiles[rows - 1](p + static_cast<int64_t>(j) * ldp, ldp, v, ldv, nk, n, c0, acc + static_cast<int64_t>(j) * ldacc,
+                       ldacc);
+  }
 }
 
 }  // namespace ispsim::integer

@@ -20,6 +20,13 @@ void gemm_s8_packed_avx512(const PackedS8& packed, const uint8_t* X_biased, int 
 // dot_s32 / axpy_s32 of gemv_int8.h.
 int64_t dot_s32_avx512(const int32_t* a, const int32_t* b, int n);
 void axpy_s32_avx512(int64_t p, const int32_t* v, int n, int64_t* acc);
+// quantize_groups_int8 of requant.h.
+void quantize_groups_int8_avx512(const int32_t* x, int n, int group, int8_t* q, Dyadic* scales);
+// dot_rows_s32 / weighted_sum_s32 of gemv_int8.h, blocked over the queries.
+void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n, int64_t* s,
+                         int lds);
+void weighted_sum_s32_avx512(const int32_t* p, int ldp, int nq, const int32_t* v, int ldv, int nk, int n,
+                             int64_t* acc, int ldacc);
 #endif
 
 }  // namespace ispsim::integer

@@ -1,5 +1,6 @@
 #include "kernels/int/int_engine.h"
 
+#include <algorithm>
 #include <string>
 
 #include "common/error.h"
@@ -85,22 +86,41 @@ void IntegerEngine::quantize_rows(const int32_t* in, int n, int cols) {
 
 void IntegerEngine::linear(const IntLinear& w, int n, int32_t* out) { int_linear(w, xq_.data(), xs_.data(), n, out); }
 
-// Causal attention of one query row and head over the cache [0, pos].
-void IntegerEngine::attend(int layer, int row, int pos, int h, AttendScratch& s) {
+// Causal attention of query rows [r0, r1) for the heads that share KV head g,
+// over the cache [0, position_ + r1): the block's queries are scored against
+// each key, and weight each value, in one pass (exact int64 sums, so the
+// blocking changes no bit). A query at position pos uses keys [0, pos]; the
+// scores past it are computed but ignored, and their probabilities are 0.
+void IntegerEngine::attend_block(int layer, int g, int r0, int r1, AttendScratch& s) {
   const IntLayer& L = m_.layers[layer];
   const int hd = m_.head_dim, kvd = m_.kv_heads * hd, qd = m_.heads * hd, per_kv = m_.heads / m_.kv_heads;
-  const int bits = m_.int16_requant ? 16 : 8, n = pos + 1;
-  const size_t off = static_cast<size_t>(layer) * capacity_ * kvd + static_cast<size_t>(h / per_kv) * hd;
-  const int32_t* q = &q_[static_cast<size_t>(row) * qd + h * hd];
-  for (int t = 0; t < n; ++t) s.scores[t] = dot_s32(q, &k_cache_[off + static_cast<size_t>(t) * kvd], hd);
-  // One scale for the whole row of scores (paper 1 §3.1.3), then integer Softmax.
-  const int shift = requantize_token(s.scores.data(), n, bits, s.tmp.data());
-  int_softmax(s.tmp.data(), n, L.q_frac + L.k_frac - shift, s.probs.data(), 30);
-  // sum_t p_t * v_t: at most 2^30 * max|v| < 2^61 since the p_t sum to ~1.
-  for (int i = 0; i < hd; ++i) s.acc[i] = 0;
-  for (int t = 0; t < n; ++t) axpy_s32(s.probs[t], &v_cache_[off + static_cast<size_t>(t) * kvd], hd, s.acc.data());
-  int32_t* out = &att_[static_cast<size_t>(row) * qd + h * hd];
-  for (int i = 0; i < hd; ++i) out[i] = saturate_int32(round_shift(s.acc[i], 30));
+  const int bits = m_.int16_requant ? 16 : 8, nq = (r1 - r0) * per_kv, keys = position_ + r1;
+  const size_t off = static_cast<size_t>(layer) * capacity_ * kvd + static_cast<size_t>(g) * hd;
+  s.queries.resize(static_cast<size_t>(nq) * hd);
+  s.scores.resize(static_cast<size_t>(nq) * keys);
+  s.probs.resize(static_cast<size_t>(nq) * keys);
+  s.tmp.resize(static_cast<size_t>(keys));
+  s.acc.resize(static_cast<size_t>(nq) * hd);
+  for (int j = 0; j < nq; ++j) {
+    const int32_t* q = &q_[static_cast<size_t>(r0 + j / per_kv) * qd + (g * per_kv + j % per_kv) * hd];
+    for (int i = 0; i < hd; ++i) s.queries[static_cast<size_t>(j) * hd + i] = q[i];
+  }
+  dot_rows_s32(s.queries.data(), hd, nq, &k_cache_[off], kvd, keys, hd, s.scores.data(), keys);
+  for (int j = 0; j < nq; ++j) {
+    const int n = position_ + r0 + j / per_kv + 1;
+    int64_t* scores = &s.scores[static_cast<size_t>(j) * keys];
+    int32_t* probs = &s.probs[static_cast<size_t>(j) * keys];
+    // One scale for the whole row of scores (paper 1 §3.1.3), then integer Softmax.
+    const int shift = requantize_token(scores, n, bits, s.tmp.data());
+    int_softmax(s.tmp.data(), n, L.q_frac + L.k_frac - shift, probs, 30);
+    for (int t = n; t < keys; ++t) probs[t] = 0;
+  }
+  // Σ_t p_t · v_t: at most 2^30 · max|v| < 2^61 since the p_t sum to ~1.
+  weighted_sum_s32(s.probs.data(), keys, nq, &v_cache_[off], kvd, keys, hd, s.acc.data(), hd);
+  for (int j = 0; j < nq; ++j) {
+    int32_t* out = &att_[static_cast<size_t>(r0 + j / per_kv) * qd + (g * per_kv + j % per_kv) * hd];
+    for (int i = 0; i < hd; ++i) out[i] = saturate_int32(round_shift(s.acc[static_cast<size_t>(j) * hd + i], 30));
+  }
 }
 
 void IntegerEngine::attention(int layer, int n) {
@@ -125,14 +145,15 @@ void IntegerEngine::attention(int layer, int n) {
       v_cache_[base + static_cast<size_t>(pos) * kvd + i] = v_[static_cast<size_t>(r) * kvd + i];
     }
   }
-  // (row, head) pairs are independent: threads split them, each with its own scratch.
-  model::parallel_for(n * m_.heads, 1, [&](int begin, int end) {
-    AttendScratch s;
-    s.scores.resize(static_cast<size_t>(capacity_));
-    s.tmp.resize(static_cast<size_t>(capacity_));
-    s.probs.resize(static_cast<size_t>(capacity_));
-    s.acc.resize(static_cast<size_t>(m_.head_dim));
-    for (int i = begin; i < end; ++i) attend(layer, i / m_.heads, position_ + i / m_.heads, i % m_.heads, s);
+  // (KV head, block of rows) items are independent: threads split them, each with its own scratch.
+  // A block holds about 12 queries (its rows × the heads sharing the KV head).
+  const int rows_per_block = std::max(1, 12 / (m_.heads / m_.kv_heads)), blocks = (n + rows_per_block - 1) / rows_per_block;
+  model::parallel_for(blocks * m_.kv_heads, 1, [&](int begin, int end) {
+    thread_local AttendScratch s;
+    for (int i = begin; i < end; ++i) {
+      const int r0 = i / m_.kv_heads * rows_per_block;
+      attend_block(layer, i % m_.kv_heads, r0, std::min(n, r0 + rows_per_block), s);
+    }
   });
   quantize_rows(att_.data(), n, qd);
   linear(L.wo, n, xn_.data());  // o_proj writes straight into the residual format

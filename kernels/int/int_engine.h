@@ -95,9 +95,9 @@ class IntegerEngine {
   void ffn(int layer, int n);
   struct AttendScratch {
     std::vector<int64_t> scores, acc;
-    std::vector<int32_t> tmp, probs;
+    std::vector<int32_t> queries, tmp, probs;
   };
-  void attend(int layer, int row, int pos, int head, AttendScratch& scratch);
+  void attend_block(int layer, int kv_head, int r0, int r1, AttendScratch& scratch);
 
   const IntegerModel& m_;
   int capacity_ = 0, position_ = 0;

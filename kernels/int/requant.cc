@@ -1,5 +1,8 @@
 #include "kernels/int/requant.h"
 
+#include "kernels/int/gemv_int8_avx512.h"
+#include "kernels/model/cpu_isa.h"
+
 namespace ispsim::integer {
 namespace {
 template <typename T>
@@ -35,6 +38,9 @@ Dyadic int8_scale_for_max(int64_t max_abs) {
 }
 
 void quantize_groups_int8(const int32_t* x, int n, int group, int8_t* q, Dyadic* scales) {
+#if defined(ISPSIM_HAVE_X86_SIMD)
+  if (model::active_isa() >= model::Isa::kAvx512) return quantize_groups_int8_avx512(x, n, group, q, scales);
+#endif
   for (int start = 0, g = 0; start < n; start += group, ++g) {
     int end = start + group < n ? start + group : n;
     int64_t max_abs = 0;

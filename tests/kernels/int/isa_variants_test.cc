@@ -17,6 +17,7 @@
 #include "kernels/int/gemv_int8.h"
 #include "kernels/int/quantized_lm.h"
 #include "kernels/int/random_model.h"
+#include "kernels/int/requant.h"
 #include "kernels/model/attention_simd.h"
 #include "kernels/model/cpu_isa.h"
 #include "kernels/model/fp32_lm.h"
@@ -215,6 +216,63 @@ TEST_P(IsaVariants, Fp32EnginePrefillEqualsTokenAtATimeAndAnyThreadCount) {
   lm.reset();
   for (int t : prompt) lm.forward(&t, 1, false, single);
   EXPECT_EQ(batched, single);
+}
+
+// Group-wise INT8 quantization of activations: every level gives the scalar
+// quantizer's bytes and scales (ragged groups, zero groups, int32 extremes).
+TEST_P(IsaVariants, Int8ActivationQuantizationIsBitExactWithScalar) {
+  std::mt19937 rng(23);
+  for (auto [n, group] : {std::pair{576, 128}, {1536, 128}, {100, 32}, {70, 36}, {13, 4}}) {
+    for (int32_t range : {1, 100, 70000, 1 << 24, INT32_MAX}) {
+      std::vector<int32_t> x(n);
+      std::uniform_int_distribution<int32_t> d(-range, range);
+      for (int32_t& v : x) v = d(rng);
+      if (n > 2 * group) std::fill(x.begin() + group, x.begin() + 2 * group, 0);  // an all-zero group
+      if (range == INT32_MAX) x[0] = INT32_MIN;
+      const int groups = (n + group - 1) / group;
+      std::vector<int8_t> want(n), got(n);
+      std::vector<Dyadic> want_s(groups), got_s(groups);
+      model::set_active_isa(Isa::kScalar);
+      quantize_groups_int8(x.data(), n, group, want.data(), want_s.data());
+      model::set_active_isa(GetParam());
+      quantize_groups_int8(x.data(), n, group, got.data(), got_s.data());
+      ASSERT_EQ(got, want) << n << " g" << group << " range " << range;
+      for (int g = 0; g < groups; ++g)
+        ASSERT_TRUE(got_s[g].mult == want_s[g].mult && got_s[g].shift == want_s[g].shift) << g;
+    }
+  }
+}
+
+// The integer attention's blocked kernels equal per-pair int64 arithmetic
+// exactly at every level: ragged head sizes, any number of queries, and
+// operands at the int32 / Q30 extremes.
+TEST_P(IsaVariants, IntAttentionBlocksAreExact) {
+  model::set_active_isa(GetParam());
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), prob(0, (1 << 30) - 1);
+  for (auto [nq, n, nk] : {std::tuple{1, 64, 5}, {3, 17, 9}, {9, 80, 33}, {5, 33, 1}, {12, 64, 40}}) {
+    const int ld = n + 5;
+    std::vector<int32_t> q(static_cast<size_t>(nq) * ld), k(static_cast<size_t>(nk) * ld), p(static_cast<size_t>(nq) * nk);
+    for (int32_t& e : q) e = any(rng) / 16;  // |q·k| over n <= 80 terms stays below 2^61
+    for (int32_t& e : k) e = any(rng) / 16;
+    for (int32_t& e : p) e = prob(rng) / nk;  // probabilities summing to at most 1 (Q30)
+    q[0] = k[0] = -(1 << 29);
+    std::vector<int64_t> s(static_cast<size_t>(nq) * nk), acc(static_cast<size_t>(nq) * n);
+    dot_rows_s32(q.data(), ld, nq, k.data(), ld, nk, n, s.data(), nk);
+    weighted_sum_s32(p.data(), nk, nq, k.data(), ld, nk, n, acc.data(), n);
+    for (int j = 0; j < nq; ++j) {
+      for (int t = 0; t < nk; ++t) {
+        int64_t want = 0;
+        for (int i = 0; i < n; ++i) want += int64_t{q[static_cast<size_t>(j) * ld + i]} * k[static_cast<size_t>(t) * ld + i];
+        ASSERT_EQ(s[static_cast<size_t>(j) * nk + t], want) << nq << "x" << n << "x" << nk << " j " << j << " t " << t;
+      }
+      for (int i = 0; i < n; ++i) {
+        int64_t want = 0;
+        for (int t = 0; t < nk; ++t) want += int64_t{p[static_cast<size_t>(j) * nk + t]} * k[static_cast<size_t>(t) * ld + i];
+        ASSERT_EQ(acc[static_cast<size_t>(j) * n + i], want) << nq << "x" << n << "x" << nk << " j " << j << " i " << i;
+      }
+    }
+  }
 }
 
 // The FP32 attention kernels against double-precision references: Softmax
