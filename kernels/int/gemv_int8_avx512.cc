@@ -168,7 +168,7 @@ ISPSIM_AVX512 inline __mmask8 mask8(int n) {
 // R queries against keys [0, nk). vpmuldq multiplies the even int32 elements
 // (the low halves of the 64-bit lanes); the odd ones are shifted down first:
 // the key's once per key, the queries' once per block (qo).
-template <int R>
+template <int R, bool Full>
 ISPSIM_AVX512 void score_tile(const int32_t* q, int ldq, const int32_t* qo, int ldqo, const int32_t* k, int ldk, int nk,
                               int n, int64_t* s, int lds) {
   const int chunks = (n + 15) / 16;
@@ -177,10 +177,13 @@ ISPSIM_AVX512 void score_tile(const int32_t* q, int ldq, const int32_t* qo, int 
     __m512i acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
     for (int c = 0; c < chunks; ++c) {
+      // Masked loads only for a ragged head (see value_tile).
       const __mmask16 m = mask16(n - 16 * c);
-      const __m512i even = _mm512_maskz_loadu_epi32(m, kt + 16 * c), odd = _mm512_srli_epi64(even, 32);
+      const __m512i even = Full ? _mm512_loadu_si512(kt + 16 * c) : _mm512_maskz_loadu_epi32(m, kt + 16 * c);
+      const __m512i odd = _mm512_srli_epi64(even, 32);
       for (int r = 0; r < R; ++r) {
-        const __m512i qe = _mm512_maskz_loadu_epi32(m, q + static_cast<int64_t>(r) * ldq + 16 * c);
+        const int32_t* qr = q + static_cast<int64_t>(r) * ldq + 16 * c;
+        const __m512i qe = Full ? _mm512_loadu_si512(qr) : _mm512_maskz_loadu_epi32(m, qr);
         const __m512i qodd = _mm512_loadu_si512(qo + static_cast<int64_t>(r) * ldqo + 16 * c);
         acc[r] = _mm512_add_epi64(acc[r], _mm512_add_epi64(_mm512_mul_epi32(qe, even), _mm512_mul_epi32(qodd, odd)));
       }
@@ -191,7 +194,9 @@ ISPSIM_AVX512 void score_tile(const int32_t* q, int ldq, const int32_t* qo, int 
 
 // R queries × up to 32 elements from c0: four int64 vectors per query held in
 // registers across all keys; each value row is widened once for the R queries.
-template <int R>
+// Full: all 32 elements exist, so plain loads (with masked loads in the loop,
+// GCC 12 keeps a stack copy of the accumulators up to date every iteration).
+template <int R, bool Full>
 ISPSIM_AVX512 void value_tile(const int32_t* p, int ldp, const int32_t* v, int ldv, int nk, int n, int c0, int64_t* acc,
                               int ldacc) {
   __mmask8 m[4];
@@ -202,7 +207,9 @@ ISPSIM_AVX512 void value_tile(const int32_t* p, int ldp, const int32_t* v, int l
   for (int t = 0; t < nk; ++t) {
     const int32_t* vt = v + static_cast<int64_t>(t) * ldv + c0;
     __m512i vv[4];
-    for (int c = 0; c < 4; ++c) vv[c] = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m[c], vt + 8 * c));
+    for (int c = 0; c < 4; ++c)
+      vv[c] = _mm512_cvtepi32_epi64(Full ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vt + 8 * c))
+                                         : _mm256_maskz_loadu_epi32(m[c], vt + 8 * c));
     for (int r = 0; r < R; ++r) {
       const __m512i pr = _mm512_set1_epi32(p[static_cast<int64_t>(r) * ldp + t]);
       for (int c = 0; c < 4; ++c) a[r][c] = _mm512_add_epi64(a[r][c], _mm512_mul_epi32(pr, vv[c]));
@@ -271,7 +278,9 @@ ISPSIM_AVX512 void quantize_groups_int8_avx512(const int32_t* x, int n, int grou
 ISPSIM_AVX512 void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n,
                                        int64_t* s, int lds) {
   using Tile = void (*)(const int32_t*, int, const int32_t*, int, const int32_t*, int, int, int, int64_t*, int);
-  static constexpr Tile kTiles[kQueryTile] = {score_tile<1>, score_tile<2>, score_tile<3>, score_tile<4>};
+  static constexpr Tile kTiles[2][kQueryTile] = {
+      {score_tile<1, false>, score_tile<2, false>, score_tile<3, false>, score_tile<4, false>},
+      {score_tile<1, true>, score_tile<2, true>, score_tile<3, true>, score_tile<4, true>}};
   const int ldqo = (n + 15) / 16 * 16;
   t_odd.resize(static_cast<size_t>(nq) * ldqo);
   for (int j = 0; j < nq; ++j)
@@ -280,7 +289,7 @@ ISPSIM_AVX512 void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const 
                           _mm512_srli_epi64(_mm512_maskz_loadu_epi32(mask16(n - c), q + static_cast<int64_t>(j) * ldq + c), 32));
   for (int j = 0; j < nq; j += kQueryTile) {
     const int rows = nq - j < kQueryTile ? nq - j : kQueryTile;
-    kTiles[rows - 1](q + static_cast<int64_t>(j) * ldq, ldq, &t_odd[static_cast<size_t>(j) * ldqo], ldqo, k, ldk, nk, n,
+    kTiles[n % 16 == 0][rows - 1](q + static_cast<int64_t>(j) * ldq, ldq, &t_odd[static_cast<size_t>(j) * ldqo], ldqo, k, ldk, nk, n,
                      s + static_cast<int64_t>(j) * lds, lds);
   }
 }
@@ -288,11 +297,13 @@ ISPSIM_AVX512 void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const 
 ISPSIM_AVX512 void weighted_sum_s32_avx512(const int32_t* p, int ldp, int nq, const int32_t* v, int ldv, int nk, int n,
                                            int64_t* acc, int ldacc) {
   using Tile = void (*)(const int32_t*, int, const int32_t*, int, int, int, int, int64_t*, int);
-  static constexpr Tile kTiles[kQueryTile] = {value_tile<1>, value_tile<2>, value_tile<3>, value_tile<4>};
+  static constexpr Tile kTiles[2][kQueryTile] = {
+      {value_tile<1, false>, value_tile<2, false>, value_tile<3, false>, value_tile<4, false>},
+      {value_tile<1, true>, value_tile<2, true>, value_tile<3, true>, value_tile<4, true>}};
   for (int j = 0; j < nq; j += kQueryTile) {
     const int rows = nq - j < kQueryTile ? nq - j : kQueryTile;
     for (int c0 = 0; c0 < n; c0 += 32)
-      kTiles[rows - 1](p + static_cast<int64_t>(j) * ldp, ldp, v, ldv, nk, n, c0, acc + static_cast<int64_t>(j) * ldacc,
+      kTiles[c0 + 32 <= n][rows - 1](p + static_cast<int64_t>(j) * ldp, ldp, v, ldv, nk, n, c0, acc + static_cast<int64_t>(j) * ldacc,
                        ldacc);
   }
 }

@@ -173,6 +173,9 @@ void linear_rows_avx2(const float* x, int rows, int in, const float* w, const fl
 
 void linear_rows_avx512(const float* x, int rows, int in, const float* w, const float* bias, int out, int o0, int o1,
                         float* y) {
+  // One token (decode) streams the weights: 8 rows at a time keep 8 independent
+  // FMA chains and 8 read streams in flight. The tile shape changes no output.
+  if (rows == 1) return linear_tiled<Avx512Tile, 8, 1>(x, in, rows, in, w, in, bias, out, o0, o1, y);
   linear_tiled<Avx512Tile, 4, 4>(x, in, rows, in, w, in, bias, out, o0, o1, y);
 }
 #endif  // ISPSIM_HAVE_X86_SIMD
