@@ -1,6 +1,7 @@
 #include "kernels/int/gemv_int8_avx512.h"
 
 #include "kernels/int/gemv_int8.h"
+#include "kernels/int/int_exp.h"
 #include "kernels/int/requant.h"
 
 #include <vector>
@@ -272,6 +273,56 @@ ISPSIM_AVX512 void quantize_groups_int8_avx512(const int32_t* x, int n, int grou
       _mm_mask_storeu_epi8(q + start + i, valid, _mm512_cvtsepi32_epi8(signed_q));
     }
     scales[g] = int8_scale_for_max(static_cast<int64_t>(max_abs));
+  }
+}
+
+// i-exp on 8 int64 lanes of d = x − max <= 0, step for step as i_exp():
+// the shift to the working scale, the quotient z by ln 2 (multiply and
+// shift), the polynomial and the final shift by z. Lanes at or past the
+// underflow bound 31·q_ln2 are clamped to it: z = 31 there, and the
+// polynomial (< 2^30) shifted by 31 is the scalar path's 0.
+ISPSIM_AVX512 inline __m512i i_exp_lanes(__m512i d, const IExpParams& p) {
+  const __m512i magnitude = _mm512_sub_epi64(_mm512_setzero_si512(), d);  // −d in [0, 2^32)
+  __m512i a;
+  if (p.input_shift >= 63)
+    a = _mm512_setzero_si512();
+  else if (p.input_shift > 0)
+    a = _mm512_srli_epi64(_mm512_add_epi64(magnitude, _mm512_set1_epi64(int64_t{1} << (p.input_shift - 1))),
+                          static_cast<unsigned>(p.input_shift));
+  else
+    a = _mm512_slli_epi64(magnitude, static_cast<unsigned>(-p.input_shift));
+  const __m512i ac = _mm512_min_epi64(a, _mm512_set1_epi64(p.underflow));  // < 2^20: the products below fit
+  const __m512i z = _mm512_srli_epi64(_mm512_mul_epu32(ac, _mm512_set1_epi64(static_cast<int64_t>(p.by_ln2.magic))),
+                                      static_cast<unsigned>(p.by_ln2.shift));
+  const __m512i t = _mm512_add_epi64(_mm512_sub_epi64(_mm512_mul_epu32(z, _mm512_set1_epi64(p.q_ln2)), ac),
+                                     _mm512_set1_epi64(p.q_b));  // p + q_b > 0
+  const __m512i poly = _mm512_add_epi64(_mm512_mul_epu32(t, t), _mm512_set1_epi64(p.q_c));
+  return _mm512_srlv_epi64(poly, z);
+}
+
+ISPSIM_AVX512 void int_softmax_avx512(const int32_t* x, int n, const IExpParams& params, int32_t* out,
+                                      int out_frac_bits) {
+  __m512i m = _mm512_set1_epi32(INT32_MIN);
+  for (int i = 0; i < n; i += 16) m = _mm512_max_epi32(m, _mm512_mask_loadu_epi32(m, mask16(n - i), x + i));
+  const __m512i max = _mm512_set1_epi64(_mm512_reduce_max_epi32(m));
+  __m512i sum = _mm512_setzero_si512();
+  for (int i = 0; i < n; i += 8) {
+    const __mmask8 valid = mask8(n - i);
+    const __m512i xv = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, x + i));
+    const __m512i e = _mm512_maskz_mov_epi64(valid, i_exp_lanes(_mm512_sub_epi64(xv, max), params));
+    _mm256_mask_storeu_epi32(out + i, valid, _mm512_cvtepi64_epi32(e));
+    sum = _mm512_add_epi64(sum, e);
+  }
+  // As int_softmax: one reciprocal 2^62 / sum, then round_shift(e · inverse, 62 − out_frac_bits).
+  const int64_t inverse = (int64_t{1} << 62) / _mm512_reduce_add_epi64(sum);
+  const int shift = 62 - out_frac_bits;
+  const __m512i inv = _mm512_set1_epi64(inverse), half = _mm512_set1_epi64(shift > 0 ? int64_t{1} << (shift - 1) : 0);
+  for (int i = 0; i < n; i += 8) {
+    const __mmask8 valid = mask8(n - i);
+    const __m512i product = _mm512_mullo_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, out + i)), inv);
+    const __m512i rounded = shift > 0 ? _mm512_srai_epi64(_mm512_add_epi64(product, half), static_cast<unsigned>(shift))
+                                      : _mm512_slli_epi64(product, static_cast<unsigned>(-shift));
+    _mm256_mask_storeu_epi32(out + i, valid, _mm512_cvtepi64_epi32(rounded));
   }
 }
 

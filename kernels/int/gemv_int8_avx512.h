@@ -10,6 +10,7 @@
 namespace ispsim::integer {
 
 struct PackedS8;
+struct IExpParams;
 
 #if defined(ISPSIM_HAVE_X86_SIMD)
 // Rows [r0, r1) (multiples of 16, r1 may be the ragged end) of
@@ -20,6 +21,8 @@ void gemm_s8_packed_avx512(const PackedS8& packed, const uint8_t* X_biased, int 
 // dot_s32 / axpy_s32 of gemv_int8.h.
 int64_t dot_s32_avx512(const int32_t* a, const int32_t* b, int n);
 void axpy_s32_avx512(int64_t p, const int32_t* v, int n, int64_t* acc);
+// int_softmax of int_exp.h (params = i_exp_params(frac_bits)).
+void int_softmax_avx512(const int32_t* x, int n, const IExpParams& params, int32_t* out, int out_frac_bits);
 // quantize_groups_int8 of requant.h.
 void quantize_groups_int8_avx512(const int32_t* x, int n, int group, int8_t* q, Dyadic* scales);
 // dot_rows_s32 / weighted_sum_s32 of gemv_int8.h, blocked over the queries.

@@ -1,6 +1,8 @@
 #include "kernels/int/int_exp.h"
 
 #include "kernels/int/fixed_point.h"
+#include "kernels/int/gemv_int8_avx512.h"
+#include "kernels/model/cpu_isa.h"
 
 namespace ispsim::integer {
 namespace {
@@ -46,6 +48,10 @@ int32_t i_exp(int64_t x, const IExpParams& params) {
 
 void int_softmax(const int32_t* x, int n, int frac_bits, int32_t* out, int out_frac_bits) {
   IExpParams params = i_exp_params(frac_bits);
+#if defined(ISPSIM_HAVE_X86_SIMD)
+  if (model::active_isa() >= model::Isa::kAvx512 && out_frac_bits >= 0 && out_frac_bits <= 62)
+    return int_softmax_avx512(x, n, params, out, out_frac_bits);
+#endif
   int32_t max = x[0];
   for (int i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
   int64_t sum = 0;

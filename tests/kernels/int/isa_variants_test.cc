@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "kernels/int/gemv_int8.h"
+#include "kernels/int/int_exp.h"
 #include "kernels/int/quantized_lm.h"
 #include "kernels/int/random_model.h"
 #include "kernels/int/requant.h"
@@ -241,6 +242,27 @@ TEST_P(IsaVariants, Int8ActivationQuantizationIsBitExactWithScalar) {
         ASSERT_TRUE(got_s[g].mult == want_s[g].mult && got_s[g].shift == want_s[g].shift) << g;
     }
   }
+}
+
+// Integer Softmax (i-exp, the quotient by ln 2, the reciprocal of the sum):
+// every level gives the scalar probabilities, for input scales below, inside
+// and above i-exp's working range, rows of any length and int32 extremes.
+TEST_P(IsaVariants, IntSoftmaxIsBitExactWithScalar) {
+  std::mt19937 rng(29);
+  for (int frac : {0, 5, 12, 14, 20, 40, 70})
+    for (int n : {1, 7, 8, 17, 100, 1000})
+      for (int32_t range : {3, 5000, 1 << 20, INT32_MAX}) {
+        std::vector<int32_t> x(n);
+        std::uniform_int_distribution<int32_t> d(-range, range);
+        for (int32_t& v : x) v = d(rng);
+        if (range == INT32_MAX && n > 1) x[0] = INT32_MIN, x[1] = INT32_MAX;
+        std::vector<int32_t> want(n), got(n);
+        model::set_active_isa(Isa::kScalar);
+        int_softmax(x.data(), n, frac, want.data(), 30);
+        model::set_active_isa(GetParam());
+        int_softmax(x.data(), n, frac, got.data(), 30);
+        ASSERT_EQ(got, want) << "frac " << frac << ", n " << n << ", range " << range;
+      }
 }
 
 // The integer attention's blocked kernels equal per-pair int64 arithmetic
