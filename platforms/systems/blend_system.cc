@@ -7,8 +7,8 @@
 #include <set>
 #include <systemc>
 
-#include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "models/core/energy_ledger.h"
 #include "models/core/stats.h"
 #include "models/core/timeline.h"
@@ -24,6 +24,7 @@
 #include "platforms/systems/isp_selection.h"
 #include "platforms/systems/progress.h"
 #include "platforms/systems/runtime.h"
+#include "platforms/systems/stats_output.h"
 #include "traces/trace_io.h"
 #include "traces/trace_validator.h"
 
@@ -348,18 +349,9 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   }
 
   // Output files open before the simulation so that an unwritable path fails at once.
-  auto ends_with = [](const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  const bool stats_json = ends_with(options.stats_path, ".json");
-  std::optional<AtomicFile> stats_file;
-  if (!options.stats_path.empty()) {
-    if (!stats_json && !ends_with(options.stats_path, ".csv"))
-      throw BadInput(options.stats_path, "statistics file must end in .json or .csv");
-    stats_file.emplace(options.stats_path);
-  }
-  std::optional<AtomicFile> timeline_file;
-  if (!options.timeline_path.empty()) timeline_file.emplace(options.timeline_path);
+  OutputFiles outputs;
+  AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
+  AtomicFile* timeline_file = outputs.open(options.timeline_path);
   core::Timeline timeline;
   core::Timeline* timeline_ptr = timeline_file ? &timeline : nullptr;
 
@@ -464,11 +456,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
     run.formula_integer("ssd_attention_prefetches", "count",
                         "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
                         [&] { return runtime.ssd_prefetches(); });
-    if (stats_json)
-      stats::Registry::global().write_json(stats_file->stream());
-    else
-      stats::Registry::global().write_csv(stats_file->stream());
-    stats_file->commit();
+    write_stats(*stats_file);
   }
   if (timeline_file) {
     for (size_t i = 0; i < runtime.ops().size(); ++i) {
@@ -481,8 +469,8 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
     }
     for (const PhaseSpan& p : phases) timeline.span("phases", p.name, "phase", p.start_ps, p.end_ps);
     timeline.write(timeline_file->stream());
-    timeline_file->commit();
   }
+  outputs.commit();
   return summary;
 }
 

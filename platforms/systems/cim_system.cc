@@ -6,12 +6,11 @@
 #include <map>
 #include <cmath>
 #include <memory>
-#include <optional>
 #include <unordered_map>
 #include <systemc>
 
-#include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "models/cim/devices.h"
 #include "models/cim/step.h"
 #include "models/cim/unit.h"
@@ -21,6 +20,7 @@
 #include "models/link/pcie_link.h"
 #include "platforms/systems/cim_plan.h"
 #include "platforms/systems/isp_selection.h"
+#include "platforms/systems/stats_output.h"
 #include "traces/trace_io.h"
 
 namespace ispsim::systems {
@@ -329,14 +329,8 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
     }
   }
 
-
-  std::optional<AtomicFile> stats_file;
-  if (!options.stats_path.empty()) {
-    const std::string& s = options.stats_path;
-    if (!(s.size() > 5 && (s.substr(s.size() - 5) == ".json" || s.substr(s.size() - 4) == ".csv")))
-      throw BadInput(s, "statistics file must end in .json or .csv");
-    stats_file.emplace(s);
-  }
+  OutputFiles outputs;
+  AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   if (!options.timeline_path.empty()) throw BadInput("--timeline", "the decode systems of paper 1 write no timeline");
 
   // Folded while the run streams (bounded memory); every op is decode.
@@ -402,12 +396,9 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
       run.formula_integer("sram_code_capacity_tokens", "count",
                           "compressed tokens whose codes fit in controller SRAM beside window and pursuit state",
                           [&] { return planner.footprint(max_context).sram_code_capacity_tokens; });
-    if (stats_file->path().size() >= 5 && stats_file->path().substr(stats_file->path().size() - 5) == ".json")
-      stats::Registry::global().write_json(stats_file->stream());
-    else
-      stats::Registry::global().write_csv(stats_file->stream());
-    stats_file->commit();
+    write_stats(*stats_file);
   }
+  outputs.commit();
   return summary;
 }
 

@@ -2,17 +2,17 @@
 
 #include <iomanip>
 #include <memory>
-#include <optional>
 #include <ostream>
 #include <systemc>
 
-#include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "models/core/stats.h"
 #include "models/core/vcd.h"
 #include "models/core/vcd_view.h"
 #include "models/nand/nand_stream_system.h"
 #include "platforms/systems/isp_selection.h"
+#include "platforms/systems/stats_output.h"
 
 namespace ispsim::systems {
 namespace {
@@ -40,10 +40,6 @@ std::vector<nand::KvOp> kv_ops_of_program(trace::TraceReader& trace, trace::Prog
     ops.push_back(kv);
   }
   return ops;
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Exact for every time the kernel can represent (an integer count of its resolution).
@@ -76,16 +72,11 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
                                     "' is not modelled by the NAND stream system (its consumer is the Elastic-SIMD's "
                                     "fixed time per page, stream.consumer_ns_per_page); run an attention platform "
                                     "such as memllm to compare accelerators");
-  if (!options.stats_path.empty() && !ends_with(options.stats_path, ".json") &&
-      !ends_with(options.stats_path, ".csv"))
-    throw BadInput(options.stats_path, "statistics file must end in .json or .csv");
+  OutputFiles outputs;
+  AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
 
   const std::vector<nand::KvOp> ops = kv_ops_of_program(trace, program, platform.name());
 
-  // Output files are opened before the simulation so that an unwritable path
-  // fails at once, and committed only after it.
-  std::optional<AtomicFile> stats_file;
-  if (!options.stats_path.empty()) stats_file.emplace(options.stats_path);
   std::unique_ptr<vcd::Writer> waveform;
   if (!options.waveform.path.empty()) waveform = std::make_unique<vcd::Writer>(options.waveform);
 
@@ -119,11 +110,8 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
       markers.push_back({static_cast<uint64_t>(result.steps[i].start.value()), result.steps[i].what + " " + std::to_string(i)});
     waveform->close(markers);
   }
-  if (stats_file) {
-    if (ends_with(options.stats_path, ".json")) stats::Registry::global().write_json(stats_file->stream());
-    else stats::Registry::global().write_csv(stats_file->stream());
-    stats_file->commit();
-  }
+  if (stats_file) write_stats(*stats_file);
+  outputs.commit();
 
   const auto mode = schema::NandStreamParams::ReadMode_Name(platform.stream().read_mode());
   report << std::fixed << std::setprecision(3);

@@ -15,6 +15,7 @@
 #include "common/crc32c.h"
 #include "common/error.h"
 #include "common/input_file.h"
+#include "common/output_files.h"
 #include "common/termination.h"
 
 namespace fs = std::filesystem;
@@ -211,6 +212,39 @@ TEST(AtomicFile, SignalRemovesTheTemporaryAndKeepsTheOldFile) {
   EXPECT_EQ(WEXITSTATUS(status), 143);
   EXPECT_EQ(slurp(p), "finished earlier");
   EXPECT_TRUE(no_temporaries(p.parent_path()));
+}
+
+TEST(OutputFiles, CommitPublishesEveryFileAndAnEmptyPathNamesNone) {
+  const fs::path a = scratch("a.json"), b = scratch("b.json");
+  {
+    ispsim::OutputFiles outputs;
+    EXPECT_EQ(outputs.open(""), nullptr);
+    outputs.open(a.string())->stream() << "first";
+    outputs.open(b.string())->stream() << "second";
+    EXPECT_FALSE(fs::exists(a));
+    EXPECT_FALSE(fs::exists(b));
+    outputs.commit();
+  }
+  EXPECT_EQ(slurp(a), "first");
+  EXPECT_EQ(slurp(b), "second");
+  EXPECT_EQ(std::distance(fs::directory_iterator(a.parent_path()), fs::directory_iterator()), 2);
+}
+
+TEST(OutputFiles, ABadPathFailsAtOpenAndAFailedRunCommitsNone) {
+  const fs::path kept = scratch("kept.json"), fresh = scratch("fresh.json");
+  { std::ofstream(kept) << "old"; }
+  try {
+    ispsim::OutputFiles outputs;
+    outputs.open(kept.string())->stream() << "new";
+    outputs.open(fresh.string())->stream() << "new";
+    outputs.open("/nonexistent-dir/out.json");
+    FAIL() << "expected BadInput";
+  } catch (const ispsim::BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/out.json"), std::string::npos);
+  }
+  EXPECT_EQ(slurp(kept), "old");
+  EXPECT_FALSE(fs::exists(fresh));
+  EXPECT_EQ(std::distance(fs::directory_iterator(kept.parent_path()), fs::directory_iterator()), 1);
 }
 
 TEST(Crc32c, CheckValueAndIncrementalUse) {
