@@ -301,107 +301,131 @@ std::vector<vcd::Marker> phase_markers(const Runtime& rt, const std::vector<Phas
   return markers;
 }
 
-}  // namespace
 
-RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::string& trace_path,
-                            const RunOptions& options) {
-  const schema::Platform& platform = loaded.platform;
+// --- assemble ---------------------------------------------------------------
+
+// What one run reads, checked against the platform before anything is built.
+struct BlendInput {
   trace::Program program;
-  if (!trace::Program_Parse(schema::Platform::Program_Name(platform.program()), &program) ||
+  trace::Header header;
+  std::vector<trace::Op> ops;  // moved into the runtime when the run is assembled
+  host::HostConfig host_config;
+};
+
+trace::Program blend_program(const schema::LoadedPlatform& loaded) {
+  const std::string name = schema::Platform::Program_Name(loaded.platform.program());
+  trace::Program program;
+  if (!trace::Program_Parse(name, &program) ||
       (program != trace::FULL_PREFILL && program != trace::PRECOMPUTED_BLEND &&
        program != trace::PRECOMPUTED_BLEND_FUSED))
-    throw BadInput(loaded.file, "program " + schema::Platform::Program_Name(platform.program()) +
+    throw BadInput(loaded.file, "program " + name +
                                     " is not run by the LLM-inference system (FULL_PREFILL, PRECOMPUTED_BLEND, "
                                     "PRECOMPUTED_BLEND_FUSED)");
-  trace::Header header;
-  std::vector<trace::Op> ops = read_program(trace_path, program, platform.name(), header);
-  const trace::ModelShape& shape = header.model();
+  return program;
+}
 
-  RunSummary summary;
-  summary.platform = platform.name();
-  summary.program = trace::Program_Name(program);
-
+BlendInput read_input(const schema::LoadedPlatform& loaded, const std::string& trace_path) {
+  const schema::Platform& platform = loaded.platform;
+  BlendInput in;
+  in.program = blend_program(loaded);
+  in.ops = read_program(trace_path, in.program, platform.name(), in.header);
   check_placement(loaded);
   check_isp_accelerator(loaded, has_isp(platform), "its attention runs on the host GPU");
-  const host::HostConfig host_config = host::HostConfig::from_params(platform.host(), loaded.file + ": host");
-  {
-    host::HostMemory memory("probe", host_config, shape);
-    if (!memory.weights_fit()) {
-      summary.out_of_memory = true;
-      summary.failure = "model weights of " + std::to_string(memory.weight_bytes()) + " bytes plus the " +
-                        std::to_string(host_config.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
-                        std::to_string(host_config.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
-      return summary;
-    }
-    if (platform.placement().kv_resident_in_host_memory()) {
-      const uint64_t kv = resident_kv_bytes(kv_space(header, ops));
-      if (kv > memory.staging_capacity()) {
-        summary.out_of_memory = true;
-        summary.failure = "the request's KV of " + std::to_string(kv) + " bytes must stay in GPU/host memory " +
-                          "(placement.kv_resident_in_host_memory) but only " +
-                          std::to_string(memory.staging_capacity()) + " bytes are left of the host DRAM budget of " +
-                          std::to_string(host_config.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes) after " +
-                          std::to_string(memory.weight_bytes()) + " bytes of weights and the " +
-                          std::to_string(host_config.workspace_bytes) + "-byte workspace (host.workspace_bytes)";
-        return summary;
-      }
-    }
-  }
+  in.host_config = host::HostConfig::from_params(platform.host(), loaded.file + ": host");
+  return in;
+}
 
-  // Output files open before the simulation so that an unwritable path fails at once.
-  OutputFiles outputs;
-  AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
-  AtomicFile* timeline_file = outputs.open(options.timeline_path);
-  core::Timeline timeline;
-  core::Timeline* timeline_ptr = timeline_file ? &timeline : nullptr;
+// Why the model's weights, or a KV that must stay resident, do not fit the
+// host's DRAM budget; "" when they fit.
+std::string memory_shortfall(const schema::Platform& platform, const BlendInput& in) {
+  const host::HostConfig& host = in.host_config;
+  host::HostMemory memory("probe", host, in.header.model());
+  if (!memory.weights_fit())
+    return "model weights of " + std::to_string(memory.weight_bytes()) + " bytes plus the " +
+           std::to_string(host.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
+           std::to_string(host.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
+  if (!platform.placement().kv_resident_in_host_memory()) return "";
+  const uint64_t kv = resident_kv_bytes(kv_space(in.header, in.ops));
+  if (kv <= memory.staging_capacity()) return "";
+  return "the request's KV of " + std::to_string(kv) + " bytes must stay in GPU/host memory " +
+         "(placement.kv_resident_in_host_memory) but only " + std::to_string(memory.staging_capacity()) +
+         " bytes are left of the host DRAM budget of " + std::to_string(host.dram_capacity_bytes) +
+         " bytes (host.dram_capacity_bytes) after " + std::to_string(memory.weight_bytes()) +
+         " bytes of weights and the " + std::to_string(host.workspace_bytes) +
+         "-byte workspace (host.workspace_bytes)";
+}
 
-  core::EnergyLedger ledger;
-  ledger.set_clock([] { return sc_core::sc_time_stamp().value(); });
-  System system("system", loaded, host_config, shape, kv_space(header, ops), ledger);
-  link::PcieLink& pcie = system.pcie;
-  link::Nvme& nvme = system.nvme;
-  host::Gpu& gpu = system.gpu;
-  host::HostMemory& memory = system.memory;
-  ssd::Ssd& ssd = system.ssd;
-
-  ssd.engine().set_timeline(timeline_ptr);
-  GpuPort gpu_port(gpu, shape);
-  StagingAdapter staging(memory);
-  SsdPort ssd_port(ssd, nvme, system.read_path, timeline_ptr);
+// The runtime's background-write chunk: one page on every die.
+uint64_t write_chunk_bytes(ssd::Ssd& ssd) {
   const nand::FlashConfig& flash = ssd.flash().config();
-  const uint64_t write_chunk = uint64_t{flash.page_bytes} * flash.channels * flash.dies_per_channel;
-  Runtime runtime(header, std::move(ops), platform.placement(), gpu_port, staging, ssd_port, write_chunk);
-  PhaseTracker phase_tracker(ledger);
-  Progress progress(summary.platform, runtime.ops().size(), options.progress, options.progress_slot);
-  runtime.set_phase_listener([&](std::optional<trace::Phase> phase, uint64_t at_ps) {
-    phase_tracker.change(phase, at_ps);
-    if (phase) progress.set_phase(phase_name(*phase));
-  });
-  runtime.set_completion_listener(
-      [&](size_t completed) { progress.update(completed, sc_core::sc_time_stamp().value()); });
+  return uint64_t{flash.page_bytes} * flash.channels * flash.dies_per_channel;
+}
 
-  std::unique_ptr<vcd::Writer> waveform;
-  if (!options.waveform.path.empty()) {
-    waveform = std::make_unique<vcd::Writer>(options.waveform);
-    pcie.trace(*waveform);
-    gpu.trace(*waveform);
+// An energy ledger that folds up to the simulation's current time.
+struct SimulationLedger : core::EnergyLedger {
+  SimulationLedger() { set_clock([] { return sc_core::sc_time_stamp().value(); }); }
+};
+
+// One run, assembled: the devices, the runtime's ports to them, the runtime,
+// and what watches it (phases, progress, waveform). Members are built in order.
+struct BlendRun {
+  BlendRun(const schema::LoadedPlatform& loaded, BlendInput& in, const RunOptions& options, bool with_timeline)
+      : timeline_or_null(with_timeline ? &timeline : nullptr),
+        system("system", loaded, in.host_config, in.header.model(), kv_space(in.header, in.ops), ledger),
+        gpu_port(system.gpu, in.header.model()),
+        staging(system.memory),
+        ssd_port(system.ssd, system.nvme, system.read_path, timeline_or_null),
+        runtime(in.header, std::move(in.ops), loaded.platform.placement(), gpu_port, staging, ssd_port,
+                write_chunk_bytes(system.ssd)),
+        phases(ledger),
+        progress(loaded.platform.name(), runtime.ops().size(), options.progress, options.progress_slot) {
+    system.ssd.engine().set_timeline(timeline_or_null);
+    runtime.set_phase_listener([this](std::optional<trace::Phase> phase, uint64_t at_ps) {
+      phases.change(phase, at_ps);
+      if (phase) progress.set_phase(phase_name(*phase));
+    });
+    runtime.set_completion_listener([this](size_t completed) { progress.update(completed, now_ps()); });
+    if (!options.waveform.path.empty()) trace_waveform(options.waveform);
+  }
+  BlendRun(const BlendRun&) = delete;
+  BlendRun& operator=(const BlendRun&) = delete;
+
+  void trace_waveform(const vcd::Options& waveform_options) {
+    waveform = std::make_unique<vcd::Writer>(waveform_options);
+    system.pcie.trace(*waveform);
+    system.gpu.trace(*waveform);
     system.read_path.trace(*waveform);
-    ssd.trace(*waveform);
+    system.ssd.trace(*waveform);
   }
 
+  core::Timeline timeline;
+  core::Timeline* timeline_or_null;  // what the devices record spans into
+  SimulationLedger ledger;
+  System system;
+  GpuPort gpu_port;
+  StagingAdapter staging;
+  SsdPort ssd_port;
+  Runtime runtime;
+  PhaseTracker phases;
+  Progress progress;
+  std::unique_ptr<vcd::Writer> waveform;  // null without --vcd
+};
+
+// --- simulate ---------------------------------------------------------------
+
+void simulate(Runtime& runtime) {
   runtime.start();
   sc_core::sc_start();
   runtime.check_finished();
+}
 
-  // --- summary ---
-  const uint64_t latency_ps = runtime.latency_ps();
-  const uint64_t end_ps = std::max(latency_ps, runtime.drained_ps());
-  summary.latency_ns = static_cast<double>(latency_ps) / 1e3;
-  const std::vector<PhaseSpan>& phases = phase_tracker.spans();
-  if (waveform) waveform->close(phase_markers(runtime, phases));
-  for (const PhaseSpan& p : phases) summary.phase_ns[p.name] += static_cast<double>(p.end_ps - p.start_ps) / 1e3;
-  // Prefill (every phase but decode): GPU compute vs the time the host waited
-  // for storage (NAND, PCIe and the ISP).
+// --- summarise --------------------------------------------------------------
+
+double ps_to_ns(uint64_t ps) { return static_cast<double>(ps) / 1e3; }
+
+// Prefill (every phase but decode): GPU compute vs the time the host waited
+// for storage (NAND, PCIe and the ISP).
+void summarise_prefill(const Runtime& runtime, RunSummary& summary) {
   uint64_t prefill_begin = UINT64_MAX, prefill_end = 0, prefill_gpu = 0;
   for (size_t i = 0; i < runtime.ops().size(); ++i) {
     if (runtime.ops()[i].phase() == trace::PHASE_DECODE) continue;
@@ -410,10 +434,13 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
     prefill_end = std::max(prefill_end, t.end_ps);
     if (t.on_gpu) prefill_gpu += t.end_ps - t.start_ps;
   }
-  if (prefill_end > prefill_begin) {
-    summary.compute_ns = static_cast<double>(prefill_gpu) / 1e3;
-    summary.exposed_nand_ns = static_cast<double>((prefill_end - prefill_begin) - std::min(prefill_gpu, prefill_end - prefill_begin)) / 1e3;
-  }
+  if (prefill_end <= prefill_begin) return;
+  const uint64_t prefill = prefill_end - prefill_begin;
+  summary.compute_ns = ps_to_ns(prefill_gpu);
+  summary.exposed_nand_ns = ps_to_ns(prefill - std::min(prefill_gpu, prefill));
+}
+
+void summarise_traffic(const link::PcieLink& pcie, ssd::Ssd& ssd, RunSummary& summary) {
   for (link::Direction d : {link::Direction::HOST_TO_DEVICE, link::Direction::DEVICE_TO_HOST})
     for (int p = 0; p < link::kPurposeCount; ++p) {
       const auto purpose = static_cast<link::Purpose>(p);
@@ -425,51 +452,99 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   // The attention datapath's DRAM traffic (what MemLLM's DRAM-less design removes);
   // the write buffer's traffic for appends is in system.ssd.dram_*_bytes.
   summary.controller_dram_bytes = ssd.engine().dram_bytes();
-  summary.isp_compute_ns = static_cast<double>(ssd.engine().isp_compute_time().value()) / 1e3;
-  summary.nand_stream_ns = static_cast<double>(ssd.engine().nand_stream_time().value()) / 1e3;
+  summary.isp_compute_ns = ps_to_ns(ssd.engine().isp_compute_time().value());
+  summary.nand_stream_ns = ps_to_ns(ssd.engine().nand_stream_time().value());
+}
 
-  const core::EnergyLedger::Summary energy = ledger.summarize(end_ps);
+void summarise_energy(const core::EnergyLedger::Summary& energy, RunSummary& summary) {
   summary.energy_j = energy.total_j;
   for (const auto& [name, j] : energy.dynamic_j_by_component) summary.energy_j_by_component[name] += j;
   for (const auto& [name, j] : energy.static_j_by_component) summary.energy_j_by_component[name] += j;
   summary.energy_j_by_phase = energy.j_by_phase;
   summary.average_w = energy.average_w;
   summary.peak_w = energy.peak_w;
+}
 
-  if (stats_file) {
-    stats::Group run("system.run");
-    run.formula("latency", "ns", "end-to-end latency of the request (completion of its last op)",
-                [&] { return summary.latency_ns; });
-    run.formula("background_writes_end", "ns", "when the last background KV write finished",
-                [&] { return static_cast<double>(runtime.drained_ps()) / 1e3; });
-    run.formula("energy", "J", "energy of the run, dynamic and static, until the background writes finished",
-                [&] { return summary.energy_j; });
-    run.formula("average_power", "W", "energy / time until the background writes finished",
-                [&] { return summary.average_w; });
-    run.formula("peak_power", "W", "largest mean power over an aligned 1 us window", [&] { return summary.peak_w; });
-    run.formula_integer("ops_completed", "count", "ops of the program that completed (a second completion is an error)",
-                        [&] { return runtime.ops_completed(); });
-    run.formula_integer("kv_bytes_read_to_host", "bytes", "KV the host read from the SSD (staging misses)",
-                        [&] { return runtime.kv_bytes_read_to_host(); });
-    run.formula_integer("kv_bytes_staging_hits", "bytes", "KV the host found staged in host DRAM",
-                        [&] { return runtime.kv_bytes_staging_hits(); });
-    run.formula_integer("ssd_attention_prefetches", "count",
-                        "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
-                        [&] { return runtime.ssd_prefetches(); });
-    write_stats(*stats_file);
+void summarise(BlendRun& run, RunSummary& summary) {
+  const Runtime& runtime = run.runtime;
+  summary.latency_ns = ps_to_ns(runtime.latency_ps());
+  for (const PhaseSpan& p : run.phases.spans()) summary.phase_ns[p.name] += ps_to_ns(p.end_ps - p.start_ps);
+  summarise_prefill(runtime, summary);
+  summarise_traffic(run.system.pcie, run.system.ssd, summary);
+  // Energy until the background writes finished, which may be after the last op.
+  summarise_energy(run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps())), summary);
+}
+
+// --- write ------------------------------------------------------------------
+
+// The run's own statistics next to the devices', then all of them.
+void write_run_stats(const Runtime& runtime, const RunSummary& summary, AtomicFile& file) {
+  stats::Group run("system.run");
+  run.formula("latency", "ns", "end-to-end latency of the request (completion of its last op)",
+              [&] { return summary.latency_ns; });
+  run.formula("background_writes_end", "ns", "when the last background KV write finished",
+              [&] { return ps_to_ns(runtime.drained_ps()); });
+  run.formula("energy", "J", "energy of the run, dynamic and static, until the background writes finished",
+              [&] { return summary.energy_j; });
+  run.formula("average_power", "W", "energy / time until the background writes finished",
+              [&] { return summary.average_w; });
+  run.formula("peak_power", "W", "largest mean power over an aligned 1 us window", [&] { return summary.peak_w; });
+  run.formula_integer("ops_completed", "count", "ops of the program that completed (a second completion is an error)",
+                      [&] { return runtime.ops_completed(); });
+  run.formula_integer("kv_bytes_read_to_host", "bytes", "KV the host read from the SSD (staging misses)",
+                      [&] { return runtime.kv_bytes_read_to_host(); });
+  run.formula_integer("kv_bytes_staging_hits", "bytes", "KV the host found staged in host DRAM",
+                      [&] { return runtime.kv_bytes_staging_hits(); });
+  run.formula_integer("ssd_attention_prefetches", "count",
+                      "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
+                      [&] { return runtime.ssd_prefetches(); });
+  write_stats(file);
+}
+
+// The devices' spans, plus the host GPU's ops and the phases.
+void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases, core::Timeline& timeline,
+                    AtomicFile& file) {
+  for (size_t i = 0; i < runtime.ops().size(); ++i) {
+    const trace::Op& op = runtime.ops()[i];
+    const OpTiming& t = runtime.timing()[i];
+    if (!t.on_gpu) continue;
+    std::string name = op.label().empty() ? op_kind(op) : op.label();
+    if (op.has_layer()) name += " L" + std::to_string(op.layer());
+    timeline.span("host GPU", name, phase_name(op.phase()), t.start_ps, t.end_ps);
   }
-  if (timeline_file) {
-    for (size_t i = 0; i < runtime.ops().size(); ++i) {
-      const trace::Op& op = runtime.ops()[i];
-      const OpTiming& t = runtime.timing()[i];
-      if (!t.on_gpu) continue;
-      std::string name = op.label().empty() ? op_kind(op) : op.label();
-      if (op.has_layer()) name += " L" + std::to_string(op.layer());
-      timeline.span("host GPU", name, phase_name(op.phase()), t.start_ps, t.end_ps);
-    }
-    for (const PhaseSpan& p : phases) timeline.span("phases", p.name, "phase", p.start_ps, p.end_ps);
-    timeline.write(timeline_file->stream());
+  for (const PhaseSpan& p : phases) timeline.span("phases", p.name, "phase", p.start_ps, p.end_ps);
+  timeline.write(file.stream());
+}
+
+// Closes the waveform (it commits its own files) and writes the files that
+// `outputs` commits.
+void write_outputs(BlendRun& run, const RunSummary& summary, AtomicFile* stats_file, AtomicFile* timeline_file) {
+  if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()));
+  if (stats_file) write_run_stats(run.runtime, summary, *stats_file);
+  if (timeline_file) write_timeline(run.runtime, run.phases.spans(), run.timeline, *timeline_file);
+}
+
+}  // namespace
+
+RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::string& trace_path,
+                            const RunOptions& options) {
+  BlendInput input = read_input(loaded, trace_path);
+  RunSummary summary;
+  summary.platform = loaded.platform.name();
+  summary.program = trace::Program_Name(input.program);
+  summary.failure = memory_shortfall(loaded.platform, input);
+  if (!summary.failure.empty()) {
+    summary.out_of_memory = true;
+    return summary;
   }
+
+  OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
+  AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
+  AtomicFile* timeline_file = outputs.open(options.timeline_path);
+  BlendRun run(loaded, input, options, timeline_file != nullptr);
+  simulate(run.runtime);
+  summarise(run, summary);
+  write_outputs(run, summary, stats_file, timeline_file);
   outputs.commit();
   return summary;
 }
