@@ -9,12 +9,11 @@
 #include <filesystem>
 #include <map>
 #include <iostream>
-#include <memory>
 #include <sstream>
 #include <thread>
 
-#include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "platforms/schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/cim_report.h"
@@ -105,9 +104,9 @@ int compare(const Args& args) {
 
   // Output files open before the simulation (an unwritable path fails at once)
   // and are committed only when complete.
-  std::unique_ptr<AtomicFile> csv_file, json_file;
-  if (!csv_path.empty()) csv_file = std::make_unique<AtomicFile>(csv_path);
-  if (!json_path.empty()) json_file = std::make_unique<AtomicFile>(json_path);
+  OutputFiles output_files;
+  AtomicFile* csv_file = output_files.open(csv_path);
+  AtomicFile* json_file = output_files.open(json_path);
 
   // Each child publishes its ops completed; the parent draws them on a terminal.
   systems::SharedProgress progress_slots(platforms.size());
@@ -146,11 +145,9 @@ int compare(const Args& args) {
   for (const schema::LoadedPlatform& p : platforms) decode_systems &= systems::is_cim_platform(p.platform);
   const auto write = decode_systems ? systems::write_cim_comparison : systems::write_comparison;
   write(std::cout, runs, baseline, format);
-  for (auto [file, file_format] : {std::pair{csv_file.get(), systems::Format::CSV}, {json_file.get(), systems::Format::JSON}}) {
-    if (!file) continue;
-    write(file->stream(), runs, baseline, file_format);
-    file->commit();
-  }
+  for (auto [file, file_format] : {std::pair{csv_file, systems::Format::CSV}, {json_file, systems::Format::JSON}})
+    if (file) write(file->stream(), runs, baseline, file_format);
+  output_files.commit();
   return 0;
 }
 
