@@ -9,14 +9,29 @@
 
 #if defined(ISPSIM_HAVE_X86_SIMD)
 // GCC 12's AVX-512 headers warn about their own _mm*_undefined_*() (GCC bug 105593).
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
+
+// Every function of a region is compiled for that region's ISA: GCC takes
+// `#pragma GCC target`; clang (the fuzz preset) ignores it and takes
+// `#pragma clang attribute` instead.
+#if defined(__clang__)
+#define ISPSIM_ISA_BEGIN_AVX2 _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
+#define ISPSIM_ISA_BEGIN_AVX512 \
+  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512dq,avx2,fma\"))), apply_to = function)")
+#define ISPSIM_ISA_END _Pragma("clang attribute pop")
+#else
+#define ISPSIM_ISA_BEGIN_AVX2 _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
+#define ISPSIM_ISA_BEGIN_AVX512 _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512dq,avx2,fma\")")
+#define ISPSIM_ISA_END _Pragma("GCC pop_options")
+#endif
 
 namespace ispsim::model {
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+ISPSIM_ISA_BEGIN_AVX2
 namespace avx2 {
 struct V {
   using T = __m256;
@@ -58,10 +73,9 @@ struct V {
 };
 #include "kernels/model/attention_simd_kernels.inc"
 }  // namespace avx2
-#pragma GCC pop_options
+ISPSIM_ISA_END
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx2,fma")
+ISPSIM_ISA_BEGIN_AVX512
 namespace avx512 {
 struct V {
   using T = __m512;
@@ -93,7 +107,7 @@ struct V {
 };
 #include "kernels/model/attention_simd_kernels.inc"
 }  // namespace avx512
-#pragma GCC pop_options
+ISPSIM_ISA_END
 
 }  // namespace ispsim::model
 #endif  // ISPSIM_HAVE_X86_SIMD

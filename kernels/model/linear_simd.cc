@@ -2,8 +2,10 @@
 
 #if defined(ISPSIM_HAVE_X86_SIMD)
 // GCC 12's AVX-512 headers warn about their own _mm*_undefined_*() (GCC bug 105593).
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #endif
 
