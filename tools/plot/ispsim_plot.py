@@ -43,12 +43,13 @@ MEMLLM_LADDER = ["MemLLM-Base", "MemLLM-Fused", "MemLLM-PerCh", "MemLLM"]
 # Deterministic SVG output: no dates or random ids in the file.
 plt.rcParams["svg.hashsalt"] = "ispsim"
 plt.rcParams["svg.fonttype"] = "none"
-METADATA_SVG = {"Date": None, "Creator": "ispsim_plot.py"}
-METADATA_PNG = {"Software": "ispsim_plot.py"}
+METADATA_SVG = {"Date": None, "Creator": os.path.basename(sys.argv[0])}
+METADATA_PNG = {"Software": os.path.basename(sys.argv[0])}
 
 
 def fail(message):
-    print("ispsim_plot.py: error: " + message, file=sys.stderr)
+    """Bad input: one line on stderr, exit 2 (the running script's name, as other plot scripts import this)."""
+    print(f"{os.path.basename(sys.argv[0])}: error: " + message, file=sys.stderr)
     sys.exit(2)
 
 
@@ -487,6 +488,21 @@ def write_atomically(path, text):
         fail(f"{path}: cannot write ({e.strerror})")
 
 
+def save_figure(fig, prefix):
+    """Writes PREFIX.svg and PREFIX.png, each under a temporary name renamed when
+    complete (no half-written figure)."""
+    fig.tight_layout()
+    for ext, options in (("svg", {"metadata": METADATA_SVG}), ("png", {"dpi": 110, "metadata": METADATA_PNG})):
+        tmp = f"{prefix}.{ext}.tmp.{os.getpid()}"
+        try:
+            fig.savefig(tmp, format=ext, **options)
+            os.replace(tmp, f"{prefix}.{ext}")
+        except OSError as e:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            fail(f"{prefix}.{ext}: cannot write ({e.strerror})")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results")
@@ -524,17 +540,7 @@ def main():
         ax.set_title(ax.get_title() + " [" + ", ".join(args.where) + "]", fontsize=9)
     if args.title:
         fig.axes[0].set_title("\n".join(textwrap.wrap(args.title, 70)), fontsize=9)
-    fig.tight_layout()
-    # Written under temporary names and renamed when complete (no half-written figure).
-    for ext, options in (("svg", {"metadata": METADATA_SVG}), ("png", {"dpi": 110, "metadata": METADATA_PNG})):
-        tmp = f"{args.out}.{ext}.tmp.{os.getpid()}"
-        try:
-            fig.savefig(tmp, format=ext, **options)
-            os.replace(tmp, f"{args.out}.{ext}")
-        except OSError as e:
-            if os.path.exists(tmp):
-                os.remove(tmp)
-            fail(f"{args.out}.{ext}: cannot write ({e.strerror})")
+    save_figure(fig, args.out)
 
 
 if __name__ == "__main__":
