@@ -28,20 +28,21 @@ accelerator does not read: restrict the runs with --accelerators).
 accelerator that reads KEY (per `ispsim describe isp_accelerator`; a key
 outside isp.* counts as read by all) runs once per value; one parameter is
 varied at a time, the others stay at their defaults. A second table per model
-gives compute / SRAM I/O latency (s) for every value; accelerators that do not
+gives compute / SRAM I/O latency (ms) for every value; accelerators that do not
 read KEY show their default run, marked "=".
 --json PATH writes every run's figures (machine-readable; the input of
 tools/plot/accelerators_plot.py). Bad input: one line on stderr, exit 2.
 
 usage: tools/accelerators/compare_accelerators.py [--ispsim build/release/tools/ispsim/ispsim]
          [--models SmolLM2-360M,OPT-350M] [--dataset cad] [--ratios 0.05,0.10,0.15,0.20,0.25]
-         [--answer-tokens 1] [--seed 1] [--accelerators elastic_simd,...] [--set KEY=VALUE ...]
+         [--answer-tokens 1] [--seed 1] [--trace-options '--docs 1 --context-tokens 512'] [--accelerators elastic_simd,...] [--set KEY=VALUE ...]
          [--vary KEY=V1,V2,... ...] [--json PATH] [--workdir DIR]
 """
 import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -176,8 +177,8 @@ class JsonOutput:
             os.remove(self.tmp)
 
 
-def seconds(r):
-    return f"{r['compute_ms'] * 1e-3:.3f} / {r['sram_io_ms'] * 1e-3:.3f}"
+def milliseconds(r):
+    return f"{r['compute_ms']:.3f} / {r['sram_io_ms']:.3f}"
 
 
 def print_comparison(rows, accelerators, ratios):
@@ -194,7 +195,7 @@ def print_comparison(rows, accelerators, ratios):
 
 def print_sensitivity(rows, accelerators, ratios, variations):
     relative = "elastic_simd" in accelerators and "elastic_no_filter" in accelerators
-    print("compute / of which SRAM I/O latency (s); \"=\": the accelerator does not read the parameter "
+    print("compute / of which SRAM I/O latency (ms); \"=\": the accelerator does not read the parameter "
           "(its default run)" + ("; last column: elastic_no_filter's compute relative to elastic_simd's" if relative else "")
           + "\n")
     print("| parameter | value | recomputation | " + " | ".join(accelerators) +
@@ -206,7 +207,7 @@ def print_sensitivity(rows, accelerators, ratios, variations):
             for a in accelerators:
                 r = rows[(ratio, a, None if is_default or a not in readers else (key, value))]
                 compute[a] = r["compute_ms"]
-                cells.append(("" if a in readers else "= ") + seconds(r))
+                cells.append(("" if a in readers else "= ") + milliseconds(r))
             if relative:
                 cells.append(f"{(compute['elastic_no_filter'] / compute['elastic_simd'] - 1) * 100:+.2f}")
             print(f"| `{key}` | {value}{' (default)' if is_default else ''} | {ratio * 100:.0f} % | " +
@@ -222,6 +223,8 @@ def main():
     ap.add_argument("--ratios", default="0.05,0.10,0.15,0.20,0.25")
     ap.add_argument("--answer-tokens", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--trace-options", default="",
+                    help="more options for `ispsim trace gen`, e.g. '--docs 1 --context-tokens 512' (a smaller request)")
     ap.add_argument("--accelerators", default=",".join(ACCELERATORS), help="accelerators to run, in table order")
     ap.add_argument("--set", action="append", default=[], dest="overrides",
                     help="KEY=VALUE passed to every run (repeatable)")
@@ -255,14 +258,15 @@ def main():
     results = []
     try:
         print(f"MemLLM platform, dataset profile {a.dataset}, seed {a.seed}, {a.answer_tokens} answer token(s)"
-              f"{''.join(', --set ' + o for o in a.overrides)}; times summed over the request's attention ops "
+              f"{', trace gen ' + a.trace_options if a.trace_options else ''}{''.join(', --set ' + o for o in a.overrides)}; times summed over the request's attention ops "
               "(busiest channel per op).\n")
         for model in models:
             rows = {}
             for ratio in ratios:
                 trace = os.path.join(workdir, f"{model}_{a.dataset}_{ratio:.2f}.trace")
                 check([a.ispsim, "trace", "gen", "--shape", model, "--dataset", a.dataset, "--ratio", str(ratio),
-                       "--seed", str(a.seed), "--answer-tokens", str(a.answer_tokens), "--out", trace])
+                       "--seed", str(a.seed), "--answer-tokens", str(a.answer_tokens), "--out", trace]
+                      + shlex.split(a.trace_options))
             for ratio, acc, variation in jobs:
                 progress.step(f"{model} {ratio * 100:.0f} % {acc} {'='.join(variation or ())}")
                 trace = os.path.join(workdir, f"{model}_{a.dataset}_{ratio:.2f}.trace")
@@ -283,6 +287,7 @@ def main():
         output.abandon()
         raise
     output.commit({"platform": "memllm", "dataset": a.dataset, "seed": a.seed, "answer_tokens": a.answer_tokens,
+                   "trace_options": a.trace_options,
                    "set": a.overrides, "accelerators": accelerators,
                    "units": {"compute_ms": "ms", "sram_io_ms": "ms", "macs": "MAC operations", "prefill_ms": "ms",
                              "latency_ms": "ms", "ratio": "fraction of context tokens recomputed"},
