@@ -12,6 +12,7 @@ Needs Debian's python3-matplotlib (run with /usr/bin/python3).
 """
 import argparse
 import json
+import textwrap
 
 from ispsim_plot import fail, ordered, plt, save_figure
 
@@ -28,7 +29,8 @@ def load(path):
             r["model"], r["accelerator"], float(r["ratio"])  # noqa: B018
             for metric, _ in PANELS:
                 float(r[metric])
-        return data["accelerators"], runs
+        workload = f"dataset profile {data['dataset']}" + (f", {data['trace_options']}" if data.get("trace_options") else "")
+        return data["accelerators"], runs, workload
     except (OSError, ValueError, KeyError, TypeError) as e:
         fail(f"{path}: not the --json output of compare_accelerators.py ({e})")
 
@@ -58,7 +60,7 @@ def main():
     p.add_argument("--out", required=True, help="output prefix: writes PREFIX.svg and PREFIX.png")
     p.add_argument("--models", type=lambda s: [x for x in s.split(",") if x], help="models to show, in order")
     args = p.parse_args()
-    accelerators, runs = load(args.comparison)
+    accelerators, runs, workload = load(args.comparison)
     present = ordered(r["model"] for r in runs)
     if not present:
         fail(f"{args.comparison}: no default runs (only --vary runs, or none)")
@@ -72,7 +74,8 @@ def main():
         for ax, (metric, ylabel) in zip(row, PANELS):
             k = draw(ax, runs, model, accelerators, metric, ylabel, k)
     axes[0][0].legend(fontsize=7)
-    fig.suptitle("ISP accelerators under one power budget (MemLLM, one request per ratio)", fontsize=10)
+    title = f"ISP accelerators under one power budget (MemLLM; one request per ratio, {workload})"
+    fig.suptitle("\n".join(textwrap.wrap(title, 90)), fontsize=10)
     save_figure(fig, args.out)
 
 
