@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from plot_test import check, failures, ids, png_size, texts
+from plot_test import check, finish, ids, png_size, texts
 
 ISPSIM, COMPARE, PLOT = sys.argv[1:4]
 MODELS, RATIOS = ["SmolLM2-360M", "OPT-350M"], ["0.1", "0.25"]
@@ -112,10 +112,7 @@ def main():
                     "--workdir", os.path.join(tmp, "work2")),
             "isp.pes", out)
 
-    for f in failures:
-        print("FAIL: " + f)
-    print(f"accelerators_plot_test: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
-    sys.exit(1 if failures else 0)
+    finish("accelerators_plot_test")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,14 @@ def results(runs, axes=("trace.dataset", "platform", "trace.ratio")):
     return {"sweep": "t", "axes": list(axes), "metrics": [], "runs": runs}
 
 
+def finish(name):
+    """Prints the failures and exits 1 if there were any."""
+    for f in failures:
+        print("FAIL: " + f)
+    print(f"{name}: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
+    sys.exit(1 if failures else 0)
+
+
 def ids(svg_path):
     root = ET.parse(svg_path).getroot()
     check(root.tag.endswith("svg"), f"{svg_path}: root element is {root.tag}, not svg")
@@ -155,10 +163,7 @@ def main():
         check(r.returncode == 2 and "Nobody" in r.stderr, f"unknown baseline: exit {r.returncode}, {r.stderr!r}")
         check(not os.path.exists(os.path.join(tmp, "bad.svg")), "a failed figure left a file")
 
-    for f in failures:
-        print("FAIL: " + f)
-    print(f"plot_test: {'FAILED' if failures else 'ok'} ({len(failures)} failures)")
-    sys.exit(1 if failures else 0)
+    finish("plot_test")
 
 
 if __name__ == "__main__":
