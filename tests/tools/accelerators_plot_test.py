@@ -101,6 +101,8 @@ def main():
         bad("--vary of a key no accelerator reads",
             compare("--accelerators", "elastic_simd", "--vary", "isp.staging.bytes_per_cycle=8", "--json", out),
             "isp.staging.bytes_per_cycle", out)
+        bad("--vary value out of range (checked by ispsim describe before any run)",
+            compare("--vary", "isp.staging.bytes_per_cycle=0", "--json", out), "isp.staging.bytes_per_cycle", out)
         bad("unknown accelerator", compare("--accelerators", "tpu", "--json", out), "tpu", out)
         bad("ratio out of range", compare("--ratios", "0.1,1.5", "--json", out), "--ratios", out)
         bad("--json into a missing folder", compare("--json", os.path.join(tmp, "no", "x.json")), "x.json",

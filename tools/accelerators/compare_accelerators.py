@@ -31,7 +31,8 @@ varied at a time, the others stay at their defaults. A second table per model
 gives compute / SRAM I/O latency (ms) for every value; accelerators that do not
 read KEY show their default run, marked "=".
 --json PATH writes every run's figures (machine-readable; the input of
-tools/plot/accelerators_plot.py). Bad input: one line on stderr, exit 2.
+tools/plot/accelerators_plot.py). Every setting is checked by `ispsim describe`
+before the first run. Bad input: one line on stderr, exit 2.
 
 usage: tools/accelerators/compare_accelerators.py [--ispsim build/release/tools/ispsim/ispsim]
          [--models SmolLM2-360M,OPT-350M] [--dataset cad] [--ratios 0.05,0.10,0.15,0.20,0.25]
@@ -124,6 +125,16 @@ def plan_variations(varies, accelerators, params):
                 fail(f"--vary {text}: an empty value")
             out.append((key, value, readers, same_number(value, default)))
     return out
+
+
+def preflight(ispsim, accelerators, overrides, variations):
+    """Every setting of every run checked by `ispsim describe` (names, ranges) before the first
+    run, so a bad value fails in a second, not after minutes of runs."""
+    settings = [[f"modules.isp_accelerator={acc}"] + overrides for acc in accelerators]
+    settings += [[f"modules.isp_accelerator={acc}", f"{key}={value}"] + overrides
+                 for key, value, readers, _ in variations for acc in readers]
+    for s in settings:
+        check([ispsim, "describe", "memllm"] + [x for o in s for x in ("--set", o)])
 
 
 def parse_ratios(text):
@@ -246,6 +257,7 @@ def main():
         fail(f"--accelerators {a.accelerators}: unknown {', '.join(unknown) or 'empty list'} "
              f"(known: {', '.join(sorted(params))})")
     variations = plan_variations(a.vary, accelerators, params)
+    preflight(a.ispsim, accelerators, a.overrides, variations)
     output = JsonOutput(a.json)
     workdir = a.workdir or tempfile.mkdtemp(prefix="ispsim-accelerators-")
     os.makedirs(workdir, exist_ok=True)
