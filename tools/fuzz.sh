@@ -28,7 +28,11 @@ for t in "${targets[@]}"; do
   log="build/fuzz/$t.log"
   # -rss_limit_mb: the loaders must refuse oversized inputs, not allocate them.
   # The committed seeds are read, new inputs are written to $work only.
-  if ! ASAN_OPTIONS=detect_leaks=1 "build/fuzz/fuzz/${t}_fuzz" -max_total_time="$seconds" -rss_limit_mb=2048 \
+  # quarantine_size_mb=32 (ASan's default is 256): freed memory is recycled
+  # sooner, so fewer fresh pages are faulted in and filled; 2-3x the executions
+  # per second (fuzz/README.md). A freed block stays poisoned until 32 MB more
+  # has been freed after it, so a use-after-free is still caught within that.
+  if ! ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=32 "build/fuzz/fuzz/${t}_fuzz" -max_total_time="$seconds" -rss_limit_mb=2048 \
       -max_len=65536 -timeout=20 -print_final_stats=1 -artifact_prefix="$crashes/" \
       "$work" "fuzz/corpus/$t" >"$log" 2>&1; then
     echo "fuzz: $t FAILED (see $log; reproducer in $crashes/)" >&2
