@@ -92,7 +92,7 @@ TEST(SweepCli, ExpandsTheProductAndWritesOneRowPerRunWithStatus) {
     EXPECT_EQ(status, oom ? "oom" : "ok");
     // An OOM run has no numbers; an ok run has the two kept metrics and no others.
     EXPECT_EQ(run.at("metrics").as_object().size(), oom ? 0u : 2u);
-    if (!oom) EXPECT_GT(run.at("metrics").at("latency_ms").to_number<double>(), 0.0);
+    if (!oom) { EXPECT_GT(run.at("metrics").at("latency_ms").to_number<double>(), 0.0); }
     EXPECT_FALSE(json::value_to<std::string>(run.at("version")).empty());
   }
   EXPECT_EQ(ids.size(), 8u);  // different inputs, different identities

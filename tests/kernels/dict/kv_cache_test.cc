@@ -119,7 +119,7 @@ TEST(DictCache, BookkeepingAndAttentionMatchBruteForceDenseReference) {
     ASSERT_EQ(cache.compressed_tokens(), ref_compressed);
     ASSERT_EQ(cache.window_tokens(), static_cast<int>(keys.size()) - ref_compressed);
     ASSERT_LE(cache.window_tokens(), s.window_tokens);
-    if (ref_compressed > 0) ASSERT_GT(cache.window_tokens(), s.window_tokens - s.unit_tokens);
+    if (ref_compressed > 0) { ASSERT_GT(cache.window_tokens(), s.window_tokens - s.unit_tokens); }
 
     // Reconstructed K/V of every token.
     const int n = static_cast<int>(keys.size());

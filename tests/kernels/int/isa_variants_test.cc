@@ -87,7 +87,7 @@ TEST_P(IsaVariants, Int8GemmIsBitExactWithScalarAtEveryShapeAndThreadCount) {
   for (const auto& s : shapes) {
     const GemmCase c = make_case(s[0], s[1], s[2], s[3], rng);
     const PackedS8 packed = pack_s8(c.W.data(), c.rows, c.cols, c.group, c.wsc.data());
-    if (GetParam() >= Isa::kAvx512) ASSERT_FALSE(packed.empty()) << "the VNNI kernel would not run";
+    if (GetParam() >= Isa::kAvx512) { ASSERT_FALSE(packed.empty()) << "the VNNI kernel would not run"; }
     model::set_active_isa(Isa::kScalar);
     const std::vector<int32_t> reference = run_gemm(c, nullptr);
     model::set_active_isa(GetParam());

@@ -85,7 +85,7 @@ TEST(InvariantDivisor, EqualsDivisionUpToTheBound) {
       for (uint64_t a : {m * d - 1, m * d, m * d + 1, m * d + d / 2}) dividends.push_back(a);
     for (int i = 0; i < 200; ++i) dividends.push_back(rng() & top);
     for (uint64_t a : dividends)
-      if (a <= top) ASSERT_EQ(divide(a, by), a / d) << a << " / " << d;
+      if (a <= top) { ASSERT_EQ(divide(a, by), a / d) << a << " / " << d; }
   }
 }
 

@@ -130,7 +130,7 @@ TEST(Blend, HkvdAreTheLargestDeviationsAtTheRatio) {
     for (int t = 0; t < 205; ++t)
       (out.hkvd_masks[1][t] ? min_in : max_out) =
           out.hkvd_masks[1][t] ? std::min(min_in, out.deviation[t]) : std::max(max_out, out.deviation[t]);
-    if (expected > 0 && expected < 205) EXPECT_GE(min_in, max_out) << ratio;
+    if (expected > 0 && expected < 205) { EXPECT_GE(min_in, max_out) << ratio; }
   }
 }
 

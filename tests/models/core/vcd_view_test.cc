@@ -263,10 +263,11 @@ TEST(VcdOutput, FstThroughVcd2fst) {
   // Only the three outputs are left: no scratch VCD text, no conversion file.
   for (const auto& entry : std::filesystem::directory_iterator(::testing::TempDir())) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("core_vcd_view_wave.", 0) == 0)
+    if (name.rfind("core_vcd_view_wave.", 0) == 0) {
       EXPECT_TRUE(name == "core_vcd_view_wave.fst" || name == "core_vcd_view_wave.gtkw" ||
                   name == "core_vcd_view_wave.unit_state.filter")
           << name;
+    }
   }
 }
 

@@ -41,9 +41,9 @@ TEST(DecodeProgram, WindowBookkeepingMatchesABruteForceReplay) {
       EXPECT_EQ(s.window, window);
       EXPECT_EQ(s.compressed + s.window, context + step + 1);
       encodes += s.encodes;
-      if (context >= 128) EXPECT_TRUE(s.window >= 128 && s.window < 160) << context << " step " << step;
+      if (context >= 128) { EXPECT_TRUE(s.window >= 128 && s.window < 160) << context << " step " << step; }
     }
-    if (context >= 128) EXPECT_EQ(encodes, 3u) << "one batch pursuit every U steps at context " << context;
+    if (context >= 128) { EXPECT_EQ(encodes, 3u) << "one batch pursuit every U steps at context " << context; }
   }
 }
 
@@ -67,7 +67,7 @@ TEST(DecodeProgram, OpCountsFollowTheClosedFormAndEveryOpValidates) {
       EXPECT_EQ(op.dict_attention().compressed_tokens() + op.dict_attention().window_tokens(),
                 r.context_tokens + op.decode_step() + 1);
     }
-    if (op.has_attention()) EXPECT_EQ(op.attention().kv(0).tokens().end(), r.context_tokens + op.decode_step() + 1);
+    if (op.has_attention()) { EXPECT_EQ(op.attention().kv(0).tokens().end(), r.context_tokens + op.decode_step() + 1); }
     if (op.has_kv_append()) dense_kv += op.kv_append().bytes();
   }
   const uint64_t l = 2, a = 40, b = 12;
