@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/child_process.h"
 #include "platforms/systems/run_summary_io.h"

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "traces/gen/shape_generator.h"
 

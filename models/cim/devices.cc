@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "platforms/schema/defaults.h"
-#include "platforms/schema/validation.h"
+#include "schema/defaults.h"
+#include "schema/validation.h"
 
 namespace ispsim::cim {
 

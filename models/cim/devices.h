@@ -1,5 +1,5 @@
 // The devices of paper 1's platforms, resolved from their parameters
-// (platforms/schema/cim.proto; Appendix A's tables are the defaults) into the
+// (schema/cim.proto; Appendix A's tables are the defaults) into the
 // cost primitives of eq. (2)-(3). Each struct is one module's closed forms; the
 // SystemC side (time, statistics, energy records, waveform) is cim::Unit.
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "models/cim/cost.h"
-#include "platforms/schema/cim.pb.h"
+#include "schema/cim.pb.h"
 
 namespace ispsim::cim {
 

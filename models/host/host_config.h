@@ -6,7 +6,7 @@
 #include <string>
 #include <systemc>
 
-#include "platforms/schema/host.pb.h"
+#include "schema/host.pb.h"
 
 namespace ispsim::host {
 

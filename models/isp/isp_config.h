@@ -6,14 +6,14 @@
 #include <cstdint>
 #include <string>
 
-#include "platforms/schema/flash_coordinator.pb.h"
-#include "platforms/schema/isp.pb.h"
+#include "schema/flash_coordinator.pb.h"
+#include "schema/isp.pb.h"
 
 namespace ispsim::isp {
 
 enum class ModePolicy { kLowestEnergyDelay, kFewestCycles, kAlwaysBroadside, kAlwaysCascaded };
 
-// The defaults live in the schema only (platforms/schema/isp.proto,
+// The defaults live in the schema only (schema/isp.proto,
 // flash_coordinator.proto): a config is made by from_params() or defaults(),
 // never default-constructed with numbers repeated here.
 struct IspConfig {

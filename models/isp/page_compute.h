@@ -16,7 +16,7 @@
 //
 // Implementations register by name in isp::register_all() (register_all.h);
 // a platform picks one with modules.isp_accelerator. Their parameters are
-// IspParams (platforms/schema/isp.proto): the shared technology and budget
+// IspParams (schema/isp.proto): the shared technology and budget
 // fields (clock, energies per operation, static power) plus, for a plug-in,
 // its own sub-message.
 #pragma once
@@ -27,7 +27,7 @@
 
 #include "models/core/registry.h"
 #include "models/isp/stream_filter.h"
-#include "platforms/schema/isp.pb.h"
+#include "schema/isp.pb.h"
 
 namespace ispsim::isp {
 

@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "platforms/schema/defaults.h"
-#include "platforms/schema/validation.h"
+#include "schema/defaults.h"
+#include "schema/validation.h"
 
 namespace ispsim::isp {
 

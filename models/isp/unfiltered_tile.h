@@ -26,7 +26,7 @@
 #include <cstdint>
 
 #include "models/isp/page_compute.h"
-#include "platforms/schema/isp_staging.pb.h"
+#include "schema/isp_staging.pb.h"
 
 namespace ispsim::isp {
 

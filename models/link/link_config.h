@@ -7,7 +7,7 @@
 #include <string>
 #include <systemc>
 
-#include "platforms/schema/link.pb.h"
+#include "schema/link.pb.h"
 
 namespace ispsim::link {
 

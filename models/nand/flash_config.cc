@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "common/error.h"
-#include "platforms/schema/defaults.h"
-#include "platforms/schema/validation.h"
+#include "schema/defaults.h"
+#include "schema/validation.h"
 
 namespace ispsim::nand {
 

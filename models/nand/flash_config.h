@@ -6,8 +6,8 @@
 #include <string>
 #include <systemc>
 
-#include "platforms/schema/nand.pb.h"
-#include "platforms/schema/nand_stream.pb.h"
+#include "schema/nand.pb.h"
+#include "schema/nand_stream.pb.h"
 
 namespace ispsim::nand {
 

@@ -1,8 +1,8 @@
 #include "models/nand/nand_energy.h"
 
 #include "models/nand/flash_config.h"
-#include "platforms/schema/defaults.h"
-#include "platforms/schema/validation.h"
+#include "schema/defaults.h"
+#include "schema/validation.h"
 
 namespace ispsim::nand {
 

@@ -1,6 +1,6 @@
 // Energy of the NAND flash: array sensing (read), programming, channel I/O and
 // the static (idle) power of the dies. Parameters are the energy fields of
-// NandParams (platforms/schema/nand.proto), whose sources are given there.
+// NandParams (schema/nand.proto), whose sources are given there.
 //
 // Simplified model, from datasheet quantities:
 //   read of one page     = vcc_v x read_current_ma x tR
@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <string>
 
-#include "platforms/schema/nand.pb.h"
+#include "schema/nand.pb.h"
 
 namespace ispsim::nand {
 

@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 #include "models/isp/register_all.h"
-#include "platforms/schema/defaults.h"
+#include "schema/defaults.h"
 
 namespace ispsim::ssd {
 

@@ -77,11 +77,11 @@
 #include "models/ssd/host_reader.h"
 #include "models/ssd/in_flash_gemv.h"
 #include "models/ssd/ssd_config.h"
-#include "platforms/schema/flash_coordinator.pb.h"
-#include "platforms/schema/isp.pb.h"
-#include "platforms/schema/module_selection.pb.h"
-#include "platforms/schema/nand.pb.h"
-#include "platforms/schema/ssd.pb.h"
+#include "schema/flash_coordinator.pb.h"
+#include "schema/isp.pb.h"
+#include "schema/module_selection.pb.h"
+#include "schema/nand.pb.h"
+#include "schema/ssd.pb.h"
 #include "traces/trace.pb.h"
 
 namespace ispsim::ssd {

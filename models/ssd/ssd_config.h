@@ -1,4 +1,4 @@
-// Resolved parameters of the SSD controller (platforms/schema/ssd.proto): schema
+// Resolved parameters of the SSD controller (schema/ssd.proto): schema
 // defaults applied, ranges checked, times as sc_time, rates in bytes per ns.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <systemc>
 
 #include "models/isp/attention_engine.h"
-#include "platforms/schema/ssd.pb.h"
+#include "schema/ssd.pb.h"
 
 namespace ispsim::ssd {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "platforms/systems/report.h"
 #include "platforms/systems/run_options.h"
 

@@ -13,7 +13,7 @@
 #include "models/cim/devices.h"
 #include "models/cim/step.h"
 #include "models/link/link_config.h"
-#include "platforms/schema/platform.pb.h"
+#include "schema/platform.pb.h"
 #include "traces/trace.pb.h"
 
 namespace ispsim::systems {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "platforms/systems/report.h"
 #include "platforms/systems/run_options.h"
 #include "traces/trace.pb.h"

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 
 namespace ispsim::systems {
 

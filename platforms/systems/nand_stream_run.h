@@ -7,7 +7,7 @@
 
 #include <iosfwd>
 
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "platforms/systems/run_options.h"
 #include "traces/trace_io.h"
 

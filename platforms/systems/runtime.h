@@ -3,7 +3,7 @@
 // policy, moves KV where the op needs it, and issues an op's dependants when it
 // completes.
 //
-// Placement (platforms/schema/placement.proto):
+// Placement (schema/placement.proto):
 // - gemm, nonlinear, embedding, lm_head, hkvd_select: the host GPU, in issue order.
 // - attention of HKVD identification and of a full prefill: the host GPU (the KV
 //   is fresh in GPU memory); recomputation / query prefill / fused prefill: the
@@ -56,7 +56,7 @@
 #include <vector>
 
 #include "models/isp/attention_engine.h"
-#include "platforms/schema/placement.pb.h"
+#include "schema/placement.pb.h"
 #include "traces/trace.pb.h"
 
 namespace ispsim::systems {

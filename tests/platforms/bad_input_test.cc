@@ -5,7 +5,7 @@
 
 
 #include "common/error.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "tests/platforms/test_util.h"
 
 namespace {

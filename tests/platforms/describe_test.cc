@@ -4,9 +4,9 @@
 
 #include <sstream>
 
-#include "platforms/schema/nand.pb.h"
-#include "platforms/schema/parameter_table.h"
-#include "platforms/schema/platform.pb.h"
+#include "schema/nand.pb.h"
+#include "schema/parameter_table.h"
+#include "schema/platform.pb.h"
 #include "tests/platforms/test_util.h"
 
 namespace {

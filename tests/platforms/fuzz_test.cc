@@ -6,7 +6,7 @@
 #include <random>
 
 #include "common/error.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "tests/platforms/test_util.h"
 
 namespace {

@@ -5,9 +5,9 @@
 #include <cstdlib>
 
 #include "common/error.h"
-#include "platforms/schema/field_text.h"
-#include "platforms/schema/parameter_table.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/field_text.h"
+#include "schema/parameter_table.h"
+#include "schema/platform_loader.h"
 #include "tests/platforms/test_util.h"
 
 namespace {

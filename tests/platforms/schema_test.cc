@@ -7,12 +7,12 @@
 
 #include "common/error.h"
 
-#include "platforms/schema/defaults.h"
-#include "platforms/schema/field_text.h"
-#include "platforms/schema/parameter_doc.h"
-#include "platforms/schema/parameter_table.h"
-#include "platforms/schema/platform.pb.h"
-#include "platforms/schema/validation.h"
+#include "schema/defaults.h"
+#include "schema/field_text.h"
+#include "schema/parameter_doc.h"
+#include "schema/parameter_table.h"
+#include "schema/platform.pb.h"
+#include "schema/validation.h"
 
 namespace {
 

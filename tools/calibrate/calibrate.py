@@ -6,7 +6,7 @@ server, but publishes only latency shares and speedups. This script fits the
 host parameters that those measurements depend on and that nobody published,
 by running ispsim on the Sec. III scenarios:
 
-  per host (Jetson = the schema defaults of platforms/schema/host.proto,
+  per host (Jetson = the schema defaults of schema/host.proto,
             server = platforms/server_gpu_*.textproto), two steps (FIT_PLAN):
   1. the GPU knob          <- GPU-FullCompute's prefill compute share
        Jetson: memory_efficiency (59.8 %). Its decode is too cheap next to its

@@ -14,7 +14,7 @@
 
 #include "common/error.h"
 #include "common/output_files.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/cim_report.h"
 #include "platforms/systems/cim_system.h"

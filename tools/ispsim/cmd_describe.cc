@@ -20,11 +20,11 @@
 #include "common/error.h"
 #include "models/isp/attention_engine.h"
 #include "models/isp/register_all.h"
-#include "platforms/schema/defaults.h"
-#include "platforms/schema/field_text.h"
-#include "platforms/schema/overrides.h"
-#include "platforms/schema/parameter_table.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/defaults.h"
+#include "schema/field_text.h"
+#include "schema/overrides.h"
+#include "schema/parameter_table.h"
+#include "schema/platform_loader.h"
 #include "tools/ispsim/cli.h"
 
 namespace ispsim::cli {

@@ -20,7 +20,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
 #include "tools/ispsim/sweep/results.h"

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "common/error.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/cim_report.h"
 #include "platforms/systems/cim_system.h"

@@ -181,7 +181,7 @@ int budget_table(const Args& args) {
     throw BadInput("ispsim trace gen: --accounting",
                    "unknown accounting '" + options.accounting_name + "' (known: physical, memllm-table2)");
   }
-  // Ranges as host.dram_capacity_bytes and host.workspace_bytes (platforms/schema/host.proto).
+  // Ranges as host.dram_capacity_bytes and host.workspace_bytes (schema/host.proto).
   if (vm.count("budget-bytes"))
     options.budget_bytes = parse_count("--budget-bytes", text("budget-bytes"), 1048576, 1099511627776ull);
   if (vm.count("kv-copies")) options.kv_copies = uint32_t(parse_count("--kv-copies", text("kv-copies"), 1, 8));

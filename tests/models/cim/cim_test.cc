@@ -13,7 +13,7 @@
 #include "models/cim/step.h"
 #include "models/cim/unit.h"
 #include "models/core/energy_ledger.h"
-#include "platforms/schema/defaults.h"
+#include "schema/defaults.h"
 #include "traces/trace.pb.h"
 
 namespace ispsim::cim {

@@ -14,8 +14,8 @@
 #include "models/core/examples/toy_link.h"
 #include "models/core/stats.h"
 #include "models/core/vcd.h"
-#include "platforms/schema/defaults.h"
-#include "platforms/schema/validation.h"
+#include "schema/defaults.h"
+#include "schema/validation.h"
 #include "tests/support/vcd_check.h"
 
 namespace ispsim::examples {

@@ -40,8 +40,8 @@ TEST(AddingAModule, TheWorkedExampleExistsAndIsRegistered) {
   const std::string text = ispsim::testing::read_text(kDoc);
   // The files of the example's commit (the "git show --stat" block).
   for (const char* path : {"models/isp/systolic_pair.h", "models/isp/systolic_pair.cc",
-                           "platforms/schema/isp_systolic_pair.proto", "tests/models/isp/systolic_pair_test.cc",
-                           "models/isp/register_all.cc", "platforms/schema/isp.proto"}) {
+                           "schema/isp_systolic_pair.proto", "tests/models/isp/systolic_pair_test.cc",
+                           "models/isp/register_all.cc", "schema/isp.proto"}) {
     EXPECT_NE(text.find(std::string(" ") + path + " "), std::string::npos) << path;
     EXPECT_TRUE(std::filesystem::exists(std::string(ISPSIM_SOURCE_DIR) + "/" + path)) << path;
   }

@@ -15,7 +15,7 @@
 #include "models/core/energy_ledger.h"
 #include "models/core/server.h"
 #include "models/isp/attention_engine.h"
-#include "platforms/schema/nand.pb.h"
+#include "schema/nand.pb.h"
 
 namespace ispsim::isp::testing {
 

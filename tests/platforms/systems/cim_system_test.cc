@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 #include "models/cim/cost.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "platforms/systems/cim_plan.h"
 #include "platforms/systems/cim_system.h"
 #include "tests/support/cli.h"

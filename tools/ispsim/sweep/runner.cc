@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "common/error.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/cim_system.h"
 #include "platforms/systems/child_process.h"

@@ -13,9 +13,9 @@
 #include <set>
 
 #include "common/error.h"
-#include "platforms/schema/overrides.h"
-#include "platforms/schema/platform_loader.h"
-#include "platforms/schema/textproto_file.h"
+#include "schema/overrides.h"
+#include "schema/platform_loader.h"
+#include "schema/textproto_file.h"
 #include "platforms/systems/cim_system.h"
 #include "tools/ispsim/sweep/metrics.h"
 #include "traces/gen/dataset_profiles.h"

@@ -1,4 +1,4 @@
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -6,12 +6,12 @@
 #include <map>
 
 #include "common/error.h"
-#include "platforms/schema/defaults.h"
-#include "platforms/schema/field_text.h"
-#include "platforms/schema/overrides.h"
-#include "platforms/schema/parameter_table.h"
-#include "platforms/schema/textproto_file.h"
-#include "platforms/schema/validation.h"
+#include "schema/defaults.h"
+#include "schema/field_text.h"
+#include "schema/overrides.h"
+#include "schema/parameter_table.h"
+#include "schema/textproto_file.h"
+#include "schema/validation.h"
 
 namespace ispsim::schema {
 

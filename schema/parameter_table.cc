@@ -1,8 +1,8 @@
-#include "platforms/schema/parameter_table.h"
+#include "schema/parameter_table.h"
 
 #include <algorithm>
 
-#include "platforms/schema/field_text.h"
+#include "schema/field_text.h"
 
 namespace ispsim::schema {
 

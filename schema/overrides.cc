@@ -1,9 +1,9 @@
-#include "platforms/schema/overrides.h"
+#include "schema/overrides.h"
 
 #include <vector>
 
 #include "common/error.h"
-#include "platforms/schema/field_text.h"
+#include "schema/field_text.h"
 
 namespace ispsim::schema {
 

@@ -1,7 +1,7 @@
-#include "platforms/schema/parameter_doc.h"
+#include "schema/parameter_doc.h"
 
-#include "platforms/schema/field_text.h"
-#include "platforms/schema/options.pb.h"
+#include "schema/field_text.h"
+#include "schema/options.pb.h"
 
 namespace ispsim::schema {
 

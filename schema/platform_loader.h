@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "platforms/schema/platform.pb.h"
+#include "schema/platform.pb.h"
 
 namespace ispsim::schema {
 

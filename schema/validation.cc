@@ -1,11 +1,11 @@
-#include "platforms/schema/validation.h"
+#include "schema/validation.h"
 
 #include <cmath>
 #include <optional>
 
 #include "common/error.h"
-#include "platforms/schema/field_text.h"
-#include "platforms/schema/parameter_doc.h"
+#include "schema/field_text.h"
+#include "schema/parameter_doc.h"
 
 namespace ispsim::schema {
 

@@ -1,9 +1,9 @@
-#include "platforms/schema/defaults.h"
+#include "schema/defaults.h"
 
 #include <stdexcept>
 
-#include "platforms/schema/field_text.h"
-#include "platforms/schema/parameter_doc.h"
+#include "schema/field_text.h"
+#include "schema/parameter_doc.h"
 
 namespace ispsim::schema {
 

@@ -1,4 +1,4 @@
-#include "platforms/schema/field_text.h"
+#include "schema/field_text.h"
 
 #include <charconv>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "platforms/schema/textproto_file.h"
+#include "schema/textproto_file.h"
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>

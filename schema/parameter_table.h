@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "platforms/schema/parameter_doc.h"
+#include "schema/parameter_doc.h"
 
 namespace ispsim::schema {
 
