@@ -58,12 +58,12 @@ struct Mode {
   Mode(const char* name, ispsim::schema::NandStreamParams::ReadMode mode)
       : label(name),
         flash((std::string(name) + "_nand").c_str(),
-              ispsim::nand::FlashConfig::from_params(ispsim::schema::NandParams())),
+              ispsim::nand::FlashConfig::from_params(ispsim::schema::resolved(ispsim::schema::NandParams(), "nand"))),
         reader((std::string(name) + "_reader").c_str(), flash, make_stream(mode)) {}
   static ispsim::nand::StreamConfig make_stream(ispsim::schema::NandStreamParams::ReadMode mode) {
     ispsim::schema::NandStreamParams s;
     s.set_read_mode(mode);
-    return ispsim::nand::StreamConfig::from_params(s);
+    return ispsim::nand::StreamConfig::from_params(ispsim::schema::resolved(s, "stream"));
   }
 };
 

@@ -5,6 +5,8 @@
 
 #include "common/error.h"
 #include "schema/field_text.h"
+#include "schema/flash_coordinator.pb.h"
+#include "schema/nand.pb.h"
 #include "schema/parameter_doc.h"
 
 namespace ispsim::schema {
@@ -30,6 +32,26 @@ std::optional<std::string> text_problem(const std::string& text) {
     i += length;
   }
   return std::nullopt;
+}
+
+// What a range cannot say: a value that must be a multiple, or parameters that
+// bound each other. Checked after the message's own ranges.
+void check_constraints(const Message& message, const std::string& prefix, const std::string& where) {
+  using google::protobuf::DynamicCastToGenerated;
+  if (const auto* nand = DynamicCastToGenerated<NandParams>(&message)) {
+    if (nand->has_channel_width_bits() && nand->channel_width_bits() % 8 != 0) {
+      throw BadInput(where, prefix + "channel_width_bits = " + std::to_string(nand->channel_width_bits()) +
+                                " bits is not a whole number of bytes");
+    }
+  }
+  if (const auto* coordinator = DynamicCastToGenerated<FlashCoordinatorParams>(&message)) {
+    if (coordinator->has_q_buffer_bytes() && coordinator->has_global_sram_bytes() &&
+        coordinator->q_buffer_bytes() >= coordinator->global_sram_bytes()) {
+      throw BadInput(where, prefix + "q_buffer_bytes = " + std::to_string(coordinator->q_buffer_bytes()) +
+                                " bytes leaves no O reduction buffer in " + prefix + "global_sram_bytes = " +
+                                std::to_string(coordinator->global_sram_bytes()) + " bytes");
+    }
+  }
 }
 
 void validate(const Message& message, const std::string& prefix, const std::string& where) {
@@ -73,6 +95,7 @@ void validate(const Message& message, const std::string& prefix, const std::stri
                                 doc.unit);
     }
   }
+  check_constraints(message, prefix, where);
 }
 
 }  // namespace

@@ -3,17 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "schema/defaults.h"
-#include "schema/validation.h"
 
 namespace ispsim::cim {
-
-schema::CimParams resolved(const schema::CimParams& params, const std::string& where) {
-  schema::CimParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
-  return p;
-}
 
 Npu Npu::from_params(const schema::NpuParams& p) {
   Npu n;

@@ -84,8 +84,4 @@ struct InternalBus {
   static InternalBus from_params(const schema::InternalBusParams& p);
 };
 
-// Every parameter of `params` resolved (defaults applied, ranges checked);
-// errors are BadInput(where, ...).
-schema::CimParams resolved(const schema::CimParams& params, const std::string& where);
-
 }  // namespace ispsim::cim

@@ -2,15 +2,13 @@
 
 #include <cmath>
 
-#include "schema/defaults.h"
-#include "schema/validation.h"
+#include "schema/resolve.h"
 
 namespace ispsim::host {
 
 HostConfig HostConfig::from_params(const schema::HostParams& params, const std::string& where) {
-  schema::HostParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
+  schema::require_resolved(params, where);
+  const schema::HostParams& p = params;
 
   HostConfig c;
   c.peak_flops_per_ns = p.gpu_peak_tflops() * 1e3;

@@ -7,6 +7,7 @@
 #include <systemc>
 
 #include "schema/host.pb.h"
+#include "schema/resolve.h"
 
 namespace ispsim::host {
 
@@ -29,8 +30,8 @@ struct HostConfig {
   sc_core::sc_time storage_read_overhead;  // per read request
   double storage_read_bytes_per_ns = 0;    // GB/s
 
-  // Unset fields take their schema defaults; out-of-range values throw
-  // BadInput(where, ...) naming the parameter, its value and the allowed range.
+  // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
+  // message is a programming error (std::logic_error naming `where`).
   static HostConfig from_params(const schema::HostParams& params, const std::string& where = "host");
 };
 

@@ -3,8 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
-#include "schema/defaults.h"
-#include "schema/validation.h"
+#include "schema/resolve.h"
 
 namespace ispsim::isp {
 
@@ -38,9 +37,8 @@ uint64_t IspConfig::q_tile_bytes(uint32_t page_bytes, const std::string& where) 
 }
 
 IspConfig IspConfig::from_params(const schema::IspParams& params, const std::string& where) {
-  schema::IspParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
+  schema::require_resolved(params, where);
+  const schema::IspParams& p = params;
   IspConfig c;
   c.pes = p.pes();
   c.clock_ghz = p.clock_ghz();
@@ -60,27 +58,21 @@ IspConfig IspConfig::from_params(const schema::IspParams& params, const std::str
 }
 
 IspConfig IspConfig::defaults() {
-  static const IspConfig resolved = from_params(schema::IspParams());
+  static const IspConfig resolved = from_params(schema::resolved(schema::IspParams(), "isp"));
   return resolved;
 }
 
 uint64_t CoordinatorConfig::cycles_to_ps(uint64_t cycles) const { return cycles_at(cycles, clock_ghz); }
 
 CoordinatorConfig CoordinatorConfig::defaults() {
-  static const CoordinatorConfig resolved = from_params(schema::FlashCoordinatorParams());
+  static const CoordinatorConfig resolved = from_params(schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"));
   return resolved;
 }
 
 CoordinatorConfig CoordinatorConfig::from_params(const schema::FlashCoordinatorParams& params,
                                                  const std::string& where) {
-  schema::FlashCoordinatorParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
-  if (p.q_buffer_bytes() >= p.global_sram_bytes()) {
-    throw BadInput(where, "q_buffer_bytes = " + std::to_string(p.q_buffer_bytes()) +
-                              " bytes leaves no O reduction buffer in global_sram_bytes = " +
-                              std::to_string(p.global_sram_bytes()) + " bytes");
-  }
+  schema::require_resolved(params, where);
+  const schema::FlashCoordinatorParams& p = params;
   CoordinatorConfig c;
   c.global_sram_bytes = p.global_sram_bytes();
   c.q_buffer_bytes = p.q_buffer_bytes();

@@ -8,6 +8,7 @@
 
 #include "schema/flash_coordinator.pb.h"
 #include "schema/isp.pb.h"
+#include "schema/resolve.h"
 
 namespace ispsim::isp {
 
@@ -38,8 +39,10 @@ struct IspConfig {
   // throws BadInput(where, ...) when the buffers do not fit.
   uint64_t q_tile_bytes(uint32_t page_bytes, const std::string& where = "isp") const;
 
+  // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
+  // message is a programming error (std::logic_error naming `where`).
   static IspConfig from_params(const schema::IspParams& params, const std::string& where = "isp");
-  // The schema defaults (from_params of an empty message).
+  // The schema defaults (from_params of the resolved empty message).
   static IspConfig defaults();
 
  private:
@@ -60,10 +63,11 @@ struct CoordinatorConfig {
   uint64_t o_buffer_bytes() const { return uint64_t(global_sram_bytes) - q_buffer_bytes; }
   uint64_t cycles_to_ps(uint64_t cycles) const;
 
-  // Throws BadInput when q_buffer_bytes leaves no O buffer.
+  // `params` resolved (schema/resolve.h; q_buffer_bytes < global_sram_bytes is
+  // one of the schema's constraints); unit conversions only.
   static CoordinatorConfig from_params(const schema::FlashCoordinatorParams& params,
                                        const std::string& where = "flash_coordinator");
-  // The schema defaults (from_params of an empty message).
+  // The schema defaults (from_params of the resolved empty message).
   static CoordinatorConfig defaults();
 
  private:

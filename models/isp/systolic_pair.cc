@@ -2,21 +2,12 @@
 
 #include <cmath>
 
-#include "schema/defaults.h"
-#include "schema/validation.h"
 
 namespace ispsim::isp {
 
 namespace {
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
-schema::IspParams resolved(const schema::IspParams& params, const std::string& where) {
-  schema::IspParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
-  return p;
-}
 
 // The SIMD unit as an Elastic-SIMD of `lanes` one-MAC PEs (shared clock, energies, static power).
 IspConfig lanes_config(const schema::IspParams& p, const std::string& where) {
@@ -29,12 +20,11 @@ IspConfig lanes_config(const schema::IspParams& p, const std::string& where) {
 }  // namespace
 
 SystolicPair::SystolicPair(const schema::IspParams& params, const std::string& where)
-    : lanes_(lanes_config(resolved(params, where), where)),
+    : lanes_(lanes_config(params, where)),
       staging_(StagingConfig::from_params(params, where)) {
-  const schema::IspParams p = resolved(params, where);
-  rows_ = p.systolic_pair().systolic_rows();
-  cols_ = p.systolic_pair().systolic_cols();
-  exchange_bytes_per_cycle_ = p.systolic_pair().exchange_bytes_per_cycle();
+  rows_ = params.systolic_pair().systolic_rows();
+  cols_ = params.systolic_pair().systolic_cols();
+  exchange_bytes_per_cycle_ = params.systolic_pair().exchange_bytes_per_cycle();
 }
 
 const std::vector<ModeInfo>& SystolicPair::modes() const {

@@ -2,15 +2,13 @@
 
 #include <cmath>
 
-#include "schema/defaults.h"
-#include "schema/validation.h"
+#include "schema/resolve.h"
 
 namespace ispsim::isp {
 
 StagingConfig StagingConfig::from_params(const schema::IspParams& params, const std::string& where) {
-  schema::IspParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
+  schema::require_resolved(params, where);
+  const schema::IspParams& p = params;
   StagingConfig c;
   c.bytes_per_cycle = p.staging().bytes_per_cycle();
   c.sram_pj_per_byte = p.staging().sram_pj_per_byte();

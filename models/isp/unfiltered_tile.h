@@ -27,6 +27,7 @@
 
 #include "models/isp/page_compute.h"
 #include "schema/isp_staging.pb.h"
+#include "schema/resolve.h"
 
 namespace ispsim::isp {
 
@@ -35,7 +36,8 @@ struct StagingConfig {
   double sram_pj_per_byte = 0;
   double scratchpad_pj_per_byte = 0;
 
-  // Schema defaults applied and ranges checked (BadInput naming `where`.staging).
+  // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
+  // message is a programming error (std::logic_error naming `where`).
   static StagingConfig from_params(const schema::IspParams& params, const std::string& where);
 };
 

@@ -3,8 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
-#include "schema/defaults.h"
-#include "schema/validation.h"
+#include "schema/resolve.h"
 
 namespace ispsim::link {
 
@@ -36,9 +35,8 @@ double pcie_raw_bytes_per_ns(unsigned generation, unsigned lanes, const std::str
 }
 
 LinkConfig LinkConfig::from_params(const schema::LinkParams& params, const std::string& where) {
-  schema::LinkParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
+  schema::require_resolved(params, where);
+  const schema::LinkParams& p = params;
 
   LinkConfig c;
   c.generation = p.pcie_generation();

@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "schema/link.pb.h"
+#include "schema/resolve.h"
 
 namespace ispsim::link {
 
@@ -30,8 +31,8 @@ struct LinkConfig {
   sc_core::sc_time interrupt_and_completion;  // host-side completion handling per NVMe command
   uint64_t max_data_transfer_bytes = 0;       // MDTS of conventional I/O commands
 
-  // Unset fields take their schema defaults; out-of-range values throw
-  // BadInput(where, ...) naming the parameter, its value and the allowed range.
+  // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
+  // message is a programming error (std::logic_error naming `where`).
   static LinkConfig from_params(const schema::LinkParams& params, const std::string& where = "link");
 
   // Payload rate of one direction: raw_bytes_per_ns * protocol_efficiency (GB/s).

@@ -15,7 +15,7 @@ namespace ispsim::nand {
 class FlashArray : public sc_core::sc_module {
  public:
   FlashArray(sc_core::sc_module_name name, const FlashConfig& config);
-  // Resolves `params` first (defaults, range checks: BadInput("nand", ...)).
+  // `params` resolved (schema/resolve.h).
   FlashArray(sc_core::sc_module_name name, const schema::NandParams& params)
       : FlashArray(name, FlashConfig::from_params(params)) {}
 

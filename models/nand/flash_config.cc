@@ -3,8 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
-#include "schema/defaults.h"
-#include "schema/validation.h"
+#include "schema/resolve.h"
 
 namespace ispsim::nand {
 
@@ -18,10 +17,8 @@ sc_core::sc_time picoseconds(double ps) {
 }  // namespace
 
 FlashConfig FlashConfig::from_params(const schema::NandParams& params, const std::string& where) {
-  schema::NandParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
-
+  schema::require_resolved(params, where);
+  const schema::NandParams& p = params;
   FlashConfig c;
   c.channels = p.channels();
   c.dies_per_channel = p.dies_per_channel();
@@ -30,10 +27,6 @@ FlashConfig FlashConfig::from_params(const schema::NandParams& params, const std
   c.pages_per_block = p.pages_per_block();
   c.page_bytes = p.page_bytes();
   c.cache_read = p.cache_read();
-  if (p.channel_width_bits() % 8 != 0) {
-    throw BadInput(where, "channel_width_bits = " + std::to_string(p.channel_width_bits()) +
-                              " bits is not a whole number of bytes");
-  }
   c.channel_bytes_per_second = p.channel_rate_mtps() * 1e6 * (p.channel_width_bits() / 8);
   c.t_read = picoseconds(p.t_read_us() * 1e6);
   c.t_prog = picoseconds(p.t_prog_us() * 1e6);
@@ -50,10 +43,8 @@ sc_core::sc_time FlashConfig::transfer_time(uint64_t bytes) const {
 
 StreamConfig StreamConfig::from_params(const schema::NandStreamParams& params,
                                        const std::string& where) {
-  schema::NandStreamParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
-
+  schema::require_resolved(params, where);
+  const schema::NandStreamParams& p = params;
   StreamConfig s;
   s.mode = p.read_mode() == schema::NandStreamParams::SEQUENTIAL ? ReadMode::kSequential
                                                                   : ReadMode::kPipelined;

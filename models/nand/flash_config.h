@@ -8,6 +8,7 @@
 
 #include "schema/nand.pb.h"
 #include "schema/nand_stream.pb.h"
+#include "schema/resolve.h"
 
 namespace ispsim::nand {
 
@@ -27,8 +28,8 @@ struct FlashConfig {
   sc_core::sc_time t_suspend;           // program suspend latency
   sc_core::sc_time t_resume;            // program resume overhead
 
-  // Unset fields take their schema defaults; out-of-range values throw
-  // BadInput(where, ...) naming the parameter, its value and the allowed range.
+  // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
+  // message is a programming error (std::logic_error naming `where`).
   static FlashConfig from_params(const schema::NandParams& params,
                                  const std::string& where = "nand");
 

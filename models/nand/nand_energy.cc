@@ -1,15 +1,12 @@
 #include "models/nand/nand_energy.h"
 
 #include "models/nand/flash_config.h"
-#include "schema/defaults.h"
-#include "schema/validation.h"
+#include "schema/resolve.h"
 
 namespace ispsim::nand {
 
 NandEnergy NandEnergy::from_params(const schema::NandParams& params, const std::string& where) {
-  schema::NandParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
+  const schema::NandParams& p = params;
   // tR and tPROG as the timing model uses them (rounded to picoseconds).
   const FlashConfig timing = FlashConfig::from_params(p, where);
 

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "schema/nand.pb.h"
+#include "schema/resolve.h"
 
 namespace ispsim::nand {
 
@@ -28,8 +29,8 @@ struct NandEnergy {
   double idle_w_per_die = 0;       // static power of one die
   uint64_t dies = 0;               // channels * dies_per_channel
 
-  // Unset fields take their schema defaults; out-of-range values throw
-  // BadInput(where, ...).
+  // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
+  // message is a programming error (std::logic_error naming `where`).
   static NandEnergy from_params(const schema::NandParams& params, const std::string& where = "nand");
 
   // Joules to sense `pages` pages.

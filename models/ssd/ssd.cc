@@ -5,7 +5,6 @@
 
 #include "common/error.h"
 #include "models/isp/register_all.h"
-#include "schema/defaults.h"
 
 namespace ispsim::ssd {
 
@@ -19,10 +18,9 @@ uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 // The ISP accelerator that modules.isp_accelerator names (BadInput for an unknown one).
 std::unique_ptr<const isp::PageCompute> accelerator(const schema::ModuleSelection& modules,
                                                     const schema::IspParams& isp) {
-  schema::ModuleSelection selection = modules;
-  schema::apply_defaults(selection);
+  schema::require_resolved(modules, "ssd: modules");
   isp::register_all();
-  return isp::accelerators().create(selection.isp_accelerator(), isp, "isp");
+  return isp::accelerators().create(modules.isp_accelerator(), isp, "isp");
 }
 
 }  // namespace
@@ -50,13 +48,11 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       layers_(kv.shape.layers()),
       in_flash_("in_flash", 0, sc_core::SC_ZERO_TIME),
       stats_(this->name()) {
-  {
-    const isp::IspConfig isp_config = isp::IspConfig::from_params(isp, "isp");
-    gemv_ = std::make_unique<InFlashGemv>(flash_.config(), nand_energy_, config_.in_flash_read_speedup,
-                                          isp_config.mac_pj);
-  }
+  const isp::IspConfig isp_config = isp::IspConfig::from_params(isp, "isp");
+  gemv_ = std::make_unique<InFlashGemv>(flash_.config(), nand_energy_, config_.in_flash_read_speedup,
+                                        isp_config.mac_pj);
   engine_ = std::make_unique<isp::AttentionEngine>(
-      "attention", flash_, *placement_, isp::IspConfig::from_params(isp, "isp"), accelerator(modules, isp),
+      "attention", flash_, *placement_, isp_config, accelerator(modules, isp),
       isp::CoordinatorConfig::from_params(coordinator, "flash_coordinator"), config_.organization,
       config_.reduction, dram_, bus_, computational ? ledger_ : nullptr);
 

@@ -81,6 +81,7 @@
 #include "schema/isp.pb.h"
 #include "schema/module_selection.pb.h"
 #include "schema/nand.pb.h"
+#include "schema/resolve.h"
 #include "schema/ssd.pb.h"
 #include "traces/trace.pb.h"
 
@@ -97,18 +98,19 @@ class Ssd : public sc_core::sc_module {
  public:
   using Done = std::function<void()>;
 
-  // Parameters are resolved here (defaults, range checks: BadInput naming
-  // "nand", "ssd", "isp", "flash_coordinator" or "kv placement"). `nvme` (and its
+  // The parameter messages are resolved (schema/resolve.h: the platform
+  // loader's, or schema::resolved()); the KV space is checked here (BadInput
+  // naming "kv placement"). `nvme` (and its
   // link) and `ledger` (nullable) must outlive the SSD. A drive that is not
   // `computational` is a conventional SSD (the GPU baselines'): it has no ISP
   // accelerators or Flash-Coordinator, so their static power is not charged,
   // and attention() on it is a programming error (std::logic_error).
   // `modules.isp_accelerator` names the accelerator (isp::accelerators(),
-  // BadInput for an unknown name); unset, the schema's default.
+  // BadInput for an unknown name); by default, the schema's default.
   Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const schema::SsdParams& ssd,
       const schema::IspParams& isp, const schema::FlashCoordinatorParams& coordinator,
       const KvSpace& kv, link::Nvme& nvme, core::EnergyLedger* ledger = nullptr, bool computational = true,
-      const schema::ModuleSelection& modules = schema::ModuleSelection());
+      const schema::ModuleSelection& modules = schema::resolved(schema::ModuleSelection(), "modules"));
   ~Ssd() override;
 
   // Conventional NVMe read of entries [token_begin, token_end) of `layer`'s

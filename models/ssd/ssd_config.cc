@@ -2,8 +2,7 @@
 
 #include <cmath>
 
-#include "schema/defaults.h"
-#include "schema/validation.h"
+#include "schema/resolve.h"
 
 namespace ispsim::ssd {
 
@@ -19,9 +18,8 @@ double joules_per_byte(double pj_per_bit) { return pj_per_bit * 8 * 1e-12; }
 }  // namespace
 
 SsdConfig SsdConfig::from_params(const schema::SsdParams& params, const std::string& where) {
-  schema::SsdParams p = params;
-  schema::apply_defaults(p);
-  schema::validate_parameters(p, where);
+  schema::require_resolved(params, where);
+  const schema::SsdParams& p = params;
 
   SsdConfig c;
   c.organization = p.organization() == schema::SsdParams::CENTRALIZED ? isp::Organization::CENTRALIZED

@@ -7,6 +7,7 @@
 
 #include "models/isp/attention_engine.h"
 #include "schema/ssd.pb.h"
+#include "schema/resolve.h"
 
 namespace ispsim::ssd {
 
@@ -28,8 +29,8 @@ struct SsdConfig {
   bool aggregated_streams = false;  // stream_model = AGGREGATED
   double in_flash_read_speedup = 1;  // in-flash GEMV sensing: tR / this
 
-  // Unset fields take their schema defaults; out-of-range values throw
-  // BadInput(where, ...) naming the parameter, its value and the allowed range.
+  // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
+  // message is a programming error (std::logic_error naming `where`).
   static SsdConfig from_params(const schema::SsdParams& params, const std::string& where = "ssd");
 };
 

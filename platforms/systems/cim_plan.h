@@ -45,7 +45,7 @@ struct CimFootprint {
 
 class CimPlanner {
  public:
-  // `cim` resolved (cim::resolved), `link` the PCIe link of S1/S2. Throws
+  // `cim` resolved (schema::resolved, as the loader does), `link` the PCIe link of S1/S2. Throws
   // BadInput(where, ...) for a combination the platform cannot run.
   CimPlanner(const schema::CimParams& cim, const link::LinkConfig& link, const trace::Header& header,
              const CimResources& resources, const std::string& where);

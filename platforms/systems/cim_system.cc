@@ -304,7 +304,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   const schema::Platform& platform = loaded.platform;
   check_architecture(loaded);
   check_isp_accelerator(loaded, false, "paper 1's decode system: NPU, host CPU and CIM flash array");
-  const CimParams p = cim::resolved(platform.cim(), loaded.file + ": cim");
+  const CimParams& p = platform.cim();  // resolved by the loader
   const link::LinkConfig link_config = link::LinkConfig::from_params(platform.link(), loaded.file + ": link");
 
   const trace::Header header = trace::TraceReader(trace_path).header();

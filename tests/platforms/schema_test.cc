@@ -12,6 +12,7 @@
 #include "schema/parameter_doc.h"
 #include "schema/parameter_table.h"
 #include "schema/platform.pb.h"
+#include "schema/resolve.h"
 #include "schema/validation.h"
 
 namespace {
@@ -154,6 +155,52 @@ TEST(Schema, RequiredFieldsAreReported) {
     FAIL() << "no error for a platform without name";
   } catch (const ispsim::BadInput& e) {
     EXPECT_EQ(std::string(e.what()).rfind("x.textproto: 'name' is required", 0), 0u) << e.what();
+  }
+}
+
+// What a range cannot say is checked by the same validation, with the file and
+// the parameter path (models no longer check parameters themselves).
+TEST(Schema, ConstraintsBeyondRangesNameTheFileAndTheParameter) {
+  auto error_of = [](const Platform& p) -> std::string {
+    try {
+      ispsim::schema::validate_parameters(p, "x.textproto");
+    } catch (const ispsim::BadInput& e) {
+      return e.what();
+    }
+    return "";
+  };
+  Platform p;
+  p.set_name("x");
+  p.set_program(ispsim::schema::Platform::MICROBENCHMARK);
+  ispsim::schema::apply_defaults(p);
+  EXPECT_EQ(error_of(p), "");
+  Platform narrow = p;
+  narrow.mutable_nand()->set_channel_width_bits(12);
+  EXPECT_EQ(error_of(narrow), "x.textproto: nand.channel_width_bits = 12 bits is not a whole number of bytes");
+  Platform full = p;
+  full.mutable_flash_coordinator()->set_q_buffer_bytes(p.flash_coordinator().global_sram_bytes());
+  EXPECT_EQ(error_of(full), "x.textproto: flash_coordinator.q_buffer_bytes = " +
+                                std::to_string(p.flash_coordinator().global_sram_bytes()) +
+                                " bytes leaves no O reduction buffer in flash_coordinator.global_sram_bytes = " +
+                                std::to_string(p.flash_coordinator().global_sram_bytes()) + " bytes");
+}
+
+// resolved() = defaults + validation; require_resolved() tells a message that
+// skipped it (a programming error, not bad input).
+TEST(Schema, ResolvedMessagesAreCompleteAndUnresolvedOnesAreRefused) {
+  ispsim::schema::NandParams raw;
+  raw.set_channels(3);
+  EXPECT_THROW(ispsim::schema::require_resolved(raw, "test"), std::logic_error);
+  const ispsim::schema::NandParams nand = ispsim::schema::resolved(raw, "nand");
+  EXPECT_EQ(nand.channels(), 3u);
+  EXPECT_NO_THROW(ispsim::schema::require_resolved(nand, "test"));
+  raw.set_channels(0);
+  EXPECT_THROW(ispsim::schema::resolved(raw, "nand"), ispsim::BadInput);
+  try {
+    ispsim::schema::require_resolved(ispsim::schema::NandParams(), "nand::FlashConfig");
+  } catch (const std::logic_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("nand::FlashConfig: NandParams is not resolved ('channels' is unset)", 0), 0u)
+        << e.what();
   }
 }
 

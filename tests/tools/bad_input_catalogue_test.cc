@@ -224,6 +224,9 @@ const std::vector<Case>& cases() {
       {"run --platform memllm --trace traces/samples/blend_small.trace --set modules.isp_accelerator=tensor_core", "modules.isp_accelerator = 'tensor_core' is no ISP accelerator (known: "},
       {"run --platform gpu_fullcompute --trace traces/samples/blend_small.trace --set modules.isp_accelerator=systolic_pair", "has no ISP accelerator"},
       {"run --platform memllm --trace traces/samples/blend_small.trace --set isp.systolic_pair.simd_lanes=32", "isp.systolic_pair.simd_lanes is set (--set)"},
+      // --- constraints a range cannot state, checked by the loader with the file's name
+      {"run --platform memllm --trace traces/samples/blend_small.trace --set nand.channel_width_bits=12", "memllm.textproto: nand.channel_width_bits = 12 bits is not a whole number of bytes"},
+      {"run --platform memllm --trace traces/samples/blend_small.trace --set flash_coordinator.q_buffer_bytes=1048576", "memllm.textproto: flash_coordinator.q_buffer_bytes = 1048576 bytes leaves no O reduction buffer"},
       {"describe isp_accelerator --set isp.pes=3", "--set applies to platforms, not roles"},
       {"engine generate --model {S}/model --prompt hello", "{S}/model/tokenizer.json: token id"},
       {"engine ppl --text {S}/hello.txt --quant int16 --calib {S}/empty.txt", "{S}/empty.txt: calibration text is empty"},

@@ -167,7 +167,7 @@ int budget_table(const Args& args) {
   }
   auto text = [&vm](const char* name) { return vm[name].as<std::string>(); };
   // The platforms' host defaults: the table describes what they will hold.
-  const host::HostConfig host_defaults = host::HostConfig::from_params(schema::HostParams{});
+  const host::HostConfig host_defaults = host::HostConfig::from_params(schema::resolved(schema::HostParams{}, "host"));
   tracegen::BudgetOptions options;
   options.budget_bytes = host_defaults.dram_capacity_bytes;
   options.accounting_name = vm.count("accounting") ? text("accounting") : "physical";

@@ -29,7 +29,7 @@ HostConfig config_from_text(const std::string& text) {
   schema::HostParams params;
   if (!google::protobuf::TextFormat::ParseFromString(text, &params)) throw std::runtime_error("bad text: " + text);
   if (!params.has_memory_efficiency()) params.set_memory_efficiency(0.75);
-  return HostConfig::from_params(params, "test.host");
+  return HostConfig::from_params(schema::resolved(params, "test.host"), "test.host");
 }
 
 template <typename T>

@@ -23,7 +23,7 @@ HostConfig config() {
   schema::HostParams p;
   p.set_storage_read_overhead_us(20);
   p.set_storage_read_gbps(2);
-  return HostConfig::from_params(p, "test.host");
+  return HostConfig::from_params(schema::resolved(p, "test.host"), "test.host");
 }
 
 sc_time ps(uint64_t value) { return sc_time::from_value(value); }
@@ -80,10 +80,10 @@ TEST(StorageReadPath, LateArrivalStartsAtArrival) {
 TEST(StorageReadPath, RejectsOutOfRangeParameters) {
   schema::HostParams p;
   p.set_storage_read_gbps(0);
-  EXPECT_THROW(HostConfig::from_params(p, "test.host"), BadInput);
+  EXPECT_THROW(HostConfig::from_params(schema::resolved(p, "test.host"), "test.host"), BadInput);
   schema::HostParams q;
   q.set_storage_read_overhead_us(-1);
-  EXPECT_THROW(HostConfig::from_params(q, "test.host"), BadInput);
+  EXPECT_THROW(HostConfig::from_params(schema::resolved(q, "test.host"), "test.host"), BadInput);
 }
 
 }  // namespace

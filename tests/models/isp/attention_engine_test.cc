@@ -310,7 +310,7 @@ TEST(AttentionLadder, FusedPerChannelAndDramLessStepsOnOneLayer) {
                                        {"fused", Organization::CENTRALIZED, Reduction::CONTROLLER_DRAM, true},
                                        {"perch", Organization::PER_CHANNEL, Reduction::CONTROLLER_DRAM, true},
                                        {"memllm", Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM, true}};
-  const nand::FlashConfig flash = nand::FlashConfig::from_params(schema::NandParams{});
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(schema::resolved(schema::NandParams{}, "nand"));
   const KvPlacement placement(flash, s, C, H + Qn + 16);
   struct System {
     std::unique_ptr<nand::FlashArray> flash;

@@ -28,7 +28,7 @@ inline nand::FlashConfig small_flash(unsigned channels, unsigned dies) {
   p.set_dies_per_channel(dies);
   p.set_blocks_per_plane(4);
   p.set_pages_per_block(8);
-  return nand::FlashConfig::from_params(p);
+  return nand::FlashConfig::from_params(schema::resolved(p, "nand"));
 }
 
 inline trace::ModelShape one_layer(uint32_t heads, uint32_t kv_heads) {

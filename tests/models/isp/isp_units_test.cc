@@ -36,7 +36,7 @@ nand::FlashConfig flash(unsigned channels, unsigned dies, uint32_t page_bytes = 
   p.set_page_bytes(page_bytes);
   p.set_blocks_per_plane(4);
   p.set_pages_per_block(8);
-  return nand::FlashConfig::from_params(p);
+  return nand::FlashConfig::from_params(schema::resolved(p, "nand"));
 }
 
 using testing::mask_of;
@@ -274,26 +274,26 @@ TEST(LseReduction, CostPerPartialAndRowChunks) {
 }
 
 TEST(IspConfig, DefaultsComeFromTheSchemaAndRangesAreChecked) {
-  const IspConfig isp = IspConfig::from_params(schema::IspParams{});
+  const IspConfig isp = IspConfig::from_params(schema::resolved(schema::IspParams{}, "isp"));
   EXPECT_EQ(isp.pes, 128u);
   EXPECT_EQ(isp.scratchpad_bytes, 73728u);
   EXPECT_EQ(isp.mode_policy, ModePolicy::kLowestEnergyDelay);
   EXPECT_EQ(isp.q_tile_bytes(16384), 73728u - 4 * 16384);  // 8 KiB Q tile
   EXPECT_EQ(isp.cycles_to_ps(82), 82000u);
-  const CoordinatorConfig coordinator = CoordinatorConfig::from_params(schema::FlashCoordinatorParams{});
+  const CoordinatorConfig coordinator = CoordinatorConfig::from_params(schema::resolved(schema::FlashCoordinatorParams{}, "flash_coordinator"));
   EXPECT_EQ(coordinator.global_sram_bytes, 1048576u);
   EXPECT_EQ(coordinator.o_buffer_bytes(), 524288u);
 
   schema::IspParams bad;
   bad.set_pes(0);
-  EXPECT_THROW(IspConfig::from_params(bad), BadInput);
+  EXPECT_THROW(IspConfig::from_params(schema::resolved(bad, "isp")), BadInput);
   schema::IspParams small;
   small.set_scratchpad_bytes(65536);
-  EXPECT_THROW(IspConfig::from_params(small).q_tile_bytes(16384), BadInput);
+  EXPECT_THROW(IspConfig::from_params(schema::resolved(small, "isp")).q_tile_bytes(16384), BadInput);
   schema::FlashCoordinatorParams split;
   split.set_global_sram_bytes(4096);
   split.set_q_buffer_bytes(4096);
-  EXPECT_THROW(CoordinatorConfig::from_params(split), BadInput);
+  EXPECT_THROW(CoordinatorConfig::from_params(schema::resolved(split, "flash_coordinator")), BadInput);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ nand::FlashConfig tiny_flash() {
   p.set_page_bytes(512);  // 16 tokens of K and V per page at d = 8, FP16
   p.set_blocks_per_plane(4);
   p.set_pages_per_block(8);
-  return nand::FlashConfig::from_params(p);
+  return nand::FlashConfig::from_params(schema::resolved(p, "nand"));
 }
 
 using Vec = std::vector<float>;

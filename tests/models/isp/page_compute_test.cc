@@ -64,11 +64,11 @@ TEST(Accelerators, RegisteredByNameAndUnknownNamesListTheKnownOnes) {
   register_all();
   register_all();  // idempotent
   EXPECT_TRUE(accelerators().contains("elastic_simd"));
-  const std::unique_ptr<PageCompute> simd = accelerators().create("elastic_simd", schema::IspParams{}, "isp");
+  const std::unique_ptr<PageCompute> simd = accelerators().create("elastic_simd", schema::resolved(schema::IspParams{}, "isp"), "isp");
   EXPECT_EQ(simd->modes().size(), 2u);
   EXPECT_DOUBLE_EQ(simd->static_power_w(), 0.1);  // the schema default
   try {
-    accelerators().create("tensor_core", schema::IspParams{}, "isp");
+    accelerators().create("tensor_core", schema::resolved(schema::IspParams{}, "isp"), "isp");
     FAIL() << "no BadInput";
   } catch (const BadInput& e) {
     const std::string what = e.what();
@@ -76,10 +76,12 @@ TEST(Accelerators, RegisteredByNameAndUnknownNamesListTheKnownOnes) {
     EXPECT_NE(what.find("'tensor_core'"), std::string::npos) << what;
     for (const std::string& name : accelerators().names()) EXPECT_NE(what.find(name), std::string::npos) << what;
   }
-  // Parameters are checked by the implementation.
+  // Parameters are checked by the schema before they reach an implementation,
+  // which refuses a message that skipped it (a programming error).
   schema::IspParams bad;
   bad.set_pes(0);
-  EXPECT_THROW(accelerators().create("elastic_simd", bad, "isp"), BadInput);
+  EXPECT_THROW(schema::resolved(bad, "isp"), BadInput);
+  EXPECT_THROW(accelerators().create("elastic_simd", bad, "isp"), std::logic_error);
 }
 
 // An accelerator the engine has never heard of: three modes, a fixed time per
@@ -136,7 +138,7 @@ TEST(AttentionEngineRole, AnyAcceleratorSetsThePageTimeTheStatisticsAndTheWavefo
   p.set_dies_per_channel(4);
   p.set_blocks_per_plane(4);
   p.set_pages_per_block(8);
-  nand::FlashArray flash("nand", nand::FlashConfig::from_params(p));
+  nand::FlashArray flash("nand", nand::FlashConfig::from_params(schema::resolved(p, "nand")));
   const trace::ModelShape s = one_head();
   const KvPlacement placement(flash.config(), s, 6 * 32, 64);
   core::Server dram("dram", 16.0, sc_core::SC_ZERO_TIME), bus("bus", 8.0, sc_core::SC_ZERO_TIME);

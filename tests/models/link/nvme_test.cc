@@ -23,7 +23,7 @@ using sc_core::SC_US;
 LinkConfig config_from_text(const std::string& text) {
   schema::LinkParams params;
   if (!google::protobuf::TextFormat::ParseFromString(text, &params)) throw std::runtime_error("bad text: " + text);
-  return LinkConfig::from_params(params, "test.link");
+  return LinkConfig::from_params(schema::resolved(params, "test.link"), "test.link");
 }
 
 // A device that takes a fixed time per command and records when it started.

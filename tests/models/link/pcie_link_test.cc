@@ -26,7 +26,7 @@ using sc_core::sc_time;
 LinkConfig config_from_text(const std::string& text) {
   schema::LinkParams params;
   if (!google::protobuf::TextFormat::ParseFromString(text, &params)) throw std::runtime_error("bad text: " + text);
-  return LinkConfig::from_params(params, "test.link");
+  return LinkConfig::from_params(schema::resolved(params, "test.link"), "test.link");
 }
 
 sc_time ps(double value) { return sc_time::from_value(static_cast<uint64_t>(std::llround(value))); }

@@ -12,7 +12,7 @@ namespace {
 void expect_close(double actual, double expected) { EXPECT_NEAR(actual, expected, 1e-12 * std::abs(expected)); }
 
 TEST(NandEnergy, Defaults) {
-  const NandEnergy e = NandEnergy::from_params(schema::NandParams());
+  const NandEnergy e = NandEnergy::from_params(schema::resolved(schema::NandParams(), "nand"));
   // 3.3 V x 20 mA x tR 5 us = 0.33 uJ per page read (2.5 pJ per bit of a 16 KiB page).
   expect_close(e.read_j_per_page, 3.3 * 20e-3 * 5e-6);
   // 3.3 V x 20 mA x tPROG 500 us = 33 uJ per page programmed.
@@ -26,7 +26,7 @@ TEST(NandEnergy, Defaults) {
 }
 
 TEST(NandEnergy, JoulesScaleWithPagesAndBytes) {
-  const NandEnergy e = NandEnergy::from_params(schema::NandParams());
+  const NandEnergy e = NandEnergy::from_params(schema::resolved(schema::NandParams(), "nand"));
   expect_close(e.read_joules(1000), 1000 * 0.33e-6);
   expect_close(e.program_joules(3), 3 * 33e-6);
   // One 16 KiB page over the channel: 16384 x 60 pJ = 0.983 uJ.
@@ -46,7 +46,7 @@ TEST(NandEnergy, FollowsTimingAndOverrides) {
   p.set_io_energy_pj_per_bit(2);
   p.set_channels(4);
   p.set_dies_per_channel(2);
-  const NandEnergy e = NandEnergy::from_params(p);
+  const NandEnergy e = NandEnergy::from_params(schema::resolved(p, "nand"));
   expect_close(e.read_j_per_page, 2.5 * 30e-3 * 50e-6);
   expect_close(e.program_j_per_page, 2.5 * 40e-3 * 1000e-6);
   expect_close(e.io_j_per_byte, 16e-12);
@@ -60,7 +60,7 @@ TEST(NandEnergy, ZeroCurrentsAreAllowed) {
   p.set_program_current_ma(0);
   p.set_standby_current_ua(0);
   p.set_io_energy_pj_per_bit(0);
-  const NandEnergy e = NandEnergy::from_params(p);
+  const NandEnergy e = NandEnergy::from_params(schema::resolved(p, "nand"));
   EXPECT_EQ(e.read_joules(10), 0.0);
   EXPECT_EQ(e.program_joules(10), 0.0);
   EXPECT_EQ(e.transfer_joules(10), 0.0);
@@ -71,7 +71,7 @@ TEST(NandEnergy, OutOfRangeIsBadInputNamingTheParameter) {
   schema::NandParams p;
   p.set_vcc_v(12);
   try {
-    NandEnergy::from_params(p, "platforms/x.textproto: nand");
+    NandEnergy::from_params(schema::resolved(p, "platforms/x.textproto: nand"), "platforms/x.textproto: nand");
     FAIL() << "no exception";
   } catch (const BadInput& e) {
     const std::string what = e.what();
@@ -80,7 +80,7 @@ TEST(NandEnergy, OutOfRangeIsBadInputNamingTheParameter) {
   }
   schema::NandParams q;
   q.set_read_current_ma(-1);
-  EXPECT_THROW(NandEnergy::from_params(q), BadInput);
+  EXPECT_THROW(NandEnergy::from_params(schema::resolved(q, "nand")), BadInput);
 }
 
 }  // namespace

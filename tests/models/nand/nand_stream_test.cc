@@ -48,13 +48,13 @@ std::vector<PageAddress> striped(const FlashArray& flash, uint64_t count) {
 }
 
 struct DefaultRig {
-  FlashArray flash{"nand", schema::NandParams()};
+  FlashArray flash{"nand", schema::resolved(schema::NandParams(), "nand")};
   StreamReader reader;
   std::vector<std::pair<uint32_t, sc_time>> consumed;  // (index, done_at) in callback order
   std::vector<uint32_t> channel_of;                      // channel of each callback
   std::vector<sc_time> called_at;                        // simulated time of each callback
   explicit DefaultRig(schema::NandStreamParams::ReadMode m)
-      : reader("reader", flash, StreamConfig::from_params(mode(m))) {
+      : reader("reader", flash, StreamConfig::from_params(schema::resolved(mode(m), "stream"))) {
     reader.set_delivery([this](const PageAddress& page, uint32_t i, const sc_time& done_at) {
       consumed.emplace_back(i, done_at);
       channel_of.push_back(page.channel);
@@ -181,7 +181,7 @@ TEST(NandInvariants, StatisticsCountPagesBytesAndBusyTime) {
 }
 
 TEST(NandFacade, LoadsAppendsAndFlush) {
-  NandStreamSystem system("system", schema::NandParams(), schema::NandStreamParams());
+  NandStreamSystem system("system", schema::resolved(schema::NandParams(), "nand"), schema::resolved(schema::NandStreamParams(), "stream"));
   // 512 B of KV per token and layer: 32 tokens per 16 KB page, 256 tokens = 8 pages,
   // one on each channel. Layer 1 follows layer 0 (stride 8 pages) on die 1.
   std::vector<KvOp> ops(4);
@@ -207,7 +207,7 @@ TEST(NandFacade, LoadsAppendsAndFlush) {
 }
 
 TEST(NandFacade, PartialTilesReadWholePages) {
-  NandStreamSystem system("system", schema::NandParams(), schema::NandStreamParams());
+  NandStreamSystem system("system", schema::resolved(schema::NandParams(), "nand"), schema::resolved(schema::NandStreamParams(), "stream"));
   // Tokens [40, 70) at 32 tokens per page touch tiles 1 and 2.
   const KvRunResult r = system.run({KvOp{KvOp::kLoad, 0, 40, 70, 30 * 512}});
   EXPECT_EQ(r.pages_read, 2u);
@@ -217,25 +217,35 @@ TEST(NandBadInput, ParametersOutOfRange) {
   schema::NandParams p;
   p.set_channels(0);
   try {
-    FlashConfig::from_params(p);
+    FlashConfig::from_params(schema::resolved(p, "nand"));
     FAIL() << "channels = 0 accepted";
   } catch (const BadInput& e) {
     EXPECT_NE(std::string(e.what()).find("channels"), std::string::npos) << e.what();
   }
   schema::NandParams q;
   q.set_t_read_us(-1);
-  EXPECT_THROW(FlashConfig::from_params(q), BadInput);
+  EXPECT_THROW(FlashConfig::from_params(schema::resolved(q, "nand")), BadInput);
   schema::NandStreamParams s;
   s.set_scratchpad_buffers_per_channel(0);
-  EXPECT_THROW(StreamConfig::from_params(s), BadInput);
+  EXPECT_THROW(StreamConfig::from_params(schema::resolved(s, "stream")), BadInput);
   schema::NandParams w;
   w.set_channel_width_bits(12);
   try {
-    FlashConfig::from_params(w);
+    FlashConfig::from_params(schema::resolved(w, "nand"));
     FAIL() << "12-bit channel accepted";
   } catch (const BadInput& e) {
     EXPECT_EQ(std::string(e.what()), "nand: channel_width_bits = 12 bits is not a whole number of bytes");
   }
+}
+
+// The models convert resolved parameters only: a message that skipped the
+// loader (or schema::resolved) is a programming error, not a silent zero.
+TEST(NandBadInput, UnresolvedParametersAreAProgrammingError) {
+  schema::NandParams p;
+  p.set_channels(2);
+  EXPECT_THROW(FlashConfig::from_params(p), std::logic_error);
+  EXPECT_THROW(StreamConfig::from_params(schema::NandStreamParams()), std::logic_error);
+  EXPECT_EQ(FlashConfig::from_params(schema::resolved(p, "nand")).channels, 2u);
 }
 
 TEST(NandBadInput, PageOutsideTheFlash) {
@@ -251,7 +261,7 @@ TEST(NandBadInput, PageOutsideTheFlash) {
 }
 
 TEST(NandBadInput, FacadeRejectsBadOps) {
-  NandStreamSystem system("system", schema::NandParams(), schema::NandStreamParams());
+  NandStreamSystem system("system", schema::resolved(schema::NandParams(), "nand"), schema::resolved(schema::NandStreamParams(), "stream"));
   EXPECT_THROW(system.run({KvOp{KvOp::kLoad, 0, 10, 10, 512}}), BadInput);
   EXPECT_THROW(system.run({KvOp{KvOp::kLoad, 0, 0, 3, 1000}}), BadInput);  // 1000 B / 3 tokens
   EXPECT_THROW(system.run({KvOp{KvOp::kAppend, 0, 0, 0, 0}}), BadInput);

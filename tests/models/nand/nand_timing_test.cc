@@ -59,8 +59,8 @@ struct Rig {
   std::vector<std::pair<uint32_t, sc_time>> consumed;
 
   Rig(const schema::NandParams& n, const schema::NandStreamParams& s, const std::string& prefix = "")
-      : flash((prefix + "nand").c_str(), FlashConfig::from_params(n)),
-        reader((prefix + "reader").c_str(), flash, StreamConfig::from_params(s)) {
+      : flash((prefix + "nand").c_str(), FlashConfig::from_params(schema::resolved(n, "nand"))),
+        reader((prefix + "reader").c_str(), flash, StreamConfig::from_params(schema::resolved(s, "stream"))) {
     reader.set_delivery([this](const PageAddress&, uint32_t index, const sc_time& done_at) {
       EXPECT_LE(done_at, sc_core::sc_time_stamp());
       consumed.emplace_back(index, done_at);
@@ -88,7 +88,7 @@ std::vector<PageAddress> pages_on_channel0(unsigned count, unsigned dies) {
 }
 
 TEST(NandTiming, TransferTimeOfDefaultPageIs6827ns) {
-  const FlashConfig c = FlashConfig::from_params(schema::NandParams());
+  const FlashConfig c = FlashConfig::from_params(schema::resolved(schema::NandParams(), "nand"));
   EXPECT_EQ(c.t_page_transfer, kTout);
   EXPECT_EQ(kTout, sc_time::from_value(6826667));
   EXPECT_EQ(c.t_read, sc_time(5, SC_US));
@@ -239,7 +239,7 @@ TEST(NandTiming, SlowConsumerBoundsTheStream) {
 TEST(NandTiming, AppendsPayDataInThenTprog) {
   // One die: each page is data-in (tIn = tOut) then tPROG, one page at a time.
   const sc_time tProg(500, SC_US);
-  FlashArray array("nand", FlashConfig::from_params(flash(1, 1, 1, 5, false)));
+  FlashArray array("nand", FlashConfig::from_params(schema::resolved(flash(1, 1, 1, 5, false), "nand")));
   Appender appender("appender", array);
   std::vector<PageAddress> pages = pages_on_channel0(3, 1);
   appender.start(pages);
@@ -252,7 +252,7 @@ TEST(NandTiming, AppendsPayDataInThenTprog) {
 TEST(NandTiming, AppendsOnTwoDiesOverlapTprog) {
   // Die 1's data-in follows die 0's; both then program concurrently.
   const sc_time tProg(500, SC_US);
-  FlashArray array("nand", FlashConfig::from_params(flash(1, 2, 1, 5, false)));
+  FlashArray array("nand", FlashConfig::from_params(schema::resolved(flash(1, 2, 1, 5, false), "nand")));
   Appender appender("appender", array);
   appender.start(pages_on_channel0(4, 2));
   sc_core::sc_start();

@@ -66,7 +66,7 @@ void expect_equal(const std::vector<uint64_t>& accurate, const std::vector<uint6
 
 // Runs the page-accurate reader and the schedule on the same pages.
 void expect_same_schedule(const Case& c) {
-  FlashArray flash("nand", c.nand);
+  FlashArray flash("nand", schema::resolved(c.nand, "nand"));
   StreamConfig config;
   config.mode = ReadMode::kPipelined;
   config.buffers_per_channel = c.buffers == 0 ? 1024u : c.buffers;

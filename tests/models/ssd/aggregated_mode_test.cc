@@ -54,7 +54,7 @@ schema::SsdParams params(schema::SsdParams::StreamModel model,
   p.set_stream_model(model);
   p.set_organization(organization);
   p.set_reduction(reduction);
-  return p;
+  return schema::resolved(p, "ssd");
 }
 
 struct Drive {
@@ -63,10 +63,10 @@ struct Drive {
   link::Nvme nvme;
   Ssd ssd;
   std::vector<std::pair<int, uint64_t>> finished;  // (call, time ps)
-  Drive(const std::string& prefix, const schema::SsdParams& p, const schema::NandParams& nand = schema::NandParams())
-      : pcie((prefix + "_pcie").c_str(), link::LinkConfig::from_params(schema::LinkParams()), &ledger),
+  Drive(const std::string& prefix, const schema::SsdParams& p, const schema::NandParams& nand = schema::resolved(schema::NandParams(), "nand"))
+      : pcie((prefix + "_pcie").c_str(), link::LinkConfig::from_params(schema::resolved(schema::LinkParams(), "link")), &ledger),
         nvme((prefix + "_nvme").c_str(), pcie),
-        ssd(prefix.c_str(), nand, p, schema::IspParams(), schema::FlashCoordinatorParams(),
+        ssd(prefix.c_str(), schema::resolved(nand, "nand"), schema::resolved(p, "ssd"), schema::resolved(schema::IspParams(), "isp"), schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
             KvSpace{opt13b(), kContext, kAppended}, nvme, &ledger) {}
   Ssd::Done done(int call) {
     return [this, call] { finished.emplace_back(call, sc_core::sc_time_stamp().value()); };

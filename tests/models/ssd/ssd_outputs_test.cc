@@ -51,9 +51,9 @@ struct Drive {
   link::Nvme nvme;
   Ssd ssd;
   Drive(const std::string& prefix, const schema::SsdParams& params, core::EnergyLedger* ledger)
-      : pcie((prefix + "_pcie").c_str(), link::LinkConfig::from_params(schema::LinkParams()), ledger),
+      : pcie((prefix + "_pcie").c_str(), link::LinkConfig::from_params(schema::resolved(schema::LinkParams(), "link")), ledger),
         nvme((prefix + "_nvme").c_str(), pcie),
-        ssd(prefix.c_str(), schema::NandParams(), params, schema::IspParams(), schema::FlashCoordinatorParams(),
+        ssd(prefix.c_str(), schema::resolved(schema::NandParams(), "nand"), schema::resolved(params, "ssd"), schema::resolved(schema::IspParams(), "isp"), schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
             KvSpace{llama8b(), kContext, 1024}, nvme, ledger) {}
 };
 
@@ -62,7 +62,7 @@ struct Drive {
 // first page the link never idles:
 //   done = t_cmd + tR + tOut + bus(page) + 2048 occ(page) + occ(CQEs) + L + completion.
 TEST(SsdDefaults, HostReadOfOneLayerIsPcieBound) {
-  Drive d("ssd", schema::SsdParams(), nullptr);
+  Drive d("ssd", schema::resolved(schema::SsdParams(), "ssd"), nullptr);
   sc_time done_at;
   d.ssd.host_read(3, trace::KV_REGION_PRECOMPUTED, 0, kContext, [&] { done_at = sc_core::sc_time_stamp(); });
   sc_core::sc_start();
@@ -137,7 +137,7 @@ TEST(SsdDefaults, DecodeAttentionPerOrganisation) {
 // peak (1 us windows) of the SSD + link stays at a few watts.
 TEST(SsdOutputs, PeakPowerHasNoInstantBursts) {
   core::EnergyLedger ledger;
-  Drive d("ssd", schema::SsdParams(), &ledger);
+  Drive d("ssd", schema::resolved(schema::SsdParams(), "ssd"), &ledger);
   d.ssd.host_read(3, trace::KV_REGION_PRECOMPUTED, 0, kContext, nullptr);
   d.ssd.append(3, 512, 512 * 8 * 512, nullptr);
   sc_core::sc_start();
@@ -149,7 +149,7 @@ TEST(SsdOutputs, PeakPowerHasNoInstantBursts) {
 }
 
 TEST(SsdOutputs, StatisticsHaveTheCountsOfTheRun) {
-  Drive d("ssd", schema::SsdParams(), nullptr);
+  Drive d("ssd", schema::resolved(schema::SsdParams(), "ssd"), nullptr);
   d.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 64, nullptr);   // 2 tiles x 8 heads
   d.ssd.append(0, 40, 40 * 8 * 512, nullptr);                          // one tile programmed
   d.ssd.drain(nullptr);                                                // the partial tile too
@@ -179,7 +179,7 @@ TEST(SsdOutputs, StatisticsHaveTheCountsOfTheRun) {
 }
 
 TEST(SsdOutputs, WaveformIsValidVcd) {
-  Drive d("ssd", schema::SsdParams(), nullptr);
+  Drive d("ssd", schema::resolved(schema::SsdParams(), "ssd"), nullptr);
   const std::string path = ::testing::TempDir() + "ssd.vcd";
   vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX});
   d.ssd.trace(writer);
@@ -212,8 +212,8 @@ namespace {
 // the simulation (here: the other drive), and a partial page first or last
 // shifts the PCIe timeline. One simulation is still deterministic.
 void random_mix(bool aligned) {
-  std::unique_ptr<Drive> drives[2] = {std::make_unique<Drive>("a", schema::SsdParams(), nullptr),
-                                      std::make_unique<Drive>("b", schema::SsdParams(), nullptr)};
+  std::unique_ptr<Drive> drives[2] = {std::make_unique<Drive>("a", schema::resolved(schema::SsdParams(), "ssd"), nullptr),
+                                      std::make_unique<Drive>("b", schema::resolved(schema::SsdParams(), "ssd"), nullptr)};
   std::vector<int> completions[2];
   std::vector<std::pair<int, sc_time>> times[2];
   uint64_t requested_read_bytes = 0;

@@ -25,7 +25,7 @@ using sc_core::SC_NS;
 using sc_core::SC_US;
 
 TEST(SsdConfig, DefaultsAreTheSchemaDefaults) {
-  const SsdConfig c = SsdConfig::from_params(schema::SsdParams());
+  const SsdConfig c = SsdConfig::from_params(schema::resolved(schema::SsdParams(), "ssd"));
   EXPECT_EQ(c.organization, isp::Organization::PER_CHANNEL);
   EXPECT_EQ(c.reduction, isp::Reduction::GLOBAL_SRAM);
   EXPECT_DOUBLE_EQ(c.dram_bytes_per_ns, 12.8);  // LPDDR4-3200 x32
@@ -47,7 +47,7 @@ TEST(SsdConfig, SetValuesAreKept) {
   p.set_reduction(schema::SsdParams::CONTROLLER_DRAM);
   p.set_dram_latency_ns(12.3456);
   p.set_stage_host_reads_in_dram(true);
-  const SsdConfig c = SsdConfig::from_params(p);
+  const SsdConfig c = SsdConfig::from_params(schema::resolved(p, "ssd"));
   EXPECT_EQ(c.organization, isp::Organization::CENTRALIZED);
   EXPECT_EQ(c.reduction, isp::Reduction::CONTROLLER_DRAM);
   EXPECT_EQ(c.dram_latency, sc_time::from_value(12346));  // rounded to the nearest ps
@@ -58,7 +58,7 @@ TEST(SsdConfig, OutOfRangeIsBadInputNamingTheParameter) {
   schema::SsdParams p;
   p.set_bus_bandwidth_gbps(0);
   try {
-    SsdConfig::from_params(p, "platform.textproto: ssd");
+    SsdConfig::from_params(schema::resolved(p, "platform.textproto: ssd"), "platform.textproto: ssd");
     FAIL() << "no BadInput";
   } catch (const BadInput& e) {
     const std::string what = e.what();
@@ -67,7 +67,7 @@ TEST(SsdConfig, OutOfRangeIsBadInputNamingTheParameter) {
   }
   schema::SsdParams q;
   q.set_dram_pj_per_bit(-1);
-  EXPECT_THROW(SsdConfig::from_params(q), BadInput);
+  EXPECT_THROW(SsdConfig::from_params(schema::resolved(q, "ssd")), BadInput);
 }
 
 // Jobs run one at a time in push order; each starts a delta after the previous
@@ -130,7 +130,7 @@ schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes,
   p.set_channel_width_bits(8);
   p.set_pages_per_block(64);
   p.set_blocks_per_plane(16);
-  return p;
+  return schema::resolved(p, "nand");
 }
 
 // tOut = 16384 B / 2.4 GB/s, rounded to the nearest picosecond.

@@ -37,7 +37,7 @@ schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes,
   p.set_channel_width_bits(8);
   p.set_pages_per_block(64);
   p.set_blocks_per_plane(16);
-  return p;
+  return schema::resolved(p, "nand");
 }
 
 // 2 layers, 2 KV heads of dimension 128 at FP16: 512 B of K and V per token and
@@ -69,12 +69,12 @@ struct Rig {
   link::PcieLink pcie;
   link::Nvme nvme;
   Ssd ssd;
-  Rig(const schema::NandParams& nand, const schema::SsdParams& params = schema::SsdParams(),
-      const schema::LinkParams& link_params = schema::LinkParams(), uint64_t context = 256,
+  Rig(const schema::NandParams& nand, const schema::SsdParams& params = schema::resolved(schema::SsdParams(), "ssd"),
+      const schema::LinkParams& link_params = schema::resolved(schema::LinkParams(), "link"), uint64_t context = 256,
       uint64_t appended = 128)
-      : pcie("pcie", link::LinkConfig::from_params(link_params), &ledger),
+      : pcie("pcie", link::LinkConfig::from_params(schema::resolved(link_params, "link")), &ledger),
         nvme("nvme", pcie),
-        ssd("ssd", nand, params, schema::IspParams(), schema::FlashCoordinatorParams(),
+        ssd("ssd", schema::resolved(nand, "nand"), schema::resolved(params, "ssd"), schema::resolved(schema::IspParams(), "isp"), schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
             KvSpace{tiny_shape(), context, appended}, nvme, &ledger) {}
   const link::LinkConfig& link() const { return pcie.config(); }
   // Occupancy + latency of one internal bus / DRAM transfer on an idle server.
@@ -121,7 +121,7 @@ TEST(SsdHostRead, PcieBoundClosedForm) {
   schema::LinkParams slow;
   slow.set_pcie_generation(3);
   slow.set_lanes(1);
-  Rig rig(tiny_flash(2, 4, 2, true), schema::SsdParams(), slow);
+  Rig rig(tiny_flash(2, 4, 2, true), schema::resolved(schema::SsdParams(), "ssd"), slow);
   sc_time done_at;
   rig.ssd.host_read(1, trace::KV_REGION_PRECOMPUTED, 0, 256, [&] { done_at = sc_core::sc_time_stamp(); });
   sc_core::sc_start();
@@ -337,7 +337,7 @@ TEST(SsdEnergy, RecordsMatchTheByteCounts) {
   rig.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 32, nullptr);
   rig.ssd.append(1, 32, 32 * kEntryBytes, nullptr);
   sc_core::sc_start();
-  const nand::NandEnergy e = nand::NandEnergy::from_params(nand);
+  const nand::NandEnergy e = nand::NandEnergy::from_params(schema::resolved(nand, "nand"));
   const uint64_t duration = sc_core::sc_time_stamp().value();
   const core::EnergyLedger::Summary s = rig.ledger.summarize(duration, {});
   const double nand_j = e.read_joules(2) + e.program_joules(2) + e.transfer_joules(4 * kPage);
@@ -420,8 +420,8 @@ TEST(SsdAttention, BadWorkIsBadInputBeforeQueueing) {
 // tR / speedup, after the input broadcast and before each channel's half of
 // the output.
 TEST(InFlashGemv, WavesOfAllDiesSensingAtOnce) {
-  const nand::FlashConfig flash = nand::FlashConfig::from_params(tiny_flash(2, 2, 2, true));
-  const nand::NandEnergy energy = nand::NandEnergy::from_params(tiny_flash(2, 2, 2, true));
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(schema::resolved(tiny_flash(2, 2, 2, true), "nand"));
+  const nand::NandEnergy energy = nand::NandEnergy::from_params(schema::resolved(tiny_flash(2, 2, 2, true), "nand"));
   const InFlashGemv gemv(flash, energy, 4.0, 1.5);
   const uint64_t elements = 1024 * 512, bytes = elements * 2;
   const InFlashGemvCost c = gemv.cost(bytes, elements, 1, 1024 * 2, 512 * 2);
