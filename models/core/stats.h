@@ -3,6 +3,13 @@
 // declares each statistic once; the global Registry dumps all of them, sorted
 // by name, as JSON or CSV. Same inputs give byte-identical output.
 //
+// The idiom: a count or an accumulated quantity is a member that registers
+// itself where it is declared (the Group declared before it),
+//   stats::Counter& pages_read_ = stats_.counter("pages_read", "count", "...");
+// incremented where the event happens and read by the module's getter
+// (pages_read_.value()); formula()/formula_integer() only for derived values
+// (bytes = pages x page size, ns from ps, sums over parts). See models/ssd/ssd.h.
+//
 // Order: names are sorted component by component (names::HierarchicalLess), so
 // the CSV rows and the JSON objects list statistics in the same order.
 #pragma once

@@ -161,20 +161,10 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
     if (reduction == Reduction::GLOBAL_SRAM) ledger_->add_static_power(path + ".reduction", coordinator.static_power_w);
   }
 
-  stats_.formula_integer("ops", "count", "attention ops run", [this] { return ops_; });
-  stats_.formula_integer("pages_read", "count", "KV pages read from NAND", [this] { return pages_read_; });
+  // Derived values; the counters are declared with the members (attention_engine.h).
   stats_.formula_integer("bytes_read", "bytes", "KV bytes read from NAND", [this] { return bytes_read(); });
-  stats_.formula_integer("pages_computed", "count", "NAND pages processed by an Elastic-SIMD",
-                         [this] { return pages_computed_; });
   stats_.formula_integer("bytes_consumed", "bytes", "NAND page bytes processed by an Elastic-SIMD",
                          [this] { return bytes_consumed(); });
-  stats_.formula_integer("tokens_kept", "count", "KV entries (token x KV head) computed, substitutes included",
-                         [this] { return tokens_kept_; });
-  stats_.formula_integer("tokens_dropped", "count", "KV entries no query row can see (Stream Filter)",
-                         [this] { return tokens_dropped_; });
-  stats_.formula_integer("tokens_substituted", "count", "precomputed entries replaced by their recomputed entry",
-                         [this] { return tokens_substituted_; });
-  stats_.formula_integer("macs", "count", "FP16 multiply-accumulates", [this] { return macs_; });
   simd_busy_ps_.assign(compute_->modes().size(), 0);
   for (ComputeMode mode = 0; mode < compute_->modes().size(); ++mode) {
     const ModeInfo& info = compute_->modes()[mode];
@@ -193,15 +183,6 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
                  [this] { return nand_stream_ps_ * 1e-3; });
   stats_.formula("op_time", "ns", "attention op time, command start to O_final ready, summed over ops",
                  [this] { return op_time_ps_ * 1e-3; });
-  stats_.formula_integer("compute_bound_ops", "count", "ops whose ISP compute time exceeds their NAND stream time",
-                         [this] { return compute_bound_ops_; });
-  stats_.formula_integer("aggregated_passes", "count",
-                         "passes scheduled without page events (ssd.stream_model = AGGREGATED, flash quiet)",
-                         [this] { return aggregated_passes_; });
-  stats_.formula_integer("dram_bytes", "bytes", "controller DRAM bytes moved by attention, both directions",
-                         [this] { return dram_bytes_; });
-  stats_.formula_integer("bus_bytes", "bytes", "internal bus bytes moved by attention (centralized)",
-                         [this] { return bus_bytes_; });
 }
 
 AttentionEngine::~AttentionEngine() = default;

@@ -209,7 +209,7 @@ class AttentionEngine : public sc_core::sc_module {
   // its pass ends: the SSD holds program batches meanwhile.
   void set_aggregated_stream_hook(std::function<void(bool)> hook) { stream_hook_ = std::move(hook); }
   bool aggregated() const { return aggregated_; }
-  uint64_t aggregated_passes() const { return aggregated_passes_; }
+  uint64_t aggregated_passes() const { return aggregated_passes_.value(); }
 
   // The IspParams fields the engine itself reads (the scratchpad's page
   // buffers), whichever accelerator it has; see PageCompute::parameters().
@@ -224,24 +224,24 @@ class AttentionEngine : public sc_core::sc_module {
   core::Server& central_simd() { return *central_simd_; }
 
   // Totals over all ops (also registered as statistics under <name>).
-  uint64_t ops() const { return ops_; }
-  uint64_t pages_read() const { return pages_read_; }
-  uint64_t bytes_read() const { return pages_read_ * page_bytes_; }
-  uint64_t pages_computed() const { return pages_computed_; }  // NAND pages through a SIMD
-  uint64_t bytes_consumed() const { return pages_computed_ * page_bytes_; }
-  uint64_t tokens_kept() const { return tokens_kept_; }
-  uint64_t tokens_dropped() const { return tokens_dropped_; }
-  uint64_t tokens_substituted() const { return tokens_substituted_; }
-  uint64_t macs() const { return macs_; }
-  uint64_t dram_bytes() const { return dram_bytes_; }
-  uint64_t bus_bytes() const { return bus_bytes_; }
+  uint64_t ops() const { return ops_.value(); }
+  uint64_t pages_read() const { return pages_read_.value(); }
+  uint64_t bytes_read() const { return pages_read_.value() * page_bytes_; }
+  uint64_t pages_computed() const { return pages_computed_.value(); }  // NAND pages through a SIMD
+  uint64_t bytes_consumed() const { return pages_computed_.value() * page_bytes_; }
+  uint64_t tokens_kept() const { return tokens_kept_.value(); }
+  uint64_t tokens_dropped() const { return tokens_dropped_.value(); }
+  uint64_t tokens_substituted() const { return tokens_substituted_.value(); }
+  uint64_t macs() const { return macs_.value(); }
+  uint64_t dram_bytes() const { return dram_bytes_.value(); }
+  uint64_t bus_bytes() const { return bus_bytes_.value(); }
   // Where the time goes, summed over ops (see above).
   sc_core::sc_time isp_compute_time() const { return sc_core::sc_time::from_value(isp_compute_ps_); }
   sc_core::sc_time nand_stream_time() const { return sc_core::sc_time::from_value(nand_stream_ps_); }
   // Of isp_compute_time(): the same accelerator's exposed SRAM I/O (TileCost::sram_io_cycles).
   sc_core::sc_time isp_sram_io_time() const { return sc_core::sc_time::from_value(isp_sram_io_ps_); }
   sc_core::sc_time op_time() const { return sc_core::sc_time::from_value(op_time_ps_); }
-  uint64_t compute_bound_ops() const { return compute_bound_ops_; }
+  uint64_t compute_bound_ops() const { return compute_bound_ops_.value(); }
   // The NAND stream time of a pass whose busiest channel reads `pages` pages.
   sc_core::sc_time nand_stream_time(uint64_t pages) const;
   sc_core::sc_time simd_busy(ComputeMode mode) const;
@@ -316,17 +316,35 @@ class AttentionEngine : public sc_core::sc_module {
   std::function<bool()> aggregation_gate_;
   bool may_aggregate() const { return aggregated_ && (aggregation_gate_ ? aggregation_gate_() : flash_.quiet()); }
   void claim_dies(uint64_t now_ps);
-  uint64_t aggregated_passes_ = 0;
   std::unique_ptr<nand::PipelineSchedule> schedule_;
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
-  uint64_t ops_ = 0, pages_read_ = 0, pages_computed_ = 0, tokens_kept_ = 0, tokens_dropped_ = 0,
-           tokens_substituted_ = 0, macs_ = 0, dram_bytes_ = 0, bus_bytes_ = 0;
   std::vector<uint64_t> simd_busy_ps_;  // by mode
   uint64_t sram_io_cycles_ = 0;
-  uint64_t isp_compute_ps_ = 0, isp_sram_io_ps_ = 0, nand_stream_ps_ = 0, op_time_ps_ = 0, compute_bound_ops_ = 0;
+  uint64_t isp_compute_ps_ = 0, isp_sram_io_ps_ = 0, nand_stream_ps_ = 0, op_time_ps_ = 0;
   std::vector<vcd::Signal> mode_signals_;  // per channel, or one (CENTRALIZED)
+
+  // Statistics under <name>: each counter is declared once, here, and counted
+  // where the event happens; formulas (attention_engine.cc) only for derived values.
   stats::Group stats_;
+  stats::Counter& ops_ = stats_.counter("ops", "count", "attention ops run");
+  stats::Counter& pages_read_ = stats_.counter("pages_read", "count", "KV pages read from NAND");
+  stats::Counter& pages_computed_ = stats_.counter("pages_computed", "count", "NAND pages processed by an Elastic-SIMD");
+  stats::Counter& tokens_kept_ =
+      stats_.counter("tokens_kept", "count", "KV entries (token x KV head) computed, substitutes included");
+  stats::Counter& tokens_dropped_ =
+      stats_.counter("tokens_dropped", "count", "KV entries no query row can see (Stream Filter)");
+  stats::Counter& tokens_substituted_ =
+      stats_.counter("tokens_substituted", "count", "precomputed entries replaced by their recomputed entry");
+  stats::Counter& macs_ = stats_.counter("macs", "count", "FP16 multiply-accumulates");
+  stats::Counter& compute_bound_ops_ =
+      stats_.counter("compute_bound_ops", "count", "ops whose ISP compute time exceeds their NAND stream time");
+  stats::Counter& aggregated_passes_ = stats_.counter(
+      "aggregated_passes", "count", "passes scheduled without page events (ssd.stream_model = AGGREGATED, flash quiet)");
+  stats::Counter& dram_bytes_ =
+      stats_.counter("dram_bytes", "bytes", "controller DRAM bytes moved by attention, both directions");
+  stats::Counter& bus_bytes_ =
+      stats_.counter("bus_bytes", "bytes", "internal bus bytes moved by attention (centralized)");
 };
 
 }  // namespace ispsim::isp

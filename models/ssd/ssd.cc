@@ -78,67 +78,28 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
     ledger_->add_static_power(path + ".nand", nand_energy_.static_watts());
   }
 
-  const uint64_t page_bytes = flash_.config().page_bytes;
-  stats_.formula_integer("host_reads", "count", "conventional NVMe reads (host_read calls)",
-                         [this] { return host_reads_; });
-  stats_.formula_integer("host_writes", "count", "KV write-backs from the host (host_write calls)",
-                         [this] { return host_writes_; });
-  stats_.formula_integer("appends", "count", "KV appends that came with fused commands",
-                         [this] { return appends_; });
-  stats_.formula_integer("attention_ops", "count", "attention passes run by the ISP",
-                         [this] { return attention_ops_; });
-  stats_.formula_integer("nvme_commands", "count", "conventional NVMe commands (reads and writes)",
-                         [this] { return nvme_commands_; });
-  stats_.formula_integer("drains", "count", "drain() completions",
-                         [this] { return drains_; });
-  stats_.formula_integer("program_jobs", "count", "program batches (full tiles, or partial tiles at drain)",
-                         [this] { return program_jobs_; });
-  stats_.formula_integer("attention_prefetches", "count", "attention ops whose pages were read ahead of their command",
-                         [this] { return prefetches_; });
-  stats_.formula_integer("gemv_ops", "count", "weight GEMVs computed in the flash (AiF)", [this] { return gemv_ops_; });
-  stats_.formula_integer("gemv_pages_sensed", "count", "weight pages sensed by in-flash GEMVs",
-                         [this] { return gemv_pages_; });
+  // Derived values; the counters are declared with the members (ssd.h).
   stats_.formula("gemv_time", "ns", "time the dies spent on in-flash GEMVs", [this] { return gemv_ps_ * 1e-3; });
-  stats_.formula("gemv_energy", "J", "in-flash GEMV energy (weight sensing, channel transfers, PE MACs)",
-                 [this] { return gemv_joules_; });
   stats_.formula_integer("nand_pages_read", "count", "NAND pages sensed (host reads + attention)",
                          [this] { return nand_pages_read(); });
   stats_.formula_integer("nand_bytes_read", "bytes", "NAND bytes read, whole pages (host reads + attention)",
                          [this] { return nand_bytes_read(); });
-  stats_.formula_integer("host_read_pages", "count", "NAND pages sensed for host reads",
-                         [this] { return host_read_pages_; });
-  stats_.formula_integer("aggregated_reads", "count",
-                         "host reads scheduled without page events (stream_model = AGGREGATED, flash quiet)",
-                         [this] { return aggregated_reads_; });
-  stats_.formula_integer("nand_pages_programmed", "count", "NAND pages programmed (appended KV)",
-                         [this] { return pages_programmed_; });
   stats_.formula_integer("nand_bytes_programmed", "bytes", "NAND bytes programmed, whole pages",
-                         [this, page_bytes] { return pages_programmed_ * page_bytes; });
-  stats_.formula_integer("kv_read_bytes", "bytes", "useful KV bytes sent to the host by host reads",
-                         [this] { return kv_read_bytes_; });
-  stats_.formula_integer("kv_written_bytes", "bytes", "KV bytes accepted by host writes and appends",
-                         [this] { return kv_written_bytes_; });
-  stats_.formula_integer("dram_read_bytes", "bytes",
-                         "controller DRAM bytes read by host I/O and program batches",
-                         [this] { return dram_read_bytes_; });
-  stats_.formula_integer("dram_write_bytes", "bytes",
-                         "controller DRAM bytes written by host I/O and appends",
-                         [this] { return dram_write_bytes_; });
+                         [this] { return nand_bytes_programmed(); });
   stats_.formula_integer("attention_dram_bytes", "bytes",
                          "controller DRAM bytes moved by the attention engine (both directions)",
                          [this] { return engine_->dram_bytes(); });
   for (int c = 0; c < 4; ++c) {
-    stats_.formula(std::string(kComponents[c]) + "_energy", "J",
-                   std::string("dynamic energy of the ") + kComponents[c] + " recorded by the SSD",
-                   [this, c] { return energy_j_[c]; });
+    energy_j_[c] = &stats_.scalar(std::string(kComponents[c]) + "_energy", "J",
+                                  std::string("dynamic energy of the ") + kComponents[c] + " recorded by the SSD");
   }
 }
 
 Ssd::~Ssd() = default;
 
-uint64_t Ssd::nand_pages_read() const { return host_read_pages_ + engine_->pages_read(); }
+uint64_t Ssd::nand_pages_read() const { return host_read_pages_.value() + engine_->pages_read(); }
 uint64_t Ssd::nand_bytes_read() const { return nand_pages_read() * flash_.config().page_bytes; }
-uint64_t Ssd::nand_bytes_programmed() const { return pages_programmed_ * flash_.config().page_bytes; }
+uint64_t Ssd::nand_bytes_programmed() const { return pages_programmed_.value() * flash_.config().page_bytes; }
 
 void Ssd::check_layer(uint32_t layer, const std::string& where) const {
   if (layer >= layers_.size()) {
@@ -148,7 +109,7 @@ void Ssd::check_layer(uint32_t layer, const std::string& where) const {
 }
 
 void Ssd::record(int component, double joules, uint64_t start_ps) {
-  energy_j_[component] += joules;
+  *energy_j_[component] += joules;
   if (ledger_) {
     const uint64_t end = std::max(start_ps, now_ps());
     ledger_->add(std::string(name()) + "." + kComponents[component], joules, start_ps, end);
@@ -207,7 +168,7 @@ void Ssd::fetch_commands(uint64_t data_bytes, Done then) {
                           const uint64_t start = now_ps();
                           const double joules = double(commands) * config_.firmware_per_command.to_seconds() *
                                                 config_.controller_active_w;
-                          energy_j_[kController] += joules;
+                          *energy_j_[kController] += joules;
                           if (ledger_) {
                             ledger_->add(std::string(name()) + ".controller", joules, start,
                                          start + commands * fw_ps);

@@ -53,6 +53,7 @@
 // records its own accelerator energy under "<name>.attention...".
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -134,7 +135,7 @@ class Ssd : public sc_core::sc_module {
   // `output_bytes` out over the channels. PCIe is the caller's business.
   void gemv_in_flash(uint64_t weight_bytes, uint64_t weight_elements, uint64_t rows, uint64_t input_bytes,
                      uint64_t output_bytes, Done done);
-  uint64_t gemv_ops() const { return gemv_ops_; }
+  uint64_t gemv_ops() const { return gemv_ops_.value(); }
   // Runs `done` at the first moment no call is outstanding and every layer's
   // partial tile has been programmed (it programs them when the other calls are
   // done); a delta later when there is nothing to do.
@@ -151,17 +152,17 @@ class Ssd : public sc_core::sc_module {
   // Totals (also statistics under <name>).
   uint64_t nand_pages_read() const;        // host reads + attention
   uint64_t nand_bytes_read() const;        // pages x page bytes
-  uint64_t nand_pages_programmed() const { return pages_programmed_; }
+  uint64_t nand_pages_programmed() const { return pages_programmed_.value(); }
   uint64_t nand_bytes_programmed() const;  // pages x page bytes
-  uint64_t host_read_pages() const { return host_read_pages_; }
-  uint64_t kv_read_bytes() const { return kv_read_bytes_; }        // useful bytes sent to the host
-  uint64_t kv_written_bytes() const { return kv_written_bytes_; }  // host_write + append bytes accepted
-  uint64_t dram_read_bytes() const { return dram_read_bytes_; }    // host I/O and appends
-  uint64_t dram_write_bytes() const { return dram_write_bytes_; }  // host I/O and appends
+  uint64_t host_read_pages() const { return host_read_pages_.value(); }
+  uint64_t kv_read_bytes() const { return kv_read_bytes_.value(); }        // useful bytes sent to the host
+  uint64_t kv_written_bytes() const { return kv_written_bytes_.value(); }  // host_write + append bytes accepted
+  uint64_t dram_read_bytes() const { return dram_read_bytes_.value(); }    // host I/O and appends
+  uint64_t dram_write_bytes() const { return dram_write_bytes_.value(); }  // host I/O and appends
   uint64_t dram_bytes() const { return dram_.bytes(); }            // everything, incl. attention
   uint64_t bus_bytes() const { return bus_.bytes(); }              // everything, incl. attention
-  uint64_t nvme_commands() const { return nvme_commands_; }
-  uint64_t aggregated_reads() const { return aggregated_reads_; }  // host reads without page events
+  uint64_t nvme_commands() const { return nvme_commands_.value(); }
+  uint64_t aggregated_reads() const { return aggregated_reads_.value(); }  // host reads without page events
   uint64_t outstanding() const { return outstanding_; }
   uint64_t appended_entries(uint32_t layer) const { return layers_.at(layer).entries; }
 
@@ -239,21 +240,45 @@ class Ssd : public sc_core::sc_module {
   std::multimap<uint64_t, Done> timers_;  // at(): pending callbacks by time
   sc_core::sc_event timer_event_;
   std::unique_ptr<nand::PipelineSchedule> schedule_;  // aggregated host reads
-  uint64_t aggregated_reads_ = 0;
 
   uint64_t outstanding_ = 0;
-  uint64_t host_reads_ = 0, host_writes_ = 0, appends_ = 0, attention_ops_ = 0, drains_ = 0;
-  uint64_t host_read_pages_ = 0, pages_programmed_ = 0, program_jobs_ = 0;
-  uint64_t gemv_ops_ = 0, gemv_pages_ = 0, prefetches_ = 0;
   uint64_t gemv_ps_ = 0;
   std::unique_ptr<InFlashGemv> gemv_;
   core::Server in_flash_;  // the dies busy with an in-flash GEMV (a pure delay per job)
-  double gemv_joules_ = 0;
-  uint64_t kv_read_bytes_ = 0, kv_written_bytes_ = 0;
-  uint64_t dram_read_bytes_ = 0, dram_write_bytes_ = 0;
-  uint64_t nvme_commands_ = 0;
-  double energy_j_[4] = {0, 0, 0, 0};  // controller, dram, bus, nand (dynamic)
+
+  // Statistics under <name>: each counter is declared once, here, and counted
+  // where the event happens; formulas (ssd.cc) only for derived values.
   stats::Group stats_;
+  stats::Counter& host_reads_ = stats_.counter("host_reads", "count", "conventional NVMe reads (host_read calls)");
+  stats::Counter& host_writes_ =
+      stats_.counter("host_writes", "count", "KV write-backs from the host (host_write calls)");
+  stats::Counter& appends_ = stats_.counter("appends", "count", "KV appends that came with fused commands");
+  stats::Counter& attention_ops_ = stats_.counter("attention_ops", "count", "attention passes run by the ISP");
+  stats::Counter& nvme_commands_ =
+      stats_.counter("nvme_commands", "count", "conventional NVMe commands (reads and writes)");
+  stats::Counter& drains_ = stats_.counter("drains", "count", "drain() completions");
+  stats::Counter& program_jobs_ =
+      stats_.counter("program_jobs", "count", "program batches (full tiles, or partial tiles at drain)");
+  stats::Counter& prefetches_ = stats_.counter("attention_prefetches", "count",
+                                               "attention ops whose pages were read ahead of their command");
+  stats::Counter& gemv_ops_ = stats_.counter("gemv_ops", "count", "weight GEMVs computed in the flash (AiF)");
+  stats::Counter& gemv_pages_ = stats_.counter("gemv_pages_sensed", "count", "weight pages sensed by in-flash GEMVs");
+  stats::Scalar& gemv_joules_ =
+      stats_.scalar("gemv_energy", "J", "in-flash GEMV energy (weight sensing, channel transfers, PE MACs)");
+  stats::Counter& host_read_pages_ = stats_.counter("host_read_pages", "count", "NAND pages sensed for host reads");
+  stats::Counter& aggregated_reads_ = stats_.counter(
+      "aggregated_reads", "count", "host reads scheduled without page events (stream_model = AGGREGATED, flash quiet)");
+  stats::Counter& pages_programmed_ =
+      stats_.counter("nand_pages_programmed", "count", "NAND pages programmed (appended KV)");
+  stats::Counter& kv_read_bytes_ =
+      stats_.counter("kv_read_bytes", "bytes", "useful KV bytes sent to the host by host reads");
+  stats::Counter& kv_written_bytes_ =
+      stats_.counter("kv_written_bytes", "bytes", "KV bytes accepted by host writes and appends");
+  stats::Counter& dram_read_bytes_ =
+      stats_.counter("dram_read_bytes", "bytes", "controller DRAM bytes read by host I/O and program batches");
+  stats::Counter& dram_write_bytes_ =
+      stats_.counter("dram_write_bytes", "bytes", "controller DRAM bytes written by host I/O and appends");
+  std::array<stats::Scalar*, 4> energy_j_{};  // controller, dram, bus, nand (dynamic): "<c>_energy"
 };
 
 }  // namespace ispsim::ssd
