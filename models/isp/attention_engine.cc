@@ -32,19 +32,6 @@ const char* to_string(Reduction reduction) {
 }
 
 // What run() checked and derived once per op.
-struct AttentionEngine::Shape {
-  std::string where;
-  uint32_t group = 1;    // g = heads / kv_heads
-  uint32_t head_dim = 0;
-  uint32_t kv_bits = 0;
-  uint32_t act_bits = 0;
-  uint64_t substitutes = 0;      // H
-  uint64_t appended_total = 0;   // A = in flash + supplied
-  uint64_t passes = 1;
-  uint64_t rows_per_pass = 0;
-  ComputeMode mode = 0;
-};
-
 // Costs of one computed tile that both run() and plan() count.
 struct TileAccount {
   uint64_t dram_bytes = 0;
@@ -61,7 +48,7 @@ constexpr uint64_t kNoStream = UINT64_MAX;
 
 struct AttentionEngine::Op {
   AttentionWork work;
-  trace::BitVector mask;  // a copy: the caller's mask need not outlive run()
+  std::shared_ptr<const trace::BitVector> mask;  // work.hkvd_mask points into it (CheckedAttention)
   std::function<void()> done;
   Shape shape;
   uint64_t start_ps = 0;
@@ -205,8 +192,9 @@ sc_time AttentionEngine::simd_busy(ComputeMode mode) const {
   return sc_time::from_value(simd_busy_ps_.at(mode));
 }
 
-AttentionEngine::Shape AttentionEngine::check(const AttentionWork& work) const {
-  Shape s;
+CheckedAttention AttentionEngine::check(const AttentionWork& work) const {
+  CheckedAttention checked;
+  Shape& s = checked.shape_;
   s.where = "attention layer " + std::to_string(work.layer);
   const trace::ModelShape& want = placement_.shape();
   const trace::ModelShape& got = work.shape;
@@ -258,7 +246,12 @@ AttentionEngine::Shape AttentionEngine::check(const AttentionWork& work) const {
   }
   s.mode = compute_->choose_mode(placement_.tokens_per_tile(),
                                  TileShape{s.rows_per_pass * s.group, s.head_dim, s.kv_bits, s.act_bits});
-  return s;
+  checked.work_ = work;
+  if (work.hkvd_mask != nullptr) {
+    checked.mask_ = std::make_shared<const trace::BitVector>(*work.hkvd_mask);
+    checked.work_.hkvd_mask = checked.mask_.get();
+  }
+  return checked;
 }
 
 PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass,
@@ -338,12 +331,11 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
   return out;
 }
 
-PassTiles AttentionEngine::pass_tiles(const AttentionWork& work, uint64_t pass, bool with_tokens) const {
-  const Shape shape = check(work);
-  if (pass >= shape.passes) {
-    throw std::logic_error("pass_tiles: pass " + std::to_string(pass) + " of " + std::to_string(shape.passes));
+PassTiles AttentionEngine::pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens) const {
+  if (pass >= op.shape().passes) {
+    throw std::logic_error("pass_tiles: pass " + std::to_string(pass) + " of " + std::to_string(op.shape().passes));
   }
-  return tiles_of(work, shape, pass, with_tokens);
+  return tiles_of(op.work(), op.shape(), pass, with_tokens);
 }
 
 uint64_t AttentionEngine::q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const {
@@ -408,8 +400,9 @@ TileAccount account(const PlannedTile& tile, uint64_t row_heads, uint64_t q_byte
 
 }  // namespace
 
-AttentionPlan AttentionEngine::plan(const AttentionWork& work) const {
-  const Shape shape = check(work);
+AttentionPlan AttentionEngine::plan(const CheckedAttention& op) const {
+  const AttentionWork& work = op.work();
+  const Shape& shape = op.shape();
   AttentionPlan p;
   p.passes = shape.passes;
   p.rows_per_pass = shape.rows_per_pass;
@@ -438,23 +431,18 @@ AttentionPlan AttentionEngine::plan(const AttentionWork& work) const {
   return p;
 }
 
-void AttentionEngine::validate(const AttentionWork& work) const { check(work); }
-
-void AttentionEngine::take_work(Op& op, const AttentionWork& work) const {
-  op.shape = check(work);
-  op.work = work;
-  if (work.hkvd_mask != nullptr) {
-    op.mask = *work.hkvd_mask;
-    op.work.hkvd_mask = &op.mask;
-  }
+void AttentionEngine::take_work(Op& op, CheckedAttention checked) {
+  op.work = checked.work_;
+  op.mask = std::move(checked.mask_);  // keeps work.hkvd_mask valid
+  op.shape = std::move(checked.shape_);
 }
 
 bool AttentionEngine::prefetched() const { return op_ != nullptr && op_->prefetched; }
 
-void AttentionEngine::prefetch(const AttentionWork& work) {
+void AttentionEngine::prefetch(CheckedAttention checked) {
   if (active_) throw std::logic_error(std::string(name()) + ": prefetch() while an attention op is under way");
   auto op = std::make_unique<Op>();
-  take_work(*op, work);  // BadInput before anything changes
+  take_work(*op, std::move(checked));
   op_ = std::move(op);
   op_->start_ps = now_ps();
   op_->channel_pj.assign(channels_, 0.0);
@@ -472,14 +460,15 @@ void AttentionEngine::prefetch(const AttentionWork& work) {
   start_stream(/*held=*/true);
 }
 
-void AttentionEngine::run(const AttentionWork& work, std::function<void()> done) {
+void AttentionEngine::run(CheckedAttention checked, std::function<void()> done) {
+  const AttentionWork& work = checked.work();
   if (op_ && op_->prefetched) {
     Op& op = *op_;
     if (work.layer != op.work.layer || work.context_tokens != op.work.context_tokens ||
         work.appended_tokens_in_flash != op.work.appended_tokens_in_flash)
       throw std::logic_error(std::string(name()) + ": run() of layer " + std::to_string(work.layer) +
                              " does not match the prefetched op of layer " + std::to_string(op.work.layer));
-    take_work(op, work);
+    take_work(op, std::move(checked));
     op.done = std::move(done);
     op.prefetched = false;
     op.start_ps = now_ps();
@@ -496,7 +485,7 @@ void AttentionEngine::run(const AttentionWork& work, std::function<void()> done)
   }
   if (active_) throw std::logic_error(std::string(name()) + ": run() while an attention op is under way");
   auto op = std::make_unique<Op>();
-  take_work(*op, work);  // BadInput before anything changes
+  take_work(*op, std::move(checked));
   op_ = std::move(op);
   op_->done = std::move(done);
   op_->start_ps = now_ps();

@@ -114,6 +114,37 @@ enum class Reduction { CONTROLLER_DRAM, GLOBAL_SRAM };
 const char* to_string(Organization organization);
 const char* to_string(Reduction reduction);
 
+// What check() derives from an op: its shape, row chunks and mode.
+struct AttentionShape {
+  std::string where;             // "attention layer <l>", for errors
+  uint32_t group = 1;            // g = heads / kv_heads
+  uint32_t head_dim = 0;
+  uint32_t kv_bits = 0;
+  uint32_t act_bits = 0;
+  uint64_t substitutes = 0;      // H
+  uint64_t appended_total = 0;   // A = in flash + supplied
+  uint64_t passes = 1;
+  uint64_t rows_per_pass = 0;
+  ComputeMode mode = 0;
+};
+
+// An op checked against the engine's placement, with its own copy of the HKVD
+// mask (the caller's need not outlive it). Only AttentionEngine::check() makes
+// one; run(), prefetch(), plan() and pass_tiles() take it, so an op is checked
+// once however many of them see it.
+class CheckedAttention {
+ public:
+  const AttentionWork& work() const { return work_; }
+  const AttentionShape& shape() const { return shape_; }
+
+ private:
+  friend class AttentionEngine;
+  CheckedAttention() = default;
+  AttentionWork work_;  // hkvd_mask points into mask_ (or is null)
+  std::shared_ptr<const trace::BitVector> mask_;
+  AttentionShape shape_;
+};
+
 // What one op costs, known before it runs (used by run() and by tests).
 struct AttentionPlan {
   uint64_t passes = 1;           // row chunks (GLOBAL_SRAM buffers)
@@ -176,7 +207,8 @@ class AttentionEngine : public sc_core::sc_module {
   // BadInput("attention layer <l>", ...) for an inconsistent op (mask length,
   // rows beyond the appended entries, tokens beyond the placement's regions,
   // a shape other than the placement's).
-  void run(const AttentionWork& work, std::function<void()> done);
+  void run(CheckedAttention op, std::function<void()> done);
+  void run(const AttentionWork& work, std::function<void()> done) { run(check(work), std::move(done)); }
   // Inter-layer prefetch: starts reading the pages of `work`'s first pass now,
   // into the scratchpad buffers only (the accelerators are held: nothing is
   // computed, the channels stop when the buffers are full), before its command
@@ -184,15 +216,21 @@ class AttentionEngine : public sc_core::sc_module {
   // flash then continues that stream instead of starting one; any other run()
   // is a programming error (std::logic_error), as is a prefetch while an op is
   // under way. Supplied tiles and page times are scheduled from run()'s time.
-  void prefetch(const AttentionWork& work);
+  void prefetch(CheckedAttention op);
+  void prefetch(const AttentionWork& work) { prefetch(check(work)); }
   bool prefetched() const;
-  // The same checks and counts as run(), without simulating.
-  AttentionPlan plan(const AttentionWork& work) const;
-  // run()'s checks only (BadInput as run() would throw), without the counts.
-  void validate(const AttentionWork& work) const;
+  // The op's checks (BadInput as described at run()), made once: the result is
+  // what run(), prefetch(), plan() and pass_tiles() take.
+  CheckedAttention check(const AttentionWork& work) const;
+  // The counts run() will make, without simulating.
+  AttentionPlan plan(const CheckedAttention& op) const;
+  AttentionPlan plan(const AttentionWork& work) const { return plan(check(work)); }
   // The tiles of pass `pass` (0 .. plan().passes - 1); `with_tokens` lists the
   // filtered tokens of every tile (functional use).
-  PassTiles pass_tiles(const AttentionWork& work, uint64_t pass, bool with_tokens = false) const;
+  PassTiles pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens = false) const;
+  PassTiles pass_tiles(const AttentionWork& work, uint64_t pass, bool with_tokens = false) const {
+    return pass_tiles(check(work), pass, with_tokens);
+  }
 
   // Aggregated streaming mode (ssd.stream_model = AGGREGATED): a pass (or a
   // prefetch) that starts while the aggregation gate says the flash is free is
@@ -264,10 +302,9 @@ class AttentionEngine : public sc_core::sc_module {
 
  private:
   struct Op;
-  struct Shape;
-  Shape check(const AttentionWork& work) const;
-  // Checks `work` and makes it `op`'s, with its own copy of the HKVD mask.
-  void take_work(Op& op, const AttentionWork& work) const;
+  using Shape = AttentionShape;
+  // Makes the checked op `op`'s.
+  static void take_work(Op& op, CheckedAttention checked);
   PassTiles tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass, bool with_tokens) const;
   uint64_t q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
   uint64_t compute_ps(const PlannedTile& tile) const;

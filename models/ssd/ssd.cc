@@ -491,53 +491,51 @@ void Ssd::on_program_batch_done() {
 
 void Ssd::attention(const isp::AttentionWork& work, Done done) {
   if (!computational_) throw std::logic_error(std::string(name()) + ": attention on a conventional SSD");
-  engine_->validate(work);  // the engine's checks, up front (BadInput before anything is queued)
+  isp::CheckedAttention op = engine_->check(work);  // BadInput before anything is queued; checked once
   ++attention_ops_;
   if (prefetch_ && !prefetch_->commanded) {
     std::shared_ptr<Prefetch> p = prefetch_;
     p->commanded = true;
-    p->work = work;
+    p->op = std::move(op);
     p->done = std::move(done);
     if (p->started) {
       prefetch_.reset();
-      run_attention(p->work, p->release, std::move(p->done));
+      run_attention(std::move(p->op), p->release, std::move(p->done));
     }
     return;
   }
   begin_call();
-  jobs_.push("attention", [this, work, done = std::move(done)](FlashJobQueue::Done release) mutable {
-    run_attention(work, std::move(release), std::move(done));
+  jobs_.push("attention", [this, op = std::move(op), done = std::move(done)](FlashJobQueue::Done release) mutable {
+    run_attention(std::move(op), std::move(release), std::move(done));
   });
 }
 
 void Ssd::prefetch_attention(const isp::AttentionWork& work) {
   if (!computational_) throw std::logic_error(std::string(name()) + ": prefetch on a conventional SSD");
   if (prefetch_) throw std::logic_error(std::string(name()) + ": a second prefetch before the first one's command");
-  engine_->validate(work);
+  auto p = std::make_shared<Prefetch>(Prefetch{engine_->check(work)});
   ++prefetches_;
   begin_call();
-  auto p = std::make_shared<Prefetch>();
-  p->work = work;
   prefetch_ = p;
   jobs_.push("attention", [this, p](FlashJobQueue::Done release) {
     p->started = true;
     p->release = std::move(release);
     if (p->commanded) {  // the command came while the job was queued
       prefetch_.reset();
-      run_attention(p->work, p->release, std::move(p->done));
+      run_attention(std::move(p->op), p->release, std::move(p->done));
     } else {
-      engine_->prefetch(p->work);
+      engine_->prefetch(p->op);
     }
   });
 }
 
-void Ssd::run_attention(const isp::AttentionWork& work, FlashJobQueue::Done release, Done done) {
+void Ssd::run_attention(isp::CheckedAttention op, FlashJobQueue::Done release, Done done) {
   const uint64_t start = now_ps();
   const uint64_t ticket = hold_energy(start);
   const uint64_t pages0 = engine_->pages_read();
   const uint64_t dram0 = engine_->dram_bytes();
   const uint64_t bus0 = engine_->bus_bytes();
-  engine_->run(work, [this, start, ticket, pages0, dram0, bus0, release = std::move(release),
+  engine_->run(std::move(op), [this, start, ticket, pages0, dram0, bus0, release = std::move(release),
                       done = std::move(done)] {
     const uint64_t pages = engine_->pages_read() - pages0;
     record_nand(pages, 0, pages * flash_.config().page_bytes, start);

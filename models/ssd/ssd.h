@@ -205,12 +205,12 @@ class Ssd : public sc_core::sc_module {
     if (ledger_) ledger_->close(ticket);
   }
   void record_nand(uint64_t pages_read, uint64_t pages_programmed, uint64_t channel_bytes, uint64_t start_ps);
-  // The engine runs `work` (joining its prefetched stream if there is one),
+  // The engine runs the checked `op` (joining its prefetched stream if there is one),
   // records the energies, releases the flash and ends the call.
-  void run_attention(const isp::AttentionWork& work, FlashJobQueue::Done release, Done done);
+  void run_attention(isp::CheckedAttention op, FlashJobQueue::Done release, Done done);
 
   struct Prefetch {  // an attention job queued ahead of its command
-    isp::AttentionWork work;
+    isp::CheckedAttention op;  // the prefetched op, replaced by the command's when it arrives
     bool started = false;    // the job holds the flash (the engine streams)
     bool commanded = false;  // attention() arrived
     FlashJobQueue::Done release;

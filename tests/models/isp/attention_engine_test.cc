@@ -245,6 +245,37 @@ TEST(AttentionEngine, InconsistentOpsAreBadInput) {
   EXPECT_FALSE(rig.engine.busy());
 }
 
+// check() is an op's one check: its result carries the shape and a copy of the
+// HKVD mask, so run() and plan() take it without the caller's mask and without
+// checking again, and it runs exactly as the unchecked work does.
+TEST(AttentionEngine, ACheckedOpCarriesItsShapeAndItsOwnMask) {
+  const trace::ModelShape s = shape(2, 1);
+  testing::EngineRig checked_rig("checked", 2, 4, s, 8 * 32, 4, std::make_unique<ElasticSimd>(IspConfig::defaults()));
+  testing::EngineRig work_rig("work", 2, 4, s, 8 * 32, 4, std::make_unique<ElasticSimd>(IspConfig::defaults()));
+  auto mask = std::make_unique<trace::BitVector>();
+  mask->set_bit_length(8 * 32);
+  std::string bits(32, '\0');
+  bits[0] = '\x21';  // two HKVD tokens, substituted by the two supplied entries
+  mask->set_bits(bits);
+  AttentionWork w = work(s, 1, 8 * 32, 0, 2);
+  w.hkvd_mask = mask.get();
+  const CheckedAttention op = checked_rig.engine.check(w);
+  const AttentionPlan plan = checked_rig.engine.plan(op);
+  EXPECT_EQ(op.shape().passes, plan.passes);
+  EXPECT_EQ(op.shape().substitutes, 2u);
+  const trace::BitVector kept_copy = *mask;
+  mask.reset();  // the caller's mask is gone; the checked op has its own
+  ASSERT_NE(op.work().hkvd_mask, nullptr);
+  sc_time checked_time;
+  checked_rig.engine.run(op, [&] { checked_time = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  w.hkvd_mask = &kept_copy;
+  EXPECT_EQ(checked_time, work_rig.run(w));
+  EXPECT_EQ(checked_rig.engine.tokens_substituted(), plan.tokens_substituted);
+  EXPECT_EQ(checked_rig.engine.tokens_kept(), work_rig.engine.tokens_kept());
+  EXPECT_EQ(checked_rig.engine.macs(), plan.macs);
+}
+
 }  // namespace
 }  // namespace ispsim::isp
 
