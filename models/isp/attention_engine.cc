@@ -49,7 +49,8 @@ constexpr uint64_t kNoStream = UINT64_MAX;
 struct AttentionEngine::Op {
   AttentionWork work;
   std::shared_ptr<const trace::BitVector> mask;  // work.hkvd_mask points into it (CheckedAttention)
-  std::function<void()> done;
+  std::function<void(const AttentionTraffic&)> done;
+  AttentionTraffic traffic;  // prefetched pages included
   Shape shape;
   uint64_t start_ps = 0;
   uint64_t energy_ticket = 0;  // the ledger holds start_ps open until the op's energy is charged
@@ -460,7 +461,22 @@ void AttentionEngine::prefetch(CheckedAttention checked) {
   start_stream(/*held=*/true);
 }
 
-void AttentionEngine::run(CheckedAttention checked, std::function<void()> done) {
+void AttentionEngine::count_pages(uint64_t pages) {
+  pages_read_ += pages;
+  op_->traffic.pages_read += pages;
+}
+
+void AttentionEngine::count_dram(uint64_t bytes) {
+  dram_bytes_ += bytes;
+  op_->traffic.dram_bytes += bytes;
+}
+
+void AttentionEngine::count_bus(uint64_t bytes) {
+  bus_bytes_ += bytes;
+  op_->traffic.bus_bytes += bytes;
+}
+
+void AttentionEngine::run(CheckedAttention checked, std::function<void(const AttentionTraffic&)> done) {
   const AttentionWork& work = checked.work();
   if (op_ && op_->prefetched) {
     Op& op = *op_;
@@ -693,7 +709,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
           end = std::max(end, reduction.submit(step.at_ps, merge_ps, partial.partial_bytes));
         } else {  // Q from DRAM; the partial written to DRAM, read back, merged
           const uint64_t q = q_bytes(tile, row_heads, act_bits);
-          dram_bytes_ += q + 2 * partial.partial_bytes;
+          count_dram(q + 2 * partial.partial_bytes);
           end = std::max(end, dram.transfer(step.at_ps, q));
           steps.push(dram.transfer(step.at_ps, partial.partial_bytes), StepQueue::kPartialRead, step.tile);
         }
@@ -707,8 +723,8 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
       case StepQueue::kPage: {  // CENTRALIZED: over the bus into DRAM, read back with Q and state
         const TileAccount a = account(tile, row_heads, q_bytes(tile, row_heads, act_bits), page_bytes_, page_bytes_,
                                       organization_, reduction_, isp_, coordinator_, lse_, op.shape.head_dim, act_bits);
-        bus_bytes_ += a.bus_bytes;
-        dram_bytes_ += a.dram_bytes;
+        count_bus(a.bus_bytes);
+        count_dram(a.dram_bytes);
         steps.push(bus.transfer(step.at_ps, page_bytes_), StepQueue::kPageToDram, step.tile);
         break;
       }
@@ -722,7 +738,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
                     reduction_, isp_, coordinator_, lse_, op.shape.head_dim, act_bits);
         // A NAND page reads back all but the page written; a supplied tile is read whole.
         const uint64_t bytes = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
-        if (!tile.in_flash) dram_bytes_ += a.dram_bytes;
+        if (!tile.in_flash) count_dram(a.dram_bytes);
         steps.push(dram.transfer(step.at_ps, bytes), StepQueue::kCompute, step.tile);
         break;
       }
@@ -745,7 +761,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
 void AttentionEngine::on_aggregated_pass_done() {
   Op& op = *op_;
   for (const PlannedTile& tile : op.tiles.tiles) tile_computed(tile);
-  pages_read_ += op.nand_tiles;
+  count_pages(op.nand_tiles);
   op.pages_left = 0;
   if (stream_hook_) stream_hook_(false);
   check_pass_done();
@@ -787,7 +803,7 @@ void AttentionEngine::schedule_supplied() {
                                     tile->entries * kv_bytes_per_token_head(op.work.shape), organization_, reduction_,
                                     isp_, coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
       ++op.outstanding;
-      dram_bytes_ += a.dram_bytes;
+      count_dram(a.dram_bytes);
       dram_.transfer(a.dram_bytes, [this, tile] {
         central_simd_->submit(sc_time::from_value(compute_ps(*tile)), 0, [this, tile] {
           tile_computed(*tile);
@@ -815,7 +831,7 @@ void AttentionEngine::on_page_done(const nand::PageAddress& page, uint32_t index
   Op& op = *op_;
   op.channel_last_page_ps[page.channel] = std::max<uint64_t>(op.channel_last_page_ps[page.channel], done_at.value());
   const PlannedTile* tile = &op.tiles.tiles[index];
-  ++pages_read_;
+  count_pages(1);
   --op.pages_left;
   if (organization_ == Organization::PER_CHANNEL) {
     tile_computed(*tile);
@@ -827,8 +843,8 @@ void AttentionEngine::on_page_done(const nand::PageAddress& page, uint32_t index
     const uint64_t q = q_bytes(*tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
     const TileAccount a = account(*tile, op.tiles.row_heads_per_tile, q, page_bytes_, page_bytes_, organization_,
                                   reduction_, isp_, coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
-    bus_bytes_ += a.bus_bytes;
-    dram_bytes_ += a.dram_bytes;
+    count_bus(a.bus_bytes);
+    count_dram(a.dram_bytes);
     const uint64_t read_back = a.dram_bytes - page_bytes_;  // page + Q + state RMW
     ++op.outstanding;
     bus_.transfer(page_bytes_, [this, tile, read_back] {
@@ -908,7 +924,7 @@ void AttentionEngine::emit_partial(const PlannedTile& tile) {
   // Q came from DRAM; the partial goes to DRAM and is read back to be merged.
   const uint64_t q = q_bytes(tile, n, op.shape.act_bits);
   const uint64_t bytes = cost.partial_bytes;
-  dram_bytes_ += q + 2 * bytes;
+  count_dram(q + 2 * bytes);
   op.outstanding += 2;
   dram_.transfer(q, [this] { piece_done(); });
   dram_.transfer(bytes, [this, bytes, occupancy] {
@@ -974,11 +990,12 @@ void AttentionEngine::on_step() {
     if (op.reduction_pj > 0) ledger_->add(path + ".reduction", op.reduction_pj * 1e-12, op.start_ps, end);
     ledger_->close(op.energy_ticket);
   }
-  std::function<void()> done = std::move(op.done);
+  std::function<void(const AttentionTraffic&)> done = std::move(op.done);
+  const AttentionTraffic traffic = op.traffic;
   spare_tiles_ = std::move(op.tiles.tiles);
   op_.reset();
   active_ = false;
-  if (done) done();
+  if (done) done(traffic);
 }
 
 vcd::Encoding AttentionEngine::simd_mode_encoding(const PageCompute& compute) {

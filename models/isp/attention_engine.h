@@ -145,6 +145,16 @@ class CheckedAttention {
   AttentionShape shape_;
 };
 
+// The bytes one op moved (a prefetch's pages included), counted where they move
+// (NAND pages delivered, controller DRAM and internal bus bytes): what the SSD
+// charges the op's NAND, DRAM and bus energy from, instead of differencing the
+// engine's totals around the op.
+struct AttentionTraffic {
+  uint64_t pages_read = 0;
+  uint64_t dram_bytes = 0;
+  uint64_t bus_bytes = 0;
+};
+
 // What one op costs, known before it runs (used by run() and by tests).
 struct AttentionPlan {
   uint64_t passes = 1;           // row chunks (GLOBAL_SRAM buffers)
@@ -207,8 +217,13 @@ class AttentionEngine : public sc_core::sc_module {
   // BadInput("attention layer <l>", ...) for an inconsistent op (mask length,
   // rows beyond the appended entries, tokens beyond the placement's regions,
   // a shape other than the placement's).
-  void run(CheckedAttention op, std::function<void()> done);
-  void run(const AttentionWork& work, std::function<void()> done) { run(check(work), std::move(done)); }
+  // `done` receives the op's traffic.
+  void run(CheckedAttention op, std::function<void(const AttentionTraffic&)> done);
+  void run(const AttentionWork& work, std::function<void()> done) {
+    run(check(work), [done = std::move(done)](const AttentionTraffic&) {
+      if (done) done();
+    });
+  }
   // Inter-layer prefetch: starts reading the pages of `work`'s first pass now,
   // into the scratchpad buffers only (the accelerators are held: nothing is
   // computed, the channels stop when the buffers are full), before its command
@@ -309,6 +324,10 @@ class AttentionEngine : public sc_core::sc_module {
   uint64_t q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
   uint64_t compute_ps(const PlannedTile& tile) const;
   uint64_t page_time_ps(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
+  // Bytes moved by the current op: its traffic and the engine's totals.
+  void count_pages(uint64_t pages);
+  void count_dram(uint64_t bytes);
+  void count_bus(uint64_t bytes);
   void start_pass();
   void prepare_pass();
   void start_stream(bool held);

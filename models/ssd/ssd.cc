@@ -532,15 +532,12 @@ void Ssd::prefetch_attention(const isp::AttentionWork& work) {
 void Ssd::run_attention(isp::CheckedAttention op, FlashJobQueue::Done release, Done done) {
   const uint64_t start = now_ps();
   const uint64_t ticket = hold_energy(start);
-  const uint64_t pages0 = engine_->pages_read();
-  const uint64_t dram0 = engine_->dram_bytes();
-  const uint64_t bus0 = engine_->bus_bytes();
-  engine_->run(std::move(op), [this, start, ticket, pages0, dram0, bus0, release = std::move(release),
-                      done = std::move(done)] {
-    const uint64_t pages = engine_->pages_read() - pages0;
-    record_nand(pages, 0, pages * flash_.config().page_bytes, start);
-    record(kDram, double(engine_->dram_bytes() - dram0) * config_.dram_joules_per_byte, start);
-    record(kBus, double(engine_->bus_bytes() - bus0) * config_.bus_joules_per_byte, start);
+  engine_->run(std::move(op), [this, start, ticket, release = std::move(release),
+                               done = std::move(done)](const isp::AttentionTraffic& traffic) {
+    // The op's own bytes, counted by the engine where they moved.
+    record_nand(traffic.pages_read, 0, traffic.pages_read * flash_.config().page_bytes, start);
+    record(kDram, double(traffic.dram_bytes) * config_.dram_joules_per_byte, start);
+    record(kBus, double(traffic.bus_bytes) * config_.bus_joules_per_byte, start);
     release_energy(ticket);
     release();
     end_call(done);

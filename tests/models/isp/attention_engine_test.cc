@@ -267,8 +267,18 @@ TEST(AttentionEngine, ACheckedOpCarriesItsShapeAndItsOwnMask) {
   mask.reset();  // the caller's mask is gone; the checked op has its own
   ASSERT_NE(op.work().hkvd_mask, nullptr);
   sc_time checked_time;
-  checked_rig.engine.run(op, [&] { checked_time = sc_core::sc_time_stamp(); });
+  AttentionTraffic traffic;
+  checked_rig.engine.run(op, [&](const AttentionTraffic& t) {
+    checked_time = sc_core::sc_time_stamp();
+    traffic = t;
+  });
   sc_core::sc_start();
+  // The op's traffic, counted where the bytes moved, is all the engine moved.
+  EXPECT_EQ(traffic.pages_read, checked_rig.engine.pages_read());
+  EXPECT_EQ(traffic.dram_bytes, checked_rig.engine.dram_bytes());
+  EXPECT_EQ(traffic.bus_bytes, checked_rig.engine.bus_bytes());
+  EXPECT_EQ(traffic.pages_read, plan.pages_per_pass * plan.passes);
+  EXPECT_EQ(traffic.dram_bytes, plan.dram_bytes);
   w.hkvd_mask = &kept_copy;
   EXPECT_EQ(checked_time, work_rig.run(w));
   EXPECT_EQ(checked_rig.engine.tokens_substituted(), plan.tokens_substituted);
