@@ -476,6 +476,22 @@ void AttentionEngine::count_bus(uint64_t bytes) {
   op_->traffic.bus_bytes += bytes;
 }
 
+namespace {
+
+// Whether two ops have the same tiles: every field tiles_of() reads is equal.
+bool same_tiling(const AttentionWork& a, const AttentionWork& b) {
+  const bool same_mask = a.hkvd_mask == nullptr
+                             ? b.hkvd_mask == nullptr
+                             : b.hkvd_mask != nullptr && a.hkvd_mask->bit_length() == b.hkvd_mask->bit_length() &&
+                                   a.hkvd_mask->bits() == b.hkvd_mask->bits();
+  return same_mask && a.layer == b.layer && a.query_rows == b.query_rows && a.context_tokens == b.context_tokens &&
+         a.appended_tokens_in_flash == b.appended_tokens_in_flash &&
+         a.appended_tokens_supplied == b.appended_tokens_supplied && a.causal == b.causal &&
+         a.shape.SerializeAsString() == b.shape.SerializeAsString();
+}
+
+}  // namespace
+
 void AttentionEngine::run(CheckedAttention checked, std::function<void(const AttentionTraffic&)> done) {
   const AttentionWork& work = checked.work();
   if (op_ && op_->prefetched) {
@@ -484,15 +500,19 @@ void AttentionEngine::run(CheckedAttention checked, std::function<void(const Att
         work.appended_tokens_in_flash != op.work.appended_tokens_in_flash)
       throw std::logic_error(std::string(name()) + ": run() of layer " + std::to_string(work.layer) +
                              " does not match the prefetched op of layer " + std::to_string(op.work.layer));
+    const bool retile = !same_tiling(work, op.work);
     take_work(op, std::move(checked));
     op.done = std::move(done);
     op.prefetched = false;
     op.start_ps = now_ps();
     if (ledger_ != nullptr) op.energy_ticket = ledger_->open(op.start_ps);
     ++ops_;
-    // The prefetched page list stays; the tiles' filter and SIMD costs come from
-    // the real op (its rows and mask).
-    op.tiles = tiles_of(op.work, op.shape, 0, false);
+    // The prefetched page list stays; when the command's rows or mask differ
+    // from the prediction, the tiles' filter and SIMD costs are made again from it.
+    if (retile) {
+      spare_tiles_ = std::move(op.tiles.tiles);
+      op.tiles = tiles_of(op.work, op.shape, 0, false);
+    }
     if (op.aggregated_stream_ps != kNoStream) return run_pass_aggregated(op.aggregated_stream_ps);
     schedule_supplied();
     for (unsigned c = 0; c < channels_; ++c) reader_->consumer(c).release();

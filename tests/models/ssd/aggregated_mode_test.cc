@@ -196,6 +196,30 @@ void prefetched_op(uint64_t command_after_ps) {
 TEST(AggregatedMode, PrefetchedOpWhoseCommandComesLateMatchesPageAccurate) { prefetched_op(300'000'000); }
 TEST(AggregatedMode, PrefetchedOpWhoseCommandComesEarlyMatchesPageAccurate) { prefetched_op(9'000'000); }
 
+// A prefetch tiles its op once; a command that differs from the prediction (two
+// supplied entries, not one) has its tiles made again, so the op ends exactly as
+// when the prediction was right (same times, counters and energies).
+TEST(AggregatedMode, PrefetchWithAWrongPredictionEndsAsARightOne) {
+  Drive right("a", params(schema::SsdParams::PAGE_ACCURATE));
+  Drive wrong("b", params(schema::SsdParams::PAGE_ACCURATE));  // expect_same() pairs "a.*" with "b.*"
+  isp::AttentionWork actual;
+  actual.layer = 7;
+  actual.shape = opt13b();
+  actual.context_tokens = kContext;
+  actual.appended_tokens_supplied = 2;
+  actual.query_rows = 1;
+  isp::AttentionWork predicted = actual;
+  predicted.appended_tokens_supplied = 1;
+  right.ssd.prefetch_attention(actual);
+  wrong.ssd.prefetch_attention(predicted);
+  sc_core::sc_start(sc_time::from_value(9'000'000));
+  for (Drive* d : {&right, &wrong}) d->ssd.attention(actual, d->done(0));
+  sc_core::sc_start();
+  ASSERT_EQ(right.finished.size(), 1u);
+  EXPECT_EQ(right.ssd.engine().tokens_kept(), wrong.ssd.engine().tokens_kept());
+  expect_same(right, wrong);
+}
+
 // A program batch under way when a read and an attention pass start. Its pages
 // all issued (one per die, only tPROG left): the streams are aggregated and
 // suspend the programs as page-accurate reads do; the read and the pass finish
