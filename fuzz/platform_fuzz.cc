@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 #include "fuzz/fuzz_support.h"
-#include "platforms/schema/platform_loader.h"
+#include "schema/platform_loader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
