@@ -118,18 +118,29 @@ std::vector<std::string> used_groups(const Platform& p) {
   }
 }
 
-// A --set the platform would ignore is bad input, not a silent no-op.
-void check_overrides_used(const LoadedPlatform& loaded) {
-  const std::vector<std::string> groups = used_groups(loaded.platform);
+// Whether the system of `p` reads the parameter at `path`. AiF's in-flash GEMV
+// (decode_linear IN_FLASH) has no ISP but charges its MACs at isp.mac_pj.
+bool setting_used(const Platform& p, const std::vector<std::string>& groups, const std::string& path) {
+  const std::string group = path.substr(0, path.find('.'));
+  if (group == path || std::find(groups.begin(), groups.end(), group) != groups.end()) return true;
+  return path == "isp.mac_pj" && p.placement().decode_linear() == PlacementParams::IN_FLASH;
+}
+
+// A setting the platform would ignore, from the file or from --set, is bad
+// input, not a silent no-op.
+void check_settings_used(const LoadedPlatform& loaded) {
+  const Platform& p = loaded.platform;
+  const std::vector<std::string> groups = used_groups(p);
   if (groups.empty()) return;
-  for (const std::string& path : loaded.from_overrides) {
-    const std::string group = path.substr(0, path.find('.'));
-    if (group == path || std::find(groups.begin(), groups.end(), group) != groups.end()) continue;
-    throw BadInput("--set " + path, "platform '" + loaded.platform.name() + "' (" +
-                                        Platform::Program_Name(loaded.platform.program()) + ") has no " + group +
-                                        " in its system, so this setting would be ignored (it uses: " +
-                                        joined(groups, ", ") + ")");
-  }
+  const auto ignored = [&](const std::string& path) {
+    return "platform '" + p.name() + "' (" + Platform::Program_Name(p.program()) + ") has no " +
+           path.substr(0, path.find('.')) + " in its system, so " + path + " would be ignored (it uses: " +
+           joined(groups, ", ") + ")";
+  };
+  for (const std::string& path : loaded.from_file)
+    if (!setting_used(p, groups, path)) throw BadInput(loaded.file, ignored(path));
+  for (const std::string& path : loaded.from_overrides)
+    if (!setting_used(p, groups, path)) throw BadInput("--set " + path, ignored(path));
 }
 
 // Everything after parsing: defaults, overrides, checks.
@@ -140,7 +151,7 @@ void configure(LoadedPlatform& loaded, const std::vector<std::string>& overrides
     loaded.from_overrides.push_back(apply_override(loaded.platform, assignment, loaded.file));
   }
   validate_parameters(loaded.platform, loaded.file);
-  check_overrides_used(loaded);
+  check_settings_used(loaded);
 }
 
 }  // namespace

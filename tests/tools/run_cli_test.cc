@@ -176,3 +176,28 @@ TEST(RunCli, IspAcceleratorIsHonouredOrRejected) {
     fs::remove(file);
   }
 }
+
+// A parameter group the platform's system does not assemble is refused from the
+// platform file as from --set. AiF has no ISP, but its in-flash GEMV charges
+// its MACs at isp.mac_pj: that one setting is honoured, the rest of isp refused.
+TEST(RunCli, SettingsThePlatformWouldIgnoreAreRefusedFromItsFileToo) {
+  const std::string blend = " --trace traces/samples/blend_small.trace --format csv";
+  const std::string stats = out_path("ignored.csv");
+  const std::string file = out_path("gpu_with_isp.textproto");
+  std::ofstream(file) << ispsim::testing::read_text(std::string(ISPSIM_SOURCE_DIR) +
+                                                    "/platforms/gpu_fullcompute.textproto")
+                      << "\nisp { pes: 64 }\n";
+  expect_bad("run --platform " + file + " --stats " + stats + blend,
+             file + ": platform 'GPU-FullCompute' (FULL_PREFILL) has no isp in its system, so isp.pes would be "
+                    "ignored",
+             stats);
+  fs::remove(file);
+  expect_bad("run --platform gpu_fullcompute --set isp.pes=64 --stats " + stats + blend, "--set isp.pes", stats);
+
+  const auto by_default = run_cli("run --platform aif" + blend);
+  const auto costlier_macs = run_cli("run --platform aif --set isp.mac_pj=1000" + blend);
+  ASSERT_EQ(by_default.exit_code, 0) << by_default.err;
+  ASSERT_EQ(costlier_macs.exit_code, 0) << costlier_macs.err;
+  EXPECT_NE(by_default.out, costlier_macs.out);  // the in-flash GEMV's energy
+  expect_bad("run --platform aif --set isp.pes=64 --stats " + stats + blend, "--set isp.pes", stats);
+}
