@@ -17,6 +17,7 @@
 #include "common/input_file.h"
 #include "common/output_files.h"
 #include "common/termination.h"
+#include "tests/support/files.h"
 
 namespace fs = std::filesystem;
 
@@ -24,8 +25,8 @@ namespace {
 
 // One directory per test, so that the suite also passes run as one process.
 fs::path scratch(const std::string& name) {
-  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  fs::path dir = fs::temp_directory_path() / ("ispsim_atomic_" + std::to_string(::getpid()) + "_" + test);
+  const fs::path dir =
+      ispsim::testing::scratch_dir() / ::testing::UnitTest::GetInstance()->current_test_info()->name();
   fs::create_directories(dir);
   return dir / name;
 }

@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -13,28 +12,6 @@
 #include "tests/support/files.h"
 
 namespace ispsim::testing {
-
-// This process's scratch folder, removed when it exits. Named by pid and start
-// time: a pid is reused, and a folder a killed test left behind (a store made by
-// an older build, say) must never be taken for this run's.
-inline std::filesystem::path scratch_dir() {
-  struct Scratch {
-    std::filesystem::path dir;
-    Scratch() {
-      const auto now = std::chrono::steady_clock::now().time_since_epoch();
-      dir = std::filesystem::temp_directory_path() /
-            ("ispsim_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
-    }
-    ~Scratch() {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir, ignored);
-    }
-  };
-  static const Scratch scratch;
-  std::filesystem::create_directories(scratch.dir);
-  return scratch.dir;
-}
 
 // Single-quotes an argument for /bin/sh.
 inline std::string shell_quote(const std::string& arg) {

@@ -201,20 +201,8 @@ std::string byte_level_tokenizer_json(const std::vector<std::pair<std::string, s
          vocab + R"(},"merges":[)" + merge_list + "]}}";
 }
 
-namespace {
-// One scratch root per test process, removed when the process ends.
-struct ScratchRoot {
-  fs::path path = fs::temp_directory_path() / ("ispsim_model_test_" + std::to_string(::getpid()));
-  ~ScratchRoot() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-}  // namespace
-
 std::string temp_dir(const std::string& name) {
-  static ScratchRoot root;
-  fs::path dir = root.path / name;
+  const fs::path dir = ispsim::testing::scratch_dir() / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();

@@ -8,17 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/files.h"
 #include "traces/gen/program_builder.h"
 #include "traces/trace_io.h"
 
 namespace ispsim::tracegen::testing {
 
-// A per-process scratch path (every TEST runs in its own process).
-inline std::string scratch_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ispsim_tracegen_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+// A path in this process's scratch folder (every TEST runs in its own process).
+inline std::string scratch_path(const std::string& name) { return (ispsim::testing::scratch_dir() / name).string(); }
 
 // Writes `programs` of `request` with the program builder and reads the whole trace back.
 inline trace::TraceText build(const BlendRequest& request, const std::vector<trace::Program>& programs,

@@ -18,6 +18,7 @@
 #include "kernels/int/random_model.h"
 #include "kernels/rag/trace/quality.h"
 #include "kernels/rag/trace/teacher_forcing.h"
+#include "tests/support/files.h"
 #include "traces/trace_io.h"
 
 namespace ispsim::rag {
@@ -52,10 +53,7 @@ std::vector<bool> unpack(const trace::BitVector& v) {
   return bits;
 }
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("ispsim_rag_trace_" + std::to_string(::getpid()) + "_" + name)).string();
-}
+std::string temp_path(const std::string& name) { return (ispsim::testing::scratch_dir() / name).string(); }
 
 class EngineTraceTest : public ::testing::Test {
  protected:
