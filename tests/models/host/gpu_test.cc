@@ -334,7 +334,7 @@ TEST(Gpu, OpSubmittedLaterStartsWhenStreamFrees) {
 TEST(Gpu, VcdOfTheStream) {
   const std::string path = ::testing::TempDir() + "gpu_test.vcd";
   Gpu gpu("gpu", config_from_text(""));
-  vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX});
+  vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX, {}});
   gpu.trace(writer);
   const auto op = parse<trace::Op>("id: 1 nonlinear { kind: NONLINEAR_RELU elements: 1000 }");
   gpu.execute(op, llama_shape(), nullptr);

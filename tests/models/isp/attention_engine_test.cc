@@ -87,6 +87,39 @@ TEST(AttentionEngine, ConsumerSlowerThanTheChannelGivesTrPlusToutPlusNTimesTc) {
   EXPECT_EQ(rig.dram.bytes(), 0u);
 }
 
+// Inter-layer prefetch of the op above (consumer-bound: tC > tOut). The stream
+// starts at 0 with the accelerator held; the command comes at `command`.
+// - Late (after the two scratchpad buffers filled at tR + 2 tOut): the first
+//   two pages wait in the buffers and the next ones arrive within each page's
+//   tC, so the op takes 8 tC + merge from its command: tR + tOut hidden.
+// - Early (before the first page arrived at tR + tOut): the op ends when it
+//   would have had it started at 0, so it takes tR + tOut + 8 tC + merge - command.
+sc_time prefetched_op_time(const sc_time& command) {
+  const trace::ModelShape s = shape(1, 1);
+  Rig rig(1, 4, s, 6 * 32, 64, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
+  const AttentionWork w = work(s, 64, 6 * 32, 64, 0);
+  rig.engine.prefetch(w);
+  EXPECT_TRUE(rig.engine.prefetched());
+  sc_core::sc_start(command);
+  EXPECT_EQ(rig.engine.reader().consumer(0).pages_consumed(), 0u);  // held: nothing computed before the command
+  const sc_time took = rig.run(w);
+  EXPECT_EQ(rig.engine.pages_read(), 8u);  // the prefetched pages are not read again
+  EXPECT_EQ(rig.engine.bytes_read(), rig.engine.bytes_consumed());
+  EXPECT_EQ(rig.engine.reader().consumer(0).max_occupancy(), 2u);
+  return took;
+}
+
+TEST(AttentionEngine, PrefetchWithALateCommandHidesTheFirstPagesReadAndTransfer) {
+  const sc_time tc(32 + 2 * (32 * 128 + 63) + 18, SC_NS), merge(64 + 8, SC_NS);
+  EXPECT_EQ(prefetched_op_time(sc_time(100, SC_US)), 8 * tc + merge);
+}
+
+TEST(AttentionEngine, PrefetchWithAnEarlyCommandEndsWhenAnOpStartedAtZeroWould) {
+  const sc_time tc(32 + 2 * (32 * 128 + 63) + 18, SC_NS), merge(64 + 8, SC_NS);
+  const sc_time command(2, SC_US);  // tR + tOut = 11.83 us
+  EXPECT_EQ(prefetched_op_time(command), kTr + kTout + 8 * tc + merge - command);
+}
+
 TEST(AttentionEngine, DecodeIsChannelBoundAndPartialsMergeFirstComeFirstServed) {
   // 2 channels x 4 dies, 8 precomputed pages (4 per channel, one per die), GQA g = 2,
   // one decode row; the new token's KV came with the command (channel 0 computes it first).
@@ -296,7 +329,7 @@ TEST(AttentionWaveform, SimdModeScratchpadOccupancyAndReductionAreValidVcd) {
   const trace::ModelShape s = shape(2, 1);
   Rig rig(2, 4, s, 8 * 32, 1, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
   const std::string path = ::testing::TempDir() + "isp_attention.vcd";
-  vcd::Writer writer(vcd::Options{path, {"isp.*"}, 0, UINT64_MAX});
+  vcd::Writer writer(vcd::Options{path, {"isp.*"}, 0, UINT64_MAX, {}});
   rig.engine.trace(writer);
   const sc_time end = rig.run(work(s, 1, 8 * 32, 0, 1));
   writer.close();

@@ -256,7 +256,7 @@ TEST(PcieLink, VcdShowsOutstandingTransfers) {
   const std::string path = ::testing::TempDir() + "pcie_link_test.vcd";
   const LinkConfig c = config_from_text("");
   PcieLink link("pcie", c);
-  vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX});
+  vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX, {}});
   link.trace(writer);
   EXPECT_EQ(writer.signal_count(), 2u);
   link.transfer(Direction::HOST_TO_DEVICE, 8192, Purpose::Q_FUSED, nullptr);

@@ -273,7 +273,7 @@ TEST(NandBadInput, FacadeRejectsBadOps) {
 TEST(NandWaveform, DieChannelAndBufferStatesAreValidVcd) {
   DefaultRig rig(schema::NandStreamParams::PIPELINED);
   const std::string path = ::testing::TempDir() + "nand_stream.vcd";
-  vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX});
+  vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX, {}});
   rig.flash.trace(writer);
   rig.reader.trace(writer);
   rig.run(striped(rig.flash, 64));
@@ -292,7 +292,7 @@ TEST(NandWaveform, SequentialSenseStartsWhenTheConsumerIsDone) {
   // page 0 arrives (tR + tOut) but senses only from tR + tOut + tC.
   DefaultRig rig(schema::NandStreamParams::SEQUENTIAL);
   const std::string path = ::testing::TempDir() + "nand_sequential.vcd";
-  vcd::Writer writer(vcd::Options{path, {"nand.ch0.*"}, 0, UINT64_MAX});
+  vcd::Writer writer(vcd::Options{path, {"nand.ch0.*"}, 0, UINT64_MAX, {}});
   rig.flash.trace(writer);
   const sc_time t = rig.run(striped(rig.flash, 16));
   writer.close();

@@ -181,7 +181,7 @@ TEST(SsdOutputs, StatisticsHaveTheCountsOfTheRun) {
 TEST(SsdOutputs, WaveformIsValidVcd) {
   Drive d("ssd", schema::resolved(schema::SsdParams(), "ssd"), nullptr);
   const std::string path = ::testing::TempDir() + "ssd.vcd";
-  vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX});
+  vcd::Writer writer(vcd::Options{path, {}, 0, UINT64_MAX, {}});
   d.ssd.trace(writer);
   d.ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 256, nullptr);
   d.ssd.append(0, 32, 32 * 8 * 512, nullptr);
