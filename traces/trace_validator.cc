@@ -110,6 +110,22 @@ void TraceValidator::fail_op(const Op& op, const std::string& problem) const {
   throw BadInput(where_, "op " + str(op.id()) + ": " + problem);
 }
 
+void TraceValidator::IdRuns::add(uint64_t id) {
+  if (!runs_.empty() && runs_.back().second + 1 == id) {
+    runs_.back().second = id;
+  } else {
+    runs_.emplace_back(id, id);
+  }
+  ++count_;
+}
+
+bool TraceValidator::IdRuns::contains(uint64_t id) const {
+  // The first run that ends at or after id holds it if it also starts at or before it.
+  const auto run = std::lower_bound(runs_.begin(), runs_.end(), id,
+                                    [](const std::pair<uint64_t, uint64_t>& r, uint64_t v) { return r.second < v; });
+  return run != runs_.end() && run->first <= id;
+}
+
 uint64_t TraceValidator::ops_of(Program program) const {
   auto it = ids_.find(program);
   return it == ids_.end() ? 0 : it->second.size();
@@ -204,7 +220,7 @@ void TraceValidator::check_op(const Op& op) {
   if (op.program() == PROGRAM_UNSPECIFIED) fail_op(op, "program not set");
   if (program == ids_.end())
     fail_op(op, "program " + Program_Name(op.program()) + " is not declared in the header");
-  std::vector<uint64_t>& seen = program->second;
+  IdRuns& seen = program->second;
   for (const ProgramInfo& p : header_.programs())
     if (p.program() == op.program() && p.has_op_count() && seen.size() >= p.op_count())
       fail_op(op, "program " + Program_Name(op.program()) + " declares " + str(p.op_count()) +
@@ -221,7 +237,7 @@ void TraceValidator::check_op(const Op& op) {
   std::set<uint64_t> deps_seen;
   for (uint64_t dep : op.deps()) {
     if (dep >= op.id()) fail_op(op, "depends on op " + str(dep) + ", which is not an earlier op");
-    if (!std::binary_search(seen.begin(), seen.end(), dep))
+    if (!seen.contains(dep))
       fail_op(op, "depends on op " + str(dep) + ", which is not an earlier op of program " +
                       Program_Name(op.program()));
     if (!deps_seen.insert(dep).second) fail_op(op, "lists dependency " + str(dep) + " twice");
@@ -251,7 +267,7 @@ void TraceValidator::check_op(const Op& op) {
                       str(expected));
   }
 
-  seen.push_back(op.id());
+  seen.add(op.id());
   previous_id_ = op.id();
   have_previous_id_ = true;
   ++ops_seen_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <vector>
 
 #include "common/error.h"
 #include "tests/traces/trace_fixtures.h"
@@ -123,6 +124,30 @@ TEST(TraceValidator, OrderingAndDependencies) {
   EXPECT_EQ(check_changed([](TraceText& t) { t.mutable_header()->mutable_programs(1)->set_op_count(3); }),
             "t.trace: program DECODE_ONLY declares 3 ops in the header, but the trace ends after 2 "
             "(truncated file?)");
+}
+
+// A program whose ops resume after another program's: its dependencies may
+// reach back over the other program's ids and over gaps, but never onto them.
+TEST(TraceValidator, DependenciesAcrossInterleavedProgramsAndIdGaps) {
+  const auto resume_blend_at_12 = [](TraceText& t, std::vector<uint64_t> deps) {
+    Op copy = op_with_id(t, 2);  // a PRECOMPUTED_BLEND gemm
+    copy.set_id(12);
+    copy.clear_deps();
+    for (uint64_t d : deps) copy.add_deps(d);
+    auto* ops = t.mutable_op();
+    *ops->Add() = copy;
+    for (int i = ops->size() - 1; i > 0 && ops->Get(i - 1).id() > 12; --i) ops->SwapElements(i, i - 1);
+  };
+  EXPECT_EQ(check_changed([&](TraceText& t) { resume_blend_at_12(t, {1, 9}); }), "ok");
+  EXPECT_EQ(check_changed([&](TraceText& t) { resume_blend_at_12(t, {9, 10}); }),
+            "t.trace: op 12: depends on op 10, which is not an earlier op of program PRECOMPUTED_BLEND");
+  EXPECT_EQ(check_changed([&](TraceText& t) { op_with_id(t, 20).add_deps(15); }),
+            "t.trace: op 20: depends on op 15, which is not an earlier op of program MICROBENCHMARK");
+  EXPECT_EQ(check_changed([&](TraceText& t) {
+              resume_blend_at_12(t, {});
+              op_with_id(t, 20).add_deps(12);
+            }),
+            "t.trace: op 20: depends on op 12, which is not an earlier op of program MICROBENCHMARK");
 }
 
 TEST(TraceValidator, CommonOpFields) {
