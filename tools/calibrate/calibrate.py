@@ -65,7 +65,7 @@ import sys
 import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-HOST_PROTO = os.path.join(ROOT, "platforms", "schema", "host.proto")
+HOST_PROTO = os.path.join(ROOT, "schema", "host.proto")
 SERVER_FILES = [os.path.join(ROOT, "platforms", f) for f in ("server_gpu_fullcompute.textproto",
                                                                "server_gpu_precompute.textproto")]
 FIT_RECORD = os.path.join(ROOT, "tools", "calibrate", "fit.json")
