@@ -513,7 +513,7 @@ void Ssd::attention(const isp::AttentionWork& work, Done done) {
 void Ssd::prefetch_attention(const isp::AttentionWork& work) {
   if (!computational_) throw std::logic_error(std::string(name()) + ": prefetch on a conventional SSD");
   if (prefetch_) throw std::logic_error(std::string(name()) + ": a second prefetch before the first one's command");
-  auto p = std::make_shared<Prefetch>(Prefetch{engine_->check(work)});
+  auto p = std::make_shared<Prefetch>(engine_->check(work));
   ++prefetches_;
   begin_call();
   prefetch_ = p;

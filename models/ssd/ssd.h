@@ -60,6 +60,7 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <utility>
 #include <vector>
 
 #include "models/core/energy_ledger.h"
@@ -210,6 +211,7 @@ class Ssd : public sc_core::sc_module {
   void run_attention(isp::CheckedAttention op, FlashJobQueue::Done release, Done done);
 
   struct Prefetch {  // an attention job queued ahead of its command
+    explicit Prefetch(isp::CheckedAttention predicted) : op(std::move(predicted)) {}
     isp::CheckedAttention op;  // the prefetched op, replaced by the command's when it arrives
     bool started = false;    // the job holds the flash (the engine streams)
     bool commanded = false;  // attention() arrived

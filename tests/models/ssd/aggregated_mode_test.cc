@@ -63,10 +63,14 @@ struct Drive {
   link::Nvme nvme;
   Ssd ssd;
   std::vector<std::pair<int, uint64_t>> finished;  // (call, time ps)
-  Drive(const std::string& prefix, const schema::SsdParams& p, const schema::NandParams& nand = schema::resolved(schema::NandParams(), "nand"))
-      : pcie((prefix + "_pcie").c_str(), link::LinkConfig::from_params(schema::resolved(schema::LinkParams(), "link")), &ledger),
+  // `ssd_params` comes resolved (params()).
+  Drive(const std::string& prefix, const schema::SsdParams& ssd_params)
+      : pcie((prefix + "_pcie").c_str(), link::LinkConfig::from_params(schema::resolved(schema::LinkParams(), "link")),
+             &ledger),
         nvme((prefix + "_nvme").c_str(), pcie),
-        ssd(prefix.c_str(), schema::resolved(nand, "nand"), schema::resolved(p, "ssd"), schema::resolved(schema::IspParams(), "isp"), schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
+        ssd(prefix.c_str(), schema::resolved(schema::NandParams(), "nand"), ssd_params,
+            schema::resolved(schema::IspParams(), "isp"),
+            schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
             KvSpace{opt13b(), kContext, kAppended}, nvme, &ledger) {}
   Ssd::Done done(int call) {
     return [this, call] { finished.emplace_back(call, sc_core::sc_time_stamp().value()); };
@@ -75,7 +79,9 @@ struct Drive {
 
 // Both drives: the same completion times (unless told otherwise), counters and energies.
 void expect_same(Drive& accurate, Drive& aggregated, bool same_times = true) {
-  if (same_times) EXPECT_EQ(accurate.finished, aggregated.finished);
+  if (same_times) {
+    EXPECT_EQ(accurate.finished, aggregated.finished);
+  }
   EXPECT_EQ(accurate.ssd.nand_pages_read(), aggregated.ssd.nand_pages_read());
   EXPECT_EQ(accurate.ssd.kv_read_bytes(), aggregated.ssd.kv_read_bytes());
   EXPECT_EQ(accurate.ssd.dram_bytes(), aggregated.ssd.dram_bytes());
