@@ -684,7 +684,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
     // A prefetched stream started earlier; its consumers were held until now.
     const unsigned dies = flash_.config().dies_per_channel;
     schedule_->run(pages, c, stream_start_ps, isp_.precomputed_page_buffers, page_time, start,
-                   &die_ready[size_t(c) * dies]);
+                   &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(stream_start_ps));
     for (unsigned d = 0; d < dies; ++d)
       if (schedule_->pages_by_die()[d] > 0) flash_.die(c, d).resume_after_stream(schedule_->last_out_by_die()[d]);
     for (const nand::PipelineSchedule::Page& page : schedule_->pages_in_arrival_order()) {

@@ -69,7 +69,28 @@ void Channel::try_grant() {
     request.die->begin_data_out();
   }
   busy_ps_ += config_.t_page_transfer.value();
+  transfer_end_ps_ = sc_core::sc_time_stamp().value() + config_.t_page_transfer.value();
   transfer_done_.notify(config_.t_page_transfer);
+}
+
+bool Channel::only_data_ins() const {
+  if (busy_ && !current_.data_in) return false;
+  for (size_t i = 0; i < queued_; ++i)
+    if (!ring_[(head_ + i) % ring_.size()].data_in) return false;
+  return true;
+}
+
+uint64_t Channel::data_ins_end_ps(uint64_t now_ps) const {
+  const uint64_t from = busy_ ? transfer_end_ps_ : now_ps;
+  return from + queued_ * config_.t_page_transfer.value();
+}
+
+uint64_t Channel::data_in_end_ps(const Die& die) const {
+  if (busy_ && current_.die == &die) return transfer_end_ps_;
+  const uint64_t from = busy_ ? transfer_end_ps_ : sc_core::sc_time_stamp().value();
+  for (size_t i = 0; i < queued_; ++i)
+    if (ring_[(head_ + i) % ring_.size()].die == &die) return from + (i + 1) * config_.t_page_transfer.value();
+  throw std::logic_error(std::string(name()) + ": " + die.name() + " has no data-in under way or queued");
 }
 
 void Channel::on_transfer_done() {

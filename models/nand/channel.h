@@ -43,6 +43,12 @@ class Channel : public sc_core::sc_module {
 
   bool busy() const { return busy_; }
   bool quiet() const { return !busy_ && queued_ == 0; }
+  // Nothing under way or queued but data-ins (the pages of a program batch).
+  bool only_data_ins() const;
+  // With only_data_ins(): when the channel will have served every data-in
+  // queued now (now_ps when quiet), and when `die`'s own one ends (FCFS).
+  uint64_t data_ins_end_ps(uint64_t now_ps) const;
+  uint64_t data_in_end_ps(const Die& die) const;
   // Data-outs scheduled without events (the aggregated streaming mode).
   void account_aggregated_transfers(uint64_t pages) {
     transfers_out_ += pages;
@@ -72,6 +78,7 @@ class Channel : public sc_core::sc_module {
   size_t queued_ = 0;
   bool busy_ = false;
   Request current_;
+  uint64_t transfer_end_ps_ = 0;  // of the current transfer
   sc_core::sc_event transfer_done_;
 
   uint64_t transfers_out_ = 0;

@@ -161,6 +161,13 @@ void Die::end_data_in() {
     read_wanted_ = false;
     request_read();
   }
+  if (stream_claimed_) {
+    stream_claimed_ = false;
+    const uint64_t resume_at = stream_resume_at_ps_;
+    stream_resume_at_ps_ = 0;
+    suspend_for_stream(sc_core::sc_time_stamp().value());
+    if (resume_at != 0) resume_after_stream(resume_at);
+  }
 }
 
 void Die::on_program_done() {
@@ -190,6 +197,13 @@ void Die::request_read() {
 }
 
 uint64_t Die::suspend_for_stream(uint64_t now_ps) {
+  if (awaiting_data_in()) {
+    const uint64_t program_start = channel_.data_in_end_ps(*this);
+    if (!config_.program_suspend || config_.t_prog.value() <= config_.t_suspend.value())
+      return program_start + config_.t_prog.value();
+    stream_claimed_ = true;  // end_data_in() suspends the program
+    return program_start + config_.t_suspend.value();
+  }
   if (array_ != kArrayProgramming) return now_ps;
   const uint64_t left = program_end_ps_ > now_ps ? program_end_ps_ - now_ps : 0;
   if (!config_.program_suspend || left <= config_.t_suspend.value()) return now_ps + left;
@@ -202,6 +216,10 @@ uint64_t Die::suspend_for_stream(uint64_t now_ps) {
 }
 
 void Die::resume_after_stream(uint64_t at_ps) {
+  if (stream_claimed_) {  // its data-in has not ended yet
+    stream_resume_at_ps_ = at_ps;
+    return;
+  }
   if (!stream_suspended_) return;
   stream_suspended_ = false;
   const uint64_t now = sc_core::sc_time_stamp().value();

@@ -115,6 +115,13 @@ class Die : public sc_core::sc_module {
   bool only_programming() const {
     return array_ == kArrayProgramming && !data_valid_ && !output_valid_ && !io_busy_ && !suspended_;
   }
+  // A program waiting for its data-in, or in it, and nothing else: an
+  // aggregated stream may start on this die too (the channel knows when the
+  // data-in ends, Channel::data_in_end_ps()).
+  bool awaiting_data_in() const {
+    return program_pending_ && array_ == kArrayIdle && !data_valid_ && !output_valid_ && !suspended_ &&
+           !read_wanted_ && !stream_claimed_;
+  }
   // Aggregated streams: the program under way is suspended as a read request
   // would suspend it (request_read(): when more than t_suspend is left and
   // program_suspend is on; otherwise its end is waited for). Returns when the
@@ -122,6 +129,8 @@ class Die : public sc_core::sc_module {
   // once the stream's last page of this die is out: it ends t_resume + the
   // tPROG that was left later. (A stream keeps a die busy until its last page,
   // so the page-accurate program stays suspended that long as well.)
+  // A program still awaiting its data-in is suspended as it starts, as a read
+  // requested meanwhile would have it (request_read(), read_wanted_).
   uint64_t suspend_for_stream(uint64_t now_ps);
   void resume_after_stream(uint64_t at_ps);
   // Reads scheduled without events (nand::PipelineSchedule, the aggregated
@@ -169,6 +178,8 @@ class Die : public sc_core::sc_module {
   uint64_t program_end_ps_ = 0;       // when the program under way ends
   uint64_t program_left_ps_ = 0;      // tPROG left of a suspended program
   bool stream_suspended_ = false;     // suspended by suspend_for_stream()
+  bool stream_claimed_ = false;       // claimed by a stream before its program's data-in ended
+  uint64_t stream_resume_at_ps_ = 0;  // resume_after_stream() while claimed (0: not called yet)
   // Two register sets: data_slot_ is the data register's group, output_slot_ the
   // group being transferred. Without cache read both are the same slot; with
   // cache read a move to the cache register just swaps slots (no copy).

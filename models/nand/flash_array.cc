@@ -41,9 +41,11 @@ bool FlashArray::quiet() const {
 
 bool FlashArray::quiet_but_programs() const {
   for (const auto& channel : channels_) {
-    if (!channel->quiet()) return false;
-    for (unsigned d = 0; d < channel->die_count(); ++d)
-      if (!channel->die(d).quiet() && !channel->die(d).only_programming()) return false;
+    if (!channel->only_data_ins()) return false;
+    for (unsigned d = 0; d < channel->die_count(); ++d) {
+      const Die& die = channel->die(d);
+      if (!die.quiet() && !die.only_programming() && !die.awaiting_data_in()) return false;
+    }
   }
   return true;
 }

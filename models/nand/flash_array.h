@@ -33,8 +33,11 @@ class FlashArray : public sc_core::sc_module {
   // Nothing under way on any die or channel (no read, transfer or program,
   // pending or suspended): the aggregated streaming mode's precondition.
   bool quiet() const;
-  // As quiet(), except that dies may be programming (Die::only_programming()):
-  // an aggregated stream suspends those programs (Die::suspend_for_stream()).
+  // As quiet(), except that dies may be programming (Die::only_programming())
+  // or waiting for a program's data-in (Die::awaiting_data_in()), and the
+  // channels busy with those data-ins: an aggregated stream suspends those
+  // programs (Die::suspend_for_stream()), and its data-outs queue behind the
+  // data-ins (Channel::data_ins_end_ps()).
   bool quiet_but_programs() const;
   // Reads of `channel` scheduled without events (nand::PipelineSchedule), counted
   // in the die and channel statistics as if performed (vectors by die).

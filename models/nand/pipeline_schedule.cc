@@ -42,7 +42,7 @@ void PipelineSchedule::move_to_output(Die& die, unsigned d) {
 
 void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned channel, uint64_t start_ps,
                            unsigned buffers, const PageTime& page_time, uint64_t consumer_from_ps,
-                           const uint64_t* die_ready_ps) {
+                           const uint64_t* die_ready_ps, uint64_t channel_free_ps) {
   const unsigned D = config_.dies_per_channel;
   for (Die& die : dies_) {
     std::vector<uint32_t> queue = std::move(die.queue);  // keeps its capacity
@@ -89,6 +89,7 @@ void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned chann
       // Data-out number k (= pages arrived) needs the buffer of page k - buffers.
       const size_t k = out_.size();
       t_grant = buffers == 0 || k < buffers ? now : std::max(now, out_[k - buffers].done_ps);
+      t_grant = std::max(t_grant, channel_free_ps);
     }
     if (t_sense <= t_transfer && t_sense <= t_grant) {
       now = t_sense;

@@ -20,8 +20,8 @@
 // tests check (tests/models/nand/pipeline_schedule_test.cc compares every page
 // with the page-accurate reader).
 //
-// Valid only while nothing else uses the channel's dies (no program under way or
-// arriving, no other reader): the caller checks that (FlashArray::quiet()).
+// Valid only while nothing else uses the channel's dies (no other reader, no
+// program to be issued): the caller checks that (FlashArray::quiet_but_programs()).
 // Cost: a few arithmetic operations per page, no allocation per page.
 #pragma once
 
@@ -55,8 +55,11 @@ class PipelineSchedule {
   // release()). The result, in arrival order, replaces pages_in_arrival_order().
   // `die_ready_ps` (by die of the channel, optional): a die senses no earlier
   // (a program it had under way is being suspended, Die::suspend_for_stream()).
+  // No data-out starts before `channel_free_ps` (the data-ins of a program
+  // batch queued ahead, Channel::data_ins_end_ps()).
   void run(const std::vector<PageAddress>& pages, unsigned channel, uint64_t start_ps, unsigned buffers,
-           const PageTime& page_time, uint64_t consumer_from_ps = 0, const uint64_t* die_ready_ps = nullptr);
+           const PageTime& page_time, uint64_t consumer_from_ps = 0, const uint64_t* die_ready_ps = nullptr,
+           uint64_t channel_free_ps = 0);
 
   const std::vector<Page>& pages_in_arrival_order() const { return out_; }
   // Multi-plane senses of the last run, by die of the channel.

@@ -298,7 +298,8 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   std::vector<std::pair<uint64_t, uint32_t>> arrivals;  // (time, page index)
   arrivals.reserve(n);
   for (unsigned c = 0; c < flash_.config().channels; ++c) {
-    schedule_->run(addresses, c, start, 0, {}, 0, &die_ready[size_t(c) * dies]);
+    schedule_->run(addresses, c, start, 0, {}, 0, &die_ready[size_t(c) * dies],
+                   flash_.channel(c).data_ins_end_ps(start));
     for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
       arrivals.emplace_back(p.arrival_ps, p.index);
     flash_.account_aggregated_reads(c, schedule_->pages_by_die(), schedule_->senses_by_die());

@@ -227,11 +227,15 @@ TEST(AggregatedMode, PrefetchWithAWrongPredictionEndsAsARightOne) {
 }
 
 // A program batch under way when a read and an attention pass start. Its pages
-// all issued (one per die, only tPROG left): the streams are aggregated and
-// suspend the programs as page-accurate reads do; the read and the pass finish
-// at the page-accurate times. Pages still to issue (four per die): the data-ins
-// would share the channels, so both streams fall back to page events.
-void streams_over_a_program_batch(uint64_t tiles, bool aggregated_expected) {
+// all issued (one per die): the streams are aggregated and suspend the programs
+// as page-accurate reads do, whether only tPROG is left or the data-ins are
+// still crossing the channels (the streams' data-outs queue behind them, a die
+// still in its data-in suspends its program as it starts); the read and the
+// pass finish at the page-accurate times. Pages still to issue (four per die):
+// the data-ins would interleave with the streams' data-outs, so both streams
+// fall back to page events.
+void streams_over_a_program_batch(uint64_t tiles, double start_us, bool data_ins_under_way,
+                                  bool aggregated_expected) {
   Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
   Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
   isp::AttentionWork decode;
@@ -243,7 +247,8 @@ void streams_over_a_program_batch(uint64_t tiles, bool aggregated_expected) {
   const uint64_t entry = 32 * 64 * 2 * 2;
   for (Drive* d : {&accurate, &aggregated}) d->ssd.append(1, 64 * tiles, 64 * tiles * entry, d->done(0));
   // Bus + DRAM of the batch (about 110 us per tile), then its programs.
-  sc_core::sc_start(sc_time(double(tiles) * 110 + 90, sc_core::SC_US));
+  sc_core::sc_start(sc_time(start_us, sc_core::SC_US));
+  EXPECT_EQ(!aggregated.ssd.flash().channel(0).quiet(), data_ins_under_way);
   for (Drive* d : {&accurate, &aggregated}) {
     d->ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 256, d->done(1));
     d->ssd.attention(decode, d->done(2));
@@ -263,8 +268,15 @@ void streams_over_a_program_batch(uint64_t tiles, bool aggregated_expected) {
   expect_same(accurate, aggregated, /*same_times=*/false);
 }
 
-TEST(AggregatedMode, StreamsOverAnIssuedProgramBatchSuspendItLikePageEvents) { streams_over_a_program_batch(1, true); }
-TEST(AggregatedMode, StreamsDuringABatchStillIssuingFallBackToPageEvents) { streams_over_a_program_batch(4, false); }
+TEST(AggregatedMode, StreamsOverAnIssuedProgramBatchSuspendItLikePageEvents) {
+  streams_over_a_program_batch(1, 200, false, true);
+}
+TEST(AggregatedMode, StreamsDuringAnIssuedBatchsDataInsQueueBehindThemLikePageEvents) {
+  streams_over_a_program_batch(1, 125, true, true);
+}
+TEST(AggregatedMode, StreamsDuringABatchStillIssuingFallBackToPageEvents) {
+  streams_over_a_program_batch(4, 530, false, false);
+}
 
 // A random mix of reads, writes, appends and attention ops: every call
 // completes once and bytes are conserved. Program batches are frequent here,
