@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <queue>
 #include <stdexcept>
 #include <utility>
 
@@ -586,26 +585,72 @@ namespace {
 // DRAM, bus, central SIMD and reduction clocks), ties in the order they were
 // queued: requests reach each FCFS clock in the order the kernel would have
 // submitted them.
+// Not a heap: the steps queued before the first pop (the pass's pages and
+// supplied tiles) are sorted once; every later step of a kind is the
+// completion of one FCFS clock, and those never go back in time, so each kind
+// is a FIFO already in order. A pop takes the earliest of a few heads.
 class StepQueue {
  public:
   enum Kind : uint8_t { kPartial, kPartialRead, kMerge, kPage, kPageToDram, kPageReadBack, kCompute };
+  static constexpr size_t kKinds = kCompute + 1;
   struct Step {
     uint64_t at_ps;
     uint64_t seq;
     Kind kind;
     uint32_t tile;
-    bool operator>(const Step& o) const { return at_ps != o.at_ps ? at_ps > o.at_ps : seq > o.seq; }
+    bool operator<(const Step& o) const { return at_ps != o.at_ps ? at_ps < o.at_ps : seq < o.seq; }
   };
-  void push(uint64_t at_ps, Kind kind, uint32_t tile) { heap_.push(Step{at_ps, seq_++, kind, tile}); }
-  bool empty() const { return heap_.empty(); }
+  void push(uint64_t at_ps, Kind kind, uint32_t tile) {
+    const Step step{at_ps, seq_++, kind, tile};
+    if (!popping_) {
+      first_.push_back(step);
+      return;
+    }
+    Fifo& fifo = later_[kind];
+    if (fifo.head < fifo.steps.size() && at_ps < fifo.steps.back().at_ps)
+      throw std::logic_error("StepQueue: a step queued earlier than the one before it of its kind");
+    fifo.steps.push_back(step);
+  }
+  bool empty() const {
+    if (first_head_ < first_.size()) return false;
+    for (const Fifo& fifo : later_)
+      if (fifo.head < fifo.steps.size()) return false;
+    return true;
+  }
   Step pop() {
-    Step s = heap_.top();
-    heap_.pop();
-    return s;
+    if (!popping_) {
+      popping_ = true;
+      std::sort(first_.begin(), first_.end());
+    }
+    const Step* best = first_head_ < first_.size() ? &first_[first_head_] : nullptr;
+    Fifo* from = nullptr;
+    for (Fifo& fifo : later_) {
+      if (fifo.head == fifo.steps.size()) continue;
+      const Step& head = fifo.steps[fifo.head];
+      if (best == nullptr || head < *best) {
+        best = &head;
+        from = &fifo;
+      }
+    }
+    const Step step = *best;
+    if (from == nullptr) {
+      ++first_head_;
+    } else if (++from->head == from->steps.size()) {
+      from->steps.clear();  // keeps its capacity
+      from->head = 0;
+    }
+    return step;
   }
 
  private:
-  std::priority_queue<Step, std::vector<Step>, std::greater<Step>> heap_;
+  struct Fifo {
+    std::vector<Step> steps;
+    size_t head = 0;
+  };
+  std::vector<Step> first_;
+  size_t first_head_ = 0;
+  Fifo later_[kKinds];
+  bool popping_ = false;
   uint64_t seq_ = 0;
 };
 
