@@ -99,15 +99,31 @@ class FcfsClock {
     bytes_ += bytes;
     return free_ps_ + latency_ps_;
   }
-  uint64_t transfer(uint64_t at_ps, uint64_t bytes) { return submit(at_ps, server_.occupancy(bytes).value(), bytes); }
+  uint64_t transfer(uint64_t at_ps, uint64_t bytes) { return submit(at_ps, occupancy_ps(bytes), bytes); }
   uint64_t free_ps() const { return free_ps_; }
   uint64_t busy_ps() const { return busy_ps_; }
   uint64_t requests() const { return requests_; }
   uint64_t bytes() const { return bytes_; }
 
  private:
+  // A batch moves few distinct sizes (a page, a partial, Q rows): the last two
+  // sizes' occupancies are kept.
+  uint64_t occupancy_ps(uint64_t bytes) {
+    for (const Occupancy& o : recent_)
+      if (o.bytes == bytes && o.ps != UINT64_MAX) return o.ps;
+    Occupancy& slot = recent_[next_recent_];
+    next_recent_ ^= 1;
+    slot = {bytes, server_.occupancy(bytes).value()};
+    return slot.ps;
+  }
+  struct Occupancy {
+    uint64_t bytes = 0, ps = UINT64_MAX;
+  };
+
   const Server& server_;
   const uint64_t latency_ps_;
+  Occupancy recent_[2];
+  unsigned next_recent_ = 0;
   uint64_t free_ps_;
   uint64_t busy_ps_ = 0;
   uint64_t requests_ = 0;

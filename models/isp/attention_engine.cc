@@ -581,12 +581,28 @@ void AttentionEngine::prepare_pass() {
 
 namespace {
 
+// Sorts `v`, made of sorted runs [runs[i], runs[i + 1]), by merging neighbours
+// pairwise (log2 of the runs passes instead of a whole sort).
+template <typename T>
+void merge_sorted_runs(std::vector<T>& v, std::vector<size_t> runs) {
+  while (runs.size() > 2) {
+    std::vector<size_t> merged{runs[0]};
+    for (size_t i = 0; i + 2 < runs.size(); i += 2) {
+      std::inplace_merge(v.begin() + runs[i], v.begin() + runs[i + 1], v.begin() + runs[i + 2]);
+      merged.push_back(runs[i + 2]);
+    }
+    if (runs.size() % 2 == 0) merged.push_back(runs.back());  // an odd run out waits a pass
+    runs = std::move(merged);
+  }
+}
+
 // A time-ordered queue of the aggregated pass's steps (submissions to the
 // DRAM, bus, central SIMD and reduction clocks), ties in the order they were
 // queued: requests reach each FCFS clock in the order the kernel would have
 // submitted them.
 // Not a heap: the steps queued before the first pop (the pass's pages and
-// supplied tiles) are sorted once; every later step of a kind is the
+// supplied tiles, in runs already in order: a channel's pages) are merged once;
+// every later step of a kind is the
 // completion of one FCFS clock, and those never go back in time, so each kind
 // is a FIFO already in order. A pop takes the earliest of a few heads.
 class StepQueue {
@@ -603,6 +619,7 @@ class StepQueue {
   void push(uint64_t at_ps, Kind kind, uint32_t tile) {
     const Step step{at_ps, seq_++, kind, tile};
     if (!popping_) {
+      if (!first_.empty() && at_ps < first_.back().at_ps) first_runs_.push_back(first_.size());
       first_.push_back(step);
       return;
     }
@@ -620,7 +637,8 @@ class StepQueue {
   Step pop() {
     if (!popping_) {
       popping_ = true;
-      std::sort(first_.begin(), first_.end());
+      first_runs_.push_back(first_.size());
+      merge_sorted_runs(first_, std::move(first_runs_));
     }
     const Step* best = first_head_ < first_.size() ? &first_[first_head_] : nullptr;
     Fifo* from = nullptr;
@@ -648,6 +666,7 @@ class StepQueue {
     size_t head = 0;
   };
   std::vector<Step> first_;
+  std::vector<size_t> first_runs_{0};  // where each run of first_ in order begins
   size_t first_head_ = 0;
   Fifo later_[kKinds];
   bool popping_ = false;
@@ -708,18 +727,34 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
 
   StepQueue steps;
   // PER_CHANNEL + GLOBAL_SRAM: every partial is one merge of the same cost, so
-  // only their times matter (sorted, then FCFS), no step queue.
+  // only their times matter (sorted, then FCFS), no step queue. Each channel's
+  // come in order (its consumer finishes pages in arrival order): sorted runs.
   const bool sram_merges = per_channel && reduction_ == Reduction::GLOBAL_SRAM;
   std::vector<uint64_t> merge_times;
+  std::vector<size_t> merge_runs{0};  // where each sorted run of merge_times begins
   std::vector<nand::PageAddress> pages;
   pages.reserve(op.nand_tiles);
   for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(pass.tiles[i].address);
+  // A pass's tiles mostly cost the same (full pages): the last one's time is kept.
+  struct {
+    uint64_t cycles = UINT64_MAX;
+    bool q = false;
+    uint64_t ps = 0;
+  } last_tile;
+  auto tile_time = [&](const PlannedTile& tile) {
+    if (tile.cost.cycles != last_tile.cycles || (tile.filter.kept > 0) != last_tile.q) {
+      last_tile.cycles = tile.cost.cycles;
+      last_tile.q = tile.filter.kept > 0;
+      last_tile.ps = page_time_ps(tile, row_heads, act_bits);
+    }
+    return last_tile.ps;
+  };
   for (unsigned c = 0; c < channels_; ++c) {
     if (op.channel_pages_left[c] == 0) continue;
     bool first = true;
     auto page_time = [&](uint32_t index, uint64_t asked_at) -> uint64_t {
       if (!per_channel) return 0;
-      uint64_t t = page_time_ps(pass.tiles[index], row_heads, act_bits);
+      uint64_t t = tile_time(pass.tiles[index]);
       if (first) {  // the channel's supplied tiles come first
         first = false;
         if (op.supplied_end_ps[c] > asked_at) t += op.supplied_end_ps[c] - asked_at;
@@ -745,6 +780,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
       }
     }
     flash_.account_aggregated_reads(c, schedule_->pages_by_die(), schedule_->senses_by_die());
+    merge_runs.push_back(merge_times.size());
   }
   for (uint64_t i = op.nand_tiles; i < pass.tiles.size(); ++i) {
     const PlannedTile& tile = pass.tiles[i];
@@ -763,7 +799,9 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   const ReductionCost partial = lse_.partial_cost(row_heads, op.shape.head_dim, act_bits);
   const uint64_t merge_ps = coordinator_.cycles_to_ps(partial.occupancy_cycles);
   uint64_t end = start;
-  std::sort(merge_times.begin(), merge_times.end());
+  std::sort(merge_times.begin() + merge_runs.back(), merge_times.end());  // the supplied tiles'
+  merge_runs.push_back(merge_times.size());
+  merge_sorted_runs(merge_times, merge_runs);
   for (uint64_t at : merge_times) end = std::max(end, reduction.submit(at, merge_ps, partial.partial_bytes));
   while (!steps.empty()) {
     const StepQueue::Step step = steps.pop();
@@ -959,9 +997,10 @@ void AttentionEngine::tile_computed(const PlannedTile& tile) {
   tokens_substituted_ += tile.filter.substituted;
   macs_ += tile.cost.macs;
   sram_io_cycles_ += tile.cost.sram_io_cycles;
-  simd_busy_ps_[op.shape.mode] += compute_ps(tile);
+  const uint64_t compute = compute_ps(tile);
+  simd_busy_ps_[op.shape.mode] += compute;
   const unsigned accelerator = organization_ == Organization::PER_CHANNEL ? tile.channel : 0;
-  op.compute_ps[accelerator] += compute_ps(tile);
+  op.compute_ps[accelerator] += compute;
   op.sram_io_ps[accelerator] += compute_->cycles_to_ps(tile.cost.sram_io_cycles);
   const uint64_t q = q_bytes(tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
   const TileAccount a = account(tile, op.tiles.row_heads_per_tile, q, page_bytes_,
