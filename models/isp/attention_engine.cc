@@ -803,6 +803,31 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   merge_runs.push_back(merge_times.size());
   merge_sorted_runs(merge_times, merge_runs);
   for (uint64_t at : merge_times) end = std::max(end, reduction.submit(at, merge_ps, partial.partial_bytes));
+  // CENTRALIZED: a tile's bytes depend on where it is, whether it is computed
+  // and its size; its time on its cycles. Runs of identical tiles are the rule.
+  struct {
+    bool valid = false, in_flash = false, computed = false;
+    uint32_t entries = 0;
+    TileAccount account;
+  } last_bytes;
+  auto central_bytes = [&](const PlannedTile& tile) -> const TileAccount& {
+    if (!last_bytes.valid || tile.in_flash != last_bytes.in_flash || (tile.filter.kept > 0) != last_bytes.computed ||
+        tile.entries != last_bytes.entries) {
+      last_bytes = {true, tile.in_flash, tile.filter.kept > 0, tile.entries, {}};
+      last_bytes.account =
+          account(tile, row_heads, q_bytes(tile, row_heads, act_bits), page_bytes_,
+                  tile.in_flash ? page_bytes_ : tile.entries * kv_bytes_per_token_head(op.work.shape), organization_,
+                  reduction_, isp_, coordinator_, lse_, op.shape.head_dim, act_bits);
+    }
+    return last_bytes.account;
+  };
+  struct {
+    uint64_t cycles = UINT64_MAX, ps = 0;
+  } last_compute;
+  auto central_compute_ps = [&](const PlannedTile& tile) {
+    if (tile.cost.cycles != last_compute.cycles) last_compute = {tile.cost.cycles, compute_ps(tile)};
+    return last_compute.ps;
+  };
   while (!steps.empty()) {
     const StepQueue::Step step = steps.pop();
     const PlannedTile& tile = pass.tiles[step.tile];
@@ -824,8 +849,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
         end = std::max(end, reduction.submit(step.at_ps, merge_ps, partial.partial_bytes));
         break;
       case StepQueue::kPage: {  // CENTRALIZED: over the bus into DRAM, read back with Q and state
-        const TileAccount a = account(tile, row_heads, q_bytes(tile, row_heads, act_bits), page_bytes_, page_bytes_,
-                                      organization_, reduction_, isp_, coordinator_, lse_, op.shape.head_dim, act_bits);
+        const TileAccount& a = central_bytes(tile);
         count_bus(a.bus_bytes);
         count_dram(a.dram_bytes);
         steps.push(bus.transfer(step.at_ps, page_bytes_), StepQueue::kPageToDram, step.tile);
@@ -835,10 +859,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
         steps.push(dram.transfer(step.at_ps, page_bytes_), StepQueue::kPageReadBack, step.tile);
         break;
       case StepQueue::kPageReadBack: {
-        const TileAccount a =
-            account(tile, row_heads, q_bytes(tile, row_heads, act_bits), page_bytes_,
-                    tile.in_flash ? page_bytes_ : tile.entries * kv_bytes_per_token_head(op.work.shape), organization_,
-                    reduction_, isp_, coordinator_, lse_, op.shape.head_dim, act_bits);
+        const TileAccount& a = central_bytes(tile);
         // A NAND page reads back all but the page written; a supplied tile is read whole.
         const uint64_t bytes = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
         if (!tile.in_flash) count_dram(a.dram_bytes);
@@ -846,7 +867,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
         break;
       }
       case StepQueue::kCompute:
-        end = std::max(end, central.submit(step.at_ps, compute_ps(tile), 0));
+        end = std::max(end, central.submit(step.at_ps, central_compute_ps(tile), 0));
         break;
     }
   }

@@ -30,8 +30,10 @@ StreamFilter::StreamFilter(const IspConfig& config, const FilterContext& context
   for (uint64_t i = mask->bit_length(); i < mask->bits().size() * 8; ++i) {
     if (bit(*mask, i)) throw BadInput(where, "HKVD mask has a set bit past its length");
   }
-  for (uint64_t i = 0; i < mask->bit_length(); ++i) {
-    if (bit(*mask, i)) set_positions_.push_back(i);
+  // Byte by byte, set bits lowest first (bit i is bit i % 8 of byte i / 8); none past the length.
+  const std::string& bytes = mask->bits();
+  for (size_t b = 0; b < bytes.size(); ++b) {
+    for (unsigned v = uint8_t(bytes[b]); v != 0; v &= v - 1) set_positions_.push_back(b * 8 + __builtin_ctz(v));
   }
 }
 

@@ -112,7 +112,7 @@ std::vector<KvPlacement::PageRef> KvPlacement::pages(uint32_t layer, trace::KvRe
                                        ") exceed the region's " + std::to_string(limit) + " per layer");
   }
   const uint64_t T = tokens_per_tile_;
-  out.reserve((end - 1) / T - begin / T + 1);
+  out.reserve(((end - 1) / T - begin / T + 1) * kv_heads_);
   for (uint64_t tile = begin / T; tile * T < end; ++tile) {
     const uint64_t first = std::max(begin, tile * T);
     const uint64_t last = std::min(end, (tile + 1) * T);
