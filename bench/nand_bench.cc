@@ -126,8 +126,9 @@ int sc_main(int argc, char** argv) {
     t0 = Clock::now();
     c0 = std::clock();
     uint64_t end_ps = 0;
+    schedule.assign(list);
     for (unsigned c = 0; c < config.channels; ++c) {
-      schedule.run(list, c, 0, stream.buffers_per_channel, [consume_ps](uint32_t, uint64_t) { return consume_ps; });
+      schedule.run(c, 0, stream.buffers_per_channel, [consume_ps](uint32_t, uint64_t) { return consume_ps; });
       if (!schedule.pages_in_arrival_order().empty())
         end_ps = std::max(end_ps, schedule.pages_in_arrival_order().back().done_ps);
     }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/sorted_runs.h"
 
 namespace ispsim::isp {
 
@@ -581,21 +582,6 @@ void AttentionEngine::prepare_pass() {
 
 namespace {
 
-// Sorts `v`, made of sorted runs [runs[i], runs[i + 1]), by merging neighbours
-// pairwise (log2 of the runs passes instead of a whole sort).
-template <typename T>
-void merge_sorted_runs(std::vector<T>& v, std::vector<size_t> runs) {
-  while (runs.size() > 2) {
-    std::vector<size_t> merged{runs[0]};
-    for (size_t i = 0; i + 2 < runs.size(); i += 2) {
-      std::inplace_merge(v.begin() + runs[i], v.begin() + runs[i + 1], v.begin() + runs[i + 2]);
-      merged.push_back(runs[i + 2]);
-    }
-    if (runs.size() % 2 == 0) merged.push_back(runs.back());  // an odd run out waits a pass
-    runs = std::move(merged);
-  }
-}
-
 // A time-ordered queue of the aggregated pass's steps (submissions to the
 // DRAM, bus, central SIMD and reduction clocks), ties in the order they were
 // queued: requests reach each FCFS clock in the order the kernel would have
@@ -735,6 +721,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   std::vector<nand::PageAddress> pages;
   pages.reserve(op.nand_tiles);
   for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(pass.tiles[i].address);
+  schedule_->assign(pages);
   // A pass's tiles mostly cost the same (full pages): the last one's time is kept.
   struct {
     uint64_t cycles = UINT64_MAX;
@@ -763,7 +750,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
     };
     // A prefetched stream started earlier; its consumers were held until now.
     const unsigned dies = flash_.config().dies_per_channel;
-    schedule_->run(pages, c, stream_start_ps, isp_.precomputed_page_buffers, page_time, start,
+    schedule_->run(c, stream_start_ps, isp_.precomputed_page_buffers, page_time, start,
                    &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(stream_start_ps));
     for (unsigned d = 0; d < dies; ++d)
       if (schedule_->pages_by_die()[d] > 0) flash_.die(c, d).resume_after_stream(schedule_->last_out_by_die()[d]);

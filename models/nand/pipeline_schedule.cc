@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 namespace ispsim::nand {
 
@@ -9,15 +10,26 @@ namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 }  // namespace
 
-PipelineSchedule::PipelineSchedule(const FlashConfig& config) : config_(config), dies_(config.dies_per_channel) {}
+PipelineSchedule::PipelineSchedule(const FlashConfig& config)
+    : config_(config),
+      queues_(size_t(config.channels) * config.dies_per_channel),
+      dies_(config.dies_per_channel) {}
 
-void PipelineSchedule::start_sense(Die& die, unsigned d, uint64_t now, const std::vector<PageAddress>& pages) {
-  if (die.next == die.queue.size()) return;
+void PipelineSchedule::assign(const std::vector<PageAddress>& pages) {
+  pages_ = &pages;
+  for (std::vector<uint32_t>& queue : queues_) queue.clear();  // keeps its capacity
+  for (uint32_t i = 0; i < pages.size(); ++i)
+    queues_[size_t(pages[i].channel) * config_.dies_per_channel + pages[i].die].push_back(i);
+}
+
+void PipelineSchedule::start_sense(Die& die, unsigned d, uint64_t now) {
+  const std::vector<uint32_t>& queue = *die.queue;
+  if (die.next == queue.size()) return;
   // A multi-plane read takes the die's next pages while their planes differ.
   unsigned count = 0, planes_used = 0;
   die.data_first = die.next;
-  while (count < config_.planes_per_die && die.next < die.queue.size()) {
-    const unsigned bit = 1u << pages[die.queue[die.next]].plane;
+  while (count < config_.planes_per_die && die.next < queue.size()) {
+    const unsigned bit = 1u << (*pages_)[queue[die.next]].plane;
     if (planes_used & bit) break;
     planes_used |= bit;
     ++count;
@@ -40,21 +52,15 @@ void PipelineSchedule::move_to_output(Die& die, unsigned d) {
   for (size_t i = 0; i < die.out_count; ++i) fifo_.push_back(d);
 }
 
-void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned channel, uint64_t start_ps,
-                           unsigned buffers, const PageTime& page_time, uint64_t consumer_from_ps,
-                           const uint64_t* die_ready_ps, uint64_t channel_free_ps) {
+void PipelineSchedule::run(unsigned channel, uint64_t start_ps, unsigned buffers, const PageTime& page_time,
+                           uint64_t consumer_from_ps, const uint64_t* die_ready_ps, uint64_t channel_free_ps) {
+  if (pages_ == nullptr) throw std::logic_error("PipelineSchedule::run() before assign()");
   const unsigned D = config_.dies_per_channel;
-  for (Die& die : dies_) {
-    std::vector<uint32_t> queue = std::move(die.queue);  // keeps its capacity
-    queue.clear();
-    die = Die{};
-    die.queue = std::move(queue);
-  }
   size_t total = 0;
-  for (uint32_t i = 0; i < pages.size(); ++i) {
-    if (pages[i].channel != channel) continue;
-    dies_[pages[i].die].queue.push_back(i);
-    ++total;
+  for (unsigned d = 0; d < D; ++d) {
+    dies_[d] = Die{};
+    dies_[d].queue = &queues_[size_t(channel) * D + d];
+    total += dies_[d].queue->size();
   }
   out_.clear();
   out_.reserve(total);
@@ -62,10 +68,10 @@ void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned chann
   fifo_head_ = 0;
   senses_.assign(D, 0);
   pages_by_die_.assign(D, 0);
-  for (unsigned d = 0; d < D; ++d) pages_by_die_[d] = dies_[d].queue.size();
+  for (unsigned d = 0; d < D; ++d) pages_by_die_[d] = dies_[d].queue->size();
   last_out_.assign(D, 0);
   for (unsigned d = 0; d < D; ++d)
-    start_sense(dies_[d], d, die_ready_ps ? std::max(start_ps, die_ready_ps[d]) : start_ps, pages);
+    start_sense(dies_[d], d, die_ready_ps ? std::max(start_ps, die_ready_ps[d]) : start_ps);
 
   const uint64_t t_out = config_.t_page_transfer.value();
   const bool cache_read = config_.cache_read;
@@ -96,18 +102,18 @@ void PipelineSchedule::run(const std::vector<PageAddress>& pages, unsigned chann
       Die& die = dies_[sense_die];
       die.sensing = false;
       move_to_output(die, sense_die);
-      if (!die.data_valid) start_sense(die, sense_die, now, pages);
+      if (!die.data_valid) start_sense(die, sense_die, now);
     } else if (t_transfer <= t_grant) {
       now = t_transfer;
       busy = false;
       Die& die = dies_[transfer_die];
-      const uint32_t index = die.queue[die.out_first + die.out_next];
+      const uint32_t index = (*die.queue)[die.out_first + die.out_next];
       last_out_[transfer_die] = now;
       if (++die.out_next == die.out_count) {
         die.output_valid = false;
         if (!cache_read) die.data_valid = false;
         move_to_output(die, transfer_die);
-        if (!die.data_valid && !die.sensing) start_sense(die, transfer_die, now, pages);
+        if (!die.data_valid && !die.sensing) start_sense(die, transfer_die, now);
       }
       Page page;
       page.index = index;

@@ -46,7 +46,10 @@ class PipelineSchedule {
 
   explicit PipelineSchedule(const FlashConfig& config);
 
-  // Schedules the pages of `pages` that are on `channel`, the stream starting
+  // Takes a stream's page list (kept by the caller until its last run()) and
+  // sorts its pages by channel and die, once for every channel's run().
+  void assign(const std::vector<PageAddress>& pages);
+  // Schedules the assigned pages that are on `channel`, the stream starting
   // at `start_ps`. `buffers` = 0: no consumer (data-outs never wait, done =
   // arrival); otherwise the consumer's buffers and its page time. A consumer
   // held until `consumer_from_ps` (an inter-layer prefetch: pages fill the
@@ -57,8 +60,7 @@ class PipelineSchedule {
   // (a program it had under way is being suspended, Die::suspend_for_stream()).
   // No data-out starts before `channel_free_ps` (the data-ins of a program
   // batch queued ahead, Channel::data_ins_end_ps()).
-  void run(const std::vector<PageAddress>& pages, unsigned channel, uint64_t start_ps, unsigned buffers,
-           const PageTime& page_time, uint64_t consumer_from_ps = 0, const uint64_t* die_ready_ps = nullptr,
+  void run(unsigned channel, uint64_t start_ps, unsigned buffers, const PageTime& page_time, uint64_t consumer_from_ps = 0, const uint64_t* die_ready_ps = nullptr,
            uint64_t channel_free_ps = 0);
 
   const std::vector<Page>& pages_in_arrival_order() const { return out_; }
@@ -70,7 +72,7 @@ class PipelineSchedule {
 
  private:
   struct Die {
-    std::vector<uint32_t> queue;  // page indices, list order
+    const std::vector<uint32_t>* queue = nullptr;  // its page indices, list order
     size_t next = 0;              // next page of the queue to sense
     bool sensing = false;
     uint64_t sense_end = 0;
@@ -79,10 +81,12 @@ class PipelineSchedule {
     bool output_valid = false;
     size_t out_first = 0, out_count = 0, out_next = 0;
   };
-  void start_sense(Die& die, unsigned d, uint64_t now, const std::vector<PageAddress>& pages);
+  void start_sense(Die& die, unsigned d, uint64_t now);
   void move_to_output(Die& die, unsigned d);
 
   const FlashConfig config_;
+  const std::vector<PageAddress>* pages_ = nullptr;
+  std::vector<std::vector<uint32_t>> queues_;  // by channel, then die
   std::vector<Die> dies_;
   std::vector<uint32_t> fifo_;  // die of each requested data-out, FCFS
   size_t fifo_head_ = 0;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/sorted_runs.h"
 #include "models/isp/register_all.h"
 
 namespace ispsim::ssd {
@@ -297,17 +298,19 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   }
   std::vector<std::pair<uint64_t, uint32_t>> arrivals;  // (time, page index)
   arrivals.reserve(n);
+  std::vector<size_t> runs{0};  // each channel's arrivals are in time order
+  schedule_->assign(addresses);
   for (unsigned c = 0; c < flash_.config().channels; ++c) {
-    schedule_->run(addresses, c, start, 0, {}, 0, &die_ready[size_t(c) * dies],
+    schedule_->run(c, start, 0, {}, 0, &die_ready[size_t(c) * dies],
                    flash_.channel(c).data_ins_end_ps(start));
     for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
       arrivals.emplace_back(p.arrival_ps, p.index);
     flash_.account_aggregated_reads(c, schedule_->pages_by_die(), schedule_->senses_by_die());
     for (unsigned d = 0; d < dies; ++d)
       if (schedule_->pages_by_die()[d] > 0) flash_.die(c, d).resume_after_stream(schedule_->last_out_by_die()[d]);
+    runs.push_back(arrivals.size());
   }
-  std::stable_sort(arrivals.begin(), arrivals.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  merge_sorted_runs(arrivals, std::move(runs), [](const auto& a, const auto& b) { return a.first < b.first; });
 
   // Each page: the internal bus (whole page), then its useful bytes device->host.
   link::PcieLink& link = nvme_.link();
@@ -315,15 +318,23 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   core::FcfsClock pcie = link.clock(link::Direction::DEVICE_TO_HOST);
   uint64_t last_arrival = start, last_to_host = start, first_pcie_start = UINT64_MAX;
   double pcie_pj = 0;
+  // Pages of a read are mostly full: the last size's PCIe time and energy are kept.
+  uint64_t last_bytes = UINT64_MAX, last_pcie_ps = 0;
+  double last_pcie_pj = 0;
   for (const auto& [arrival, index] : arrivals) {
     last_arrival = std::max(last_arrival, arrival);
     const uint64_t to_host = bus.transfer(arrival, page_bytes);
     last_to_host = std::max(last_to_host, to_host);
     const uint64_t bytes = uint64_t(pages[index].entries) * head_bytes;
+    if (bytes != last_bytes) {
+      last_bytes = bytes;
+      last_pcie_ps = link.occupancy_ps(bytes);
+      last_pcie_pj = link.energy_pj(bytes);
+    }
     kv_read_bytes_ += bytes;
     first_pcie_start = std::min(first_pcie_start, std::max(to_host, pcie.free_ps()));
-    pcie.submit(to_host, link.occupancy_ps(bytes), bytes);
-    pcie_pj += link.energy_pj(bytes);
+    pcie.submit(to_host, last_pcie_ps, bytes);
+    pcie_pj += last_pcie_pj;
   }
   // After the last page's hand-off to PCIe, the CQEs queue behind its data.
   const uint64_t cqe = nvme_.io_overhead_bytes_device_to_host(useful_bytes);

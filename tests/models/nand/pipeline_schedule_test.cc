@@ -95,8 +95,9 @@ void expect_same_schedule(const Case& c) {
   PipelineSchedule schedule(flash.config());
   uint64_t senses = 0, scheduled = 0;
   std::vector<int> seen(pages.size(), 0);
+  schedule.assign(pages);
   for (unsigned ch = 0; ch < channels; ++ch) {
-    schedule.run(pages, ch, c.start_ps, c.buffers,
+    schedule.run(ch, c.start_ps, c.buffers,
                  [&c](uint32_t index, uint64_t) { return page_ps(index, c.slow_ps, c.vary); });
     uint64_t previous_arrival = c.start_ps;
     for (const PipelineSchedule::Page& p : schedule.pages_in_arrival_order()) {
