@@ -115,7 +115,8 @@ int sc_main(int argc, char** argv) {
   if (only.empty() || only == "aggregated") {
     // The same PIPELINED stream, scheduled channel by channel without events
     // (2 buffers and the default consumer time per page, as the stream reader).
-    const ispsim::nand::FlashConfig config = ispsim::nand::FlashConfig::from_params(ispsim::schema::NandParams());
+    const ispsim::nand::FlashConfig config =
+        ispsim::nand::FlashConfig::from_params(ispsim::schema::resolved(ispsim::schema::NandParams(), "nand"));
     const ispsim::nand::StreamConfig stream = Mode::make_stream(ispsim::schema::NandStreamParams::PIPELINED);
     const ispsim::nand::Layout layout(config);
     std::vector<ispsim::nand::PageAddress> list;
