@@ -197,6 +197,8 @@ void Die::request_read() {
 }
 
 uint64_t Die::suspend_for_stream(uint64_t now_ps) {
+  if (stream_claimed_)  // a stream's pages of this die end after its program's data-in
+    throw std::logic_error(std::string(name()) + ": claimed by a second stream before its program's data-in ended");
   if (awaiting_data_in()) {
     const uint64_t program_start = channel_.data_in_end_ps(*this);
     if (!config_.program_suspend || config_.t_prog.value() <= config_.t_suspend.value())
