@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include "common/error.h"
@@ -582,15 +583,36 @@ void AttentionEngine::prepare_pass() {
 
 namespace {
 
+// A pass's tiles come in runs of identical ones (full pages): a cost computed
+// for one is kept while the key the cost depends on stays the same.
+template <typename Key, typename Value>
+class LastValue {
+ public:
+  template <typename Make>
+  const Value& get(const Key& key, Make make) {
+    if (!valid_ || !(key == key_)) {
+      key_ = key;
+      value_ = make();
+      valid_ = true;
+    }
+    return value_;
+  }
+
+ private:
+  bool valid_ = false;
+  Key key_{};
+  Value value_{};
+};
+
 // A time-ordered queue of the aggregated pass's steps (submissions to the
 // DRAM, bus, central SIMD and reduction clocks), ties in the order they were
 // queued: requests reach each FCFS clock in the order the kernel would have
 // submitted them.
 // Not a heap: the steps queued before the first pop (the pass's pages and
 // supplied tiles, in runs already in order: a channel's pages) are merged once;
-// every later step of a kind is the
-// completion of one FCFS clock, and those never go back in time, so each kind
-// is a FIFO already in order. A pop takes the earliest of a few heads.
+// every later step of a kind is the completion of one FCFS clock, and those
+// never go back in time, so each kind is a FIFO already in order. A pop takes
+// the earliest of a few heads.
 class StepQueue {
  public:
   enum Kind : uint8_t { kPartial, kPartialRead, kMerge, kPage, kPageToDram, kPageReadBack, kCompute };
@@ -722,19 +744,11 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   pages.reserve(op.nand_tiles);
   for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(pass.tiles[i].address);
   schedule_->assign(pages);
-  // A pass's tiles mostly cost the same (full pages): the last one's time is kept.
-  struct {
-    uint64_t cycles = UINT64_MAX;
-    bool q = false;
-    uint64_t ps = 0;
-  } last_tile;
+  // A tile's time depends on its cycles and whether it is computed (its Q rows).
+  LastValue<std::pair<uint64_t, bool>, uint64_t> tile_times;
   auto tile_time = [&](const PlannedTile& tile) {
-    if (tile.cost.cycles != last_tile.cycles || (tile.filter.kept > 0) != last_tile.q) {
-      last_tile.cycles = tile.cost.cycles;
-      last_tile.q = tile.filter.kept > 0;
-      last_tile.ps = page_time_ps(tile, row_heads, act_bits);
-    }
-    return last_tile.ps;
+    return tile_times.get({tile.cost.cycles, tile.filter.kept > 0},
+                          [&] { return page_time_ps(tile, row_heads, act_bits); });
   };
   for (unsigned c = 0; c < channels_; ++c) {
     if (op.channel_pages_left[c] == 0) continue;
@@ -791,29 +805,18 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   merge_sorted_runs(merge_times, merge_runs);
   for (uint64_t at : merge_times) end = std::max(end, reduction.submit(at, merge_ps, partial.partial_bytes));
   // CENTRALIZED: a tile's bytes depend on where it is, whether it is computed
-  // and its size; its time on its cycles. Runs of identical tiles are the rule.
-  struct {
-    bool valid = false, in_flash = false, computed = false;
-    uint32_t entries = 0;
-    TileAccount account;
-  } last_bytes;
+  // and its size; its compute time on its cycles.
+  LastValue<std::tuple<bool, bool, uint32_t>, TileAccount> tile_bytes;
   auto central_bytes = [&](const PlannedTile& tile) -> const TileAccount& {
-    if (!last_bytes.valid || tile.in_flash != last_bytes.in_flash || (tile.filter.kept > 0) != last_bytes.computed ||
-        tile.entries != last_bytes.entries) {
-      last_bytes = {true, tile.in_flash, tile.filter.kept > 0, tile.entries, {}};
-      last_bytes.account =
-          account(tile, row_heads, q_bytes(tile, row_heads, act_bits), page_bytes_,
-                  tile.in_flash ? page_bytes_ : tile.entries * kv_bytes_per_token_head(op.work.shape), organization_,
-                  reduction_, isp_, coordinator_, lse_, op.shape.head_dim, act_bits);
-    }
-    return last_bytes.account;
+    return tile_bytes.get({tile.in_flash, tile.filter.kept > 0, tile.entries}, [&] {
+      return account(tile, row_heads, q_bytes(tile, row_heads, act_bits), page_bytes_,
+                     tile.in_flash ? page_bytes_ : tile.entries * kv_bytes_per_token_head(op.work.shape),
+                     organization_, reduction_, isp_, coordinator_, lse_, op.shape.head_dim, act_bits);
+    });
   };
-  struct {
-    uint64_t cycles = UINT64_MAX, ps = 0;
-  } last_compute;
+  LastValue<uint64_t, uint64_t> compute_times;
   auto central_compute_ps = [&](const PlannedTile& tile) {
-    if (tile.cost.cycles != last_compute.cycles) last_compute = {tile.cost.cycles, compute_ps(tile)};
-    return last_compute.ps;
+    return compute_times.get(tile.cost.cycles, [&] { return compute_ps(tile); });
   };
   while (!steps.empty()) {
     const StepQueue::Step step = steps.pop();
