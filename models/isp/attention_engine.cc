@@ -32,7 +32,6 @@ const char* to_string(Reduction reduction) {
   return reduction == Reduction::GLOBAL_SRAM ? "GLOBAL_SRAM" : "CONTROLLER_DRAM";
 }
 
-// What run() checked and derived once per op.
 // Costs of one computed tile that both run() and plan() count.
 struct TileAccount {
   uint64_t dram_bytes = 0;
@@ -41,6 +40,13 @@ struct TileAccount {
   uint64_t reduction_cycles = 0;
   double compute_pj = 0;    // accelerator (channel or central)
   double reduction_pj = 0;  // LSE engine (+ global SRAM)
+};
+
+// What computing a tile of the current pass charges to the op's statistics.
+struct AttentionEngine::TileCharges {
+  uint64_t compute_ps = 0;
+  uint64_t sram_io_ps = 0;
+  TileAccount account;
 };
 
 namespace {
@@ -874,7 +880,13 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
 // callbacks' bookkeeping), then the pass completes as a page-accurate one.
 void AttentionEngine::on_aggregated_pass_done() {
   Op& op = *op_;
-  for (const PlannedTile& tile : op.tiles.tiles) tile_computed(tile);
+  // Identical tiles charge the same: the charges depend on these fields only.
+  LastValue<std::tuple<uint64_t, uint64_t, double, bool, bool, uint32_t>, TileCharges> charges;
+  for (const PlannedTile& tile : op.tiles.tiles) {
+    const auto key = std::make_tuple(tile.cost.cycles, tile.cost.sram_io_cycles, tile.cost.energy_pj, tile.in_flash,
+                                     tile.filter.kept > 0, tile.entries);
+    tile_computed(tile, charges.get(key, [&] { return charges_of(tile); }));
+  }
   count_pages(op.nand_tiles);
   op.pages_left = 0;
   if (stream_hook_) stream_hook_(false);
@@ -1000,7 +1012,21 @@ void AttentionEngine::on_supplied_done() {
   check_pass_done();
 }
 
-void AttentionEngine::tile_computed(const PlannedTile& tile) {
+AttentionEngine::TileCharges AttentionEngine::charges_of(const PlannedTile& tile) const {
+  const Op& op = *op_;
+  TileCharges c;
+  c.compute_ps = compute_ps(tile);
+  c.sram_io_ps = compute_->cycles_to_ps(tile.cost.sram_io_cycles);
+  const uint64_t q = q_bytes(tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
+  c.account = account(tile, op.tiles.row_heads_per_tile, q, page_bytes_,
+                      tile.entries * kv_bytes_per_token_head(op.work.shape), organization_, reduction_, isp_,
+                      coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
+  return c;
+}
+
+void AttentionEngine::tile_computed(const PlannedTile& tile) { tile_computed(tile, charges_of(tile)); }
+
+void AttentionEngine::tile_computed(const PlannedTile& tile, const TileCharges& charges) {
   Op& op = *op_;
   if (tile.in_flash) ++pages_computed_;
   tokens_kept_ += tile.filter.kept;
@@ -1008,15 +1034,11 @@ void AttentionEngine::tile_computed(const PlannedTile& tile) {
   tokens_substituted_ += tile.filter.substituted;
   macs_ += tile.cost.macs;
   sram_io_cycles_ += tile.cost.sram_io_cycles;
-  const uint64_t compute = compute_ps(tile);
-  simd_busy_ps_[op.shape.mode] += compute;
+  simd_busy_ps_[op.shape.mode] += charges.compute_ps;
   const unsigned accelerator = organization_ == Organization::PER_CHANNEL ? tile.channel : 0;
-  op.compute_ps[accelerator] += compute;
-  op.sram_io_ps[accelerator] += compute_->cycles_to_ps(tile.cost.sram_io_cycles);
-  const uint64_t q = q_bytes(tile, op.tiles.row_heads_per_tile, op.shape.act_bits);
-  const TileAccount a = account(tile, op.tiles.row_heads_per_tile, q, page_bytes_,
-                                tile.entries * kv_bytes_per_token_head(op.work.shape), organization_, reduction_,
-                                isp_, coordinator_, lse_, op.shape.head_dim, op.shape.act_bits);
+  op.compute_ps[accelerator] += charges.compute_ps;
+  op.sram_io_ps[accelerator] += charges.sram_io_ps;
+  const TileAccount& a = charges.account;
   if (organization_ == Organization::PER_CHANNEL) {
     op.channel_pj[tile.channel] += a.compute_pj;
   } else {

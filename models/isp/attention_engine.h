@@ -337,7 +337,11 @@ class AttentionEngine : public sc_core::sc_module {
   void on_page_done(const nand::PageAddress& page, uint32_t index, const sc_core::sc_time& done_at);
   void on_supplied_done();
   void on_step();
+  // What computing a tile of the current pass charges (identical tiles, the same).
+  struct TileCharges;
+  TileCharges charges_of(const PlannedTile& tile) const;
   void tile_computed(const PlannedTile& tile);
+  void tile_computed(const PlannedTile& tile, const TileCharges& charges);
   void emit_partial(const PlannedTile& tile);
   void piece_done();
   void check_pass_done();
