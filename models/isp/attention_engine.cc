@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/last_value.h"
 #include "common/sorted_runs.h"
 
 namespace ispsim::isp {
@@ -588,27 +589,6 @@ void AttentionEngine::prepare_pass() {
 }
 
 namespace {
-
-// A pass's tiles come in runs of identical ones (full pages): a cost computed
-// for one is kept while the key the cost depends on stays the same.
-template <typename Key, typename Value>
-class LastValue {
- public:
-  template <typename Make>
-  const Value& get(const Key& key, Make make) {
-    if (!valid_ || !(key == key_)) {
-      key_ = key;
-      value_ = make();
-      valid_ = true;
-    }
-    return value_;
-  }
-
- private:
-  bool valid_ = false;
-  Key key_{};
-  Value value_{};
-};
 
 // A time-ordered queue of the aggregated pass's steps (submissions to the
 // DRAM, bus, central SIMD and reduction clocks), ties in the order they were

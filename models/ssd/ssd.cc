@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/last_value.h"
 #include "common/sorted_runs.h"
 #include "models/isp/register_all.h"
 
@@ -318,23 +319,19 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   core::FcfsClock pcie = link.clock(link::Direction::DEVICE_TO_HOST);
   uint64_t last_arrival = start, last_to_host = start, first_pcie_start = UINT64_MAX;
   double pcie_pj = 0;
-  // Pages of a read are mostly full: the last size's PCIe time and energy are kept.
-  uint64_t last_bytes = UINT64_MAX, last_pcie_ps = 0;
-  double last_pcie_pj = 0;
+  // Pages of a read are mostly full: a size's PCIe time and energy are kept while it repeats.
+  LastValue<uint64_t, std::pair<uint64_t, double>> pcie_cost;
   for (const auto& [arrival, index] : arrivals) {
     last_arrival = std::max(last_arrival, arrival);
     const uint64_t to_host = bus.transfer(arrival, page_bytes);
     last_to_host = std::max(last_to_host, to_host);
     const uint64_t bytes = uint64_t(pages[index].entries) * head_bytes;
-    if (bytes != last_bytes) {
-      last_bytes = bytes;
-      last_pcie_ps = link.occupancy_ps(bytes);
-      last_pcie_pj = link.energy_pj(bytes);
-    }
+    const auto& [pcie_ps, page_pj] =
+        pcie_cost.get(bytes, [&] { return std::make_pair(link.occupancy_ps(bytes), link.energy_pj(bytes)); });
     kv_read_bytes_ += bytes;
     first_pcie_start = std::min(first_pcie_start, std::max(to_host, pcie.free_ps()));
-    pcie.submit(to_host, last_pcie_ps, bytes);
-    pcie_pj += last_pcie_pj;
+    pcie.submit(to_host, pcie_ps, bytes);
+    pcie_pj += page_pj;
   }
   // After the last page's hand-off to PCIe, the CQEs queue behind its data.
   const uint64_t cqe = nvme_.io_overhead_bytes_device_to_host(useful_bytes);
