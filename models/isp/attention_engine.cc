@@ -86,6 +86,101 @@ struct AttentionEngine::Op {
   double reduction_pj = 0;
 };
 
+// A time-ordered queue of the aggregated pass's steps (submissions to the
+// DRAM, bus, central SIMD and reduction clocks), ties in the order they were
+// queued: requests reach each FCFS clock in the order the kernel would have
+// submitted them.
+// Not a heap: the steps queued before the first pop (the pass's pages and
+// supplied tiles, in runs already in order: a channel's pages) are merged once;
+// every later step of a kind is the completion of one FCFS clock, and those
+// never go back in time, so each kind is a FIFO already in order. A pop takes
+// the earliest of a few heads.
+// Kept across passes (clear()): its buffers are reused, not reallocated.
+class AttentionEngine::StepQueue {
+ public:
+  enum Kind : uint8_t { kPartial, kPartialRead, kMerge, kPage, kPageToDram, kPageReadBack, kCompute };
+  static constexpr size_t kKinds = kCompute + 1;
+  struct Step {
+    uint64_t at_ps;
+    uint64_t seq;
+    Kind kind;
+    uint32_t tile;
+    bool operator<(const Step& o) const { return at_ps != o.at_ps ? at_ps < o.at_ps : seq < o.seq; }
+  };
+  void push(uint64_t at_ps, Kind kind, uint32_t tile) {
+    const Step step{at_ps, seq_++, kind, tile};
+    if (!popping_) {
+      if (!first_.empty() && at_ps < first_.back().at_ps) first_runs_.push_back(first_.size());
+      first_.push_back(step);
+      return;
+    }
+    Fifo& fifo = later_[kind];
+    if (fifo.head < fifo.steps.size() && at_ps < fifo.steps.back().at_ps)
+      throw std::logic_error("StepQueue: a step queued earlier than the one before it of its kind");
+    fifo.steps.push_back(step);
+  }
+  void clear() {
+    first_.clear();
+    first_runs_.assign(1, 0);
+    first_head_ = 0;
+    for (Fifo& fifo : later_) {
+      fifo.steps.clear();
+      fifo.head = 0;
+    }
+    popping_ = false;
+    seq_ = 0;
+  }
+  bool empty() const {
+    if (first_head_ < first_.size()) return false;
+    for (const Fifo& fifo : later_)
+      if (fifo.head < fifo.steps.size()) return false;
+    return true;
+  }
+  Step pop() {
+    if (!popping_) {
+      popping_ = true;
+      first_runs_.push_back(first_.size());
+      merge_sorted_runs(first_, std::move(first_runs_));
+    }
+    const Step* best = first_head_ < first_.size() ? &first_[first_head_] : nullptr;
+    Fifo* from = nullptr;
+    for (Fifo& fifo : later_) {
+      if (fifo.head == fifo.steps.size()) continue;
+      const Step& head = fifo.steps[fifo.head];
+      if (best == nullptr || head < *best) {
+        best = &head;
+        from = &fifo;
+      }
+    }
+    const Step step = *best;
+    if (from == nullptr) {
+      ++first_head_;
+    } else if (++from->head == from->steps.size()) {
+      from->steps.clear();  // keeps its capacity
+      from->head = 0;
+    } else if (from->head >= kCompactAfter && 2 * from->head >= from->steps.size()) {
+      // A FIFO that never runs dry would grow to the pass's size: drop what was popped.
+      from->steps.erase(from->steps.begin(), from->steps.begin() + std::ptrdiff_t(from->head));
+      from->head = 0;
+    }
+    return step;
+  }
+
+ private:
+  static constexpr size_t kCompactAfter = 4096;
+  struct Fifo {
+    std::vector<Step> steps;
+    size_t head = 0;
+  };
+  std::vector<Step> first_;
+  std::vector<size_t> first_runs_{0};  // where each run of first_ in order begins
+  size_t first_head_ = 0;
+  Fifo later_[kKinds];
+  bool popping_ = false;
+  uint64_t seq_ = 0;
+};
+
+
 AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray& flash,
                                  const KvPlacement& placement, const IspConfig& isp,
                                  std::unique_ptr<const PageCompute> compute,
@@ -145,6 +240,7 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
   sensitive << aggregated_event_;
   dont_initialize();
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash.config());
+  steps_ = std::make_unique<StepQueue>();
 
   const std::string path = this->name();
   if (ledger_ != nullptr) {
@@ -286,20 +382,27 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
 
   // The KV heads of one tile see the same tokens: their filter and SIMD costs
   // are computed once, for the tile's first head, and copied to the others.
-  auto add = [&](PlannedTile tile) {
-    const PlannedTile* previous = out.tiles.empty() ? nullptr : &out.tiles.back();
-    if (previous != nullptr && previous->in_flash == tile.in_flash && previous->region == tile.region && previous->first_entry == tile.first_entry &&
-        previous->entries == tile.entries) {
-      tile.filter = previous->filter;
-      tile.cost = previous->cost;
+  // The tile is built in place: a long pass has hundreds of thousands.
+  auto add = [&](bool in_flash, trace::KvRegion region, uint64_t first_entry, uint32_t entries) -> PlannedTile& {
+    const bool same_tokens = !out.tiles.empty() && out.tiles.back().in_flash == in_flash &&
+                             out.tiles.back().region == region && out.tiles.back().first_entry == first_entry &&
+                             out.tiles.back().entries == entries;
+    PlannedTile& tile = out.tiles.emplace_back();
+    tile.in_flash = in_flash;
+    tile.region = region;
+    tile.first_entry = first_entry;
+    tile.entries = entries;
+    if (same_tokens) {
+      const PlannedTile& previous = out.tiles[out.tiles.size() - 2];
+      tile.filter = previous.filter;
+      tile.cost = previous.cost;
     } else {
-      tile.filter = tile.region == trace::KV_REGION_PRECOMPUTED
-                        ? filter.precomputed_page(tile.first_entry, tile.entries, with_tokens)
-                        : filter.appended_page(tile.first_entry, tile.entries, with_tokens);
-      tile.cost = compute_->tile_cost(shape.mode, tile.filter, tile.entries,
+      tile.filter = region == trace::KV_REGION_PRECOMPUTED ? filter.precomputed_page(first_entry, entries, with_tokens)
+                                                           : filter.appended_page(first_entry, entries, with_tokens);
+      tile.cost = compute_->tile_cost(shape.mode, tile.filter, entries,
                                       TileShape{out.row_heads_per_tile, shape.head_dim, shape.kv_bits, shape.act_bits});
     }
-    out.tiles.push_back(std::move(tile));
+    return tile;
   };
   const uint64_t T = placement_.tokens_per_tile();
   const uint64_t own_begin = std::max(work.appended_tokens_in_flash, shape.substitutes);
@@ -309,17 +412,12 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
   for (trace::KvRegion region : {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED}) {
     const uint64_t end =
         region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
-    for (const KvPlacement::PageRef& ref : placement_.pages(work.layer, region, 0, end)) {
-      PlannedTile tile;
-      tile.in_flash = true;
-      tile.region = region;
+    placement_.for_each_page(work.layer, region, 0, end, [&](const KvPlacement::PageRef& ref) {
+      PlannedTile& tile = add(true, region, ref.first_entry, ref.entries);
       tile.address = ref.address;
       tile.channel = ref.address.channel;
       tile.kv_head = ref.kv_head;
-      tile.first_entry = ref.first_entry;
-      tile.entries = ref.entries;
-      add(std::move(tile));
-    }
+    });
   }
   // Own tokens that came with the command (substitutes among the supplied
   // entries are forwarded to their precomputed pages, not computed here).
@@ -327,14 +425,9 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
   for (uint64_t first = own_begin; first < shape.appended_total; first += T) {
     const uint32_t entries = uint32_t(std::min(T, shape.appended_total - first));
     for (uint32_t h = 0; h < placement_.kv_heads(); ++h, ++k) {
-      PlannedTile tile;
-      tile.in_flash = false;
-      tile.region = trace::KV_REGION_APPENDED;
+      PlannedTile& tile = add(false, trace::KV_REGION_APPENDED, first, entries);
       tile.channel = organization_ == Organization::PER_CHANNEL ? unsigned(k % channels_) : 0;
       tile.kv_head = h;
-      tile.first_entry = first;
-      tile.entries = entries;
-      add(std::move(tile));
     }
   }
   return out;
@@ -588,86 +681,6 @@ void AttentionEngine::prepare_pass() {
       nand_stream_time(*std::max_element(op.channel_pages_left.begin(), op.channel_pages_left.end())).value();
 }
 
-namespace {
-
-// A time-ordered queue of the aggregated pass's steps (submissions to the
-// DRAM, bus, central SIMD and reduction clocks), ties in the order they were
-// queued: requests reach each FCFS clock in the order the kernel would have
-// submitted them.
-// Not a heap: the steps queued before the first pop (the pass's pages and
-// supplied tiles, in runs already in order: a channel's pages) are merged once;
-// every later step of a kind is the completion of one FCFS clock, and those
-// never go back in time, so each kind is a FIFO already in order. A pop takes
-// the earliest of a few heads.
-class StepQueue {
- public:
-  enum Kind : uint8_t { kPartial, kPartialRead, kMerge, kPage, kPageToDram, kPageReadBack, kCompute };
-  static constexpr size_t kKinds = kCompute + 1;
-  struct Step {
-    uint64_t at_ps;
-    uint64_t seq;
-    Kind kind;
-    uint32_t tile;
-    bool operator<(const Step& o) const { return at_ps != o.at_ps ? at_ps < o.at_ps : seq < o.seq; }
-  };
-  void push(uint64_t at_ps, Kind kind, uint32_t tile) {
-    const Step step{at_ps, seq_++, kind, tile};
-    if (!popping_) {
-      if (!first_.empty() && at_ps < first_.back().at_ps) first_runs_.push_back(first_.size());
-      first_.push_back(step);
-      return;
-    }
-    Fifo& fifo = later_[kind];
-    if (fifo.head < fifo.steps.size() && at_ps < fifo.steps.back().at_ps)
-      throw std::logic_error("StepQueue: a step queued earlier than the one before it of its kind");
-    fifo.steps.push_back(step);
-  }
-  bool empty() const {
-    if (first_head_ < first_.size()) return false;
-    for (const Fifo& fifo : later_)
-      if (fifo.head < fifo.steps.size()) return false;
-    return true;
-  }
-  Step pop() {
-    if (!popping_) {
-      popping_ = true;
-      first_runs_.push_back(first_.size());
-      merge_sorted_runs(first_, std::move(first_runs_));
-    }
-    const Step* best = first_head_ < first_.size() ? &first_[first_head_] : nullptr;
-    Fifo* from = nullptr;
-    for (Fifo& fifo : later_) {
-      if (fifo.head == fifo.steps.size()) continue;
-      const Step& head = fifo.steps[fifo.head];
-      if (best == nullptr || head < *best) {
-        best = &head;
-        from = &fifo;
-      }
-    }
-    const Step step = *best;
-    if (from == nullptr) {
-      ++first_head_;
-    } else if (++from->head == from->steps.size()) {
-      from->steps.clear();  // keeps its capacity
-      from->head = 0;
-    }
-    return step;
-  }
-
- private:
-  struct Fifo {
-    std::vector<Step> steps;
-    size_t head = 0;
-  };
-  std::vector<Step> first_;
-  std::vector<size_t> first_runs_{0};  // where each run of first_ in order begins
-  size_t first_head_ = 0;
-  Fifo later_[kKinds];
-  bool popping_ = false;
-  uint64_t seq_ = 0;
-};
-
-}  // namespace
 
 // The aggregated pass: the NAND stream of every channel from the event-free
 // pipeline schedule, then the partials, transfers and merges through local
@@ -679,10 +692,14 @@ void AttentionEngine::claim_dies(uint64_t now_ps) {
   Op& op = *op_;
   const unsigned dies = flash_.config().dies_per_channel;
   op.die_ready.assign(size_t(channels_) * dies, kNoStream);
+  size_t unclaimed = op.die_ready.size();
   for (const PlannedTile& tile : op.tiles.tiles) {
-    if (!tile.in_flash) break;
+    if (!tile.in_flash || unclaimed == 0) break;
     uint64_t& ready = op.die_ready[size_t(tile.address.channel) * dies + tile.address.die];
-    if (ready == kNoStream) ready = flash_.die(tile.address.channel, tile.address.die).suspend_for_stream(now_ps);
+    if (ready == kNoStream) {
+      ready = flash_.die(tile.address.channel, tile.address.die).suspend_for_stream(now_ps);
+      --unclaimed;
+    }
   }
   for (uint64_t& ready : op.die_ready)
     if (ready == kNoStream) ready = now_ps;
@@ -719,7 +736,8 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
     mode_signals_[0].set(mode_value);
   }
 
-  StepQueue steps;
+  StepQueue& steps = *steps_;
+  steps.clear();
   // PER_CHANNEL + GLOBAL_SRAM: every partial is one merge of the same cost, so
   // only their times matter (sorted, then FCFS), no step queue. Each channel's
   // come in order (its consumer finishes pages in arrival order): sorted runs.

@@ -377,6 +377,8 @@ class AttentionEngine : public sc_core::sc_module {
   bool may_aggregate() const { return aggregated_ && (aggregation_gate_ ? aggregation_gate_() : flash_.quiet()); }
   void claim_dies(uint64_t now_ps);
   std::unique_ptr<nand::PipelineSchedule> schedule_;
+  class StepQueue;
+  std::unique_ptr<StepQueue> steps_;  // the aggregated pass's; kept to reuse its buffers
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode

@@ -101,33 +101,22 @@ nand::PageAddress KvPlacement::address(uint32_t layer, trace::KvRegion region, u
 
 uint64_t KvPlacement::total_pages() const { return uint64_t(layers_) * (pre_tiles_ + app_tiles_) * kv_heads_; }
 
-std::vector<KvPlacement::PageRef> KvPlacement::pages(uint32_t layer, trace::KvRegion region, uint64_t begin,
-                                                     uint64_t end) const {
-  std::vector<PageRef> out;
-  if (end <= begin) return out;
+void KvPlacement::check_range(trace::KvRegion region, uint64_t begin, uint64_t end) const {
   const uint64_t limit = region == trace::KV_REGION_PRECOMPUTED ? precomputed_tokens_ : appended_capacity_;
   if (end > limit) {
     throw BadInput("kv placement", std::string(region == trace::KV_REGION_PRECOMPUTED ? "precomputed" : "appended") +
                                        " entries [" + std::to_string(begin) + ", " + std::to_string(end) +
                                        ") exceed the region's " + std::to_string(limit) + " per layer");
   }
-  const uint64_t T = tokens_per_tile_;
-  out.reserve(((end - 1) / T - begin / T + 1) * kv_heads_);
-  for (uint64_t tile = begin / T; tile * T < end; ++tile) {
-    const uint64_t first = std::max(begin, tile * T);
-    const uint64_t last = std::min(end, (tile + 1) * T);
-    for (uint32_t h = 0; h < kv_heads_; ++h) {
-      PageRef ref;
-      ref.address = address(layer, region, tile, h);
-      ref.layer = layer;
-      ref.region = region;
-      ref.tile = tile;
-      ref.kv_head = h;
-      ref.first_entry = first;
-      ref.entries = uint32_t(last - first);
-      out.push_back(ref);
-    }
-  }
+}
+
+std::vector<KvPlacement::PageRef> KvPlacement::pages(uint32_t layer, trace::KvRegion region, uint64_t begin,
+                                                     uint64_t end) const {
+  std::vector<PageRef> out;
+  if (end <= begin) return out;
+  check_range(region, begin, end);  // before reserving
+  out.reserve(((end - 1) / tokens_per_tile_ - begin / tokens_per_tile_ + 1) * kv_heads_);
+  for_each_page(layer, region, begin, end, [&](const PageRef& ref) { out.push_back(ref); });
   return out;
 }
 

@@ -25,6 +25,7 @@
 // once; Q tiles stream through the page while it sits in the scratchpad.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -88,6 +89,9 @@ class KvPlacement {
   // empty range; BadInput when the range exceeds the region.
   std::vector<PageRef> pages(uint32_t layer, trace::KvRegion region, uint64_t begin,
                              uint64_t end) const;
+  // The same pages, each handed to visit(const PageRef&) in that order: no list.
+  template <typename Visit>
+  void for_each_page(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end, Visit visit) const;
 
  private:
   nand::FlashConfig flash_;
@@ -98,8 +102,36 @@ class KvPlacement {
   uint32_t layers_ = 0;
   uint64_t precomputed_tokens_ = 0;
   uint64_t appended_capacity_ = 0;
+  // BadInput when [begin, end) exceeds the region's entries per layer.
+  void check_range(trace::KvRegion region, uint64_t begin, uint64_t end) const;
   uint64_t pre_tiles_ = 0;
   uint64_t app_tiles_ = 0;
 };
+
+// A region's pages of one layer have consecutive tile indexes (see above), so
+// the range is checked once and each address follows from the one before.
+template <typename Visit>
+void KvPlacement::for_each_page(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end,
+                                Visit visit) const {
+  if (end <= begin) return;
+  check_range(region, begin, end);
+  const uint64_t T = tokens_per_tile_;
+  PageRef ref;
+  ref.layer = layer;
+  ref.region = region;
+  ref.address = address(layer, region, begin / T, 0);  // checks the layer and region
+  bool first_page = true;
+  for (uint64_t tile = begin / T; tile * T < end; ++tile) {
+    ref.tile = tile;
+    ref.first_entry = std::max(begin, tile * T);
+    ref.entries = uint32_t(std::min(end, (tile + 1) * T) - ref.first_entry);
+    for (uint32_t h = 0; h < kv_heads_; ++h) {
+      if (!first_page) layout_.next(ref.address);
+      first_page = false;
+      ref.kv_head = h;
+      visit(static_cast<const PageRef&>(ref));
+    }
+  }
+}
 
 }  // namespace ispsim::isp

@@ -27,6 +27,19 @@ class Layout {
 
   // Address of tile (linear page index) `i`; throws BadInput(where, ...) past the capacity.
   PageAddress address(uint64_t i, const std::string& where = "layout") const;
+  // Turns the address of tile i into that of tile i + 1 (address(i + 1),
+  // without its divisions); the caller checks i + 1 against the capacity.
+  void next(PageAddress& a) const {
+    if (++a.channel < channels_) return;
+    a.channel = 0;
+    if (++a.die < dies_) return;
+    a.die = 0;
+    if (++a.plane < planes_) return;
+    a.plane = 0;
+    if (++a.page < pages_per_block_) return;
+    a.page = 0;
+    ++a.block;
+  }
   uint64_t capacity_pages() const { return capacity_; }
 
  private:

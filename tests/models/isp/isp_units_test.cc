@@ -99,6 +99,26 @@ TEST(Tiling, PlacementBeyondTheFlashIsBadInput) {
   EXPECT_NO_THROW(KvPlacement(flash(2, 1), shape(1, 1, 1, 128, 16), 100 * 32, 28 * 32));
 }
 
+TEST(Tiling, PagesStepThroughEveryChannelDiePlanePageAndBlockAsTheirIndexesDo) {
+  // The whole flash: 2 channels x 1 die x 2 planes x 4 blocks x 8 pages = 128.
+  const nand::FlashConfig config = flash(2, 1);
+  const nand::Layout layout(config);
+  for (uint64_t i = 0; i + 1 < layout.capacity_pages(); ++i) {
+    nand::PageAddress a = layout.address(i);
+    layout.next(a);
+    ASSERT_EQ(a, layout.address(i + 1)) << "tile " << i;
+  }
+  const KvPlacement placement(config, shape(1, 1, 1, 128, 16), 100 * 32, 28 * 32);
+  for (trace::KvRegion region : {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED}) {
+    const uint64_t tokens = region == trace::KV_REGION_PRECOMPUTED ? 100 * 32 : 28 * 32;
+    const auto pages = placement.pages(0, region, 5, tokens);
+    ASSERT_EQ(pages.size(), tokens / 32);
+    for (const KvPlacement::PageRef& ref : pages)
+      ASSERT_EQ(ref.address, placement.address(0, region, ref.tile, ref.kv_head)) << "tile " << ref.tile;
+  }
+  EXPECT_EQ(layout.address(127).block, 3u);  // the last page: the blocks were all crossed
+}
+
 TEST(ElasticSimd, BroadsideIsOneTokenPerCyclePerRowHeadAndPhase) {
   const ElasticSimd simd{IspConfig::defaults()};
   // L = 2 * ceil(log2 128) + 4 = 18 cycles.
