@@ -742,24 +742,33 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   // only their times matter (sorted, then FCFS), no step queue. Each channel's
   // come in order (its consumer finishes pages in arrival order): sorted runs.
   const bool sram_merges = per_channel && reduction_ == Reduction::GLOBAL_SRAM;
-  std::vector<uint64_t> merge_times;
+  std::vector<uint64_t>& merge_times = merge_times_;
+  merge_times.clear();
   std::vector<size_t> merge_runs{0};  // where each sorted run of merge_times begins
-  std::vector<nand::PageAddress> pages;
-  pages.reserve(op.nand_tiles);
-  for (uint64_t i = 0; i < op.nand_tiles; ++i) pages.push_back(pass.tiles[i].address);
-  schedule_->assign(pages);
+  // What the schedule and the steps ask of each page, read from the tiles in
+  // one sweep: a channel's pages are far apart in the tile list.
   // A tile's time depends on its cycles and whether it is computed (its Q rows).
   LastValue<std::pair<uint64_t, bool>, uint64_t> tile_times;
   auto tile_time = [&](const PlannedTile& tile) {
     return tile_times.get({tile.cost.cycles, tile.filter.kept > 0},
                           [&] { return page_time_ps(tile, row_heads, act_bits); });
   };
+  stream_pages_.clear();
+  stream_page_ps_.clear();
+  stream_page_computed_.clear();
+  for (uint64_t i = 0; i < op.nand_tiles; ++i) {
+    const PlannedTile& tile = pass.tiles[i];
+    stream_pages_.push_back(tile.address);
+    stream_page_computed_.push_back(tile.filter.kept > 0);
+    if (per_channel) stream_page_ps_.push_back(tile_time(tile));
+  }
+  schedule_->assign(stream_pages_);
   for (unsigned c = 0; c < channels_; ++c) {
     if (op.channel_pages_left[c] == 0) continue;
     bool first = true;
     auto page_time = [&](uint32_t index, uint64_t asked_at) -> uint64_t {
       if (!per_channel) return 0;
-      uint64_t t = tile_time(pass.tiles[index]);
+      uint64_t t = stream_page_ps_[index];
       if (first) {  // the channel's supplied tiles come first
         first = false;
         if (op.supplied_end_ps[c] > asked_at) t += op.supplied_end_ps[c] - asked_at;
@@ -776,7 +785,7 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
       op.channel_last_page_ps[c] = std::max(op.channel_last_page_ps[c], page.done_ps);
       if (!per_channel) {
         steps.push(page.done_ps, StepQueue::kPage, page.index);
-      } else if (pass.tiles[page.index].filter.kept > 0) {
+      } else if (stream_page_computed_[page.index]) {
         if (sram_merges) {
           merge_times.push_back(page.done_ps);
         } else {

@@ -378,7 +378,12 @@ class AttentionEngine : public sc_core::sc_module {
   void claim_dies(uint64_t now_ps);
   std::unique_ptr<nand::PipelineSchedule> schedule_;
   class StepQueue;
-  std::unique_ptr<StepQueue> steps_;  // the aggregated pass's; kept to reuse its buffers
+  // The aggregated pass's step queue and per-page arrays, kept to reuse their buffers.
+  std::unique_ptr<StepQueue> steps_;
+  std::vector<nand::PageAddress> stream_pages_;
+  std::vector<uint64_t> stream_page_ps_;       // PER_CHANNEL: each page's accelerator time
+  std::vector<uint8_t> stream_page_computed_;  // whether the page has a kept token
+  std::vector<uint64_t> merge_times_;
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode
