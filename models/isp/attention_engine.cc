@@ -375,10 +375,9 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
   context.context_tokens = work.context_tokens;
   context.hkvd_mask = work.hkvd_mask;
   context.causal = work.causal;
-  StreamFilter probe(isp_, context, shape.where);
-  for (uint64_t r = 0; r < out.rows; ++r) out.row_positions.push_back(probe.position_of_appended(first_row_entry + r));
-  context.max_row_position = out.row_positions.back();  // positions grow with the append index
-  const StreamFilter filter(isp_, context, shape.where);
+  StreamFilter filter(isp_, context, shape.where);
+  for (uint64_t r = 0; r < out.rows; ++r) out.row_positions.push_back(filter.position_of_appended(first_row_entry + r));
+  filter.set_max_row_position(out.row_positions.back());  // positions grow with the append index
 
   // The KV heads of one tile see the same tokens: their filter and SIMD costs
   // are computed once, for the tile's first head, and copied to the others.

@@ -54,7 +54,29 @@ uint64_t StreamFilter::cycles(uint32_t entries) const {
   return uint64_t(std::ceil(double(entries) / config_.stream_filter_tokens_per_cycle - 1e-9));
 }
 
+// The counts without the tokens, in closed form: visible positions are a
+// prefix of the page, substitutes counted among the mask's set positions.
+FilterResult StreamFilter::precomputed_counts(uint64_t first_position, uint32_t entries) const {
+  FilterResult r;
+  r.cycles = cycles(entries);
+  const uint64_t end = first_position + entries;
+  const uint64_t visible_end = visible_before(first_position, end);
+  r.kept = uint32_t(visible_end - first_position);
+  r.dropped = entries - r.kept;
+  const auto rank = [&](uint64_t p) {
+    return std::lower_bound(set_positions_.begin(), set_positions_.end(), p) - set_positions_.begin();
+  };
+  if (r.kept > 0) r.substituted = uint32_t(rank(visible_end) - rank(first_position));
+  return r;
+}
+
+uint64_t StreamFilter::visible_before(uint64_t begin, uint64_t end) const {
+  if (!context_.causal) return end;
+  return std::min(end, std::max(begin, context_.max_row_position + 1));
+}
+
 FilterResult StreamFilter::precomputed_page(uint64_t first_position, uint32_t entries, bool with_tokens) const {
+  if (!with_tokens) return precomputed_counts(first_position, entries);
   FilterResult r;
   r.cycles = cycles(entries);
   for (uint64_t p = first_position; p < first_position + entries; ++p) {
@@ -84,6 +106,16 @@ FilterResult StreamFilter::appended_page(uint64_t first_append_index, uint32_t e
   FilterResult r;
   r.cycles = cycles(entries);
   const uint64_t h = set_positions_.size();
+  if (!with_tokens) {  // own entries k >= H sit at positions C + k - H, ascending
+    const uint64_t end = first_append_index + entries;
+    const uint64_t own = std::min(std::max(first_append_index, h), end);
+    r.forwarded = uint32_t(own - first_append_index);
+    const uint64_t visible_end =
+        own == end ? end : visible_before(position_of_appended(own), position_of_appended(end - 1) + 1) - context_.context_tokens + h;
+    r.kept = uint32_t(visible_end - own);
+    r.dropped = uint32_t(end - visible_end);
+    return r;
+  }
   for (uint64_t k = first_append_index; k < first_append_index + entries; ++k) {
     if (k < h) {
       ++r.forwarded;

@@ -74,8 +74,13 @@ class StreamFilter {
   FilterResult appended_page(uint64_t first_append_index, uint32_t entries,
                              bool with_tokens = false) const;
   uint64_t cycles(uint32_t entries) const;
+  // The rows' last position, once known (their positions come from this filter).
+  void set_max_row_position(uint64_t position) { context_.max_row_position = position; }
 
  private:
+  FilterResult precomputed_counts(uint64_t first_position, uint32_t entries) const;
+  // The end of the visible prefix of positions [begin, end).
+  uint64_t visible_before(uint64_t begin, uint64_t end) const;
   IspConfig config_;
   FilterContext context_;
   std::vector<uint64_t> set_positions_;  // positions of the mask's set bits, ascending

@@ -225,6 +225,40 @@ TEST(StreamFilter, QueryRowsSeeEverythingAndThroughputSetsTheCycles) {
   EXPECT_EQ(StreamFilter(config, ctx).precomputed_page(0, 10).kept, 10u);
 }
 
+TEST(StreamFilter, CountsWithoutTokensEqualTheCountedTokensOnEveryPageAndRow) {
+  // Counts alone come in closed form; listing the tokens walks them one by one.
+  const trace::BitVector mask = mask_of(40, {0, 3, 7, 8, 9, 21, 31, 32, 39});
+  for (bool causal : {true, false}) {
+    for (uint64_t max_row = 0; max_row < 60; ++max_row) {
+      FilterContext ctx;
+      ctx.context_tokens = 40;
+      ctx.hkvd_mask = &mask;
+      ctx.causal = causal;
+      ctx.max_row_position = max_row;
+      const StreamFilter filter(IspConfig::defaults(), ctx);
+      for (uint64_t first = 0; first < 40; ++first) {
+        for (uint32_t entries = 1; first + entries <= 40; ++entries) {
+          const FilterResult counted = filter.precomputed_page(first, entries, true);
+          const FilterResult closed = filter.precomputed_page(first, entries, false);
+          ASSERT_EQ(closed.kept, counted.kept) << first << "+" << entries << " row " << max_row;
+          ASSERT_EQ(closed.substituted, counted.substituted) << first << "+" << entries << " row " << max_row;
+          ASSERT_EQ(closed.dropped, counted.dropped) << first << "+" << entries << " row " << max_row;
+          ASSERT_EQ(closed.cycles, counted.cycles);
+        }
+      }
+      for (uint64_t first = 0; first < 30; ++first) {  // 9 substitutes, then own tokens at 40, 41, ...
+        for (uint32_t entries = 1; entries < 20; ++entries) {
+          const FilterResult counted = filter.appended_page(first, entries, true);
+          const FilterResult closed = filter.appended_page(first, entries, false);
+          ASSERT_EQ(closed.forwarded, counted.forwarded) << first << "+" << entries << " row " << max_row;
+          ASSERT_EQ(closed.kept, counted.kept) << first << "+" << entries << " row " << max_row;
+          ASSERT_EQ(closed.dropped, counted.dropped) << first << "+" << entries << " row " << max_row;
+        }
+      }
+    }
+  }
+}
+
 TEST(StreamFilter, RejectsAMaskOfTheWrongLength) {
   const trace::BitVector mask = mask_of(8, {1});
   FilterContext ctx;
