@@ -87,7 +87,7 @@ struct AttentionEngine::Op {
 };
 
 // A time-ordered queue of the aggregated pass's steps (submissions to the
-// DRAM, bus, central SIMD and reduction clocks), ties in the order they were
+// bus and DRAM clocks, which several kinds of step share), ties in the order they were
 // queued: requests reach each FCFS clock in the order the kernel would have
 // submitted them.
 // Not a heap: the steps queued before the first pop (the pass's pages and
@@ -98,8 +98,8 @@ struct AttentionEngine::Op {
 // Kept across passes (clear()): its buffers are reused, not reallocated.
 class AttentionEngine::StepQueue {
  public:
-  enum Kind : uint8_t { kPartial, kPartialRead, kMerge, kPage, kPageToDram, kPageReadBack, kCompute };
-  static constexpr size_t kKinds = kCompute + 1;
+  enum Kind : uint8_t { kPartial, kPartialRead, kPage, kPageToDram, kPageReadBack };
+  static constexpr size_t kKinds = kPageReadBack + 1;
   struct Step {
     uint64_t at_ps;
     uint64_t seq;
@@ -830,46 +830,56 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   auto central_compute_ps = [&](const PlannedTile& tile) {
     return compute_times.get(tile.cost.cycles, [&] { return compute_ps(tile); });
   };
+  // What each tile's steps need, read from the tiles in one sweep (the steps
+  // visit them in arrival order, far apart in the list); the byte counters are
+  // integers, so they are added here, in any order.
+  const size_t step_tiles = sram_merges ? 0 : pass.tiles.size();
+  step_bytes_.assign(step_tiles, 0);
+  step_compute_ps_.assign(per_channel ? 0 : step_tiles, 0);
+  uint64_t dram_bytes = 0, bus_bytes = 0;
+  for (size_t i = 0; i < step_tiles; ++i) {
+    const PlannedTile& tile = pass.tiles[i];
+    if (per_channel) {  // a computed tile's Q comes from DRAM; its partial goes there and back
+      if (tile.filter.kept == 0) continue;
+      step_bytes_[i] = q_bytes(tile, row_heads, act_bits);
+      dram_bytes += step_bytes_[i] + 2 * partial.partial_bytes;
+      continue;
+    }
+    // CENTRALIZED: a NAND page crosses the bus into DRAM, then all but the page
+    // written is read back with Q and the state; a supplied tile is read whole.
+    const TileAccount& a = central_bytes(tile);
+    dram_bytes += a.dram_bytes;
+    if (tile.in_flash) bus_bytes += a.bus_bytes;
+    step_bytes_[i] = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
+    step_compute_ps_[i] = central_compute_ps(tile);
+  }
+  count_dram(dram_bytes);
+  count_bus(bus_bytes);
+  // Each step submits to the clock of its stage. The last stage (a merge on
+  // the reduction engine, a compute on the central SIMD) is submitted at once,
+  // not queued: it is its clock's only user, and its steps would be popped in
+  // the order they were queued, so the clock sees the same requests in the
+  // same order.
   while (!steps.empty()) {
     const StepQueue::Step step = steps.pop();
-    const PlannedTile& tile = pass.tiles[step.tile];
     switch (step.kind) {
-      case StepQueue::kPartial:
-        if (reduction_ == Reduction::GLOBAL_SRAM) {
-          end = std::max(end, reduction.submit(step.at_ps, merge_ps, partial.partial_bytes));
-        } else {  // Q from DRAM; the partial written to DRAM, read back, merged
-          const uint64_t q = q_bytes(tile, row_heads, act_bits);
-          count_dram(q + 2 * partial.partial_bytes);
-          end = std::max(end, dram.transfer(step.at_ps, q));
-          steps.push(dram.transfer(step.at_ps, partial.partial_bytes), StepQueue::kPartialRead, step.tile);
-        }
+      case StepQueue::kPartial:  // CONTROLLER_DRAM (GLOBAL_SRAM merges are merge_times)
+        end = std::max(end, dram.transfer(step.at_ps, step_bytes_[step.tile]));  // Q
+        steps.push(dram.transfer(step.at_ps, partial.partial_bytes), StepQueue::kPartialRead, step.tile);
         break;
       case StepQueue::kPartialRead:
-        steps.push(dram.transfer(step.at_ps, partial.partial_bytes), StepQueue::kMerge, step.tile);
+        end = std::max(end, reduction.submit(dram.transfer(step.at_ps, partial.partial_bytes), merge_ps,
+                                             partial.partial_bytes));
         break;
-      case StepQueue::kMerge:
-        end = std::max(end, reduction.submit(step.at_ps, merge_ps, partial.partial_bytes));
-        break;
-      case StepQueue::kPage: {  // CENTRALIZED: over the bus into DRAM, read back with Q and state
-        const TileAccount& a = central_bytes(tile);
-        count_bus(a.bus_bytes);
-        count_dram(a.dram_bytes);
+      case StepQueue::kPage:  // CENTRALIZED
         steps.push(bus.transfer(step.at_ps, page_bytes_), StepQueue::kPageToDram, step.tile);
         break;
-      }
       case StepQueue::kPageToDram:
         steps.push(dram.transfer(step.at_ps, page_bytes_), StepQueue::kPageReadBack, step.tile);
         break;
-      case StepQueue::kPageReadBack: {
-        const TileAccount& a = central_bytes(tile);
-        // A NAND page reads back all but the page written; a supplied tile is read whole.
-        const uint64_t bytes = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
-        if (!tile.in_flash) count_dram(a.dram_bytes);
-        steps.push(dram.transfer(step.at_ps, bytes), StepQueue::kCompute, step.tile);
-        break;
-      }
-      case StepQueue::kCompute:
-        end = std::max(end, central.submit(step.at_ps, central_compute_ps(tile), 0));
+      case StepQueue::kPageReadBack:
+        end = std::max(end, central.submit(dram.transfer(step.at_ps, step_bytes_[step.tile]),
+                                           step_compute_ps_[step.tile], 0));
         break;
     }
   }

@@ -384,6 +384,8 @@ class AttentionEngine : public sc_core::sc_module {
   std::vector<uint64_t> stream_page_ps_;       // PER_CHANNEL: each page's accelerator time
   std::vector<uint8_t> stream_page_computed_;  // whether the page has a kept token
   std::vector<uint64_t> merge_times_;
+  std::vector<uint64_t> step_bytes_;       // by tile: DRAM bytes of its Q (PER_CHANNEL) or read-back
+  std::vector<uint64_t> step_compute_ps_;  // by tile: central SIMD time (CENTRALIZED)
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode
