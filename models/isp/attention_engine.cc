@@ -86,10 +86,10 @@ struct AttentionEngine::Op {
   double reduction_pj = 0;
 };
 
-// A time-ordered queue of the aggregated pass's steps (submissions to the
-// bus and DRAM clocks, which several kinds of step share), ties in the order they were
-// queued: requests reach each FCFS clock in the order the kernel would have
-// submitted them.
+// A time-ordered queue of the aggregated pass's steps (submissions to the bus
+// and DRAM clocks, which several kinds of step share), ties in the order they
+// were queued: requests reach each FCFS clock in the order the kernel would
+// have submitted them.
 // Not a heap: the steps queued before the first pop (the pass's pages and
 // supplied tiles, in runs already in order: a channel's pages) are merged once;
 // every later step of a kind is the completion of one FCFS clock, and those
@@ -179,7 +179,6 @@ class AttentionEngine::StepQueue {
   bool popping_ = false;
   uint64_t seq_ = 0;
 };
-
 
 AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray& flash,
                                  const KvPlacement& placement, const IspConfig& isp,
@@ -679,7 +678,6 @@ void AttentionEngine::prepare_pass() {
   op.nand_stream_ps +=
       nand_stream_time(*std::max_element(op.channel_pages_left.begin(), op.channel_pages_left.end())).value();
 }
-
 
 // The aggregated pass: the NAND stream of every channel from the event-free
 // pipeline schedule, then the partials, transfers and merges through local

@@ -110,8 +110,11 @@ FilterResult StreamFilter::appended_page(uint64_t first_append_index, uint32_t e
     const uint64_t end = first_append_index + entries;
     const uint64_t own = std::min(std::max(first_append_index, h), end);
     r.forwarded = uint32_t(own - first_append_index);
-    const uint64_t visible_end =
-        own == end ? end : visible_before(position_of_appended(own), position_of_appended(end - 1) + 1) - context_.context_tokens + h;
+    uint64_t visible_end = end;  // append indexes [own, visible_end) are visible
+    if (own < end) {
+      const uint64_t first_position = position_of_appended(own);
+      visible_end = own + (visible_before(first_position, first_position + (end - own)) - first_position);
+    }
     r.kept = uint32_t(visible_end - own);
     r.dropped = uint32_t(end - visible_end);
     return r;

@@ -94,6 +94,9 @@ class KvPlacement {
   void for_each_page(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end, Visit visit) const;
 
  private:
+  // BadInput when [begin, end) exceeds the region's entries per layer.
+  void check_range(trace::KvRegion region, uint64_t begin, uint64_t end) const;
+
   nand::FlashConfig flash_;
   nand::Layout layout_;
   trace::ModelShape shape_;
@@ -102,8 +105,6 @@ class KvPlacement {
   uint32_t layers_ = 0;
   uint64_t precomputed_tokens_ = 0;
   uint64_t appended_capacity_ = 0;
-  // BadInput when [begin, end) exceeds the region's entries per layer.
-  void check_range(trace::KvRegion region, uint64_t begin, uint64_t end) const;
   uint64_t pre_tiles_ = 0;
   uint64_t app_tiles_ = 0;
 };
