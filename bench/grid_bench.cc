@@ -49,6 +49,7 @@ struct Cell {
   std::string model, dataset, trace;
   uint64_t context_tokens = 0;
   std::vector<std::optional<systems::RunSummary>> runs;  // per platform; empty: the run failed
+  std::vector<double> cpu_s;                              // per platform: the run's CPU time, s
 };
 
 std::vector<Cell> generate_cells(const std::vector<std::string>& models, const std::vector<std::string>& datasets,
@@ -62,7 +63,7 @@ std::vector<Cell> generate_cells(const std::vector<std::string>& models, const s
       options.dataset = dataset;
       options.max_context_tokens = max_context;
       options.max_answer_tokens = max_answer;
-      Cell cell{model, dataset, (dir / (model + "-" + dataset + ".trace")).string(), 0, {}};
+      Cell cell{model, dataset, (dir / (model + "-" + dataset + ".trace")).string(), 0, {}, {}};
       const tracegen::BlendRequest request = tracegen::make_shape_request(options);
       cell.context_tokens = std::accumulate(request.doc_tokens.begin(), request.doc_tokens.end(), uint64_t{0});
       tracegen::generate_shape_trace(options, cell.trace);
@@ -84,6 +85,7 @@ uint64_t simulate(std::vector<Cell>& cells, const std::vector<schema::LoadedPlat
   for (size_t c = 0; c < cells.size(); ++c)
     for (size_t p = 0; p < platforms.size(); ++p) {
       const systems::ChildResult& r = results[c * platforms.size() + p];
+      cells[c].cpu_s.push_back(r.cpu_s);
       const std::string where = cells[c].model + " " + cells[c].dataset + " on " + kPlatforms[p];
       if (r.exit_code != 0) {
         ++failures;
@@ -157,6 +159,24 @@ void print_memllm_pcie(std::vector<const Cell*> cells) {
   }
 }
 
+// Where the grid's CPU time goes: per platform, and the slowest runs.
+void print_cpu_time(const std::vector<Cell>& cells) {
+  std::printf("\nCPU time per platform (s, summed over the cells)\n");
+  for (size_t p = 0; p < kPlatforms.size(); ++p) {
+    double sum = 0;
+    for (const Cell& cell : cells) sum += cell.cpu_s[p];
+    std::printf("%-16s %10.1f\n", kPlatforms[p].c_str(), sum);
+  }
+  std::vector<std::pair<double, std::string>> runs;
+  for (const Cell& cell : cells)
+    for (size_t p = 0; p < kPlatforms.size(); ++p)
+      runs.emplace_back(cell.cpu_s[p], cell.model + " " + cell.dataset + " on " + kPlatforms[p]);
+  std::sort(runs.rbegin(), runs.rend());
+  std::printf("slowest runs (CPU s)\n");
+  for (size_t i = 0; i < std::min<size_t>(10, runs.size()); ++i)
+    std::printf("%10.1f  %s\n", runs[i].first, runs[i].second.c_str());
+}
+
 }  // namespace
 
 int sc_main(int argc, char** argv) {
@@ -196,6 +216,7 @@ int sc_main(int argc, char** argv) {
   std::vector<const Cell*> cell_ptrs;
   for (const Cell& cell : cells) cell_ptrs.push_back(&cell);
   print_memllm_pcie(cell_ptrs);
+  print_cpu_time(cells);
   std::printf("\ngrid: %zu traces x %zu platforms = %zu runs, %llu failed, %llu out of memory, %u at a time\n",
               cells.size(), platforms.size(), cells.size() * platforms.size(),
               static_cast<unsigned long long>(failures), static_cast<unsigned long long>(out_of_memory), jobs);

@@ -22,6 +22,15 @@ namespace ispsim::core {
 
 class FcfsClock;
 
+// What a batch of requests scheduled by an FcfsClock did to its server, for
+// Server::book(): the end of its last occupancy and its totals.
+struct ClockUse {
+  uint64_t free_ps = 0;
+  uint64_t busy_ps = 0;
+  uint64_t requests = 0;
+  uint64_t bytes = 0;
+};
+
 class Server : public sc_core::sc_module {
  public:
   using Done = std::function<void()>;
@@ -51,6 +60,7 @@ class Server : public sc_core::sc_module {
   // found it. Their completions are the caller's business (no callbacks, no
   // waveform change).
   void book(const FcfsClock& clock, bool hold = true);
+  void book(const ClockUse& use, bool hold = true);
   uint64_t requests() const { return requests_.value(); }
   uint64_t bytes() const { return bytes_.value(); }
   sc_core::sc_time busy_time() const { return sc_core::sc_time::from_value(busy_ps_); }
@@ -104,6 +114,7 @@ class FcfsClock {
   uint64_t busy_ps() const { return busy_ps_; }
   uint64_t requests() const { return requests_; }
   uint64_t bytes() const { return bytes_; }
+  ClockUse use() const { return {free_ps_, busy_ps_, requests_, bytes_}; }
 
  private:
   // A batch moves few distinct sizes (a page, a partial, Q rows): the last two

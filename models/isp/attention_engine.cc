@@ -240,6 +240,7 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
   dont_initialize();
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash.config());
   steps_ = std::make_unique<StepQueue>();
+  pass_memo_ = std::make_unique<PassMemo>();
 
   const std::string path = this->name();
   if (ledger_ != nullptr) {
@@ -679,11 +680,7 @@ void AttentionEngine::prepare_pass() {
       nand_stream_time(*std::max_element(op.channel_pages_left.begin(), op.channel_pages_left.end())).value();
 }
 
-// The aggregated pass: the NAND stream of every channel from the event-free
-// pipeline schedule, then the partials, transfers and merges through local
-// FCFS clocks of the reduction engine, DRAM, bus and central SIMD (the same
-// arithmetic as core::Server); one kernel event, at the pass's end.
-// The dies the op's stream reads are claimed: a program under way on one is
+// Aggregated passes: the dies the op's stream reads are claimed: a program under way on one is
 // suspended (or waited for) as a read request would (nand::Die::suspend_for_stream()).
 void AttentionEngine::claim_dies(uint64_t now_ps) {
   Op& op = *op_;
@@ -702,6 +699,129 @@ void AttentionEngine::claim_dies(uint64_t now_ps) {
     if (ready == kNoStream) ready = now_ps;
 }
 
+// What an aggregated pass's outcome depends on. A pass's arithmetic is max and
+// +, so its outcome relative to its stream's start follows from its tiles and
+// from the state it starts in, each time relative to that start (a clock free
+// before the start is as good as free at it: nothing is submitted earlier).
+struct AttentionEngine::PassKey {
+  // The tiles, as far as the schedule reads them: their timing fields in runs
+  // of equal tiles (a pass is mostly full pages of one cost), the rows, and
+  // where the layer's regions begin in the layout's channel/die/plane cycle
+  // (nothing in the schedule depends on the block or page).
+  struct Run {
+    bool in_flash = true;
+    trace::KvRegion region = trace::KV_REGION_UNSPECIFIED;
+    unsigned channel = 0;  // supplied tiles only
+    uint32_t entries = 0;
+    uint64_t cycles = 0;
+    bool computed = false;
+    uint64_t count = 0;
+    auto fields() const { return std::tie(in_flash, region, channel, entries, cycles, computed, count); }
+    bool operator==(const Run& o) const { return fields() == o.fields(); }
+  };
+  std::vector<Run> runs;
+  uint64_t row_heads = 0;
+  uint64_t precomputed_phase = 0, appended_phase = 0;
+  // The state: the command, the dies, the channels' queued data-ins, the clocks.
+  uint64_t command_ps = 0;
+  std::vector<uint64_t> die_ready_ps;
+  std::vector<uint64_t> channel_free_ps;
+  uint64_t dram_free_ps = 0, bus_free_ps = 0, central_free_ps = 0, reduction_free_ps = 0;
+
+  auto fields() const {
+    return std::tie(runs, row_heads, precomputed_phase, appended_phase, command_ps, die_ready_ps, channel_free_ps,
+                    dram_free_ps, bus_free_ps, central_free_ps, reduction_free_ps);
+  }
+  bool operator==(const PassKey& o) const { return fields() == o.fields(); }
+};
+
+// What an aggregated pass does to the engine and the models around it; times
+// relative to its stream's start.
+struct AttentionEngine::PassOutcome {
+  uint64_t end_ps = 0;
+  std::vector<uint64_t> channel_last_page_ps;  // kNoStream: the channel had no page
+  std::vector<uint64_t> supplied_end_ps;
+  std::vector<uint8_t> mode_set;               // simd_mode signals set at the command
+  std::vector<uint64_t> die_pages, die_senses;  // by channel x die
+  std::vector<uint64_t> die_last_out_ps;       // of the dies with pages
+  uint64_t dram_bytes = 0, bus_bytes = 0;
+  core::ClockUse dram, bus, central, reduction;  // requests = 0: not booked
+};
+
+// The outcomes of recent passes by key. Within a decode step every layer runs
+// an op of the same counts on pages of the same channel/die/plane pattern,
+// most of them from the same state, so most passes are looked up, not
+// scheduled. Bounded: the oldest entry goes first.
+class AttentionEngine::PassMemo {
+ public:
+  static constexpr size_t kEntries = 8;
+  // The outcome kept for `key`, or null.
+  PassOutcome* find(const PassKey& key) {
+    for (Entry& e : entries_)
+      if (e.key == key) return &e.outcome;
+    return nullptr;
+  }
+  PassOutcome& insert(PassKey key, PassOutcome outcome) {
+    if (entries_.size() == kEntries) entries_.erase(entries_.begin());
+    entries_.push_back({std::move(key), std::move(outcome)});
+    return entries_.back().outcome;
+  }
+
+ private:
+  struct Entry {
+    PassKey key;
+    PassOutcome outcome;
+  };
+  std::vector<Entry> entries_;
+};
+
+AttentionEngine::PassKey AttentionEngine::pass_key(uint64_t stream_start_ps, uint64_t start_ps,
+                                                   const std::vector<uint64_t>& die_ready) const {
+  const Op& op = *op_;
+  const AttentionWork& work = op.work;
+  auto relative = [&](uint64_t t) { return t > stream_start_ps ? t - stream_start_ps : 0; };
+  PassKey key;
+  for (const PlannedTile& tile : op.tiles.tiles) {
+    PassKey::Run run;
+    run.in_flash = tile.in_flash;
+    run.region = tile.region;
+    run.channel = tile.in_flash ? 0 : tile.channel;
+    run.entries = tile.entries;
+    run.cycles = tile.cost.cycles;
+    run.computed = tile.filter.kept > 0;
+    if (!key.runs.empty()) {
+      PassKey::Run& last = key.runs.back();
+      run.count = last.count;
+      if (run == last) {
+        ++last.count;
+        continue;
+      }
+    }
+    run.count = 1;
+    key.runs.push_back(run);
+  }
+  key.row_heads = op.tiles.row_heads_per_tile;
+  const nand::FlashConfig& flash = flash_.config();
+  const uint64_t cycle = uint64_t(flash.channels) * flash.dies_per_channel * flash.planes_per_die;
+  auto phase = [&](trace::KvRegion region) {
+    return placement_.tiles_per_layer(region) == 0 ? 0 : placement_.tile_index(work.layer, region, 0, 0) % cycle;
+  };
+  key.precomputed_phase = phase(trace::KV_REGION_PRECOMPUTED);
+  key.appended_phase = phase(trace::KV_REGION_APPENDED);
+  key.command_ps = start_ps - stream_start_ps;
+  key.die_ready_ps.reserve(die_ready.size());
+  for (uint64_t t : die_ready) key.die_ready_ps.push_back(relative(t));
+  for (unsigned c = 0; c < channels_; ++c)
+    key.channel_free_ps.push_back(relative(flash_.channel(c).data_ins_end_ps(stream_start_ps)));
+  key.dram_free_ps = relative(core::FcfsClock(dram_).free_ps());
+  key.bus_free_ps = relative(core::FcfsClock(bus_).free_ps());
+  key.central_free_ps = relative(core::FcfsClock(*central_simd_).free_ps());
+  key.reduction_free_ps = relative(core::FcfsClock(*reduction_engine_).free_ps());
+  return key;
+}
+
+// The aggregated pass: the bookkeeping of a pass, then its outcome, looked up
+// (a first pass with the key of a recent one) or scheduled, applied.
 void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   prepare_pass();
   if (op_->die_ready.empty()) claim_dies(stream_start_ps);
@@ -712,25 +832,43 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   op.die_ready.clear();
   const uint64_t start = now_ps();  // the command: supplied tiles and the consumers start here
   if (stream_hook_ && stream_start_ps == start) stream_hook_(true);  // (a prefetch told it already)
+  ++aggregated_passes_;
+  if (!reuse_passes_) return apply_pass(schedule_pass(stream_start_ps, start, die_ready), stream_start_ps, start);
+  PassKey key = pass_key(stream_start_ps, start, die_ready);
+  if (const PassOutcome* kept = pass_memo_->find(key)) {
+    ++reused_passes_;
+    return apply_pass(*kept, stream_start_ps, start);
+  }
+  apply_pass(pass_memo_->insert(std::move(key), schedule_pass(stream_start_ps, start, die_ready)), stream_start_ps,
+             start);
+}
+
+// The NAND stream of every channel from the event-free pipeline schedule,
+// then the partials, transfers and merges through local FCFS clocks of the
+// reduction engine, DRAM, bus and central SIMD (the same arithmetic as
+// core::Server). Changes nothing but scratch buffers.
+AttentionEngine::PassOutcome AttentionEngine::schedule_pass(uint64_t stream_start_ps, uint64_t start,
+                                                            const std::vector<uint64_t>& die_ready) {
+  const Op& op = *op_;
   const PassTiles& pass = op.tiles;
   const uint64_t row_heads = pass.row_heads_per_tile;
   const uint32_t act_bits = op.shape.act_bits;
   const bool per_channel = organization_ == Organization::PER_CHANNEL;
-  const uint64_t mode_value = simd_mode_value(op.shape.mode);
-  ++aggregated_passes_;
+  PassOutcome out;
 
   // Supplied tiles: each channel computes its own first (PER_CHANNEL).
-  op.supplied_end_ps.assign(channels_, start);
+  std::vector<uint64_t> supplied_end(channels_, start);
+  out.mode_set.assign(mode_signals_.size(), 0);
   if (per_channel) {
     for (uint64_t i = op.nand_tiles; i < pass.tiles.size(); ++i) {
       const PlannedTile& tile = pass.tiles[i];
-      op.supplied_end_ps[tile.channel] += page_time_ps(tile, row_heads, act_bits);
-      mode_signals_[tile.channel].set(mode_value);
+      supplied_end[tile.channel] += page_time_ps(tile, row_heads, act_bits);
+      out.mode_set[tile.channel] = 1;
     }
     for (unsigned c = 0; c < channels_; ++c)
-      if (op.channel_pages_left[c] > 0) mode_signals_[c].set(mode_value);
+      if (op.channel_pages_left[c] > 0) out.mode_set[c] = 1;
   } else {
-    mode_signals_[0].set(mode_value);
+    out.mode_set[0] = 1;
   }
 
   StepQueue& steps = *steps_;
@@ -760,6 +898,11 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
     if (per_channel) stream_page_ps_.push_back(tile_time(tile));
   }
   schedule_->assign(stream_pages_);
+  const unsigned dies = flash_.config().dies_per_channel;
+  out.channel_last_page_ps.assign(channels_, 0);
+  out.die_pages.assign(size_t(channels_) * dies, 0);
+  out.die_senses.assign(size_t(channels_) * dies, 0);
+  out.die_last_out_ps.assign(size_t(channels_) * dies, 0);
   for (unsigned c = 0; c < channels_; ++c) {
     if (op.channel_pages_left[c] == 0) continue;
     bool first = true;
@@ -768,18 +911,21 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
       uint64_t t = stream_page_ps_[index];
       if (first) {  // the channel's supplied tiles come first
         first = false;
-        if (op.supplied_end_ps[c] > asked_at) t += op.supplied_end_ps[c] - asked_at;
+        if (supplied_end[c] > asked_at) t += supplied_end[c] - asked_at;
       }
       return t;
     };
     // A prefetched stream started earlier; its consumers were held until now.
-    const unsigned dies = flash_.config().dies_per_channel;
     schedule_->run(c, stream_start_ps, isp_.precomputed_page_buffers, page_time, start,
                    &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(stream_start_ps));
-    for (unsigned d = 0; d < dies; ++d)
-      if (schedule_->pages_by_die()[d] > 0) flash_.die(c, d).resume_after_stream(schedule_->last_out_by_die()[d]);
+    for (unsigned d = 0; d < dies; ++d) {
+      const size_t die = size_t(c) * dies + d;
+      out.die_pages[die] = schedule_->pages_by_die()[d];
+      out.die_senses[die] = schedule_->senses_by_die()[d];
+      out.die_last_out_ps[die] = schedule_->last_out_by_die()[d];
+    }
     for (const nand::PipelineSchedule::Page& page : schedule_->pages_in_arrival_order()) {
-      op.channel_last_page_ps[c] = std::max(op.channel_last_page_ps[c], page.done_ps);
+      out.channel_last_page_ps[c] = std::max(out.channel_last_page_ps[c], page.done_ps);
       if (!per_channel) {
         steps.push(page.done_ps, StepQueue::kPage, page.index);
       } else if (stream_page_computed_[page.index]) {
@@ -790,7 +936,6 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
         }
       }
     }
-    flash_.account_aggregated_reads(c, schedule_->pages_by_die(), schedule_->senses_by_die());
     merge_runs.push_back(merge_times.size());
   }
   for (uint64_t i = op.nand_tiles; i < pass.tiles.size(); ++i) {
@@ -799,9 +944,9 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
       steps.push(start, StepQueue::kPageReadBack, uint32_t(i));  // in controller DRAM already
     } else if (tile.filter.kept > 0) {
       if (sram_merges) {
-        merge_times.push_back(op.supplied_end_ps[tile.channel]);
+        merge_times.push_back(supplied_end[tile.channel]);
       } else {
-        steps.push(op.supplied_end_ps[tile.channel], StepQueue::kPartial, uint32_t(i));
+        steps.push(supplied_end[tile.channel], StepQueue::kPartial, uint32_t(i));
       }
     }
   }
@@ -834,25 +979,22 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   const size_t step_tiles = sram_merges ? 0 : pass.tiles.size();
   step_bytes_.assign(step_tiles, 0);
   step_compute_ps_.assign(per_channel ? 0 : step_tiles, 0);
-  uint64_t dram_bytes = 0, bus_bytes = 0;
   for (size_t i = 0; i < step_tiles; ++i) {
     const PlannedTile& tile = pass.tiles[i];
     if (per_channel) {  // a computed tile's Q comes from DRAM; its partial goes there and back
       if (tile.filter.kept == 0) continue;
       step_bytes_[i] = q_bytes(tile, row_heads, act_bits);
-      dram_bytes += step_bytes_[i] + 2 * partial.partial_bytes;
+      out.dram_bytes += step_bytes_[i] + 2 * partial.partial_bytes;
       continue;
     }
     // CENTRALIZED: a NAND page crosses the bus into DRAM, then all but the page
     // written is read back with Q and the state; a supplied tile is read whole.
     const TileAccount& a = central_bytes(tile);
-    dram_bytes += a.dram_bytes;
-    if (tile.in_flash) bus_bytes += a.bus_bytes;
+    out.dram_bytes += a.dram_bytes;
+    if (tile.in_flash) out.bus_bytes += a.bus_bytes;
     step_bytes_[i] = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
     step_compute_ps_[i] = central_compute_ps(tile);
   }
-  count_dram(dram_bytes);
-  count_bus(bus_bytes);
   // Each step submits to the clock of its stage. The last stage (a merge on
   // the reduction engine, a compute on the central SIMD) is submitted at once,
   // not queued: it is its clock's only user, and its steps would be popped in
@@ -881,13 +1023,63 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
         break;
     }
   }
-  dram_.book(dram);
-  bus_.book(bus);
-  central_simd_->book(central);
-  reduction_engine_->book(reduction);
-  for (unsigned c = 0; c < channels_; ++c) end = std::max(end, op.channel_last_page_ps[c]);
-  for (unsigned c = 0; c < channels_; ++c) end = std::max(end, op.supplied_end_ps[c]);
-  aggregated_event_.notify(sc_time::from_value(end - start));
+  for (unsigned c = 0; c < channels_; ++c) end = std::max(end, out.channel_last_page_ps[c]);
+  for (unsigned c = 0; c < channels_; ++c) end = std::max(end, supplied_end[c]);
+
+  // Relative to the stream's start.
+  const uint64_t base = stream_start_ps;
+  out.end_ps = end - base;
+  for (uint64_t& t : out.channel_last_page_ps) t = t == 0 ? kNoStream : t - base;
+  for (uint64_t t : supplied_end) out.supplied_end_ps.push_back(t - base);
+  for (size_t die = 0; die < out.die_pages.size(); ++die)
+    if (out.die_pages[die] > 0) out.die_last_out_ps[die] -= base;
+  auto use_of = [&](const core::FcfsClock& clock) {
+    core::ClockUse use = clock.use();
+    use.free_ps = use.requests > 0 ? use.free_ps - base : 0;
+    return use;
+  };
+  out.dram = use_of(dram);
+  out.bus = use_of(bus);
+  out.central = use_of(central);
+  out.reduction = use_of(reduction);
+  return out;
+}
+
+// Applies an aggregated pass's outcome to a stream started at `stream_start_ps`
+// (the command at `start`); the pass ends with one kernel event.
+void AttentionEngine::apply_pass(const PassOutcome& out, uint64_t stream_start_ps, uint64_t start) {
+  Op& op = *op_;
+  const uint64_t base = stream_start_ps;
+  const uint64_t mode_value = simd_mode_value(op.shape.mode);
+  for (size_t s = 0; s < mode_signals_.size(); ++s)
+    if (out.mode_set[s]) mode_signals_[s].set(mode_value);
+  const unsigned dies = flash_.config().dies_per_channel;
+  std::vector<uint64_t> pages(dies), senses(dies);
+  op.supplied_end_ps.resize(channels_);
+  for (unsigned c = 0; c < channels_; ++c) {
+    op.supplied_end_ps[c] = base + out.supplied_end_ps[c];
+    op.channel_last_page_ps[c] = out.channel_last_page_ps[c] == kNoStream ? 0 : base + out.channel_last_page_ps[c];
+    if (op.channel_pages_left[c] == 0) continue;
+    for (unsigned d = 0; d < dies; ++d) {
+      const size_t die = size_t(c) * dies + d;
+      pages[d] = out.die_pages[die];
+      senses[d] = out.die_senses[die];
+      if (pages[d] > 0) flash_.die(c, d).resume_after_stream(base + out.die_last_out_ps[die]);
+    }
+    flash_.account_aggregated_reads(c, pages, senses);
+  }
+  count_dram(out.dram_bytes);
+  count_bus(out.bus_bytes);
+  auto book = [&](core::Server& server, core::ClockUse use) {
+    if (use.requests == 0) return;
+    use.free_ps += base;
+    server.book(use);
+  };
+  book(dram_, out.dram);
+  book(bus_, out.bus);
+  book(*central_simd_, out.central);
+  book(*reduction_engine_, out.reduction);
+  aggregated_event_.notify(sc_time::from_value(base + out.end_ps - start));
 }
 
 // The end of an aggregated pass: its tiles are counted as computed (the page

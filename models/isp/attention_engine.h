@@ -263,6 +263,12 @@ class AttentionEngine : public sc_core::sc_module {
   void set_aggregated_stream_hook(std::function<void(bool)> hook) { stream_hook_ = std::move(hook); }
   bool aggregated() const { return aggregated_; }
   uint64_t aggregated_passes() const { return aggregated_passes_.value(); }
+  // An aggregated pass whose tiles (as far as timing goes) and starting state
+  // (relative to its stream's start) equal those of a recent one has that
+  // pass's outcome, shifted in time: it is looked up, not scheduled. On by default; off, every
+  // pass is scheduled (tests compare the two).
+  void set_reuse_passes(bool reuse) { reuse_passes_ = reuse; }
+  uint64_t reused_passes() const { return reused_passes_.value(); }
 
   // The IspParams fields the engine itself reads (the scratchpad's page
   // buffers), whichever accelerator it has; see PageCompute::parameters().
@@ -332,6 +338,11 @@ class AttentionEngine : public sc_core::sc_module {
   void prepare_pass();
   void start_stream(bool held);
   void run_pass_aggregated(uint64_t stream_start_ps);
+  struct PassKey;
+  struct PassOutcome;
+  PassKey pass_key(uint64_t stream_start_ps, uint64_t start_ps, const std::vector<uint64_t>& die_ready) const;
+  PassOutcome schedule_pass(uint64_t stream_start_ps, uint64_t start_ps, const std::vector<uint64_t>& die_ready);
+  void apply_pass(const PassOutcome& outcome, uint64_t stream_start_ps, uint64_t start_ps);
   void on_aggregated_pass_done();
   void schedule_supplied();
   void on_page_done(const nand::PageAddress& page, uint32_t index, const sc_core::sc_time& done_at);
@@ -386,6 +397,9 @@ class AttentionEngine : public sc_core::sc_module {
   std::vector<uint64_t> merge_times_;
   std::vector<uint64_t> step_bytes_;       // by tile: DRAM bytes of its Q (PER_CHANNEL) or read-back
   std::vector<uint64_t> step_compute_ps_;  // by tile: central SIMD time (CENTRALIZED)
+  class PassMemo;
+  std::unique_ptr<PassMemo> pass_memo_;  // aggregated passes' outcomes, see schedule_pass()
+  bool reuse_passes_ = true;
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode
@@ -410,6 +424,9 @@ class AttentionEngine : public sc_core::sc_module {
       stats_.counter("compute_bound_ops", "count", "ops whose ISP compute time exceeds their NAND stream time");
   stats::Counter& aggregated_passes_ = stats_.counter(
       "aggregated_passes", "count", "passes scheduled without page events (ssd.stream_model = AGGREGATED, flash quiet)");
+  stats::Counter& reused_passes_ = stats_.counter(
+      "aggregated_passes_reused", "count",
+      "of aggregated_passes: passes whose outcome was that of a recent pass with the same tiles and start");
   stats::Counter& dram_bytes_ =
       stats_.counter("dram_bytes", "bytes", "controller DRAM bytes moved by attention, both directions");
   stats::Counter& bus_bytes_ =

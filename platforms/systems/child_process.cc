@@ -1,6 +1,7 @@
 #include "platforms/systems/child_process.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,16 +55,19 @@ std::string registered_temp(int& slot) {
   _exit(f ? code : 1);
 }
 
-// The next child to end: blocks, or with `tick` polls and ticks meanwhile.
-pid_t wait_any(int& status, const std::function<void()>& tick) {
-  if (!tick) return waitpid(-1, &status, 0);
+// The next child to end, and its CPU time: blocks, or with `tick` polls and
+// ticks meanwhile.
+pid_t wait_any(int& status, rusage& usage, const std::function<void()>& tick) {
+  if (!tick) return wait4(-1, &status, 0, &usage);
   for (;;) {
-    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    const pid_t pid = wait4(-1, &status, WNOHANG, &usage);
     if (pid != 0) return pid;
     tick();
     usleep(100'000);
   }
 }
+
+double seconds(const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; }
 
 }  // namespace
 
@@ -92,7 +96,8 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
       // Any child: the process has no children but ours (a pid we did not
       // start is not waited for by anyone else either, so it is skipped).
       int status = 0;
-      const pid_t pid = wait_any(status, tick);
+      rusage usage{};
+      const pid_t pid = wait_any(status, usage, tick);
       if (pid < 0) throw std::runtime_error("waitpid failed");
       if (!running.count(pid)) continue;
       const size_t i = running.at(pid);
@@ -103,6 +108,7 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
       text << f.rdbuf();
       forget(i);
       results[i].output = text.str();
+      results[i].cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
       if (WIFEXITED(status)) {
         results[i].exit_code = WEXITSTATUS(status);
       } else {

@@ -14,6 +14,7 @@ namespace ispsim::systems {
 struct ChildResult {
   int exit_code = 0;   // 0 ok, 2 bad input, 1 internal error
   std::string output;  // the returned text, or the error line
+  double cpu_s = 0;    // the child's user + system CPU time, s
 };
 
 // Called in the parent as each child finishes, with the task's index: lets a

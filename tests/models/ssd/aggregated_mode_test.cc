@@ -178,6 +178,78 @@ TEST(AggregatedMode, CentralizedAttentionMatchesPageAccurate) {
   attention_ops(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM);
 }
 
+// A decode step: the same op on layers 0-5 (their regions begin at the same
+// place of the channel/die/plane cycle: 32 tiles x 32 heads and 8 x 32 are
+// multiples of 8 channels x 4 dies x 2 planes), then one more appended entry
+// on layer 6. Each op starts from the same state as the one before, so the
+// aggregated drive schedules layer 0's pass and layer 6's and looks the other
+// five up; every time and count still equals the page-accurate drive's.
+void decode_step(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
+  trace::BitVector mask;
+  mask.set_bit_length(kContext);
+  std::string bits(kContext / 8, '\0');
+  for (uint64_t i = 3; i < kContext; i += 11) bits[i / 8] |= char(1u << (i % 8));
+  mask.set_bits(bits);
+  const uint64_t substitutes = (kContext - 3 + 10) / 11;
+  isp::AttentionWork decode;
+  decode.shape = opt13b();
+  decode.context_tokens = kContext;
+  decode.hkvd_mask = &mask;
+  decode.appended_tokens_in_flash = substitutes + 40;
+  decode.appended_tokens_supplied = 1;
+  decode.query_rows = 1;
+  for (Drive* d : {&accurate, &aggregated}) {
+    for (uint32_t layer = 0; layer < 7; ++layer) {
+      isp::AttentionWork op = decode;
+      op.layer = layer;
+      if (layer == 6) ++op.appended_tokens_in_flash;
+      d->ssd.attention(op, d->done(int(layer)));
+    }
+  }
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 7u);
+  EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), 7u);
+  EXPECT_EQ(aggregated.ssd.engine().reused_passes(), 5u);
+  EXPECT_EQ(accurate.ssd.engine().reused_passes(), 0u);
+  expect_same(accurate, aggregated);
+}
+
+TEST(AggregatedMode, PerChannelGlobalSramDecodeStepReusesPassesAndMatchesPageAccurate) {
+  decode_step(schema::SsdParams::PER_CHANNEL, schema::SsdParams::GLOBAL_SRAM);
+}
+TEST(AggregatedMode, PerChannelControllerDramDecodeStepReusesPassesAndMatchesPageAccurate) {
+  decode_step(schema::SsdParams::PER_CHANNEL, schema::SsdParams::CONTROLLER_DRAM);
+}
+TEST(AggregatedMode, CentralizedDecodeStepReusesPassesAndMatchesPageAccurate) {
+  decode_step(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM);
+}
+
+// The same op from another state is scheduled anew: here its stream was
+// prefetched, so its command comes after the stream's start.
+TEST(AggregatedMode, ThePassOfAnOpFromAnotherStateIsNotReused) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
+  isp::AttentionWork decode;
+  decode.shape = opt13b();
+  decode.context_tokens = kContext;
+  decode.appended_tokens_supplied = 1;
+  decode.query_rows = 1;
+  isp::AttentionWork next = decode;
+  next.layer = 1;
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.attention(decode, d->done(0));
+  sc_core::sc_start();
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.prefetch_attention(next);
+  sc_core::sc_start(sc_time(20, sc_core::SC_US));
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.attention(next, d->done(1));
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 2u);
+  EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), 2u);
+  EXPECT_EQ(aggregated.ssd.engine().reused_passes(), 0u);
+  expect_same(accurate, aggregated);
+}
+
 // Inter-layer prefetch: the stream starts before the command (the consumers
 // hold the first pages in their buffers), the command arrives while the
 // channels wait (a) or while they still fill the buffers (b).
