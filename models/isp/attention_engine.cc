@@ -19,6 +19,15 @@ namespace {
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
+// `count` tiles on consecutive channels from `first` (mod `channels`), as
+// visit(channel, tiles on it) for each channel that has some.
+template <typename Visit>
+void on_channels(unsigned first, uint64_t count, unsigned channels, Visit visit) {
+  const uint64_t each = count / channels, extra = count % channels;
+  for (unsigned j = 0; j < channels; ++j)
+    if (const uint64_t n = each + (j < extra ? 1 : 0); n > 0) visit((first + j) % channels, n);
+}
+
 std::unique_ptr<const PageCompute> required(std::unique_ptr<const PageCompute> compute) {
   if (!compute) throw std::logic_error("AttentionEngine: no accelerator (PageCompute)");
   return compute;
@@ -359,13 +368,34 @@ CheckedAttention AttentionEngine::check(const AttentionWork& work) const {
   return checked;
 }
 
+namespace {
+
+// Whether two tiles are alike in all but their place (PassTiles::Run): their
+// counts, costs and size, whatever tokens they list.
+bool alike(const PlannedTile& a, const PlannedTile& b) {
+  const FilterResult& f = a.filter;
+  const FilterResult& g = b.filter;
+  const TileCost& c = a.cost;
+  const TileCost& d = b.cost;
+  return a.in_flash == b.in_flash && a.region == b.region && a.entries == b.entries && f.kept == g.kept &&
+         f.substituted == g.substituted && f.dropped == g.dropped && f.forwarded == g.forwarded &&
+         f.cycles == g.cycles && f.tokens.empty() && g.tokens.empty() && c.cycles == d.cycles &&
+         c.compute_cycles == d.compute_cycles && c.sram_io_cycles == d.sram_io_cycles && c.macs == d.macs &&
+         c.computed_tokens == d.computed_tokens && c.scratchpad_bytes == d.scratchpad_bytes &&
+         c.energy_pj == d.energy_pj;
+}
+
+}  // namespace
+
 PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass,
                                     bool with_tokens) const {
   PassTiles out;
   // Storage of a finished pass, reused: a long op's tile list is megabytes, and
   // allocating it afresh for every pass costs more than filling it.
-  out.tiles = std::move(spare_tiles_);
+  out.tiles = std::move(spare_.tiles);
   out.tiles.clear();
+  out.runs = std::move(spare_.runs);
+  out.runs.clear();
   out.first_row = pass * shape.rows_per_pass;
   out.rows = std::min(shape.rows_per_pass, work.query_rows - out.first_row);
   out.row_heads_per_tile = out.rows * shape.group;
@@ -395,11 +425,17 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
       const PlannedTile& previous = out.tiles[out.tiles.size() - 2];
       tile.filter = previous.filter;
       tile.cost = previous.cost;
+      ++out.runs.back().count;
+      return tile;
+    }
+    tile.filter = region == trace::KV_REGION_PRECOMPUTED ? filter.precomputed_page(first_entry, entries, with_tokens)
+                                                         : filter.appended_page(first_entry, entries, with_tokens);
+    tile.cost = compute_->tile_cost(shape.mode, tile.filter, entries,
+                                    TileShape{out.row_heads_per_tile, shape.head_dim, shape.kv_bits, shape.act_bits});
+    if (!out.runs.empty() && alike(out.tiles[out.runs.back().first], tile)) {
+      ++out.runs.back().count;
     } else {
-      tile.filter = region == trace::KV_REGION_PRECOMPUTED ? filter.precomputed_page(first_entry, entries, with_tokens)
-                                                           : filter.appended_page(first_entry, entries, with_tokens);
-      tile.cost = compute_->tile_cost(shape.mode, tile.filter, entries,
-                                      TileShape{out.row_heads_per_tile, shape.head_dim, shape.kv_bits, shape.act_bits});
+      out.runs.push_back({out.tiles.size() - 1, 1});
     }
     return tile;
   };
@@ -430,6 +466,11 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
     }
   }
   return out;
+}
+
+void AttentionEngine::recycle(PassTiles& tiles) {
+  spare_.tiles = std::move(tiles.tiles);
+  spare_.runs = std::move(tiles.runs);
 }
 
 PassTiles AttentionEngine::pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens) const {
@@ -610,7 +651,7 @@ void AttentionEngine::run(CheckedAttention checked, std::function<void(const Att
     // The prefetched page list stays; when the command's rows or mask differ
     // from the prediction, the tiles' filter and SIMD costs are made again from it.
     if (retile) {
-      spare_tiles_ = std::move(op.tiles.tiles);
+      recycle(op.tiles);
       op.tiles = tiles_of(op.work, op.shape, 0, false);
     }
     if (op.aggregated_stream_ps != kNoStream) return run_pass_aggregated(op.aggregated_stream_ps);
@@ -635,7 +676,7 @@ void AttentionEngine::run(CheckedAttention checked, std::function<void(const Att
 }
 
 void AttentionEngine::start_pass() {
-  spare_tiles_ = std::move(op_->tiles.tiles);
+  recycle(op_->tiles);
   op_->tiles = tiles_of(op_->work, op_->shape, op_->pass, false);
   // Aggregated: only while nothing else uses the flash (no program under way);
   // otherwise the page events arbitrate with it.
@@ -669,13 +710,17 @@ void AttentionEngine::prepare_pass() {
   op.pass_start_ps = now_ps();
   op.channel_last_page_ps.assign(channels_, 0);
   op.nand_tiles = 0;
-  while (op.nand_tiles < op.tiles.tiles.size() && op.tiles.tiles[op.nand_tiles].in_flash) ++op.nand_tiles;
+  op.channel_pages_left.assign(channels_, 0);
+  for (const PassTiles::Run& run : op.tiles.runs) {  // the NAND pages' runs come first
+    const PlannedTile& first = op.tiles.tiles[run.first];
+    if (!first.in_flash) break;
+    op.nand_tiles += run.count;
+    on_channels(first.channel, run.count, channels_, [&](unsigned c, uint64_t n) { op.channel_pages_left[c] += n; });
+  }
   op.pages_left = op.nand_tiles;
   op.supplied_pending = 0;
   op.supplied_waiting.assign(channels_, 0);
   op.first_page_seen.assign(channels_, 0);
-  op.channel_pages_left.assign(channels_, 0);
-  for (uint64_t i = 0; i < op.nand_tiles; ++i) ++op.channel_pages_left[op.tiles.tiles[i].channel];
   op.nand_stream_ps +=
       nand_stream_time(*std::max_element(op.channel_pages_left.begin(), op.channel_pages_left.end())).value();
 }
@@ -716,8 +761,11 @@ struct AttentionEngine::PassKey {
     uint64_t cycles = 0;
     bool computed = false;
     uint64_t count = 0;
-    auto fields() const { return std::tie(in_flash, region, channel, entries, cycles, computed, count); }
-    bool operator==(const Run& o) const { return fields() == o.fields(); }
+    auto timing() const { return std::tie(in_flash, region, channel, entries, cycles, computed); }
+    // Runs of NAND pages alike in timing merge (a supplied run's channel is
+    // its first tile's, so those stay apart).
+    bool merges_with(const Run& o) const { return in_flash && timing() == o.timing(); }
+    bool operator==(const Run& o) const { return timing() == o.timing() && count == o.count; }
   };
   std::vector<Run> runs;
   uint64_t row_heads = 0;
@@ -781,24 +829,16 @@ AttentionEngine::PassKey AttentionEngine::pass_key(uint64_t stream_start_ps, uin
   const AttentionWork& work = op.work;
   auto relative = [&](uint64_t t) { return t > stream_start_ps ? t - stream_start_ps : 0; };
   PassKey key;
-  for (const PlannedTile& tile : op.tiles.tiles) {
-    PassKey::Run run;
-    run.in_flash = tile.in_flash;
-    run.region = tile.region;
-    run.channel = tile.in_flash ? 0 : tile.channel;
-    run.entries = tile.entries;
-    run.cycles = tile.cost.cycles;
-    run.computed = tile.filter.kept > 0;
-    if (!key.runs.empty()) {
-      PassKey::Run& last = key.runs.back();
-      run.count = last.count;
-      if (run == last) {
-        ++last.count;
-        continue;
-      }
+  for (const PassTiles::Run& r : op.tiles.runs) {  // merged where only charges differ
+    const PlannedTile& tile = op.tiles.tiles[r.first];
+    PassKey::Run run{tile.in_flash, tile.region, tile.in_flash ? 0 : tile.channel, tile.entries, tile.cost.cycles,
+                     tile.filter.kept > 0, 0};
+    if (!key.runs.empty() && key.runs.back().merges_with(run)) {
+      key.runs.back().count += r.count;
+    } else {
+      run.count = r.count;
+      key.runs.push_back(run);
     }
-    run.count = 1;
-    key.runs.push_back(run);
   }
   key.row_heads = op.tiles.row_heads_per_tile;
   const nand::FlashConfig& flash = flash_.config();
@@ -1086,12 +1126,9 @@ void AttentionEngine::apply_pass(const PassOutcome& out, uint64_t stream_start_p
 // callbacks' bookkeeping), then the pass completes as a page-accurate one.
 void AttentionEngine::on_aggregated_pass_done() {
   Op& op = *op_;
-  // Identical tiles charge the same: the charges depend on these fields only.
-  LastValue<std::tuple<uint64_t, uint64_t, double, bool, bool, uint32_t>, TileCharges> charges;
-  for (const PlannedTile& tile : op.tiles.tiles) {
-    const auto key = std::make_tuple(tile.cost.cycles, tile.cost.sram_io_cycles, tile.cost.energy_pj, tile.in_flash,
-                                     tile.filter.kept > 0, tile.entries);
-    tile_computed(tile, charges.get(key, [&] { return charges_of(tile); }));
+  for (const PassTiles::Run& run : op.tiles.runs) {
+    const PlannedTile& first = op.tiles.tiles[run.first];
+    tiles_computed(first, run.count, charges_of(first));
   }
   count_pages(op.nand_tiles);
   op.pages_left = 0;
@@ -1230,27 +1267,35 @@ AttentionEngine::TileCharges AttentionEngine::charges_of(const PlannedTile& tile
   return c;
 }
 
-void AttentionEngine::tile_computed(const PlannedTile& tile) { tile_computed(tile, charges_of(tile)); }
+void AttentionEngine::tile_computed(const PlannedTile& tile) { tiles_computed(tile, 1, charges_of(tile)); }
 
-void AttentionEngine::tile_computed(const PlannedTile& tile, const TileCharges& charges) {
+// The energies are added tile by tile, in tile order per sum: floating-point
+// sums that do not depend on how the tiles are grouped.
+void AttentionEngine::tiles_computed(const PlannedTile& first, uint64_t count, const TileCharges& charges) {
   Op& op = *op_;
-  if (tile.in_flash) ++pages_computed_;
-  tokens_kept_ += tile.filter.kept;
-  tokens_dropped_ += tile.filter.dropped;
-  tokens_substituted_ += tile.filter.substituted;
-  macs_ += tile.cost.macs;
-  sram_io_cycles_ += tile.cost.sram_io_cycles;
-  simd_busy_ps_[op.shape.mode] += charges.compute_ps;
-  const unsigned accelerator = organization_ == Organization::PER_CHANNEL ? tile.channel : 0;
-  op.compute_ps[accelerator] += charges.compute_ps;
-  op.sram_io_ps[accelerator] += charges.sram_io_ps;
+  if (first.in_flash) pages_computed_ += count;
+  tokens_kept_ += uint64_t(first.filter.kept) * count;
+  tokens_dropped_ += uint64_t(first.filter.dropped) * count;
+  tokens_substituted_ += uint64_t(first.filter.substituted) * count;
+  macs_ += first.cost.macs * count;
+  sram_io_cycles_ += first.cost.sram_io_cycles * count;
+  simd_busy_ps_[op.shape.mode] += charges.compute_ps * count;
   const TileAccount& a = charges.account;
+  auto add = [](double& sum, double x, uint64_t times) {
+    for (uint64_t i = 0; i < times; ++i) sum += x;
+  };
   if (organization_ == Organization::PER_CHANNEL) {
-    op.channel_pj[tile.channel] += a.compute_pj;
+    on_channels(first.channel, count, channels_, [&](unsigned c, uint64_t n) {
+      op.compute_ps[c] += charges.compute_ps * n;
+      op.sram_io_ps[c] += charges.sram_io_ps * n;
+      add(op.channel_pj[c], a.compute_pj, n);
+    });
   } else {
-    op.central_pj += a.compute_pj;
+    op.compute_ps[0] += charges.compute_ps * count;
+    op.sram_io_ps[0] += charges.sram_io_ps * count;
+    add(op.central_pj, a.compute_pj, count);
   }
-  op.reduction_pj += a.reduction_pj;
+  add(op.reduction_pj, a.reduction_pj, count);
 }
 
 void AttentionEngine::emit_partial(const PlannedTile& tile) {
@@ -1335,7 +1380,7 @@ void AttentionEngine::on_step() {
   }
   std::function<void(const AttentionTraffic&)> done = std::move(op.done);
   const AttentionTraffic traffic = op.traffic;
-  spare_tiles_ = std::move(op.tiles.tiles);
+  recycle(op.tiles);
   op_.reset();
   active_ = false;
   if (done) done(traffic);

@@ -197,6 +197,14 @@ struct PassTiles {
   std::vector<uint64_t> row_positions;  // token position of each row of the pass
   uint64_t row_heads_per_tile = 0;   // rows x heads / kv_heads
   std::vector<PlannedTile> tiles;    // NAND pages in stream order, then supplied tiles
+  // Consecutive tiles alike in all but their place (KV head, address,
+  // channel): a pass is mostly full pages of one cost. A run's tiles are on
+  // consecutive channels (mod the channels; all on 0 when centralized and supplied).
+  struct Run {
+    size_t first = 0;  // index in tiles
+    uint64_t count = 0;
+  };
+  std::vector<Run> runs;
 };
 
 class AttentionEngine : public sc_core::sc_module {
@@ -352,7 +360,8 @@ class AttentionEngine : public sc_core::sc_module {
   struct TileCharges;
   TileCharges charges_of(const PlannedTile& tile) const;
   void tile_computed(const PlannedTile& tile);
-  void tile_computed(const PlannedTile& tile, const TileCharges& charges);
+  // `count` tiles like `first` on the channels after its own.
+  void tiles_computed(const PlannedTile& first, uint64_t count, const TileCharges& charges);
   void emit_partial(const PlannedTile& tile);
   void piece_done();
   void check_pass_done();
@@ -378,7 +387,8 @@ class AttentionEngine : public sc_core::sc_module {
   std::unique_ptr<core::Server> reduction_engine_;
   std::unique_ptr<core::Server> central_simd_;
   std::unique_ptr<Op> op_;
-  mutable std::vector<PlannedTile> spare_tiles_;  // see tiles_of()
+  mutable PassTiles spare_;  // a finished pass's storage, see tiles_of()
+  void recycle(PassTiles& tiles);
   bool active_ = false;
   sc_core::sc_event supplied_event_;
   sc_core::sc_event step_event_;  // delta: next pass or op completion, outside reader callbacks
