@@ -388,7 +388,7 @@ bool alike(const PlannedTile& a, const PlannedTile& b) {
 }  // namespace
 
 PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass,
-                                    bool with_tokens) const {
+                                    bool with_tokens, bool listed) const {
   PassTiles out;
   // Storage of a finished pass, reused: a long op's tile list is megabytes, and
   // allocating it afresh for every pass costs more than filling it.
@@ -409,60 +409,84 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
   for (uint64_t r = 0; r < out.rows; ++r) out.row_positions.push_back(filter.position_of_appended(first_row_entry + r));
   filter.set_max_row_position(out.row_positions.back());  // positions grow with the append index
 
-  // The KV heads of one tile see the same tokens: their filter and SIMD costs
-  // are computed once, for the tile's first head, and copied to the others.
-  // The tile is built in place: a long pass has hundreds of thousands.
-  auto add = [&](bool in_flash, trace::KvRegion region, uint64_t first_entry, uint32_t entries) -> PlannedTile& {
-    const bool same_tokens = !out.tiles.empty() && out.tiles.back().in_flash == in_flash &&
-                             out.tiles.back().region == region && out.tiles.back().first_entry == first_entry &&
-                             out.tiles.back().entries == entries;
-    PlannedTile& tile = out.tiles.emplace_back();
+  // A token tile's filter and SIMD costs, the same for its KV heads.
+  auto costed = [&](bool in_flash, trace::KvRegion region, uint64_t first_entry, uint32_t entries) {
+    PlannedTile tile;
     tile.in_flash = in_flash;
     tile.region = region;
     tile.first_entry = first_entry;
     tile.entries = entries;
-    if (same_tokens) {
-      const PlannedTile& previous = out.tiles[out.tiles.size() - 2];
-      tile.filter = previous.filter;
-      tile.cost = previous.cost;
-      ++out.runs.back().count;
-      return tile;
-    }
     tile.filter = region == trace::KV_REGION_PRECOMPUTED ? filter.precomputed_page(first_entry, entries, with_tokens)
                                                          : filter.appended_page(first_entry, entries, with_tokens);
     tile.cost = compute_->tile_cost(shape.mode, tile.filter, entries,
                                     TileShape{out.row_heads_per_tile, shape.head_dim, shape.kv_bits, shape.act_bits});
-    if (!out.runs.empty() && alike(out.tiles[out.runs.back().first], tile)) {
-      ++out.runs.back().count;
-    } else {
-      out.runs.push_back({out.tiles.size() - 1, 1});
-    }
     return tile;
   };
+  // `count` tiles like `tile`, which goes next in `tiles` if it starts a run.
+  auto extend_runs = [&](const PlannedTile& tile, uint64_t count) {
+    if (!out.runs.empty() && alike(out.tiles[out.runs.back().first], tile)) {
+      out.runs.back().count += count;
+      return false;
+    }
+    out.runs.push_back({out.tiles.size(), count});
+    return true;
+  };
+  // Listed: every tile, each KV head after the first a copy of it.
+  auto place = [&](PlannedTile tile) {
+    if (tile.kv_head == 0) {
+      extend_runs(tile, 1);
+    } else {
+      ++out.runs.back().count;
+    }
+    out.tiles.push_back(std::move(tile));
+  };
   const uint64_t T = placement_.tokens_per_tile();
+  const uint32_t heads = placement_.kv_heads();
   const uint64_t own_begin = std::max(work.appended_tokens_in_flash, shape.substitutes);
-  out.tiles.reserve((ceil_div(work.context_tokens, T) + ceil_div(work.appended_tokens_in_flash, T) +
-                     ceil_div(shape.appended_total - std::min(own_begin, shape.appended_total), T)) *
-                    placement_.kv_heads());
+  const uint64_t supplied_tiles = ceil_div(shape.appended_total - std::min(own_begin, shape.appended_total), T);
+  out.listed = listed;
+  if (listed) {
+    out.tiles.reserve((ceil_div(work.context_tokens, T) + ceil_div(work.appended_tokens_in_flash, T) + supplied_tiles) *
+                      heads);
+  }
+  // The NAND pages: a token tile's KV heads are consecutive pages.
   for (trace::KvRegion region : {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED}) {
     const uint64_t end =
         region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
+    if (!listed) {
+      for (uint64_t t = 0; t * T < end; ++t) {
+        PlannedTile tile = costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
+        if (!extend_runs(tile, heads)) continue;
+        tile.address = placement_.address(work.layer, region, t, 0);
+        tile.channel = tile.address.channel;
+        out.tiles.push_back(std::move(tile));
+      }
+      continue;
+    }
     placement_.for_each_page(work.layer, region, 0, end, [&](const KvPlacement::PageRef& ref) {
-      PlannedTile& tile = add(true, region, ref.first_entry, ref.entries);
+      PlannedTile tile = ref.kv_head == 0 ? costed(true, region, ref.first_entry, ref.entries) : out.tiles.back();
       tile.address = ref.address;
       tile.channel = ref.address.channel;
       tile.kv_head = ref.kv_head;
+      place(std::move(tile));
     });
   }
   // Own tokens that came with the command (substitutes among the supplied
-  // entries are forwarded to their precomputed pages, not computed here).
+  // entries are forwarded to their precomputed pages, not computed here);
+  // tile k of them goes to channel k mod C.
+  auto channel_of = [&](uint64_t k) { return organization_ == Organization::PER_CHANNEL ? unsigned(k % channels_) : 0u; };
   uint64_t k = 0;
-  for (uint64_t first = own_begin; first < shape.appended_total; first += T) {
-    const uint32_t entries = uint32_t(std::min(T, shape.appended_total - first));
-    for (uint32_t h = 0; h < placement_.kv_heads(); ++h, ++k) {
-      PlannedTile& tile = add(false, trace::KV_REGION_APPENDED, first, entries);
-      tile.channel = organization_ == Organization::PER_CHANNEL ? unsigned(k % channels_) : 0;
+  for (uint64_t first = own_begin; first < shape.appended_total; first += T, k += heads) {
+    PlannedTile tile = costed(false, trace::KV_REGION_APPENDED, first, uint32_t(std::min(T, shape.appended_total - first)));
+    tile.channel = channel_of(k);
+    if (!listed) {
+      if (extend_runs(tile, heads)) out.tiles.push_back(std::move(tile));
+      continue;
+    }
+    for (uint32_t h = 0; h < heads; ++h) {
+      tile.channel = channel_of(k + h);
       tile.kv_head = h;
+      place(tile);
     }
   }
   return out;
@@ -592,8 +616,9 @@ void AttentionEngine::prefetch(CheckedAttention checked) {
   op_->sram_io_ps.assign(channels_, 0);
   op_->prefetched = true;
   active_ = true;
-  op_->tiles = tiles_of(op_->work, op_->shape, 0, false);
-  if (may_aggregate()) {
+  const bool aggregate = may_aggregate();
+  op_->tiles = tiles_of(op_->work, op_->shape, 0, false, /*listed=*/!aggregate);
+  if (aggregate) {
     op_->aggregated_stream_ps = now_ps();  // run() schedules the stream from here
     claim_dies(now_ps());
     if (stream_hook_) stream_hook_(true);
@@ -651,8 +676,9 @@ void AttentionEngine::run(CheckedAttention checked, std::function<void(const Att
     // The prefetched page list stays; when the command's rows or mask differ
     // from the prediction, the tiles' filter and SIMD costs are made again from it.
     if (retile) {
+      const bool listed = op.tiles.listed;
       recycle(op.tiles);
-      op.tiles = tiles_of(op.work, op.shape, 0, false);
+      op.tiles = tiles_of(op.work, op.shape, 0, false, listed);
     }
     if (op.aggregated_stream_ps != kNoStream) return run_pass_aggregated(op.aggregated_stream_ps);
     schedule_supplied();
@@ -677,10 +703,11 @@ void AttentionEngine::run(CheckedAttention checked, std::function<void(const Att
 
 void AttentionEngine::start_pass() {
   recycle(op_->tiles);
-  op_->tiles = tiles_of(op_->work, op_->shape, op_->pass, false);
   // Aggregated: only while nothing else uses the flash (no program under way);
   // otherwise the page events arbitrate with it.
-  if (may_aggregate()) {
+  const bool aggregate = may_aggregate();
+  op_->tiles = tiles_of(op_->work, op_->shape, op_->pass, false, /*listed=*/!aggregate);
+  if (aggregate) {
     run_pass_aggregated(now_ps());
     return;
   }
@@ -732,12 +759,16 @@ void AttentionEngine::claim_dies(uint64_t now_ps) {
   const unsigned dies = flash_.config().dies_per_channel;
   op.die_ready.assign(size_t(channels_) * dies, kNoStream);
   size_t unclaimed = op.die_ready.size();
-  for (const PlannedTile& tile : op.tiles.tiles) {
-    if (!tile.in_flash || unclaimed == 0) break;
-    uint64_t& ready = op.die_ready[size_t(tile.address.channel) * dies + tile.address.die];
-    if (ready == kNoStream) {
-      ready = flash_.die(tile.address.channel, tile.address.die).suspend_for_stream(now_ps);
-      --unclaimed;
+  for (const PassTiles::Run& run : op.tiles.runs) {  // a run's pages follow each other in the layout
+    const PlannedTile& first = op.tiles.tiles[run.first];
+    if (!first.in_flash) break;
+    nand::PageAddress page = first.address;
+    for (uint64_t k = 0; k < run.count && unclaimed > 0; ++k, placement_.layout().next(page)) {
+      uint64_t& ready = op.die_ready[size_t(page.channel) * dies + page.die];
+      if (ready == kNoStream) {
+        ready = flash_.die(page.channel, page.die).suspend_for_stream(now_ps);
+        --unclaimed;
+      }
     }
   }
   for (uint64_t& ready : op.die_ready)
@@ -873,11 +904,21 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   const uint64_t start = now_ps();  // the command: supplied tiles and the consumers start here
   if (stream_hook_ && stream_start_ps == start) stream_hook_(true);  // (a prefetch told it already)
   ++aggregated_passes_;
-  if (!reuse_passes_) return apply_pass(schedule_pass(stream_start_ps, start, die_ready), stream_start_ps, start);
+  if (!reuse_passes_) {
+    if (!op.tiles.listed) {
+      recycle(op.tiles);
+      op.tiles = tiles_of(op.work, op.shape, op.pass, false);
+    }
+    return apply_pass(schedule_pass(stream_start_ps, start, die_ready), stream_start_ps, start);
+  }
   PassKey key = pass_key(stream_start_ps, start, die_ready);
   if (const PassOutcome* kept = pass_memo_->find(key)) {
     ++reused_passes_;
     return apply_pass(*kept, stream_start_ps, start);
+  }
+  if (!op.tiles.listed) {  // scheduled anew: every tile is needed
+    recycle(op.tiles);
+    op.tiles = tiles_of(op.work, op.shape, op.pass, false);
   }
   apply_pass(pass_memo_->insert(std::move(key), schedule_pass(stream_start_ps, start, die_ready)), stream_start_ps,
              start);
@@ -891,6 +932,7 @@ AttentionEngine::PassOutcome AttentionEngine::schedule_pass(uint64_t stream_star
                                                             const std::vector<uint64_t>& die_ready) {
   const Op& op = *op_;
   const PassTiles& pass = op.tiles;
+  if (!pass.listed) throw std::logic_error("AttentionEngine: a pass scheduled from its runs only");
   const uint64_t row_heads = pass.row_heads_per_tile;
   const uint32_t act_bits = op.shape.act_bits;
   const bool per_channel = organization_ == Organization::PER_CHANNEL;

@@ -205,6 +205,9 @@ struct PassTiles {
     uint64_t count = 0;
   };
   std::vector<Run> runs;
+  // False: `tiles` holds each run's first tile only (what an aggregated pass
+  // needs unless it is scheduled anew).
+  bool listed = true;
 };
 
 class AttentionEngine : public sc_core::sc_module {
@@ -334,7 +337,8 @@ class AttentionEngine : public sc_core::sc_module {
   using Shape = AttentionShape;
   // Makes the checked op `op`'s.
   static void take_work(Op& op, CheckedAttention checked);
-  PassTiles tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass, bool with_tokens) const;
+  PassTiles tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass, bool with_tokens,
+                     bool listed = true) const;
   uint64_t q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
   uint64_t compute_ps(const PlannedTile& tile) const;
   uint64_t page_time_ps(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;

@@ -65,6 +65,7 @@ class KvPlacement {
   uint64_t appended_capacity() const { return appended_capacity_; }
   const trace::ModelShape& shape() const { return shape_; }
   const nand::FlashConfig& flash() const { return flash_; }
+  const nand::Layout& layout() const { return layout_; }
 
   // Token tiles per layer of a region (ceil(tokens / T)).
   uint64_t tiles_per_layer(trace::KvRegion region) const;

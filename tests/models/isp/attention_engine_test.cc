@@ -450,5 +450,37 @@ TEST(AttentionLadder, FusedPerChannelAndDramLessStepsOnOneLayer) {
   EXPECT_GT(systems[2].engine->dram_bytes(), 0u);
 }
 
+// A pass's tiles come in runs alike in all but their place: here 4 token tiles
+// of 2 KV heads, the second holding the one substitute, then the supplied own
+// token's tile.
+TEST(AttentionEngine, PassTilesComeInRunsOfAlikeTilesOnConsecutiveChannels) {
+  const trace::ModelShape s = shape(2, 2);
+  Rig rig(2, 2, s, 4 * 32, 4, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
+  const trace::BitVector mask = testing::mask_of(4 * 32, {40});
+  AttentionWork w = work(s, 1, 4 * 32, 0, 2);
+  w.hkvd_mask = &mask;
+  const PassTiles pass = rig.engine.pass_tiles(w, 0);
+  ASSERT_EQ(pass.tiles.size(), 10u);
+  ASSERT_EQ(pass.runs.size(), 4u);
+  const std::vector<std::pair<size_t, uint64_t>> want = {{0, 2}, {2, 2}, {4, 4}, {8, 2}};
+  for (size_t r = 0; r < want.size(); ++r) {
+    EXPECT_EQ(pass.runs[r].first, want[r].first) << "run " << r;
+    EXPECT_EQ(pass.runs[r].count, want[r].second) << "run " << r;
+    const PlannedTile& first = pass.tiles[pass.runs[r].first];
+    for (uint64_t k = 0; k < pass.runs[r].count; ++k) {
+      const PlannedTile& tile = pass.tiles[pass.runs[r].first + k];
+      EXPECT_EQ(tile.in_flash, first.in_flash);
+      EXPECT_EQ(tile.filter.kept, first.filter.kept);
+      EXPECT_EQ(tile.filter.substituted, first.filter.substituted);
+      EXPECT_EQ(tile.cost.cycles, first.cost.cycles);
+      EXPECT_EQ(tile.cost.energy_pj, first.cost.energy_pj);
+      EXPECT_EQ(tile.channel, (first.channel + k) % 2) << "run " << r << " tile " << k;
+    }
+  }
+  EXPECT_EQ(pass.tiles[2].filter.substituted, 1u);
+  EXPECT_EQ(pass.tiles[0].filter.substituted, 0u);
+  EXPECT_FALSE(pass.tiles[8].in_flash);
+}
+
 }  // namespace
 }  // namespace ispsim::isp
