@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/last_value.h"
+#include "common/recent_outcomes.h"
 #include "common/sorted_runs.h"
 
 namespace ispsim::isp {
@@ -827,32 +828,10 @@ struct AttentionEngine::PassOutcome {
   core::ClockUse dram, bus, central, reduction;  // requests = 0: not booked
 };
 
-// The outcomes of recent passes by key. Within a decode step every layer runs
-// an op of the same counts on pages of the same channel/die/plane pattern,
-// most of them from the same state, so most passes are looked up, not
-// scheduled. Bounded: the oldest entry goes first.
-class AttentionEngine::PassMemo {
- public:
-  static constexpr size_t kEntries = 8;
-  // The outcome kept for `key`, or null.
-  PassOutcome* find(const PassKey& key) {
-    for (Entry& e : entries_)
-      if (e.key == key) return &e.outcome;
-    return nullptr;
-  }
-  PassOutcome& insert(PassKey key, PassOutcome outcome) {
-    if (entries_.size() == kEntries) entries_.erase(entries_.begin());
-    entries_.push_back({std::move(key), std::move(outcome)});
-    return entries_.back().outcome;
-  }
-
- private:
-  struct Entry {
-    PassKey key;
-    PassOutcome outcome;
-  };
-  std::vector<Entry> entries_;
-};
+// Recent passes' outcomes by key. Within a decode step every layer runs an op
+// of the same counts on pages of the same channel/die/plane pattern, most of
+// them from the same state, so most passes are looked up, not scheduled.
+class AttentionEngine::PassMemo : public RecentOutcomes<PassKey, PassOutcome> {};
 
 AttentionEngine::PassKey AttentionEngine::pass_key(uint64_t stream_start_ps, uint64_t start_ps,
                                                    const std::vector<uint64_t>& die_ready) const {

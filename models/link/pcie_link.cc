@@ -65,13 +65,13 @@ sc_core::sc_time PcieLink::transfer(Direction direction, uint64_t bytes, Purpose
   return completion;
 }
 
-void PcieLink::book(Direction direction, const core::FcfsClock& clock, Purpose purpose, uint64_t bytes,
+void PcieLink::book(Direction direction, const core::ClockUse& use, Purpose purpose, uint64_t bytes,
                     Purpose other_purpose, uint64_t first_start_ps, double energy_pj) {
-  server(direction).book(clock);
+  server(direction).book(use);
   bytes_by_purpose_[static_cast<int>(direction)][static_cast<int>(purpose)] += bytes;
-  bytes_by_purpose_[static_cast<int>(direction)][static_cast<int>(other_purpose)] += clock.bytes() - bytes;
+  bytes_by_purpose_[static_cast<int>(direction)][static_cast<int>(other_purpose)] += use.bytes - bytes;
   energy_pj_ += energy_pj;
-  if (ledger_ && clock.bytes() > 0) ledger_->add(name(), energy_pj * 1e-12, first_start_ps, clock.free_ps());
+  if (ledger_ && use.bytes > 0) ledger_->add(name(), energy_pj * 1e-12, first_start_ps, use.free_ps);
 }
 
 sc_core::sc_time PcieLink::free_at(Direction direction) const { return server(direction).free_at(); }

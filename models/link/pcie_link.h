@@ -80,14 +80,14 @@ class PcieLink : public sc_core::sc_module {
 
   // Transfers scheduled ahead without events (the aggregated streaming mode):
   // submit them to clock(direction) with occupancy_ps(bytes), then book()
-  // counts them (`bytes` of `purpose`, the rest of the clock's bytes as
+  // counts the clock's use() (`bytes` of `purpose`, the rest of its bytes as
   // `other_purpose`; `energy_pj` in one ledger record from `first_start_ps` to
-  // the end of the clock's last occupancy) and keeps the direction busy until then.
+  // the end of its last occupancy) and keeps the direction busy until then.
   core::FcfsClock clock(Direction direction) const { return core::FcfsClock(server(direction)); }
   uint64_t occupancy_ps(uint64_t bytes) const { return config_.occupancy(bytes).value(); }
   double energy_pj(uint64_t bytes) const { return config_.energy_pj(bytes); }
-  void book(Direction direction, const core::FcfsClock& clock, Purpose purpose, uint64_t bytes,
-            Purpose other_purpose, uint64_t first_start_ps, double energy_pj);
+  void book(Direction direction, const core::ClockUse& use, Purpose purpose, uint64_t bytes, Purpose other_purpose,
+            uint64_t first_start_ps, double energy_pj);
 
   // Waveforms of both directions (outstanding transfers).
   void trace(vcd::Writer& writer);

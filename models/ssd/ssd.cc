@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 #include "common/error.h"
 #include "common/last_value.h"
+#include "common/recent_outcomes.h"
 #include "common/sorted_runs.h"
 #include "models/isp/register_all.h"
 
@@ -69,6 +71,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   sensitive << timer_event_;
   dont_initialize();
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash_.config());
+  read_memo_ = std::make_unique<ReadMemo>();
   engine_->set_aggregated(config_.aggregated_streams);
   engine_->set_aggregated_stream_hook([this](bool streaming) { jobs_.hold_programs(streaming); });
   engine_->set_aggregation_gate([this] { return flash_free_for_aggregation(); });
@@ -271,54 +274,166 @@ void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t usef
   });
 }
 
+// What an aggregated host read's outcome depends on: its pages' places in the
+// channel/die/plane cycle and sizes, in runs of consecutive pages (a layer's
+// range of KV), and the state it starts in, relative to its start (its
+// arithmetic is max and +, as an aggregated pass's).
+struct Ssd::ReadKey {
+  struct Run {
+    unsigned channel = 0, die = 0, plane = 0;  // of its first page
+    uint32_t entries = 0;
+    uint64_t count = 0;
+    bool operator==(const Run& o) const {
+      return std::tie(channel, die, plane, entries, count) == std::tie(o.channel, o.die, o.plane, o.entries, o.count);
+    }
+  };
+  std::vector<Run> runs;
+  uint64_t useful_bytes = 0;
+  std::vector<uint64_t> die_ready_ps, channel_free_ps;
+  uint64_t bus_free_ps = 0, pcie_free_ps = 0;
+  bool operator==(const ReadKey& o) const {
+    return std::tie(runs, useful_bytes, die_ready_ps, channel_free_ps, bus_free_ps, pcie_free_ps) ==
+           std::tie(o.runs, o.useful_bytes, o.die_ready_ps, o.channel_free_ps, o.bus_free_ps, o.pcie_free_ps);
+  }
+};
+
+// What an aggregated host read does, its times relative to its start.
+struct Ssd::ReadOutcome {
+  std::vector<uint64_t> die_pages, die_senses, die_last_out_ps;  // by channel x die
+  uint64_t last_arrival_ps = 0, completions_ps = 0, first_pcie_start_ps = 0;
+  uint64_t kv_bytes = 0, cqe_bytes = 0;
+  core::ClockUse bus, pcie;
+  double pcie_pj = 0;
+};
+
+class Ssd::ReadMemo : public RecentOutcomes<ReadKey, ReadOutcome> {};
+
+Ssd::ReadKey Ssd::read_key(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
+                           const std::vector<uint64_t>& die_ready) {
+  auto relative = [&](uint64_t t) { return t > start ? t - start : 0; };
+  ReadKey key;
+  nand::PageAddress next;  // where the run's next page would be
+  for (const auto& ref : pages) {
+    const nand::PageAddress& a = ref.address;
+    if (!key.runs.empty() && ref.entries == key.runs.back().entries && a.channel == next.channel &&
+        a.die == next.die && a.plane == next.plane) {
+      ++key.runs.back().count;
+    } else {
+      key.runs.push_back({a.channel, a.die, a.plane, ref.entries, 1});
+    }
+    next = a;
+    placement_->layout().next(next);
+  }
+  key.useful_bytes = useful_bytes;
+  for (uint64_t t : die_ready) key.die_ready_ps.push_back(relative(t));
+  for (unsigned c = 0; c < flash_.config().channels; ++c)
+    key.channel_free_ps.push_back(relative(flash_.channel(c).data_ins_end_ps(start)));
+  key.bus_free_ps = relative(core::FcfsClock(bus_).free_ps());
+  key.pcie_free_ps = relative(nvme_.link().clock(link::Direction::DEVICE_TO_HOST).free_ps());
+  return key;
+}
+
 void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes,
                                 Done done, FlashJobQueue::Done release) {
   const uint64_t start = now_ps();
   const uint64_t energy_ticket = hold_energy(start);
   const uint64_t page_bytes = flash_.config().page_bytes;
-  const uint64_t head_bytes = isp::kv_bytes_per_token_head(placement_->shape());
   const uint64_t n = pages.size();
   jobs_.hold_programs(true);  // until the flash is released (the schedule assumes the dies are ours)
-  std::vector<nand::PageAddress> addresses;
-  addresses.reserve(n);
-  for (const auto& ref : pages) {
-    flash_.check_address(ref.address, "ssd host read", addresses.size());
-    addresses.push_back(ref.address);
-  }
+  for (size_t i = 0; i < n; ++i) flash_.check_address(pages[i].address, "ssd host read", i);
   host_read_pages_ += n;
   ++aggregated_reads_;
 
-  // The flash: when each page is at the controller (die-level pipeline, the
-  // controller's read buffer never full), channel after channel. A program
-  // under way on a die the read needs is suspended for it (or waited for).
+  // A program under way on a die the read needs is suspended for it (or waited for).
   const unsigned dies = flash_.config().dies_per_channel;
   std::vector<uint64_t> die_ready(size_t(flash_.config().channels) * dies, UINT64_MAX);
-  for (const nand::PageAddress& a : addresses) {
-    uint64_t& ready = die_ready[size_t(a.channel) * dies + a.die];
-    if (ready == UINT64_MAX) ready = flash_.die(a.channel, a.die).suspend_for_stream(start);
+  for (const auto& ref : pages) {
+    uint64_t& ready = die_ready[size_t(ref.address.channel) * dies + ref.address.die];
+    if (ready == UINT64_MAX) ready = flash_.die(ref.address.channel, ref.address.die).suspend_for_stream(start);
   }
+  ReadKey key = read_key(pages, useful_bytes, start, die_ready);
+  const ReadOutcome* outcome = read_memo_->find(key);
+  if (outcome != nullptr) {
+    ++reused_reads_;
+  } else {
+    outcome = &read_memo_->insert(std::move(key), schedule_read(pages, useful_bytes, start, die_ready));
+  }
+  const ReadOutcome& out = *outcome;
+
+  std::vector<uint64_t> by_die_pages(dies), by_die_senses(dies);
+  for (unsigned c = 0; c < flash_.config().channels; ++c) {
+    for (unsigned d = 0; d < dies; ++d) {
+      const size_t die = size_t(c) * dies + d;
+      by_die_pages[d] = out.die_pages[die];
+      by_die_senses[d] = out.die_senses[die];
+      if (by_die_pages[d] > 0) flash_.die(c, d).resume_after_stream(start + out.die_last_out_ps[die]);
+    }
+    flash_.account_aggregated_reads(c, by_die_pages, by_die_senses);
+  }
+  kv_read_bytes_ += out.kv_bytes;
+  // The bus is not held: its other users (appends, program batches) see it as
+  // the read found it (the read's bus share is small next to PCIe's).
+  core::ClockUse bus = out.bus;
+  bus.free_ps += start;
+  bus_.book(bus, /*hold=*/false);
+  core::ClockUse pcie = out.pcie;
+  pcie.free_ps += start;
+  nvme_.link().book(link::Direction::DEVICE_TO_HOST, pcie, link::Purpose::KV_READ, pcie.bytes - out.cqe_bytes,
+                    link::Purpose::NVME_COMPLETION,
+                    out.first_pcie_start_ps == UINT64_MAX ? UINT64_MAX : start + out.first_pcie_start_ps, out.pcie_pj);
+
+  // The flash is released when the last page is at the controller; the host's
+  // completion handling follows the CQEs.
+  at(start + out.last_arrival_ps, [this, n, page_bytes, start, energy_ticket, release = std::move(release)] {
+    record_nand(n, 0, n * page_bytes, start);
+    record(kBus, double(n * page_bytes) * config_.bus_joules_per_byte, start);
+    release_energy(energy_ticket);
+    jobs_.hold_programs(false);
+    release();
+  });
+  at(start + out.completions_ps, [this, done = std::move(done)] {
+    host_completion_.submit(sc_core::SC_ZERO_TIME, 0, [this, done] { end_call(done); });
+  });
+}
+
+// The flash: when each page is at the controller (die-level pipeline, the
+// controller's read buffer never full), channel after channel; then each page
+// crosses the internal bus (whole page) and PCIe (its useful bytes), then the
+// CQEs. Changes nothing but scratch buffers.
+Ssd::ReadOutcome Ssd::schedule_read(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes,
+                                    uint64_t start, const std::vector<uint64_t>& die_ready) {
+  const uint64_t page_bytes = flash_.config().page_bytes;
+  const uint64_t head_bytes = isp::kv_bytes_per_token_head(placement_->shape());
+  const unsigned dies = flash_.config().dies_per_channel;
+  ReadOutcome out;
+  std::vector<nand::PageAddress> addresses;
+  addresses.reserve(pages.size());
+  for (const auto& ref : pages) addresses.push_back(ref.address);
   std::vector<std::pair<uint64_t, uint32_t>> arrivals;  // (time, page index)
-  arrivals.reserve(n);
+  arrivals.reserve(pages.size());
   std::vector<size_t> runs{0};  // each channel's arrivals are in time order
+  out.die_pages.assign(size_t(flash_.config().channels) * dies, 0);
+  out.die_senses = out.die_pages;
+  out.die_last_out_ps = out.die_pages;
   schedule_->assign(addresses);
   for (unsigned c = 0; c < flash_.config().channels; ++c) {
-    schedule_->run(c, start, 0, {}, 0, &die_ready[size_t(c) * dies],
-                   flash_.channel(c).data_ins_end_ps(start));
+    schedule_->run(c, start, 0, {}, 0, &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(start));
     for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
       arrivals.emplace_back(p.arrival_ps, p.index);
-    flash_.account_aggregated_reads(c, schedule_->pages_by_die(), schedule_->senses_by_die());
-    for (unsigned d = 0; d < dies; ++d)
-      if (schedule_->pages_by_die()[d] > 0) flash_.die(c, d).resume_after_stream(schedule_->last_out_by_die()[d]);
+    for (unsigned d = 0; d < dies; ++d) {
+      const size_t die = size_t(c) * dies + d;
+      out.die_pages[die] = schedule_->pages_by_die()[d];
+      out.die_senses[die] = schedule_->senses_by_die()[d];
+      if (out.die_pages[die] > 0) out.die_last_out_ps[die] = schedule_->last_out_by_die()[d] - start;
+    }
     runs.push_back(arrivals.size());
   }
   merge_sorted_runs(arrivals, std::move(runs), [](const auto& a, const auto& b) { return a.first < b.first; });
 
-  // Each page: the internal bus (whole page), then its useful bytes device->host.
   link::PcieLink& link = nvme_.link();
   core::FcfsClock bus(bus_);
   core::FcfsClock pcie = link.clock(link::Direction::DEVICE_TO_HOST);
   uint64_t last_arrival = start, last_to_host = start, first_pcie_start = UINT64_MAX;
-  double pcie_pj = 0;
   // Pages of a read are mostly full: a size's PCIe time and energy are kept while it repeats.
   LastValue<uint64_t, std::pair<uint64_t, double>> pcie_cost;
   for (const auto& [arrival, index] : arrivals) {
@@ -328,33 +443,23 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
     const uint64_t bytes = uint64_t(pages[index].entries) * head_bytes;
     const auto& [pcie_ps, page_pj] =
         pcie_cost.get(bytes, [&] { return std::make_pair(link.occupancy_ps(bytes), link.energy_pj(bytes)); });
-    kv_read_bytes_ += bytes;
+    out.kv_bytes += bytes;
     first_pcie_start = std::min(first_pcie_start, std::max(to_host, pcie.free_ps()));
     pcie.submit(to_host, pcie_ps, bytes);
-    pcie_pj += page_pj;
+    out.pcie_pj += page_pj;
   }
   // After the last page's hand-off to PCIe, the CQEs queue behind its data.
-  const uint64_t cqe = nvme_.io_overhead_bytes_device_to_host(useful_bytes);
-  pcie_pj += link.energy_pj(cqe);
-  const uint64_t completions_at = pcie.submit(last_to_host, link.occupancy_ps(cqe), cqe);
-  // The bus is not held: its other users (appends, program batches) see it as
-  // the read found it (the read's bus share is small next to PCIe's).
-  bus_.book(bus, /*hold=*/false);
-  link.book(link::Direction::DEVICE_TO_HOST, pcie, link::Purpose::KV_READ, pcie.bytes() - cqe,
-            link::Purpose::NVME_COMPLETION, first_pcie_start, pcie_pj);
-
-  // The flash is released when the last page is at the controller; the host's
-  // completion handling follows the CQEs.
-  at(last_arrival, [this, n, page_bytes, start, energy_ticket, release = std::move(release)] {
-    record_nand(n, 0, n * page_bytes, start);
-    record(kBus, double(n * page_bytes) * config_.bus_joules_per_byte, start);
-    release_energy(energy_ticket);
-    jobs_.hold_programs(false);
-    release();
-  });
-  at(completions_at, [this, done = std::move(done)] {
-    host_completion_.submit(sc_core::SC_ZERO_TIME, 0, [this, done] { end_call(done); });
-  });
+  out.cqe_bytes = nvme_.io_overhead_bytes_device_to_host(useful_bytes);
+  out.pcie_pj += link.energy_pj(out.cqe_bytes);
+  const uint64_t completions_at = pcie.submit(last_to_host, link.occupancy_ps(out.cqe_bytes), out.cqe_bytes);
+  out.last_arrival_ps = last_arrival - start;
+  out.completions_ps = completions_at - start;
+  out.first_pcie_start_ps = first_pcie_start == UINT64_MAX ? UINT64_MAX : first_pcie_start - start;  // (no page)
+  out.bus = bus.use();
+  out.bus.free_ps = out.bus.requests > 0 ? out.bus.free_ps - start : 0;
+  out.pcie = pcie.use();
+  out.pcie.free_ps -= start;
+  return out;
 }
 
 bool Ssd::flash_free_for_aggregation() const {

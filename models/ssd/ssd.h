@@ -164,6 +164,7 @@ class Ssd : public sc_core::sc_module {
   uint64_t bus_bytes() const { return bus_.bytes(); }              // everything, incl. attention
   uint64_t nvme_commands() const { return nvme_commands_.value(); }
   uint64_t aggregated_reads() const { return aggregated_reads_.value(); }  // host reads without page events
+  uint64_t reused_reads() const { return reused_reads_.value(); }  // of which looked up (read_pages_aggregated())
   uint64_t outstanding() const { return outstanding_; }
   uint64_t appended_entries(uint32_t layer) const { return layers_.at(layer).entries; }
 
@@ -189,8 +190,18 @@ class Ssd : public sc_core::sc_module {
   void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
   // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
   // transfers scheduled without page events (see README, "Stream models").
+  // A read whose pages and starting state (relative to its start) equal those
+  // of a recent one has its outcome, shifted in time: it is looked up, not
+  // scheduled (the layers of a decode step read alike).
   void read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, Done done,
                              FlashJobQueue::Done release);
+  struct ReadKey;
+  struct ReadOutcome;
+  class ReadMemo;
+  ReadKey read_key(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
+                   const std::vector<uint64_t>& die_ready);
+  ReadOutcome schedule_read(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
+                            const std::vector<uint64_t>& die_ready);
   // An aggregated stream may start: nothing under way on the flash but
   // programs whose pages are all issued (the stream suspends them).
   bool flash_free_for_aggregation() const;
@@ -242,6 +253,7 @@ class Ssd : public sc_core::sc_module {
   std::multimap<uint64_t, Done> timers_;  // at(): pending callbacks by time
   sc_core::sc_event timer_event_;
   std::unique_ptr<nand::PipelineSchedule> schedule_;  // aggregated host reads
+  std::unique_ptr<ReadMemo> read_memo_;               // their recent outcomes
 
   uint64_t outstanding_ = 0;
   uint64_t gemv_ps_ = 0;
@@ -270,6 +282,9 @@ class Ssd : public sc_core::sc_module {
   stats::Counter& host_read_pages_ = stats_.counter("host_read_pages", "count", "NAND pages sensed for host reads");
   stats::Counter& aggregated_reads_ = stats_.counter(
       "aggregated_reads", "count", "host reads scheduled without page events (stream_model = AGGREGATED, flash quiet)");
+  stats::Counter& reused_reads_ = stats_.counter(
+      "aggregated_reads_reused", "count",
+      "of aggregated_reads: reads whose outcome was that of a recent read with the same pages and start");
   stats::Counter& pages_programmed_ =
       stats_.counter("nand_pages_programmed", "count", "NAND pages programmed (appended KV)");
   stats::Counter& kv_read_bytes_ =

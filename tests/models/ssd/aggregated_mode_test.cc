@@ -132,6 +132,25 @@ TEST(AggregatedMode, HostReadsFinishAtThePageAccurateTimes) {
   EXPECT_EQ(aggregated.ssd.aggregated_reads(), 3u);
 }
 
+// Reads one after another, each from an idle drive: layers 0-5 read the same
+// pattern of pages (a layer's range begins at the same place of the
+// channel/die/plane cycle), so the aggregated drive schedules layer 0's and
+// looks the other five up; layer 6 reads one token less, and is scheduled.
+TEST(AggregatedMode, HostReadsAlikeAreLookedUpAndFinishAtThePageAccurateTimes) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
+  for (uint32_t layer = 0; layer < 7; ++layer) {
+    const uint64_t end = layer == 6 ? kContext - 1 : kContext;
+    for (Drive* d : {&accurate, &aggregated})
+      d->ssd.host_read(layer, trace::KV_REGION_PRECOMPUTED, 0, end, d->done(int(layer)));
+    sc_core::sc_start();
+  }
+  ASSERT_EQ(accurate.finished.size(), 7u);
+  expect_same(accurate, aggregated);
+  EXPECT_EQ(aggregated.ssd.aggregated_reads(), 7u);
+  EXPECT_EQ(aggregated.ssd.reused_reads(), 5u);
+}
+
 // One decode-shaped op (1 row, context + appended entries in flash, 1 supplied)
 // and one fused-prefill-shaped op (many rows, cascaded SIMD, several row chunks)
 // on each organisation.
