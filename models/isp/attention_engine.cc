@@ -1114,21 +1114,12 @@ void AttentionEngine::apply_pass(const PassOutcome& out, uint64_t stream_start_p
   const uint64_t mode_value = simd_mode_value(op.shape.mode);
   for (size_t s = 0; s < mode_signals_.size(); ++s)
     if (out.mode_set[s]) mode_signals_[s].set(mode_value);
-  const unsigned dies = flash_.config().dies_per_channel;
-  std::vector<uint64_t> pages(dies), senses(dies);
   op.supplied_end_ps.resize(channels_);
   for (unsigned c = 0; c < channels_; ++c) {
     op.supplied_end_ps[c] = base + out.supplied_end_ps[c];
     op.channel_last_page_ps[c] = out.channel_last_page_ps[c] == kNoStream ? 0 : base + out.channel_last_page_ps[c];
-    if (op.channel_pages_left[c] == 0) continue;
-    for (unsigned d = 0; d < dies; ++d) {
-      const size_t die = size_t(c) * dies + d;
-      pages[d] = out.die_pages[die];
-      senses[d] = out.die_senses[die];
-      if (pages[d] > 0) flash_.die(c, d).resume_after_stream(base + out.die_last_out_ps[die]);
-    }
-    flash_.account_aggregated_reads(c, pages, senses);
   }
+  flash_.end_aggregated_stream(out.die_pages, out.die_senses, out.die_last_out_ps, base);
   count_dram(out.dram_bytes);
   count_bus(out.bus_bytes);
   auto book = [&](core::Server& server, core::ClockUse use) {

@@ -61,6 +61,21 @@ void FlashArray::account_aggregated_reads(unsigned channel, const std::vector<ui
   ch.account_aggregated_transfers(pages);
 }
 
+void FlashArray::end_aggregated_stream(const std::vector<uint64_t>& pages, const std::vector<uint64_t>& senses,
+                                       const std::vector<uint64_t>& last_out_ps, uint64_t base_ps) {
+  const unsigned dies = config_.dies_per_channel;
+  std::vector<uint64_t> channel_pages(dies), channel_senses(dies);
+  for (unsigned c = 0; c < config_.channels; ++c) {
+    for (unsigned d = 0; d < dies; ++d) {
+      const size_t die = size_t(c) * dies + d;
+      channel_pages[d] = pages.at(die);
+      channel_senses[d] = senses.at(die);
+      if (channel_pages[d] > 0) this->die(c, d).resume_after_stream(base_ps + last_out_ps.at(die));
+    }
+    account_aggregated_reads(c, channel_pages, channel_senses);
+  }
+}
+
 void FlashArray::trace(vcd::Writer& writer) {
   for (auto& channel : channels_) channel->trace(writer);
 }

@@ -43,6 +43,11 @@ class FlashArray : public sc_core::sc_module {
   // in the die and channel statistics as if performed (vectors by die).
   void account_aggregated_reads(unsigned channel, const std::vector<uint64_t>& pages_by_die,
                                 const std::vector<uint64_t>& senses_by_die);
+  // The end of an aggregated stream on every channel (vectors by channel x
+  // die): its reads counted, and each die that had pages resumes its program
+  // when its last page was out (`base_ps` + last_out_ps).
+  void end_aggregated_stream(const std::vector<uint64_t>& pages, const std::vector<uint64_t>& senses,
+                             const std::vector<uint64_t>& last_out_ps, uint64_t base_ps);
 
  private:
   const FlashConfig config_;

@@ -360,16 +360,7 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   }
   const ReadOutcome& out = *outcome;
 
-  std::vector<uint64_t> by_die_pages(dies), by_die_senses(dies);
-  for (unsigned c = 0; c < flash_.config().channels; ++c) {
-    for (unsigned d = 0; d < dies; ++d) {
-      const size_t die = size_t(c) * dies + d;
-      by_die_pages[d] = out.die_pages[die];
-      by_die_senses[d] = out.die_senses[die];
-      if (by_die_pages[d] > 0) flash_.die(c, d).resume_after_stream(start + out.die_last_out_ps[die]);
-    }
-    flash_.account_aggregated_reads(c, by_die_pages, by_die_senses);
-  }
+  flash_.end_aggregated_stream(out.die_pages, out.die_senses, out.die_last_out_ps, start);
   kv_read_bytes_ += out.kv_bytes;
   // The bus is not held: its other users (appends, program batches) see it as
   // the read found it (the read's bus share is small next to PCIe's).

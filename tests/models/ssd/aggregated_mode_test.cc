@@ -151,17 +151,23 @@ TEST(AggregatedMode, HostReadsAlikeAreLookedUpAndFinishAtThePageAccurateTimes) {
   EXPECT_EQ(aggregated.ssd.reused_reads(), 5u);
 }
 
+// An HKVD mask over the context with positions first, first + step, ... set.
+trace::BitVector every_nth(uint64_t first, uint64_t step) {
+  trace::BitVector mask;
+  mask.set_bit_length(kContext);
+  std::string bits(kContext / 8, '\0');
+  for (uint64_t i = first; i < kContext; i += step) bits[i / 8] |= char(1u << (i % 8));
+  mask.set_bits(bits);
+  return mask;
+}
+
 // One decode-shaped op (1 row, context + appended entries in flash, 1 supplied)
 // and one fused-prefill-shaped op (many rows, cascaded SIMD, several row chunks)
 // on each organisation.
 void attention_ops(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
   Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
   Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
-  trace::BitVector mask;
-  mask.set_bit_length(kContext);
-  std::string bits(kContext / 8, '\0');
-  for (uint64_t i = 0; i < kContext; i += 7) bits[i / 8] |= char(1u << (i % 8));
-  mask.set_bits(bits);
+  const trace::BitVector mask = every_nth(0, 7);
   const uint64_t substitutes = (kContext + 6) / 7;
   isp::AttentionWork fused;
   fused.layer = 3;
@@ -206,11 +212,7 @@ TEST(AggregatedMode, CentralizedAttentionMatchesPageAccurate) {
 void decode_step(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
   Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
   Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
-  trace::BitVector mask;
-  mask.set_bit_length(kContext);
-  std::string bits(kContext / 8, '\0');
-  for (uint64_t i = 3; i < kContext; i += 11) bits[i / 8] |= char(1u << (i % 8));
-  mask.set_bits(bits);
+  const trace::BitVector mask = every_nth(3, 11);
   const uint64_t substitutes = (kContext - 3 + 10) / 11;
   isp::AttentionWork decode;
   decode.shape = opt13b();
