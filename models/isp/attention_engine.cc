@@ -883,13 +883,6 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   const uint64_t start = now_ps();  // the command: supplied tiles and the consumers start here
   if (stream_hook_ && stream_start_ps == start) stream_hook_(true);  // (a prefetch told it already)
   ++aggregated_passes_;
-  if (!reuse_passes_) {
-    if (!op.tiles.listed) {
-      recycle(op.tiles);
-      op.tiles = tiles_of(op.work, op.shape, op.pass, false);
-    }
-    return apply_pass(schedule_pass(stream_start_ps, start, die_ready), stream_start_ps, start);
-  }
   PassKey key = pass_key(stream_start_ps, start, die_ready);
   if (const PassOutcome* kept = pass_memo_->find(key)) {
     ++reused_passes_;

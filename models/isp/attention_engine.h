@@ -274,11 +274,9 @@ class AttentionEngine : public sc_core::sc_module {
   void set_aggregated_stream_hook(std::function<void(bool)> hook) { stream_hook_ = std::move(hook); }
   bool aggregated() const { return aggregated_; }
   uint64_t aggregated_passes() const { return aggregated_passes_.value(); }
-  // An aggregated pass whose tiles (as far as timing goes) and starting state
-  // (relative to its stream's start) equal those of a recent one has that
-  // pass's outcome, shifted in time: it is looked up, not scheduled. On by default; off, every
-  // pass is scheduled (tests compare the two).
-  void set_reuse_passes(bool reuse) { reuse_passes_ = reuse; }
+  // Of aggregated_passes(): passes whose tiles (as far as timing goes) and
+  // starting state (relative to their stream's start) equal those of a recent
+  // one, so that they take its outcome shifted in time, not a new schedule.
   uint64_t reused_passes() const { return reused_passes_.value(); }
 
   // The IspParams fields the engine itself reads (the scratchpad's page
@@ -413,7 +411,6 @@ class AttentionEngine : public sc_core::sc_module {
   std::vector<uint64_t> step_compute_ps_;  // by tile: central SIMD time (CENTRALIZED)
   class PassMemo;
   std::unique_ptr<PassMemo> pass_memo_;  // aggregated passes' outcomes, see schedule_pass()
-  bool reuse_passes_ = true;
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode
