@@ -493,6 +493,27 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
   return out;
 }
 
+template <typename Visit>
+void AttentionEngine::for_each_tile(const PassTiles& pass, size_t first_run, size_t end_run, uint64_t first_index,
+                                    Visit visit) const {
+  const bool per_channel = organization_ == Organization::PER_CHANNEL;
+  uint64_t index = first_index;
+  for (size_t r = first_run; r < end_run; ++r) {
+    const PlannedTile& first = pass.tiles[pass.runs[r].first];
+    nand::PageAddress address = first.address;
+    unsigned channel = first.channel;
+    for (uint64_t k = 0; k < pass.runs[r].count; ++k, ++index) {
+      visit(first, index, address, channel);
+      if (first.in_flash) {  // a run's pages follow each other in the layout
+        placement_.layout().next(address);
+        channel = address.channel;
+      } else if (per_channel) {  // supplied tile k -> channel k mod C
+        channel = channel + 1 == channels_ ? 0 : channel + 1;
+      }
+    }
+  }
+}
+
 void AttentionEngine::recycle(PassTiles& tiles) {
   spare_.tiles = std::move(tiles.tiles);
   spare_.runs = std::move(tiles.runs);
@@ -888,10 +909,6 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
     ++reused_passes_;
     return apply_pass(*kept, stream_start_ps, start);
   }
-  if (!op.tiles.listed) {  // scheduled anew: every tile is needed
-    recycle(op.tiles);
-    op.tiles = tiles_of(op.work, op.shape, op.pass, false);
-  }
   apply_pass(pass_memo_->insert(std::move(key), schedule_pass(stream_start_ps, start, die_ready)), stream_start_ps,
              start);
 }
@@ -904,21 +921,31 @@ AttentionEngine::PassOutcome AttentionEngine::schedule_pass(uint64_t stream_star
                                                             const std::vector<uint64_t>& die_ready) {
   const Op& op = *op_;
   const PassTiles& pass = op.tiles;
-  if (!pass.listed) throw std::logic_error("AttentionEngine: a pass scheduled from its runs only");
   const uint64_t row_heads = pass.row_heads_per_tile;
   const uint32_t act_bits = op.shape.act_bits;
   const bool per_channel = organization_ == Organization::PER_CHANNEL;
   PassOutcome out;
 
+  // A tile's time depends on its cycles and whether it is computed (its Q rows).
+  LastValue<std::pair<uint64_t, bool>, uint64_t> tile_times;
+  auto tile_time = [&](const PlannedTile& tile) {
+    return tile_times.get({tile.cost.cycles, tile.filter.kept > 0},
+                          [&] { return page_time_ps(tile, row_heads, act_bits); });
+  };
+  // The tiles come from the pass's runs (it need not be listed): the NAND
+  // pages' runs, then from `supplied_run` on the supplied tiles'.
+  size_t supplied_run = 0;
+  while (supplied_run < pass.runs.size() && pass.tiles[pass.runs[supplied_run].first].in_flash) ++supplied_run;
+  const size_t all_runs = pass.runs.size();
   // Supplied tiles: each channel computes its own first (PER_CHANNEL).
   std::vector<uint64_t> supplied_end(channels_, start);
   out.mode_set.assign(mode_signals_.size(), 0);
   if (per_channel) {
-    for (uint64_t i = op.nand_tiles; i < pass.tiles.size(); ++i) {
-      const PlannedTile& tile = pass.tiles[i];
-      supplied_end[tile.channel] += page_time_ps(tile, row_heads, act_bits);
-      out.mode_set[tile.channel] = 1;
-    }
+    for_each_tile(pass, supplied_run, all_runs, op.nand_tiles,
+                  [&](const PlannedTile& tile, uint64_t, const nand::PageAddress&, unsigned channel) {
+                    supplied_end[channel] += tile_time(tile);
+                    out.mode_set[channel] = 1;
+                  });
     for (unsigned c = 0; c < channels_; ++c)
       if (op.channel_pages_left[c] > 0) out.mode_set[c] = 1;
   } else {
@@ -936,21 +963,15 @@ AttentionEngine::PassOutcome AttentionEngine::schedule_pass(uint64_t stream_star
   std::vector<size_t> merge_runs{0};  // where each sorted run of merge_times begins
   // What the schedule and the steps ask of each page, read from the tiles in
   // one sweep: a channel's pages are far apart in the tile list.
-  // A tile's time depends on its cycles and whether it is computed (its Q rows).
-  LastValue<std::pair<uint64_t, bool>, uint64_t> tile_times;
-  auto tile_time = [&](const PlannedTile& tile) {
-    return tile_times.get({tile.cost.cycles, tile.filter.kept > 0},
-                          [&] { return page_time_ps(tile, row_heads, act_bits); });
-  };
   stream_pages_.clear();
   stream_page_ps_.clear();
   stream_page_computed_.clear();
-  for (uint64_t i = 0; i < op.nand_tiles; ++i) {
-    const PlannedTile& tile = pass.tiles[i];
-    stream_pages_.push_back(tile.address);
-    stream_page_computed_.push_back(tile.filter.kept > 0);
-    if (per_channel) stream_page_ps_.push_back(tile_time(tile));
-  }
+  for_each_tile(pass, 0, supplied_run, 0,
+                [&](const PlannedTile& tile, uint64_t, const nand::PageAddress& address, unsigned) {
+                  stream_pages_.push_back(address);
+                  stream_page_computed_.push_back(tile.filter.kept > 0);
+                  if (per_channel) stream_page_ps_.push_back(tile_time(tile));
+                });
   schedule_->assign(stream_pages_);
   const unsigned dies = flash_.config().dies_per_channel;
   out.channel_last_page_ps.assign(channels_, 0);
@@ -992,18 +1013,20 @@ AttentionEngine::PassOutcome AttentionEngine::schedule_pass(uint64_t stream_star
     }
     merge_runs.push_back(merge_times.size());
   }
-  for (uint64_t i = op.nand_tiles; i < pass.tiles.size(); ++i) {
-    const PlannedTile& tile = pass.tiles[i];
-    if (!per_channel) {
-      steps.push(start, StepQueue::kPageReadBack, uint32_t(i));  // in controller DRAM already
-    } else if (tile.filter.kept > 0) {
-      if (sram_merges) {
-        merge_times.push_back(supplied_end[tile.channel]);
-      } else {
-        steps.push(supplied_end[tile.channel], StepQueue::kPartial, uint32_t(i));
-      }
-    }
-  }
+  uint64_t tile_count = op.nand_tiles;
+  for_each_tile(pass, supplied_run, all_runs, op.nand_tiles,
+                [&](const PlannedTile& tile, uint64_t i, const nand::PageAddress&, unsigned channel) {
+                  ++tile_count;
+                  if (!per_channel) {
+                    steps.push(start, StepQueue::kPageReadBack, uint32_t(i));  // in controller DRAM already
+                  } else if (tile.filter.kept > 0) {
+                    if (sram_merges) {
+                      merge_times.push_back(supplied_end[channel]);
+                    } else {
+                      steps.push(supplied_end[channel], StepQueue::kPartial, uint32_t(i));
+                    }
+                  }
+                });
 
   core::FcfsClock dram(dram_), bus(bus_), central(*central_simd_), reduction(*reduction_engine_);
   const ReductionCost partial = lse_.partial_cost(row_heads, op.shape.head_dim, act_bits);
@@ -1030,24 +1053,25 @@ AttentionEngine::PassOutcome AttentionEngine::schedule_pass(uint64_t stream_star
   // What each tile's steps need, read from the tiles in one sweep (the steps
   // visit them in arrival order, far apart in the list); the byte counters are
   // integers, so they are added here, in any order.
-  const size_t step_tiles = sram_merges ? 0 : pass.tiles.size();
+  const size_t step_tiles = sram_merges ? 0 : tile_count;
   step_bytes_.assign(step_tiles, 0);
   step_compute_ps_.assign(per_channel ? 0 : step_tiles, 0);
-  for (size_t i = 0; i < step_tiles; ++i) {
-    const PlannedTile& tile = pass.tiles[i];
-    if (per_channel) {  // a computed tile's Q comes from DRAM; its partial goes there and back
-      if (tile.filter.kept == 0) continue;
-      step_bytes_[i] = q_bytes(tile, row_heads, act_bits);
-      out.dram_bytes += step_bytes_[i] + 2 * partial.partial_bytes;
-      continue;
-    }
-    // CENTRALIZED: a NAND page crosses the bus into DRAM, then all but the page
-    // written is read back with Q and the state; a supplied tile is read whole.
-    const TileAccount& a = central_bytes(tile);
-    out.dram_bytes += a.dram_bytes;
-    if (tile.in_flash) out.bus_bytes += a.bus_bytes;
-    step_bytes_[i] = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
-    step_compute_ps_[i] = central_compute_ps(tile);
+  if (step_tiles > 0) {
+    for_each_tile(pass, 0, all_runs, 0, [&](const PlannedTile& tile, uint64_t i, const nand::PageAddress&, unsigned) {
+      if (per_channel) {  // a computed tile's Q comes from DRAM; its partial goes there and back
+        if (tile.filter.kept == 0) return;
+        step_bytes_[i] = q_bytes(tile, row_heads, act_bits);
+        out.dram_bytes += step_bytes_[i] + 2 * partial.partial_bytes;
+        return;
+      }
+      // CENTRALIZED: a NAND page crosses the bus into DRAM, then all but the page
+      // written is read back with Q and the state; a supplied tile is read whole.
+      const TileAccount& a = central_bytes(tile);
+      out.dram_bytes += a.dram_bytes;
+      if (tile.in_flash) out.bus_bytes += a.bus_bytes;
+      step_bytes_[i] = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
+      step_compute_ps_[i] = central_compute_ps(tile);
+    });
   }
   // Each step submits to the clock of its stage. The last stage (a merge on
   // the reduction engine, a compute on the central SIMD) is submitted at once,

@@ -337,6 +337,12 @@ class AttentionEngine : public sc_core::sc_module {
   static void take_work(Op& op, CheckedAttention checked);
   PassTiles tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass, bool with_tokens,
                      bool listed = true) const;
+  // The tiles of `pass`'s runs [first_run, end_run), in list order, whether the
+  // pass is listed or not: visit(tile, index, address, channel) with `tile` its
+  // run's first (alike in all but place) and `index` its place in the listing.
+  template <typename Visit>
+  void for_each_tile(const PassTiles& pass, size_t first_run, size_t end_run, uint64_t first_index,
+                     Visit visit) const;
   uint64_t q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
   uint64_t compute_ps(const PlannedTile& tile) const;
   uint64_t page_time_ps(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
