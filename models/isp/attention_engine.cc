@@ -67,6 +67,7 @@ constexpr uint64_t kNoStream = UINT64_MAX;
 struct AttentionEngine::Op {
   AttentionWork work;
   std::shared_ptr<const trace::BitVector> mask;  // work.hkvd_mask points into it (CheckedAttention)
+  std::shared_ptr<const StreamFilter> filter;   // over mask
   std::function<void(const AttentionTraffic&)> done;
   AttentionTraffic traffic;  // prefetched pages included
   Shape shape;
@@ -336,10 +337,25 @@ CheckedAttention AttentionEngine::check(const AttentionWork& work) const {
   s.head_dim = got.head_dim();
   s.kv_bits = got.kv_bits();
   s.act_bits = got.activation_bits();
-  FilterContext context;
-  context.context_tokens = work.context_tokens;
-  context.hkvd_mask = work.hkvd_mask;
-  s.substitutes = StreamFilter(isp_, context, s.where).substitutes();
+  // A layer's ops in decode share their mask: its last op's copy and filter
+  // serve while it stays the same.
+  if (last_checked_.size() < want.layers()) last_checked_.resize(want.layers());
+  Checked& last = last_checked_[work.layer];
+  if (work.hkvd_mask != nullptr && last.mask != nullptr && last.context_tokens == work.context_tokens &&
+      last.causal == work.causal && last.mask->bit_length() == work.hkvd_mask->bit_length() &&
+      last.mask->bits() == work.hkvd_mask->bits()) {
+    checked.mask_ = last.mask;
+    checked.filter_ = last.filter;
+  } else {
+    if (work.hkvd_mask != nullptr) checked.mask_ = std::make_shared<const trace::BitVector>(*work.hkvd_mask);
+    FilterContext context;
+    context.context_tokens = work.context_tokens;
+    context.hkvd_mask = checked.mask_.get();
+    context.causal = work.causal;
+    checked.filter_ = std::make_shared<const StreamFilter>(isp_, context, s.where);
+    last = {checked.mask_, checked.filter_, work.context_tokens, work.causal};
+  }
+  s.substitutes = checked.filter_->substitutes();
   s.appended_total = work.appended_tokens_in_flash + work.appended_tokens_supplied;
   if (s.substitutes > s.appended_total) {
     throw BadInput(s.where, "the HKVD mask selects " + std::to_string(s.substitutes) + " tokens but only " +
@@ -362,10 +378,7 @@ CheckedAttention AttentionEngine::check(const AttentionWork& work) const {
   s.mode = compute_->choose_mode(placement_.tokens_per_tile(),
                                  TileShape{s.rows_per_pass * s.group, s.head_dim, s.kv_bits, s.act_bits});
   checked.work_ = work;
-  if (work.hkvd_mask != nullptr) {
-    checked.mask_ = std::make_shared<const trace::BitVector>(*work.hkvd_mask);
-    checked.work_.hkvd_mask = checked.mask_.get();
-  }
+  checked.work_.hkvd_mask = checked.mask_.get();
   return checked;
 }
 
@@ -388,8 +401,8 @@ bool alike(const PlannedTile& a, const PlannedTile& b) {
 
 }  // namespace
 
-PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass,
-                                    bool with_tokens, bool listed) const {
+PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shape, const StreamFilter& op_filter,
+                                    uint64_t pass, bool with_tokens, bool listed) const {
   PassTiles out;
   // Storage of a finished pass, reused: a long op's tile list is megabytes, and
   // allocating it afresh for every pass costs more than filling it.
@@ -402,11 +415,7 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
   out.row_heads_per_tile = out.rows * shape.group;
   const uint64_t first_row_entry = shape.appended_total - work.query_rows + out.first_row;
 
-  FilterContext context;
-  context.context_tokens = work.context_tokens;
-  context.hkvd_mask = work.hkvd_mask;
-  context.causal = work.causal;
-  StreamFilter filter(isp_, context, shape.where);
+  StreamFilter filter = op_filter;
   for (uint64_t r = 0; r < out.rows; ++r) out.row_positions.push_back(filter.position_of_appended(first_row_entry + r));
   filter.set_max_row_position(out.row_positions.back());  // positions grow with the append index
 
@@ -523,7 +532,7 @@ PassTiles AttentionEngine::pass_tiles(const CheckedAttention& op, uint64_t pass,
   if (pass >= op.shape().passes) {
     throw std::logic_error("pass_tiles: pass " + std::to_string(pass) + " of " + std::to_string(op.shape().passes));
   }
-  return tiles_of(op.work(), op.shape(), pass, with_tokens);
+  return tiles_of(op.work(), op.shape(), *op.filter_, pass, with_tokens);
 }
 
 uint64_t AttentionEngine::q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const {
@@ -596,7 +605,7 @@ AttentionPlan AttentionEngine::plan(const CheckedAttention& op) const {
   p.rows_per_pass = shape.rows_per_pass;
   p.mode = shape.mode;
   for (uint64_t pass = 0; pass < shape.passes; ++pass) {
-    const PassTiles tiles = tiles_of(work, shape, pass, false);
+    const PassTiles tiles = tiles_of(work, shape, *op.filter_, pass, false);
     for (const PlannedTile& tile : tiles.tiles) {
       if (pass == 0) (tile.in_flash ? p.pages_per_pass : p.supplied_tiles) += 1;
       p.tokens_kept += tile.filter.kept;
@@ -623,6 +632,7 @@ void AttentionEngine::take_work(Op& op, CheckedAttention checked) {
   op.work = checked.work_;
   op.mask = std::move(checked.mask_);  // keeps work.hkvd_mask valid
   op.shape = std::move(checked.shape_);
+  op.filter = std::move(checked.filter_);
 }
 
 bool AttentionEngine::prefetched() const { return op_ != nullptr && op_->prefetched; }
@@ -639,7 +649,7 @@ void AttentionEngine::prefetch(CheckedAttention checked) {
   op_->prefetched = true;
   active_ = true;
   const bool aggregate = may_aggregate();
-  op_->tiles = tiles_of(op_->work, op_->shape, 0, false, /*listed=*/!aggregate);
+  op_->tiles = tiles_of(op_->work, op_->shape, *op_->filter, 0, false, /*listed=*/!aggregate);
   if (aggregate) {
     op_->aggregated_stream_ps = now_ps();  // run() schedules the stream from here
     claim_dies(now_ps());
@@ -700,7 +710,7 @@ void AttentionEngine::run(CheckedAttention checked, std::function<void(const Att
     if (retile) {
       const bool listed = op.tiles.listed;
       recycle(op.tiles);
-      op.tiles = tiles_of(op.work, op.shape, 0, false, listed);
+      op.tiles = tiles_of(op.work, op.shape, *op.filter, 0, false, listed);
     }
     if (op.aggregated_stream_ps != kNoStream) return run_pass_aggregated(op.aggregated_stream_ps);
     schedule_supplied();
@@ -728,7 +738,7 @@ void AttentionEngine::start_pass() {
   // Aggregated: only while nothing else uses the flash (no program under way);
   // otherwise the page events arbitrate with it.
   const bool aggregate = may_aggregate();
-  op_->tiles = tiles_of(op_->work, op_->shape, op_->pass, false, /*listed=*/!aggregate);
+  op_->tiles = tiles_of(op_->work, op_->shape, *op_->filter, op_->pass, false, /*listed=*/!aggregate);
   if (aggregate) {
     run_pass_aggregated(now_ps());
     return;
@@ -963,14 +973,16 @@ AttentionEngine::PassOutcome AttentionEngine::schedule_pass(uint64_t stream_star
   std::vector<size_t> merge_runs{0};  // where each sorted run of merge_times begins
   // What the schedule and the steps ask of each page, read from the tiles in
   // one sweep: a channel's pages are far apart in the tile list.
-  stream_pages_.clear();
-  stream_page_ps_.clear();
-  stream_page_computed_.clear();
+  // (Sized first and written by index: an address passed to push_back would
+  // leave the registers for the stack on every page.)
+  stream_pages_.resize(op.nand_tiles);
+  stream_page_ps_.resize(per_channel ? op.nand_tiles : 0);
+  stream_page_computed_.resize(op.nand_tiles);
   for_each_tile(pass, 0, supplied_run, 0,
-                [&](const PlannedTile& tile, uint64_t, const nand::PageAddress& address, unsigned) {
-                  stream_pages_.push_back(address);
-                  stream_page_computed_.push_back(tile.filter.kept > 0);
-                  if (per_channel) stream_page_ps_.push_back(tile_time(tile));
+                [&](const PlannedTile& tile, uint64_t i, const nand::PageAddress& address, unsigned) {
+                  stream_pages_[i] = address;
+                  stream_page_computed_[i] = tile.filter.kept > 0;
+                  if (per_channel) stream_page_ps_[i] = tile_time(tile);
                 });
   schedule_->assign(stream_pages_);
   const unsigned dies = flash_.config().dies_per_channel;

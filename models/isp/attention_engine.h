@@ -143,6 +143,7 @@ class CheckedAttention {
   AttentionWork work_;  // hkvd_mask points into mask_ (or is null)
   std::shared_ptr<const trace::BitVector> mask_;
   AttentionShape shape_;
+  std::shared_ptr<const StreamFilter> filter_;  // over mask_; each pass copies it with its rows
 };
 
 // The bytes one op moved (a prefetch's pages included), counted where they move
@@ -335,8 +336,8 @@ class AttentionEngine : public sc_core::sc_module {
   using Shape = AttentionShape;
   // Makes the checked op `op`'s.
   static void take_work(Op& op, CheckedAttention checked);
-  PassTiles tiles_of(const AttentionWork& work, const Shape& shape, uint64_t pass, bool with_tokens,
-                     bool listed = true) const;
+  PassTiles tiles_of(const AttentionWork& work, const Shape& shape, const StreamFilter& op_filter, uint64_t pass,
+                     bool with_tokens, bool listed = true) const;
   // The tiles of `pass`'s runs [first_run, end_run), in list order, whether the
   // pass is listed or not: visit(tile, index, address, channel) with `tile` its
   // run's first (alike in all but place) and `index` its place in the listing.
@@ -396,6 +397,13 @@ class AttentionEngine : public sc_core::sc_module {
   std::unique_ptr<core::Server> central_simd_;
   std::unique_ptr<Op> op_;
   mutable PassTiles spare_;  // a finished pass's storage, see tiles_of()
+  struct Checked {  // the last mask check() copied for a layer, and its filter
+    std::shared_ptr<const trace::BitVector> mask;
+    std::shared_ptr<const StreamFilter> filter;
+    uint64_t context_tokens = 0;
+    bool causal = true;
+  };
+  mutable std::vector<Checked> last_checked_;  // by layer
   void recycle(PassTiles& tiles);
   bool active_ = false;
   sc_core::sc_event supplied_event_;

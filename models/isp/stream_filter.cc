@@ -16,9 +16,13 @@ bool bit(const trace::BitVector& v, uint64_t i) {
 }  // namespace
 
 StreamFilter::StreamFilter(const IspConfig& config, const FilterContext& context, const std::string& where)
-    : config_(config), context_(context) {
+    : config_(config), context_(context), set_positions_(set_positions(context, where)) {}
+
+std::shared_ptr<const std::vector<uint64_t>> StreamFilter::set_positions(const FilterContext& context,
+                                                                         const std::string& where) {
+  auto positions = std::make_shared<std::vector<uint64_t>>();
   const trace::BitVector* mask = context.hkvd_mask;
-  if (mask == nullptr) return;
+  if (mask == nullptr) return positions;
   if (mask->bit_length() != context.context_tokens) {
     throw BadInput(where, "HKVD mask has " + std::to_string(mask->bit_length()) + " bits, expected one per context token (" +
                               std::to_string(context.context_tokens) + ")");
@@ -33,13 +37,14 @@ StreamFilter::StreamFilter(const IspConfig& config, const FilterContext& context
   // Byte by byte, set bits lowest first (bit i is bit i % 8 of byte i / 8); none past the length.
   const std::string& bytes = mask->bits();
   for (size_t b = 0; b < bytes.size(); ++b) {
-    for (unsigned v = uint8_t(bytes[b]); v != 0; v &= v - 1) set_positions_.push_back(b * 8 + __builtin_ctz(v));
+    for (unsigned v = uint8_t(bytes[b]); v != 0; v &= v - 1) positions->push_back(b * 8 + __builtin_ctz(v));
   }
+  return positions;
 }
 
 uint64_t StreamFilter::position_of_appended(uint64_t append_index) const {
-  const uint64_t h = set_positions_.size();
-  return append_index < h ? set_positions_[append_index] : context_.context_tokens + (append_index - h);
+  const uint64_t h = set_positions_->size();
+  return append_index < h ? (*set_positions_)[append_index] : context_.context_tokens + (append_index - h);
 }
 
 bool StreamFilter::is_substituted(uint64_t position) const {
@@ -64,7 +69,7 @@ FilterResult StreamFilter::precomputed_counts(uint64_t first_position, uint32_t 
   r.kept = uint32_t(visible_end - first_position);
   r.dropped = entries - r.kept;
   const auto rank = [&](uint64_t p) {
-    return std::lower_bound(set_positions_.begin(), set_positions_.end(), p) - set_positions_.begin();
+    return std::lower_bound(set_positions_->begin(), set_positions_->end(), p) - set_positions_->begin();
   };
   if (r.kept > 0) r.substituted = uint32_t(rank(visible_end) - rank(first_position));
   return r;
@@ -93,8 +98,8 @@ FilterResult StreamFilter::precomputed_page(uint64_t first_position, uint32_t en
       t.substituted = sub;
       if (sub) {
         // Append index of a substitute = its rank among the mask's set bits.
-        t.append_index = uint64_t(std::lower_bound(set_positions_.begin(), set_positions_.end(), p) -
-                                  set_positions_.begin());
+        t.append_index = uint64_t(std::lower_bound(set_positions_->begin(), set_positions_->end(), p) -
+                                  set_positions_->begin());
       }
       r.tokens.push_back(t);
     }
@@ -105,7 +110,7 @@ FilterResult StreamFilter::precomputed_page(uint64_t first_position, uint32_t en
 FilterResult StreamFilter::appended_page(uint64_t first_append_index, uint32_t entries, bool with_tokens) const {
   FilterResult r;
   r.cycles = cycles(entries);
-  const uint64_t h = set_positions_.size();
+  const uint64_t h = set_positions_->size();
   if (!with_tokens) {  // own entries k >= H sit at positions C + k - H, ascending
     const uint64_t end = first_append_index + entries;
     const uint64_t own = std::min(std::max(first_append_index, h), end);

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,7 @@ class StreamFilter {
   StreamFilter(const IspConfig& config, const FilterContext& context,
                const std::string& where = "stream filter");
 
-  uint64_t substitutes() const { return set_positions_.size(); }  // H
+  uint64_t substitutes() const { return set_positions_->size(); }  // H
   uint64_t position_of_appended(uint64_t append_index) const;
   bool is_substituted(uint64_t position) const;
   bool visible(uint64_t position) const;
@@ -78,12 +79,16 @@ class StreamFilter {
   void set_max_row_position(uint64_t position) { context_.max_row_position = position; }
 
  private:
+  static std::shared_ptr<const std::vector<uint64_t>> set_positions(const FilterContext& context,
+                                                                    const std::string& where);
   FilterResult precomputed_counts(uint64_t first_position, uint32_t entries) const;
   // The end of the visible prefix of positions [begin, end).
   uint64_t visible_before(uint64_t begin, uint64_t end) const;
   IspConfig config_;
   FilterContext context_;
-  std::vector<uint64_t> set_positions_;  // positions of the mask's set bits, ascending
+  // Positions of the mask's set bits, ascending; shared by copies, so that a
+  // pass's filter (its op's, with the rows' last position) costs no rescan.
+  std::shared_ptr<const std::vector<uint64_t>> set_positions_;
 };
 
 }  // namespace ispsim::isp
