@@ -124,12 +124,13 @@ int sc_main(int argc, char** argv) {
     for (uint64_t i = 0; i < pages; ++i) list.push_back(layout.address(i % layout.capacity_pages()));
     ispsim::nand::PipelineSchedule schedule(config);
     const uint64_t consume_ps = stream.consume_per_page.value();
+    const std::vector<uint64_t> page_ps(list.size(), consume_ps);
     t0 = Clock::now();
     c0 = std::clock();
     uint64_t end_ps = 0;
     schedule.assign(list);
     for (unsigned c = 0; c < config.channels; ++c) {
-      schedule.run(c, 0, stream.buffers_per_channel, [consume_ps](uint32_t, uint64_t) { return consume_ps; });
+      schedule.run(c, 0, stream.buffers_per_channel, page_ps.data());
       if (!schedule.pages_in_arrival_order().empty())
         end_ps = std::max(end_ps, schedule.pages_in_arrival_order().back().done_ps);
     }

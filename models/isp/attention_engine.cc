@@ -992,19 +992,10 @@ AttentionEngine::PassOutcome AttentionEngine::schedule_pass(uint64_t stream_star
   out.die_last_out_ps.assign(size_t(channels_) * dies, 0);
   for (unsigned c = 0; c < channels_; ++c) {
     if (op.channel_pages_left[c] == 0) continue;
-    bool first = true;
-    auto page_time = [&](uint32_t index, uint64_t asked_at) -> uint64_t {
-      if (!per_channel) return 0;
-      uint64_t t = stream_page_ps_[index];
-      if (first) {  // the channel's supplied tiles come first
-        first = false;
-        if (supplied_end[c] > asked_at) t += supplied_end[c] - asked_at;
-      }
-      return t;
-    };
-    // A prefetched stream started earlier; its consumers were held until now.
-    schedule_->run(c, stream_start_ps, isp_.precomputed_page_buffers, page_time, start,
-                   &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(stream_start_ps));
+    // A prefetched stream started earlier; its consumers were held until the
+    // command, and each computes its channel's supplied tiles first.
+    schedule_->run(c, stream_start_ps, isp_.precomputed_page_buffers, per_channel ? stream_page_ps_.data() : nullptr,
+                   supplied_end[c], &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(stream_start_ps));
     for (unsigned d = 0; d < dies; ++d) {
       const size_t die = size_t(c) * dies + d;
       out.die_pages[die] = schedule_->pages_by_die()[d];

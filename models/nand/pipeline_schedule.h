@@ -22,11 +22,13 @@
 //
 // Valid only while nothing else uses the channel's dies (no other reader, no
 // program to be issued): the caller checks that (FlashArray::quiet_but_programs()).
-// Cost: a few arithmetic operations per page, no allocation per page.
+// Cost: a few arithmetic operations per page, no allocation per page; a
+// channel whose pages, page times and start equal the previous channel's (its
+// pages' places in the list shifted by one constant) takes that schedule with
+// the places shifted, after one comparison per page.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "models/nand/flash_config.h"
@@ -41,27 +43,26 @@ class PipelineSchedule {
     uint64_t arrival_ps = 0;  // end of its data-out (the page is at the controller)
     uint64_t done_ps = 0;     // the consumer finished it (= arrival without a consumer)
   };
-  // Consumer time of a page (ps), asked when it arrives.
-  using PageTime = std::function<uint64_t(uint32_t index, uint64_t arrival_ps)>;
-
   explicit PipelineSchedule(const FlashConfig& config);
 
-  // Takes a stream's page list (kept by the caller until its last run()) and
-  // sorts its pages by channel and die, once for every channel's run().
+  // Takes a stream's page list and sorts its pages by channel and die, once
+  // for every channel's run().
   void assign(const std::vector<PageAddress>& pages);
   // Schedules the assigned pages that are on `channel`, the stream starting
   // at `start_ps`. `buffers` = 0: no consumer (data-outs never wait, done =
-  // arrival); otherwise the consumer's buffers and its page time. A consumer
-  // held until `consumer_from_ps` (an inter-layer prefetch: pages fill the
-  // buffers before the command) starts no page before then, and is asked the
-  // time of a page that arrived earlier at consumer_from_ps (PageConsumer::
-  // release()). The result, in arrival order, replaces pages_in_arrival_order().
+  // arrival); otherwise the consumer's buffers and its time for each page,
+  // `page_ps` by place in the list (null: 0). A consumer busy until
+  // `consumer_from_ps` (held by an inter-layer prefetch, PageConsumer::
+  // release(), or computing other tiles first) starts no page before then.
+  // The result, in arrival order, replaces pages_in_arrival_order().
   // `die_ready_ps` (by die of the channel, optional): a die senses no earlier
   // (a program it had under way is being suspended, Die::suspend_for_stream()).
   // No data-out starts before `channel_free_ps` (the data-ins of a program
   // batch queued ahead, Channel::data_ins_end_ps()).
-  void run(unsigned channel, uint64_t start_ps, unsigned buffers, const PageTime& page_time, uint64_t consumer_from_ps = 0, const uint64_t* die_ready_ps = nullptr,
-           uint64_t channel_free_ps = 0);
+  void run(unsigned channel, uint64_t start_ps, unsigned buffers, const uint64_t* page_ps,
+           uint64_t consumer_from_ps = 0, const uint64_t* die_ready_ps = nullptr, uint64_t channel_free_ps = 0);
+  // Of the runs since construction: those that took the previous channel's schedule.
+  uint64_t repeated_runs() const { return repeated_runs_; }
 
   const std::vector<Page>& pages_in_arrival_order() const { return out_; }
   // Multi-plane senses of the last run, by die of the channel.
@@ -71,23 +72,47 @@ class PipelineSchedule {
   const std::vector<uint64_t>& last_out_by_die() const { return last_out_; }
 
  private:
+  struct Queued {  // a page of a die's queue: its place in the list, its plane
+    uint32_t index;
+    uint32_t plane;
+  };
   struct Die {
-    const std::vector<uint32_t>* queue = nullptr;  // its page indices, list order
+    const std::vector<Queued>* queue = nullptr;  // its pages, list order
     size_t next = 0;              // next page of the queue to sense
-    bool sensing = false;
-    uint64_t sense_end = 0;
     bool data_valid = false;      // a sensed (or sensing) group in the data register
     size_t data_first = 0, data_count = 0;
     bool output_valid = false;
     size_t out_first = 0, out_count = 0, out_next = 0;
   };
+  // What a run's schedule depends on, besides its pages.
+  struct Start {
+    uint64_t start_ps, consumer_from_ps, channel_free_ps;
+    unsigned buffers;
+    const uint64_t* page_ps;
+    std::vector<uint64_t> die_ready_ps;
+    bool operator==(const Start& o) const {
+      return start_ps == o.start_ps && consumer_from_ps == o.consumer_from_ps &&
+             channel_free_ps == o.channel_free_ps && buffers == o.buffers && page_ps == o.page_ps &&
+             die_ready_ps == o.die_ready_ps;
+    }
+  };
+  // Whether `channel` with `start` is the last run's channel shifted: then
+  // pages_in_arrival_order() is made its own.
+  bool repeat_last_run(unsigned channel, const Start& start);
   void start_sense(Die& die, unsigned d, uint64_t now);
   void move_to_output(Die& die, unsigned d);
 
   const FlashConfig config_;
-  const std::vector<PageAddress>* pages_ = nullptr;
-  std::vector<std::vector<uint32_t>> queues_;  // by channel, then die
+  bool assigned_ = false;
+  static constexpr unsigned kNoRun = ~0u;
+  unsigned last_channel_ = kNoRun;  // of this assignment
+  Start last_start_{}, next_start_{};
+  uint64_t repeated_runs_ = 0;
+  std::vector<std::vector<Queued>> queues_;  // by channel, then die
   std::vector<Die> dies_;
+  // When each die's sense under way ends (kNever: none), apart from the dies
+  // for a branch-free search of the next one.
+  std::vector<uint64_t> sense_end_;
   std::vector<uint32_t> fifo_;  // die of each requested data-out, FCFS
   size_t fifo_head_ = 0;
   std::vector<Page> out_;

@@ -408,7 +408,7 @@ Ssd::ReadOutcome Ssd::schedule_read(const std::vector<isp::KvPlacement::PageRef>
   out.die_last_out_ps = out.die_pages;
   schedule_->assign(addresses);
   for (unsigned c = 0; c < flash_.config().channels; ++c) {
-    schedule_->run(c, start, 0, {}, 0, &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(start));
+    schedule_->run(c, start, 0, nullptr, 0, &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(start));
     for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
       arrivals.emplace_back(p.arrival_ps, p.index);
     for (unsigned d = 0; d < dies; ++d) {

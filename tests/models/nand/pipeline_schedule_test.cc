@@ -95,10 +95,11 @@ void expect_same_schedule(const Case& c) {
   PipelineSchedule schedule(flash.config());
   uint64_t senses = 0, scheduled = 0;
   std::vector<int> seen(pages.size(), 0);
+  std::vector<uint64_t> times;
+  for (uint32_t i = 0; i < pages.size(); ++i) times.push_back(page_ps(i, c.slow_ps, c.vary));
   schedule.assign(pages);
   for (unsigned ch = 0; ch < channels; ++ch) {
-    schedule.run(ch, c.start_ps, c.buffers,
-                 [&c](uint32_t index, uint64_t) { return page_ps(index, c.slow_ps, c.vary); });
+    schedule.run(ch, c.start_ps, c.buffers, times.data());
     uint64_t previous_arrival = c.start_ps;
     for (const PipelineSchedule::Page& p : schedule.pages_in_arrival_order()) {
       EXPECT_GE(p.arrival_ps, previous_arrival);  // time monotonic
@@ -140,6 +141,41 @@ TEST(PipelineSchedule, DefaultFlashChannelBoundMatchesPageAccurate) {
   c.slow_ps = 82'000;           // a decode page: the channel (tOut = 6.8 us) is the bottleneck
   c.start_ps = 1'234'567;
   expect_same_schedule(c);
+}
+
+// A channel whose pages (planes, page times, places shifted by a constant)
+// and start equal the previous channel's takes that schedule shifted; any
+// difference schedules it anew. Each channel against a schedule of it alone.
+TEST(PipelineSchedule, AChannelLikeThePreviousTakesItsScheduleShifted) {
+  const FlashConfig config = FlashConfig::from_params(schema::resolved(schema::NandParams(), "nand"));
+  const Layout layout(config);
+  std::vector<PageAddress> pages;
+  for (uint64_t i = 0; i < 8 * 4 * 2 * 3 + 5; ++i) pages.push_back(layout.address(i));  // channels 0-4: one more
+  std::vector<uint64_t> times(pages.size(), 12'000'000);
+  times[13] = 20'000'000;  // on channel 5
+  auto equal = [](const PipelineSchedule& a, const PipelineSchedule& b) {
+    const auto& x = a.pages_in_arrival_order();
+    const auto& y = b.pages_in_arrival_order();
+    bool same = x.size() == y.size() && a.senses_by_die() == b.senses_by_die() &&
+                a.pages_by_die() == b.pages_by_die() && a.last_out_by_die() == b.last_out_by_die();
+    for (size_t k = 0; same && k < x.size(); ++k)
+      same = x[k].index == y[k].index && x[k].arrival_ps == y[k].arrival_ps && x[k].done_ps == y[k].done_ps;
+    return same;
+  };
+  PipelineSchedule shared(config);
+  shared.assign(pages);
+  for (unsigned ch = 0; ch < config.channels; ++ch) {
+    // Channel 3's channel is busy longer: a start unlike channel 2's.
+    const uint64_t channel_free = ch == 3 ? 30'000'000 : 0;
+    shared.run(ch, 1'000, 2, times.data(), 5'000, nullptr, channel_free);
+    PipelineSchedule alone(config);
+    alone.assign(pages);
+    alone.run(ch, 1'000, 2, times.data(), 5'000, nullptr, channel_free);
+    EXPECT_TRUE(equal(shared, alone)) << "channel " << ch;
+  }
+  // Repeated: channels 1 and 2 (like 0) and 7 (like 6). Scheduled: 0; 3 and 4
+  // (a start unlike the previous channel's); 5 (a page fewer); 6 (page 13's time).
+  EXPECT_EQ(shared.repeated_runs(), 3u);
 }
 
 TEST(PipelineSchedule, ConsumerSlowerThanTheChannelMatchesPageAccurate) {
