@@ -25,10 +25,6 @@ double element_bytes(trace::DType dtype, uint32_t fallback_bits) {
 
 uint64_t round_bytes(double bytes) { return static_cast<uint64_t>(std::ceil(bytes)); }
 
-bool bit_set(const trace::BitVector& v, uint64_t i) {
-  return (static_cast<uint8_t>(v.bits()[i / 8]) >> (i % 8)) & 1u;
-}
-
 }  // namespace
 
 const char* to_string(OpClass op_class) {
@@ -121,8 +117,22 @@ uint64_t attention_pairs(const trace::Attention& attention) {
                                                  uint64_t(mask.bits().size()) * 8 > mask_bit
                                                      ? uint64_t(mask.bits().size()) * 8 - mask_bit
                                                      : 0});
-    for (uint64_t i = 0; i < usable; ++i)
-      if (bit_set(mask, mask_bit + i)) runs.emplace_back(begin + i, begin + i + 1);
+    // Byte by byte, set bits lowest first; adjacent positions join one run
+    // (visible_pairs() adds up over a run's rows, so runs may be split anywhere).
+    for (uint64_t i = 0; i < usable;) {
+      const uint64_t at = mask_bit + i;
+      const unsigned width = unsigned(std::min<uint64_t>(8 - at % 8, usable - i));
+      unsigned bits = (unsigned(uint8_t(mask.bits()[at / 8])) >> (at % 8)) & ((1u << width) - 1);
+      for (; bits != 0; bits &= bits - 1) {
+        const uint64_t position = begin + i + unsigned(__builtin_ctz(bits));
+        if (!runs.empty() && runs.back().second == position) {
+          ++runs.back().second;
+        } else {
+          runs.emplace_back(position, position + 1);
+        }
+      }
+      i += width;
+    }
     mask_bit += n;
   }
   Wide candidates = 0;

@@ -169,6 +169,30 @@ TEST(Gpu, AttentionPairsJaggedRecomputationAndQuery) {
   EXPECT_EQ(attention_pairs(fused), attention_pairs(recompute) + attention_pairs(query));
 }
 
+TEST(Gpu, AttentionPairsMaskOverSeveralSpansMatchesRowByRow) {
+  // Two precomputed spans (the second's mask bits start mid-byte), set bits in
+  // runs that cross bytes and spans, an appended span; each row's count summed
+  // row by row from the mask bit by bit.
+  const std::vector<std::pair<uint64_t, uint64_t>> spans{{0, 20}, {30, 47}, {47, 50}};
+  const std::vector<uint64_t> set{6, 7, 8, 9, 19, 20, 21, 29, 36};
+  for (uint64_t rows = 1; rows <= 12; ++rows) {
+    auto a = parse<trace::Attention>(
+        "query_rows: " + std::to_string(rows) +
+        " kv { tokens { begin: 0 end: 20 } region: KV_REGION_PRECOMPUTED } "
+        "kv { tokens { begin: 30 end: 47 } region: KV_REGION_PRECOMPUTED } "
+        "kv { tokens { begin: 47 end: 50 } region: KV_REGION_APPENDED } causal: true");
+    *a.mutable_hkvd_mask() = mask(37, set);
+    std::vector<uint64_t> candidates;  // set bit i -> the i-th precomputed position; then appended
+    for (uint64_t i : set) candidates.push_back(i < 20 ? i : 30 + (i - 20));
+    for (uint64_t p = 47; p < 50; ++p) candidates.push_back(p);
+    uint64_t pairs = 0;
+    for (size_t r = candidates.size() - std::min<size_t>(rows, candidates.size()); r < candidates.size(); ++r)
+      for (const auto& [b, e] : spans)
+        for (uint64_t q = b; q < e; ++q) pairs += q <= candidates[r] ? 1 : 0;
+    EXPECT_EQ(attention_pairs(a), pairs) << rows << " rows";
+  }
+}
+
 TEST(Gpu, AttentionPairsLargeAndSplitSpans) {
   // Closed form, not a loop over rows: a million-row causal prefill is instant.
   const auto big = parse<trace::Attention>(
