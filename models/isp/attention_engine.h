@@ -206,8 +206,8 @@ struct PassTiles {
     uint64_t count = 0;
   };
   std::vector<Run> runs;
-  // False: `tiles` holds each run's first tile only (what an aggregated pass
-  // needs unless it is scheduled anew).
+  // False: `tiles` holds each run's first tile only (all an aggregated pass
+  // needs, looked up or scheduled: see for_each_tile()).
   bool listed = true;
 };
 

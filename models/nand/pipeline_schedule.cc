@@ -131,9 +131,8 @@ void PipelineSchedule::run(unsigned channel, uint64_t start_ps, unsigned buffers
     const uint64_t t_transfer = busy ? transfer_end : kNever;
     uint64_t t_grant = kNever;
     if (!busy && fifo_head_ < fifo_.size()) {
-      // Data-out number k (= pages arrived) needs the buffer of page k - buffers.
-      const size_t k = arrived;
-      t_grant = buffers == 0 || k < buffers ? now : std::max(now, out_[k - buffers].done_ps);
+      // The next data-out (number `arrived`) needs the buffer of page arrived - buffers.
+      t_grant = buffers == 0 || arrived < buffers ? now : std::max(now, out_[arrived - buffers].done_ps);
       t_grant = std::max(t_grant, channel_free_ps);
     }
     if (t_sense <= t_transfer && t_sense <= t_grant) {

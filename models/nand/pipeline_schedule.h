@@ -51,7 +51,8 @@ class PipelineSchedule {
   // Schedules the assigned pages that are on `channel`, the stream starting
   // at `start_ps`. `buffers` = 0: no consumer (data-outs never wait, done =
   // arrival); otherwise the consumer's buffers and its time for each page,
-  // `page_ps` by place in the list (null: 0). A consumer busy until
+  // `page_ps` by place in the list (null: 0; unchanged until the last run()
+  // of the assignment, which compares channels by it). A consumer busy until
   // `consumer_from_ps` (held by an inter-layer prefetch, PageConsumer::
   // release(), or computing other tiles first) starts no page before then.
   // The result, in arrival order, replaces pages_in_arrival_order().
