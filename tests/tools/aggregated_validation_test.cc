@@ -55,17 +55,18 @@ Table compare(const std::string& trace, const std::string& model, const std::str
 }
 
 // Column classes and the agreement each must reach (relative difference).
-// End-to-end latency and bytes meet issue 10's targets (0.5 %, 0.1 %). Phase
-// latencies and energies do not yet everywhere: MemLLM's and MemLLM-PerCh's
-// fused prefill (multi-pass ops under inter-layer prefetch with program
-// batches in flight) differ by up to about 0.6 %, and the energies include
-// static power until the background writes end, which moves with when the
-// last program batches run (up to 2.0 % of the run's energy, in "other": after the last op). The bounds
-// below are what is measured, not the targets; models/ssd/README.md ("Stream
-// models") says so. Phases are bounded as a share of the run's latency (a
-// phase of a few milliseconds would otherwise weigh as much as the run);
-// against the phase itself the largest difference is printed: 8.4 % on
-// Llama-3.1-8B, MemLLM's exposed NAND time (58.5 against 53.6 ms of a 4.1 s run).
+// End-to-end latency and bytes meet issue 10's targets (0.5 %, 0.1 %), and so
+// do phase latencies as a share of the run's latency (largest 0.055 %). The
+// energies do not yet everywhere: they include static power until the
+// background writes end, which moves with when the last program batches run
+// (MemLLM on SmolLM2-360M CovidQA: 0.22 % of the run's energy, 0.32 % in
+// "other", after the last op; 2.0 % before an aggregated pass let held
+// programs start at its last page out rather than at its end). The bounds
+// below are what is measured, with a margin, not the targets;
+// models/ssd/README.md ("Stream models") says so. Phases are bounded as a
+// share of the run's latency (a phase of a few milliseconds would otherwise
+// weigh as much as the run); against the phase itself the largest difference
+// is printed: 2.1 % on Llama-3.1-8B, MemLLM's exposed NAND time (8.4 % before).
 struct ColumnClass {
   const char* name;
   double bound;
@@ -74,7 +75,7 @@ ColumnClass class_of(const std::string& column) {
   if (column == "latency (ms)") return {"end-to-end latency", 0.005};
   if (column.find("(ms)") != std::string::npos) return {"phase latency (share of the run's latency)", 0.005};
   if (column.find("(bytes)") != std::string::npos) return {"bytes", 0.001};
-  if (column.find("(J)") != std::string::npos) return {"energy (share of the run's energy)", 0.025};
+  if (column.find("(J)") != std::string::npos) return {"energy (share of the run's energy)", 0.005};
   if (column == "avg power (W)") return {"average power", 0.02};
   return {nullptr, 0};  // not compared (names, status, speedup, peak power)
 }
