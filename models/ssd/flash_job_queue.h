@@ -39,7 +39,7 @@ class FlashJobQueue : public sc_core::sc_module {
   bool idle() const;
   // While held, the program lane starts no job (one under way continues): an
   // aggregated stream (ssd.stream_model = AGGREGATED) was scheduled on the
-  // assumption that nothing else uses the dies until it ends.
+  // assumption that nothing else uses the dies until its last page is out.
   void hold_programs(bool hold);
   bool programs_beside_reads() const { return two_lanes_; }
   uint64_t jobs_started() const { return started_; }
