@@ -249,9 +249,6 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
   SC_METHOD(on_aggregated_pass_done);
   sensitive << aggregated_event_;
   dont_initialize();
-  SC_METHOD(on_flash_released);
-  sensitive << flash_released_event_;
-  dont_initialize();
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash.config());
   steps_ = std::make_unique<StepQueue>();
   pass_memo_ = std::make_unique<PassMemo>();
@@ -656,8 +653,6 @@ void AttentionEngine::prefetch(CheckedAttention checked) {
   if (aggregate) {
     op_->aggregated_stream_ps = now_ps();  // run() schedules the stream from here
     claim_dies(now_ps());
-    stream_holds_flash_ = true;
-    if (stream_hook_) stream_hook_(true);
     return;
   }
   start_stream(/*held=*/true);
@@ -802,7 +797,7 @@ void AttentionEngine::claim_dies(uint64_t now_ps) {
     for (uint64_t k = 0; k < run.count && unclaimed > 0; ++k, placement_.layout().next(page)) {
       uint64_t& ready = op.die_ready[size_t(page.channel) * dies + page.die];
       if (ready == kNoStream) {
-        ready = flash_.die(page.channel, page.die).suspend_for_stream(now_ps);
+        ready = flash_.claim_for_stream(page.channel, page.die, now_ps);
         --unclaimed;
       }
     }
@@ -916,10 +911,6 @@ void AttentionEngine::run_pass_aggregated(uint64_t stream_start_ps) {
   std::vector<uint64_t> die_ready = std::move(op.die_ready);  // this pass's; the next one claims anew
   op.die_ready.clear();
   const uint64_t start = now_ps();  // the command: supplied tiles and the consumers start here
-  if (stream_start_ps == start) {  // (a prefetch told it already)
-    stream_holds_flash_ = true;
-    if (stream_hook_) stream_hook_(true);
-  }
   ++aggregated_passes_;
   PassKey key = pass_key(stream_start_ps, start, die_ready);
   if (const PassOutcome* kept = pass_memo_->find(key)) {
@@ -1159,18 +1150,6 @@ void AttentionEngine::apply_pass(const PassOutcome& out, uint64_t stream_start_p
   book(*central_simd_, out.central);
   book(*reduction_engine_, out.reduction);
   aggregated_event_.notify(sc_time::from_value(base + out.end_ps - start));
-  // The flash is the stream's until its last page is out, as the page-accurate
-  // reader's: programs held meanwhile may start then, not at the pass's end.
-  uint64_t last_out = 0;
-  for (size_t die = 0; die < out.die_pages.size(); ++die)
-    if (out.die_pages[die] > 0) last_out = std::max(last_out, base + out.die_last_out_ps[die]);
-  flash_released_event_.notify(sc_time::from_value(last_out > start ? last_out - start : 0));
-}
-
-void AttentionEngine::on_flash_released() {
-  if (!stream_holds_flash_) return;
-  stream_holds_flash_ = false;
-  if (stream_hook_) stream_hook_(false);
 }
 
 // The end of an aggregated pass: its tiles are counted as computed (the page
@@ -1183,8 +1162,6 @@ void AttentionEngine::on_aggregated_pass_done() {
   }
   count_pages(op.nand_tiles);
   op.pages_left = 0;
-  flash_released_event_.cancel();
-  on_flash_released();  // (at the same instant)
   check_pass_done();
 }
 

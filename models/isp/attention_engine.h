@@ -270,10 +270,6 @@ class AttentionEngine : public sc_core::sc_module {
   // nand::FlashArray::quiet()); the SSD also lets one start over programs
   // whose pages are all issued (they are suspended for it).
   void set_aggregation_gate(std::function<bool()> gate) { aggregation_gate_ = std::move(gate); }
-  // Told true when an aggregated stream starts (or its prefetch), false when
-  // its last page is out (the flash is free, as after the page-accurate
-  // reader): the SSD holds program batches meanwhile.
-  void set_aggregated_stream_hook(std::function<void(bool)> hook) { stream_hook_ = std::move(hook); }
   bool aggregated() const { return aggregated_; }
   uint64_t aggregated_passes() const { return aggregated_passes_.value(); }
   // Of aggregated_passes(): passes whose tiles (as far as timing goes) and
@@ -410,7 +406,6 @@ class AttentionEngine : public sc_core::sc_module {
   sc_core::sc_event supplied_event_;
   sc_core::sc_event step_event_;  // delta: next pass or op completion, outside reader callbacks
   bool aggregated_ = false;
-  std::function<void(bool)> stream_hook_;
   std::function<bool()> aggregation_gate_;
   bool may_aggregate() const { return aggregated_ && (aggregation_gate_ ? aggregation_gate_() : flash_.quiet()); }
   void claim_dies(uint64_t now_ps);
@@ -427,9 +422,6 @@ class AttentionEngine : public sc_core::sc_module {
   class PassMemo;
   std::unique_ptr<PassMemo> pass_memo_;  // aggregated passes' outcomes, see schedule_pass()
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
-  sc_core::sc_event flash_released_event_;  // its last page out
-  bool stream_holds_flash_ = false;         // an aggregated stream told the hook true
-  void on_flash_released();
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode
   uint64_t sram_io_cycles_ = 0;

@@ -1,5 +1,6 @@
 #include "models/nand/channel.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ispsim::nand {
@@ -9,6 +10,9 @@ Channel::Channel(sc_core::sc_module_name name, const FlashConfig& config, unsign
   SC_HAS_PROCESS(Channel);
   SC_METHOD(on_transfer_done);
   sensitive << transfer_done_;
+  dont_initialize();
+  SC_METHOD(on_programs_released);
+  sensitive << programs_released_;
   dont_initialize();
 
   for (unsigned d = 0; d < config_.dies_per_channel; ++d) {
@@ -38,6 +42,24 @@ Channel::Channel(sc_core::sc_module_name name, const FlashConfig& config, unsign
                    return now_s > 0 ? double(transfers_out_ + transfers_in_) * page_bytes / now_s / 1e9
                                     : 0.0;
                  });
+}
+
+void Channel::bar_programs() {
+  programs_released_.cancel();
+  if (programs_barred_) return;
+  programs_barred_ = true;
+  for (auto& die : dies_) die->set_programs_barred(true);
+}
+
+void Channel::release_programs_at(uint64_t at_ps) {
+  if (!programs_barred_) throw std::logic_error(std::string(name()) + ": release_programs_at() without a bar");
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  programs_released_.notify(sc_core::sc_time::from_value(std::max(at_ps, now) - now));
+}
+
+void Channel::on_programs_released() {
+  programs_barred_ = false;
+  for (auto& die : dies_) die->set_programs_barred(false);
 }
 
 void Channel::enqueue(Die& die, bool data_in) {

@@ -54,6 +54,13 @@ class Channel : public sc_core::sc_module {
     transfers_out_ += pages;
     busy_ps_ += pages * config_.t_page_transfer.value();
   }
+  // An aggregated stream's data-outs were scheduled on the assumption that no
+  // data-in joins the channel: no die of it starts a program (Die::can_program)
+  // from bar_programs() until the time given to release_programs_at(); the dies
+  // are then offered to the program issuers. A new bar replaces a pending release.
+  void bar_programs();
+  void release_programs_at(uint64_t at_ps);
+  bool programs_barred() const { return programs_barred_; }
   void trace(vcd::Writer& writer);
   // The names of owner values with `dies` dies: 0 "free", 1 + d "die<d>".
   static vcd::Encoding owner_encoding(unsigned dies);
@@ -66,6 +73,7 @@ class Channel : public sc_core::sc_module {
   void enqueue(Die& die, bool data_in);
   void try_grant();
   void on_transfer_done();
+  void on_programs_released();
 
   const FlashConfig& config_;
   const unsigned index_;
@@ -80,6 +88,8 @@ class Channel : public sc_core::sc_module {
   Request current_;
   uint64_t transfer_end_ps_ = 0;  // of the current transfer
   sc_core::sc_event transfer_done_;
+  bool programs_barred_ = false;
+  sc_core::sc_event programs_released_;
 
   uint64_t transfers_out_ = 0;
   uint64_t transfers_in_ = 0;

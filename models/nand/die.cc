@@ -231,6 +231,15 @@ void Die::resume_after_stream(uint64_t at_ps) {
   program_done_.notify(sc_core::sc_time::from_value(program_end_ps_ - now));
 }
 
+void Die::set_programs_barred(bool barred) {
+  programs_barred_ = barred;
+  if (barred) return;
+  for (FlashClient* client : background_clients_) {
+    if (!can_program()) break;
+    client->on_die_idle(*this);
+  }
+}
+
 void Die::on_suspended() {
   array_ = kArrayIdle;
   suspended_ = true;

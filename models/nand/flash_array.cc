@@ -1,5 +1,7 @@
 #include "models/nand/flash_array.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace ispsim::nand {
@@ -61,17 +63,26 @@ void FlashArray::account_aggregated_reads(unsigned channel, const std::vector<ui
   ch.account_aggregated_transfers(pages);
 }
 
+uint64_t FlashArray::claim_for_stream(unsigned channel, unsigned die, uint64_t now_ps) {
+  channels_.at(channel)->bar_programs();
+  return this->die(channel, die).suspend_for_stream(now_ps);
+}
+
 void FlashArray::end_aggregated_stream(const std::vector<uint64_t>& pages, const std::vector<uint64_t>& senses,
                                        const std::vector<uint64_t>& last_out_ps, uint64_t base_ps) {
   const unsigned dies = config_.dies_per_channel;
   std::vector<uint64_t> channel_pages(dies), channel_senses(dies);
   for (unsigned c = 0; c < config_.channels; ++c) {
+    uint64_t channel_last_out_ps = 0;
     for (unsigned d = 0; d < dies; ++d) {
       const size_t die = size_t(c) * dies + d;
       channel_pages[d] = pages.at(die);
       channel_senses[d] = senses.at(die);
-      if (channel_pages[d] > 0) this->die(c, d).resume_after_stream(base_ps + last_out_ps.at(die));
+      if (channel_pages[d] == 0) continue;
+      this->die(c, d).resume_after_stream(base_ps + last_out_ps.at(die));
+      channel_last_out_ps = std::max(channel_last_out_ps, base_ps + last_out_ps.at(die));
     }
+    if (channels_[c]->programs_barred()) channels_[c]->release_programs_at(channel_last_out_ps);
     account_aggregated_reads(c, channel_pages, channel_senses);
   }
 }

@@ -43,9 +43,15 @@ class FlashArray : public sc_core::sc_module {
   // in the die and channel statistics as if performed (vectors by die).
   void account_aggregated_reads(unsigned channel, const std::vector<uint64_t>& pages_by_die,
                                 const std::vector<uint64_t>& senses_by_die);
+  // An aggregated stream will read die `die` of `channel`: the die's program
+  // under way is suspended (or waited for, Die::suspend_for_stream), and the
+  // channel starts no program until the stream's last page on it is out
+  // (Channel::bar_programs). Returns when the die may start sensing.
+  uint64_t claim_for_stream(unsigned channel, unsigned die, uint64_t now_ps);
   // The end of an aggregated stream on every channel (vectors by channel x
-  // die): its reads counted, and each die that had pages resumes its program
-  // when its last page was out (`base_ps` + last_out_ps).
+  // die): its reads counted, each die that had pages resumes its program when
+  // its last page was out (`base_ps` + last_out_ps), and each channel claimed
+  // takes programs again when its last page was out.
   void end_aggregated_stream(const std::vector<uint64_t>& pages, const std::vector<uint64_t>& senses,
                              const std::vector<uint64_t>& last_out_ps, uint64_t base_ps);
 

@@ -30,15 +30,10 @@ void FlashJobQueue::push(std::string kind, Job job) {
   if (!lanes_[lane].running) kick_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void FlashJobQueue::hold_programs(bool hold) {
-  programs_held_ = hold;
-  if (!hold && !lanes_[1].running && !lanes_[1].jobs.empty()) kick_.notify(sc_core::SC_ZERO_TIME);
-}
-
 void FlashJobQueue::start_next() {
   for (unsigned lane = 0; lane < 2; ++lane) {
     Lane& l = lanes_[lane];
-    if (l.running || l.jobs.empty() || (lane == 1 && programs_held_)) continue;
+    if (l.running || l.jobs.empty()) continue;
     Entry entry = std::move(l.jobs.front());
     l.jobs.pop_front();
     l.running = true;

@@ -37,10 +37,6 @@ class FlashJobQueue : public sc_core::sc_module {
   void push(std::string kind, Job job);
 
   bool idle() const;
-  // While held, the program lane starts no job (one under way continues): an
-  // aggregated stream (ssd.stream_model = AGGREGATED) was scheduled on the
-  // assumption that nothing else uses the dies until its last page is out.
-  void hold_programs(bool hold);
   bool programs_beside_reads() const { return two_lanes_; }
   uint64_t jobs_started() const { return started_; }
   // Simulated time some job held the flash (overlapping jobs of the two lanes count once).
@@ -65,7 +61,6 @@ class FlashJobQueue : public sc_core::sc_module {
   const bool two_lanes_;
   Lane lanes_[2];  // 0: foreground (or everything), 1: programs
   unsigned running_ = 0;
-  bool programs_held_ = false;
   uint64_t running_since_ps_ = 0;
   sc_core::sc_event kick_;
   uint64_t started_ = 0;

@@ -73,7 +73,6 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash_.config());
   read_memo_ = std::make_unique<ReadMemo>();
   engine_->set_aggregated(config_.aggregated_streams);
-  engine_->set_aggregated_stream_hook([this](bool streaming) { jobs_.hold_programs(streaming); });
   engine_->set_aggregation_gate([this] { return flash_free_for_aggregation(); });
 
   if (ledger_) {
@@ -339,7 +338,6 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   const uint64_t energy_ticket = hold_energy(start);
   const uint64_t page_bytes = flash_.config().page_bytes;
   const uint64_t n = pages.size();
-  jobs_.hold_programs(true);  // until the flash is released (the schedule assumes the dies are ours)
   for (size_t i = 0; i < n; ++i) flash_.check_address(pages[i].address, "ssd host read", i);
   host_read_pages_ += n;
   ++aggregated_reads_;
@@ -349,7 +347,7 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   std::vector<uint64_t> die_ready(size_t(flash_.config().channels) * dies, UINT64_MAX);
   for (const auto& ref : pages) {
     uint64_t& ready = die_ready[size_t(ref.address.channel) * dies + ref.address.die];
-    if (ready == UINT64_MAX) ready = flash_.die(ref.address.channel, ref.address.die).suspend_for_stream(start);
+    if (ready == UINT64_MAX) ready = flash_.claim_for_stream(ref.address.channel, ref.address.die, start);
   }
   ReadKey key = read_key(pages, useful_bytes, start, die_ready);
   const ReadOutcome* outcome = read_memo_->find(key);
@@ -379,7 +377,6 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
     record_nand(n, 0, n * page_bytes, start);
     record(kBus, double(n * page_bytes) * config_.bus_joules_per_byte, start);
     release_energy(energy_ticket);
-    jobs_.hold_programs(false);
     release();
   });
   at(start + out.completions_ps, [this, done = std::move(done)] {

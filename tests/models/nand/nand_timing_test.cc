@@ -262,6 +262,31 @@ TEST(NandTiming, AppendsOnTwoDiesOverlapTprog) {
   EXPECT_EQ(appender.finished_at(), kTout + 2 * (kTout + tProg));
 }
 
+TEST(NandTiming, AnAggregatedStreamBarsProgramsOnItsChannelsUntilItsLastPageThere) {
+  // Two channels of one die. An aggregated stream claims channel 0's die at 0,
+  // its last page there out at 50 us; a program batch with a page on each
+  // channel starts meanwhile. Channel 1 (not the stream's) takes its page at
+  // once: tIn + tPROG. Channel 0's data-in waits for 50 us: 50 us + tIn + tPROG.
+  const sc_time tProg(500, SC_US), last_out(50, SC_US);
+  FlashArray array("nand", FlashConfig::from_params(schema::resolved(flash(2, 1, 1, 5, false), "nand")));
+  Appender appender("appender", array);
+  EXPECT_EQ(array.claim_for_stream(0, 0, 0), 0u);  // no program under way: it may sense at once
+  EXPECT_TRUE(array.channel(0).programs_barred());
+  EXPECT_FALSE(array.channel(1).programs_barred());
+  PageAddress on_channel0, on_channel1;
+  on_channel1.channel = 1;
+  appender.start({on_channel0, on_channel1});
+  array.end_aggregated_stream({1, 0}, {1, 0}, {last_out.value(), 0}, 0);
+  sc_core::sc_start(kTout + tProg + sc_time(1, SC_NS));  // (events at the end time itself run in the next sc_start)
+  EXPECT_FALSE(array.channel(0).programs_barred());
+  EXPECT_EQ(array.die(1, 0).pages_programmed(), 1u);
+  EXPECT_EQ(array.die(0, 0).pages_programmed(), 0u);
+  sc_core::sc_start();
+  ASSERT_TRUE(appender.done());
+  EXPECT_EQ(appender.finished_at(), last_out + kTout + tProg);
+  EXPECT_EQ(array.die(0, 0).pages_read(), 1u);  // the stream's page, counted as read
+}
+
 TEST(NandTiming, ReadWaitsForAProgramOnTheSameDie) {
   // Without program suspend (the old behaviour): the appender reserves die 0
   // first; the reader's page on that die is sensed only after data-in and

@@ -374,8 +374,8 @@ TEST(AggregatedMode, StreamsDuringABatchStillIssuingFallBackToPageEvents) {
 // A random mix of reads, writes, appends and attention ops: every call
 // completes once and bytes are conserved. Program batches are frequent here,
 // which is where the modes differ by construction: page-accurate reads suspend
-// programs under way (100 us each), an aggregated stream makes batches that
-// arrive during it wait for its last page out instead. The last completion is printed
+// programs under way (100 us each), an aggregated stream bars programs on its
+// channels until its last page there is out instead. The last completion is printed
 // and bounded (10 %), not claimed to agree.
 TEST(AggregatedMode, RandomMixCompletesEachCallOnceAndConservesBytes) {
   Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
