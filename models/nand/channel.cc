@@ -11,6 +11,9 @@ Channel::Channel(sc_core::sc_module_name name, const FlashConfig& config, unsign
   SC_METHOD(on_transfer_done);
   sensitive << transfer_done_;
   dont_initialize();
+  SC_METHOD(try_grant);
+  sensitive << grant_;
+  dont_initialize();
   SC_METHOD(on_programs_released);
   sensitive << programs_released_;
   dont_initialize();
@@ -64,11 +67,30 @@ void Channel::on_programs_released() {
 
 void Channel::enqueue(Die& die, bool data_in) {
   if (queued_ == ring_.size()) throw std::logic_error(std::string(name()) + ": request queue overflow");
-  size_t tail = head_ + queued_;
-  if (tail >= ring_.size()) tail -= ring_.size();
-  ring_[tail] = Request{&die, data_in};
+  const uint64_t now = sc_core::sc_time_stamp().value();
+  // Requests raised at the same instant go in die order, whatever order the
+  // kernel ran the dies in (a fixed-priority arbiter; nand::PipelineSchedule
+  // takes same-instant events die by die as well).
+  size_t slot = queued_;
+  while (slot > 0) {
+    const Request& before = ring_[(head_ + slot - 1) % ring_.size()];
+    if (before.raised_ps != now || before.die->index() <= die.index()) break;
+    ring_[(head_ + slot) % ring_.size()] = before;
+    --slot;
+  }
+  ring_[(head_ + slot) % ring_.size()] = Request{&die, data_in, now};
   ++queued_;
-  try_grant();
+  kick();
+}
+
+// A head raised at this instant is granted a delta later, once every request
+// of the instant is in (one of a lower die may still come); an older head at once.
+void Channel::kick() {
+  if (queued_ > 0 && ring_[head_].raised_ps < sc_core::sc_time_stamp().value()) {
+    try_grant();
+  } else {
+    grant_.notify(sc_core::SC_ZERO_TIME);
+  }
 }
 
 void Channel::try_grant() {
@@ -130,7 +152,7 @@ void Channel::on_transfer_done() {
     FlashClient& client = done.die->end_data_out(page, tag);
     client.on_page_read(page, tag);
   }
-  try_grant();
+  kick();
 }
 
 vcd::Encoding Channel::owner_encoding(unsigned dies) {

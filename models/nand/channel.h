@@ -3,8 +3,10 @@
 //
 // Arbitration is first come, first served: each page ready for data-out and
 // each program waiting for data-in queues one request, and the bus serves the
-// oldest request next (requests raised at the same simulated time keep the order
-// in which their dies raised them, which is deterministic). A data-out waits at
+// oldest request next. Requests raised at the same simulated time go in die
+// order (a fixed-priority arbiter): a request raised at the current instant is
+// granted a delta cycle later, once every request of the instant is in, so the
+// order in which the kernel ran the dies does not matter. A data-out waits at
 // the head of the queue until its issuer has room for the page
 // (FlashClient::may_start_data_out); the requests behind it wait too (no
 // overtaking), which is what a controller with one in-order command queue per
@@ -38,8 +40,9 @@ class Channel : public sc_core::sc_module {
   void request_data_out(Die& die) { enqueue(die, false); }
   // `die` waits for the data-in of the page it will program.
   void request_data_in(Die& die) { enqueue(die, true); }
-  // Room may have appeared at an issuer: retry the head of the queue.
-  void kick() { try_grant(); }
+  // Room may have appeared at an issuer: retry the head of the queue (see kick()
+  // in channel.cc for when the grant waits a delta cycle).
+  void kick();
 
   bool busy() const { return busy_; }
   bool quiet() const { return !busy_ && queued_ == 0; }
@@ -69,6 +72,7 @@ class Channel : public sc_core::sc_module {
   struct Request {
     Die* die = nullptr;
     bool data_in = false;
+    uint64_t raised_ps = 0;
   };
   void enqueue(Die& die, bool data_in);
   void try_grant();
@@ -88,6 +92,7 @@ class Channel : public sc_core::sc_module {
   Request current_;
   uint64_t transfer_end_ps_ = 0;  // of the current transfer
   sc_core::sc_event transfer_done_;
+  sc_core::sc_event grant_;
   bool programs_barred_ = false;
   sc_core::sc_event programs_released_;
 

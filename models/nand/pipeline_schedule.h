@@ -16,9 +16,9 @@
 //     holds); the consumer processes pages in arrival order:
 //     done = max(arrival, previous done) + page_time(page, arrival).
 // Events at the same instant are taken die by die (index order), then the
-// channel; the page-accurate kernel orders them the same way on the cases the
-// tests check (tests/models/nand/pipeline_schedule_test.cc compares every page
-// with the page-accurate reader).
+// channel, as nand::Channel grants same-instant requests in die order
+// (tests/models/nand/pipeline_schedule_test.cc compares every page with the
+// page-accurate reader).
 //
 // Valid only while nothing else uses the channel's dies (no other reader, no
 // program to be issued): the caller checks that (FlashArray::quiet_but_programs()).

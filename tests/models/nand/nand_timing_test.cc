@@ -194,6 +194,22 @@ TEST(NandTiming, ChannelContentionSerialisesTwoDies) {
   EXPECT_NE(rig.consumed[0].first, rig.consumed[1].first);
 }
 
+TEST(NandTiming, SameInstantDataOutsAreServedInDieOrder) {
+  // Four dies sense together, read in the list order 3, 1, 2, 0; their
+  // data-out requests are raised at the same instant tR and served by die
+  // index (a fixed-priority arbiter), whatever order the kernel ran the dies
+  // in: die d's page is out at tR + (d + 1) tOut.
+  const sc_time tR(5, SC_US);
+  Rig rig(flash(1, 4, 1, 5, false), stream(kPipelined, 0, 4));
+  std::vector<PageAddress> pages(4);
+  const unsigned order[4] = {3, 1, 2, 0};
+  for (unsigned i = 0; i < 4; ++i) pages[i].die = order[i];
+  rig.run(pages);
+  ASSERT_EQ(rig.consumed.size(), 4u);
+  for (const auto& [index, done_at] : rig.consumed)
+    EXPECT_EQ(done_at, tR + (order[index] + 1) * kTout) << "die " << order[index];
+}
+
 TEST(NandTiming, TwoChannelsDoNotContend) {
   const sc_time tR(5, SC_US);
   Rig rig(flash(2, 1, 1, 5, false), stream(kPipelined, 0, 2));
