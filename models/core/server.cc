@@ -56,10 +56,10 @@ sc_time Server::free_at() const {
   return sc_time::from_value(std::max<uint64_t>(free_at_ps_, sc_core::sc_time_stamp().value()));
 }
 
-void Server::book(const FcfsClock& clock, bool hold) { book(clock.use(), hold); }
+void Server::book(const FcfsClock& clock) { book(clock.use()); }
 
-void Server::book(const ClockUse& use, bool hold) {
-  if (hold) free_at_ps_ = std::max(free_at_ps_, use.free_ps);
+void Server::book(const ClockUse& use) {
+  free_at_ps_ = std::max(free_at_ps_, use.free_ps);
   busy_ps_ += use.busy_ps;
   requests_ += use.requests;
   bytes_ += use.bytes;

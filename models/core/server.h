@@ -54,13 +54,12 @@ class Server : public sc_core::sc_module {
   // When the server can start its next request (>= now when busy).
   sc_core::sc_time free_at() const;
   // Requests whose schedule was computed ahead without events (FcfsClock, the
-  // aggregated streaming mode): counted in the statistics; with `hold`, the
-  // server stays busy until the clock's last occupancy ends (later requests
-  // queue behind them), without, other requests see the server as the clock
-  // found it. Their completions are the caller's business (no callbacks, no
+  // aggregated streaming mode): counted in the statistics, and the server stays
+  // busy until the clock's last occupancy ends (later requests queue behind
+  // them). Their completions are the caller's business (no callbacks, no
   // waveform change).
-  void book(const FcfsClock& clock, bool hold = true);
-  void book(const ClockUse& use, bool hold = true);
+  void book(const FcfsClock& clock);
+  void book(const ClockUse& use);
   uint64_t requests() const { return requests_.value(); }
   uint64_t bytes() const { return bytes_.value(); }
   sc_core::sc_time busy_time() const { return sc_core::sc_time::from_value(busy_ps_); }

@@ -360,11 +360,11 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
 
   flash_.end_aggregated_stream(out.die_pages, out.die_senses, out.die_last_out_ps, start);
   kv_read_bytes_ += out.kv_bytes;
-  // The bus is not held: its other users (appends, program batches) see it as
-  // the read found it (the read's bus share is small next to PCIe's).
+  // The bus is held until the read's last page has crossed it: behind a link
+  // faster than the bus (the server's PCIe 5.0 x4), the next read queues there.
   core::ClockUse bus = out.bus;
   bus.free_ps += start;
-  bus_.book(bus, /*hold=*/false);
+  bus_.book(bus);
   core::ClockUse pcie = out.pcie;
   pcie.free_ps += start;
   nvme_.link().book(link::Direction::DEVICE_TO_HOST, pcie, link::Purpose::KV_READ, pcie.bytes - out.cqe_bytes,
