@@ -71,6 +71,31 @@ TEST(WaveformCli, MemllmViewHasTheModulesAndPhaseMarkers) {
   EXPECT_EQ(content.widths.count("system.ssd.attention.ch5.simd_mode"), 1u) << "every SIMD (by the role)";
 }
 
+// The value of statistic `name` in a --stats CSV file (-1: absent).
+double stat(const std::string& csv, const std::string& name) {
+  const std::string text = read_text(csv);
+  const size_t at = text.find("\n" + name + ",");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + name.size() + 2));
+}
+
+// Aggregated streams have no die or channel events to draw: with --vcd the
+// streams run page by page, unless --set chooses the stream model.
+TEST(WaveformCli, AWaveformRunsTheStreamsPageByPageUnlessTheModelIsSet) {
+  const std::string base = "run --platform memllm --trace traces/samples/blend_small.trace --vcd-filter dies";
+  const std::string vcd = out_path("w.vcd"), csv = out_path("w.csv");
+  CliResult r = run_cli(base + " --vcd " + shell_quote(vcd) + " --stats " + shell_quote(csv));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(stat(csv, "system.ssd.attention.aggregated_passes"), 0);
+  EXPECT_GT(stat(csv, "system.ssd.attention.reader.streams"), 0);
+  r = run_cli(base + " --vcd " + shell_quote(vcd) + " --stats " + shell_quote(csv) +
+              " --set ssd.stream_model=AGGREGATED");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(stat(csv, "system.ssd.attention.aggregated_passes"), 0);
+  r = run_cli("run --platform memllm --trace traces/samples/blend_small.trace --stats " + shell_quote(csv));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(stat(csv, "system.ssd.attention.aggregated_passes"), 0) << "AGGREGATED by default without --vcd";
+}
+
 TEST(WaveformCli, FilterByRole) {
   const std::string vcd = out_path("dies.vcd");
   ASSERT_EQ(run_cli(kDemo + " --vcd " + shell_quote(vcd) + " --vcd-filter dies --vcd-window 0us:20us").exit_code, 0);

@@ -19,6 +19,16 @@
 namespace po = boost::program_options;
 
 namespace ispsim::cli {
+namespace {
+
+// Whether a --set chooses the stream model (a waveform otherwise asks for page events).
+bool sets_stream_model(const std::vector<std::string>& overrides) {
+  for (const std::string& o : overrides)
+    if (o.rfind("ssd.stream_model=", 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
 
 int run(const Args& args) {
   std::string platform_name, trace_path, window, format_name = "text";
@@ -35,7 +45,9 @@ int run(const Args& args) {
       ("stats", po::value(&options.stats_path), "write statistics to this .json or .csv file")
       ("vcd", po::value(&options.waveform.path),
        "write a waveform to this .vcd (or .fst, through GTKWave's vcd2fst) file, with its GTKWave view beside it "
-       "(.gtkw: open with 'gtkwave FILE.gtkw')")
+       "(.gtkw: open with 'gtkwave FILE.gtkw'); the NAND streams then run page by page "
+       "(ssd.stream_model=PAGE_ACCURATE, so that dies and channels have events to draw) unless --set "
+       "ssd.stream_model says otherwise")
       ("vcd-filter", po::value(&vcd_filters)->composing(),
        ("only these signals: roles (" + roles + ") and/or globs, comma-separated or repeated, e.g. dies,simd or "
         "'*.ch0.*'").c_str())
@@ -52,7 +64,7 @@ int run(const Args& args) {
                           {"--timeline", options.timeline_path}},
                          {{"--trace", trace_path}, {"--platform", platform_name}});
   const systems::Format format = systems::parse_format(format_name);
-  const schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
+  schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
   if (platform.platform.program() == schema::Platform::MICROBENCHMARK) {
     if (format != systems::Format::TEXT) throw BadInput("--format", "the NAND stream system prints text only");
     if (!options.timeline_path.empty()) throw BadInput("--timeline", "the NAND stream system writes no timeline");
@@ -66,6 +78,10 @@ int run(const Args& args) {
       throw BadInput("--set " + ignored.front(), "platform '" + platform_name + "' does not use this parameter");
     systems::write_cim_comparison(std::cout, {systems::run_cim_system(platform, trace_path, options)}, "", format);
     return 0;
+  }
+  if (!options.waveform.path.empty() && !sets_stream_model(overrides)) {
+    overrides.insert(overrides.begin(), "ssd.stream_model=PAGE_ACCURATE");
+    platform = schema::load_platform(platform_name, overrides);
   }
   options.progress = true;  // drawn only when stderr is a terminal
   const systems::RunSummary summary = systems::run_blend_system(platform, trace_path, options);
