@@ -49,9 +49,7 @@ Channel::Channel(sc_core::sc_module_name name, const FlashConfig& config, unsign
 
 void Channel::bar_programs() {
   programs_released_.cancel();
-  if (programs_barred_) return;
   programs_barred_ = true;
-  for (auto& die : dies_) die->set_programs_barred(true);
 }
 
 void Channel::release_programs_at(uint64_t at_ps) {
@@ -62,7 +60,7 @@ void Channel::release_programs_at(uint64_t at_ps) {
 
 void Channel::on_programs_released() {
   programs_barred_ = false;
-  for (auto& die : dies_) die->set_programs_barred(false);
+  for (auto& die : dies_) die->offer_to_programs();
 }
 
 void Channel::enqueue(Die& die, bool data_in) {
@@ -83,10 +81,12 @@ void Channel::enqueue(Die& die, bool data_in) {
   kick();
 }
 
-// A head raised at this instant is granted a delta later, once every request
-// of the instant is in (one of a lower die may still come); an older head at once.
+// A head raised at this instant is granted a delta later, once the requests
+// the dies raise in the same delta are in (one of a lower die may still come);
+// an older head at once.
 void Channel::kick() {
-  if (queued_ > 0 && ring_[head_].raised_ps < sc_core::sc_time_stamp().value()) {
+  if (busy_ || queued_ == 0) return;  // the transfer's end or the next request kicks again
+  if (ring_[head_].raised_ps < sc_core::sc_time_stamp().value()) {
     try_grant();
   } else {
     grant_.notify(sc_core::SC_ZERO_TIME);

@@ -5,8 +5,11 @@
 // each program waiting for data-in queues one request, and the bus serves the
 // oldest request next. Requests raised at the same simulated time go in die
 // order (a fixed-priority arbiter): a request raised at the current instant is
-// granted a delta cycle later, once every request of the instant is in, so the
-// order in which the kernel ran the dies does not matter. A data-out waits at
+// granted a delta cycle later, once the requests raised in the same delta are
+// in, so the order in which the kernel ran the dies does not matter for them.
+// (A data-in raised a delta later, by a program job the same instant started,
+// can still come after a data-out of a higher die: page-accurate runs with
+// program batches keep that much of the kernel's order.) A data-out waits at
 // the head of the queue until its issuer has room for the page
 // (FlashClient::may_start_data_out); the requests behind it wait too (no
 // overtaking), which is what a controller with one in-order command queue per

@@ -231,9 +231,11 @@ void Die::resume_after_stream(uint64_t at_ps) {
   program_done_.notify(sc_core::sc_time::from_value(program_end_ps_ - now));
 }
 
-void Die::set_programs_barred(bool barred) {
-  programs_barred_ = barred;
-  if (barred) return;
+bool Die::can_program() const {
+  return array_ == kArrayIdle && !data_valid_ && !output_valid_ && !program_pending_ && !channel_.programs_barred();
+}
+
+void Die::offer_to_programs() {
   for (FlashClient* client : background_clients_) {
     if (!can_program()) break;
     client->on_die_idle(*this);
@@ -267,10 +269,7 @@ void Die::notify_idle() {
     client->on_die_idle(*this);
   }
   resume_if_unwanted();
-  for (FlashClient* client : background_clients_) {
-    if (!can_program()) break;
-    client->on_die_idle(*this);
-  }
+  offer_to_programs();
 }
 
 void Die::update_state() {

@@ -74,9 +74,7 @@ class Die : public sc_core::sc_module {
   }
   // A program may start: the die holds no data and no program, and no
   // aggregated stream has barred programs on its channel (Channel::bar_programs).
-  bool can_program() const {
-    return array_ == kArrayIdle && !data_valid_ && !output_valid_ && !program_pending_ && !programs_barred_;
-  }
+  bool can_program() const;
   // A reader wants this die: with program_suspend, suspends a program under way
   // (see above); otherwise nothing (the reader waits for on_die_idle).
   void request_read();
@@ -136,9 +134,9 @@ class Die : public sc_core::sc_module {
   // requested meanwhile would have it (request_read(), read_wanted_).
   uint64_t suspend_for_stream(uint64_t now_ps);
   void resume_after_stream(uint64_t at_ps);
-  // Set by the channel (Channel::bar_programs); when cleared, the die is offered
-  // to the program issuers if it can take a program.
-  void set_programs_barred(bool barred);
+  // Offers the die to the program issuers while it can take a program (also when
+  // its channel lifts a bar, Channel::release_programs_at).
+  void offer_to_programs();
   // Reads scheduled without events (nand::PipelineSchedule, the aggregated
   // streaming mode): counted in the statistics as if performed.
   void account_aggregated_reads(uint64_t pages, uint64_t senses) {
@@ -186,7 +184,6 @@ class Die : public sc_core::sc_module {
   bool stream_suspended_ = false;     // suspended by suspend_for_stream()
   bool stream_claimed_ = false;       // claimed by a stream before its program's data-in ended
   uint64_t stream_resume_at_ps_ = 0;  // resume_after_stream() while claimed (0: not called yet)
-  bool programs_barred_ = false;      // an aggregated stream's data-outs own the channel
   // Two register sets: data_slot_ is the data register's group, output_slot_ the
   // group being transferred. Without cache read both are the same slot; with
   // cache read a move to the cache register just swaps slots (no copy).

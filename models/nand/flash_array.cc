@@ -73,16 +73,20 @@ void FlashArray::end_aggregated_stream(const std::vector<uint64_t>& pages, const
   const unsigned dies = config_.dies_per_channel;
   std::vector<uint64_t> channel_pages(dies), channel_senses(dies);
   for (unsigned c = 0; c < config_.channels; ++c) {
+    bool read_here = false;
     uint64_t channel_last_out_ps = 0;
     for (unsigned d = 0; d < dies; ++d) {
       const size_t die = size_t(c) * dies + d;
       channel_pages[d] = pages.at(die);
       channel_senses[d] = senses.at(die);
       if (channel_pages[d] == 0) continue;
+      read_here = true;
       this->die(c, d).resume_after_stream(base_ps + last_out_ps.at(die));
       channel_last_out_ps = std::max(channel_last_out_ps, base_ps + last_out_ps.at(die));
     }
-    if (channels_[c]->programs_barred()) channels_[c]->release_programs_at(channel_last_out_ps);
+    // Only the channels this stream read (claim_for_stream barred them): a bar
+    // is not counted, so another stream's channel keeps that stream's release.
+    if (read_here) channels_[c]->release_programs_at(channel_last_out_ps);
     account_aggregated_reads(c, channel_pages, channel_senses);
   }
 }

@@ -303,6 +303,26 @@ TEST(NandTiming, AnAggregatedStreamBarsProgramsOnItsChannelsUntilItsLastPageTher
   EXPECT_EQ(array.die(0, 0).pages_read(), 1u);  // the stream's page, counted as read
 }
 
+TEST(NandTiming, AStreamEndingOnOtherChannelsLeavesABarItDidNotSet) {
+  // Stream A claims channel 0 and ends there at 50 us; stream B claims only
+  // channel 1 and ends there at 10 us. B's end releases channel 1 alone, so a
+  // program page on channel 0 still waits for A: 50 us + tIn + tPROG.
+  const sc_time tProg(500, SC_US), a_last_out(50, SC_US), b_last_out(10, SC_US);
+  FlashArray array("nand", FlashConfig::from_params(schema::resolved(flash(2, 1, 1, 5, false), "nand")));
+  Appender appender("appender", array);
+  array.claim_for_stream(0, 0, 0);
+  array.end_aggregated_stream({1, 0}, {1, 0}, {a_last_out.value(), 0}, 0);
+  array.claim_for_stream(1, 0, 0);
+  array.end_aggregated_stream({0, 1}, {0, 1}, {0, b_last_out.value()}, 0);
+  appender.start({PageAddress{}});  // channel 0, die 0
+  sc_core::sc_start(b_last_out + sc_time(1, SC_NS));
+  EXPECT_TRUE(array.channel(0).programs_barred());
+  EXPECT_FALSE(array.channel(1).programs_barred());
+  sc_core::sc_start();
+  ASSERT_TRUE(appender.done());
+  EXPECT_EQ(appender.finished_at(), a_last_out + kTout + tProg);
+}
+
 TEST(NandTiming, ReadWaitsForAProgramOnTheSameDie) {
   // Without program suspend (the old behaviour): the appender reserves die 0
   // first; the reader's page on that die is sensed only after data-in and
