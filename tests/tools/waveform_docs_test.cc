@@ -59,7 +59,7 @@ std::vector<std::pair<std::string, std::string>> rows_of(const vcd::Encoding& en
 TEST(WaveformDocs, RolesTableInTheReadme) {
   std::vector<std::pair<std::string, std::string>> code;
   for (const vcd::RoleInfo& r : vcd::roles()) code.push_back({r.name, r.meaning});
-  EXPECT_EQ(table_after("README.md", "<!-- vcd roles -->"), code);
+  EXPECT_EQ(table_after("docs/user-guide.md", "<!-- vcd roles -->"), code);
 }
 
 TEST(WaveformDocs, DieStatesInTheNandReadme) {
