@@ -5,6 +5,13 @@
 #include "schema/resolve.h"
 
 namespace ispsim::host {
+namespace {
+
+sc_core::sc_time us(double microseconds) {
+  return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(microseconds * 1e6)));
+}
+
+}  // namespace
 
 HostConfig HostConfig::from_params(const schema::HostParams& params, const std::string& where) {
   schema::require_resolved(params, where);
@@ -25,9 +32,9 @@ HostConfig HostConfig::from_params(const schema::HostParams& params, const std::
   c.dram_capacity_bytes = p.dram_capacity_bytes();
   c.workspace_bytes = p.workspace_bytes();
   c.tied_lm_head = p.tied_lm_head();
-  c.storage_read_overhead =
-      sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(p.storage_read_overhead_us() * 1e6)));
-  c.storage_read_bytes_per_ns = p.storage_read_gbps();
+  c.load_path = {us(p.storage_read_overhead_us()), p.storage_read_gbps()};
+  c.swap_path = {us(p.swap_read_overhead_us()), p.swap_read_gbps()};
+  c.staging_policy = p.staging_policy() == schema::HostParams::LRU ? StagingPolicy::kLru : StagingPolicy::kFlexGenPlacement;
   return c;
 }
 

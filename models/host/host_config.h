@@ -11,6 +11,14 @@
 
 namespace ispsim::host {
 
+// One host software path for KV that arrived from the SSD.
+struct ReadPathConfig {
+  sc_core::sc_time overhead;  // per read request
+  double bytes_per_ns = 0;    // GB/s
+};
+
+enum class StagingPolicy { kFlexGenPlacement, kLru };
+
 struct HostConfig {
   double peak_flops_per_ns = 0;      // dense FP16 tensor peak (TFLOPS x 1000)
   double dram_bytes_per_ns = 0;      // DRAM peak (GB/s)
@@ -26,9 +34,10 @@ struct HostConfig {
   uint64_t dram_capacity_bytes = 0;
   uint64_t workspace_bytes = 0;
   bool tied_lm_head = false;
-  // Host read path of KV from the SSD (models/host/storage_read_path.h).
-  sc_core::sc_time storage_read_overhead;  // per read request
-  double storage_read_bytes_per_ns = 0;    // GB/s
+  // The two host paths of KV read from the SSD (models/host/storage_read_path.h).
+  ReadPathConfig load_path;  // precomputed KV from the RAG store
+  ReadPathConfig swap_path;  // KV the host offloaded itself
+  StagingPolicy staging_policy = StagingPolicy::kFlexGenPlacement;
 
   // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
   // message is a programming error (std::logic_error naming `where`).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <stdexcept>
+#include <utility>
 
 namespace ispsim::host {
 
@@ -21,6 +23,7 @@ HostMemory::HostMemory(const std::string& path, const HostConfig& config, const 
       workspace_bytes_(config.workspace_bytes),
       dram_bytes_(config.dram_capacity_bytes),
       capacity_(accounting::kv_budget_bytes(dram_bytes_, shape, physical_accounting(config))),
+      policy_(config.staging_policy),
       stats_(path),
       hit_bytes_(stats_.counter("hit_bytes", "bytes", "KV bytes read from host staging")),
       miss_bytes_(stats_.counter("miss_bytes", "bytes", "KV bytes looked up but not staged (read from the SSD)")),
@@ -30,11 +33,65 @@ HostMemory::HostMemory(const std::string& path, const HostConfig& config, const 
                          [this] { return capacity_; });
   stats_.formula_integer("weight_bytes", "bytes", "model weights held in host DRAM", [this] { return weight_bytes_; });
   stats_.formula_integer("resident_bytes", "bytes", "KV bytes staged at the end", [this] { return used_; });
+  stats_.formula("hit_rate", "ratio", "hit_bytes / (hit_bytes + miss_bytes): the share of looked-up KV found in host memory",
+                 [this] {
+                   const double looked_up = static_cast<double>(hit_bytes_.value() + miss_bytes_.value());
+                   return looked_up > 0 ? static_cast<double>(hit_bytes_.value()) / looked_up : 0.0;
+                 });
+}
+
+void HostMemory::plan(uint64_t kv_bytes) {
+  planned_kv_bytes_ = kv_bytes;
+  for (auto& [key, p] : placed_) place(p);
+}
+
+// The key's resident share, floor(total x capacity / K), or all of it when the
+// request's KV fits.
+void HostMemory::place(Placed& p) {
+  used_ -= p.resident;
+  if (planned_kv_bytes_ <= capacity_)
+    p.resident = std::min(p.total, capacity_ - used_);
+  else
+    p.resident = static_cast<uint64_t>(static_cast<unsigned __int128>(p.total) * capacity_ / planned_kv_bytes_);
+  used_ += p.resident;
+}
+
+void HostMemory::append(const StagingKey& key, uint64_t bytes) {
+  if (policy_ == StagingPolicy::kLru) {
+    insert(key, resident(key) + bytes);
+    return;
+  }
+  Placed& p = placed_[key];
+  p.total += bytes;
+  p.fresh = bytes;
+  place(p);
+}
+
+void HostMemory::overwrite(const StagingKey& key, uint64_t bytes) {
+  if (policy_ == StagingPolicy::kLru)
+    touch(key);
+  else
+    placed_[key].fresh = bytes;
+}
+
+void HostMemory::fetched(const StagingKey& key, uint64_t read_bytes, uint64_t key_bytes) {
+  if (policy_ == StagingPolicy::kLru) {
+    insert(key, resident(key) + read_bytes);
+    return;
+  }
+  Placed& p = placed_[key];
+  if (key_bytes <= p.total) return;
+  p.total = key_bytes;
+  place(p);
 }
 
 bool HostMemory::weights_fit() const { return weight_bytes_ + workspace_bytes_ <= dram_bytes_; }
 
 uint64_t HostMemory::resident(const StagingKey& key) const {
+  if (policy_ == StagingPolicy::kFlexGenPlacement) {
+    const auto placed = placed_.find(key);
+    return placed == placed_.end() ? 0 : placed->second.resident;
+  }
   auto it = index_.find(key);
   return it == index_.end() ? 0 : it->second->second;
 }
@@ -45,7 +102,12 @@ void HostMemory::touch(const StagingKey& key) {
 }
 
 uint64_t HostMemory::lookup(const StagingKey& key, uint64_t bytes) {
-  const uint64_t hit = std::min(resident(key), bytes);
+  uint64_t in_memory = resident(key);
+  if (policy_ == StagingPolicy::kFlexGenPlacement) {
+    const auto placed = placed_.find(key);
+    if (placed != placed_.end()) in_memory += std::exchange(placed->second.fresh, 0);
+  }
+  const uint64_t hit = std::min(in_memory, bytes);
   hit_bytes_ += hit;
   miss_bytes_ += bytes - hit;
   touch(key);
@@ -53,6 +115,7 @@ uint64_t HostMemory::lookup(const StagingKey& key, uint64_t bytes) {
 }
 
 uint64_t HostMemory::insert(const StagingKey& key, uint64_t bytes) {
+  if (policy_ != StagingPolicy::kLru) throw std::logic_error("HostMemory::insert is the LRU policy's");
   const uint64_t wanted = std::min(bytes, capacity_);
   // Take the key out first so that it is never its own victim.
   auto it = index_.find(key);

@@ -1,6 +1,6 @@
-// The host DRAM budget and FlexGen-style KV staging in it (MemLLM Sec. VI-A:
-// both GPU baselines keep KV in idle host DRAM when it fits and re-read the rest
-// from the SSD).
+// The host DRAM budget and the KV staging in it (MemLLM Sec. VI-A: both GPU
+// baselines keep KV in idle host DRAM when it fits and re-read the rest from
+// the SSD, FlexGen-style).
 //
 //   staging capacity = dram_capacity - model weights - workspace   (0 if negative)
 //
@@ -8,15 +8,22 @@
 // accounting (traces/gen/memory_accounting.h, physical: one KV copy), shared
 // with `ispsim trace gen --budget-table`.
 //
-// Staging is an LRU cache over keys (layer, region) of byte sizes. Making room
-// drops least recently used keys; the last victim is only shrunk by the bytes
-// still needed (a partially staged layer still saves that many SSD bytes). A key
-// larger than the whole capacity is partially resident (`capacity` bytes).
-// Staging hits cost no extra time: with unified memory the GPU reads staged KV
-// in place, and that DRAM traffic is in the attention op's roofline.
+// Two staging policies (host.staging_policy), over keys (layer, region):
+// - FLEXGEN_PLACEMENT (default): FlexGen's placement. plan(K) is told the
+//   request's KV K; every key keeps the same share of its bytes resident,
+//   floor(bytes x capacity / K) (all of them when K fits), and what is streamed
+//   in beyond that share is not kept. Cyclic access over the layers then hits
+//   capacity / K of the bytes every pass, where LRU would hit nothing.
+// - LRU: what is read or appended is kept; making room drops least recently
+//   used keys, the last victim only shrunk by the bytes still needed. A key
+//   larger than the whole capacity keeps `capacity` bytes.
+// Under both, the KV an op has just appended (or overwritten in place) is in the
+// GPU's working buffer until the next lookup of its key, which counts it as a
+// hit. Staging hits cost no extra time: with unified memory the GPU reads staged
+// KV in place, and that DRAM traffic is in the attention op's roofline.
 //
-// Statistics (under `path`): staging_capacity, weight_bytes (bytes),
-// hit_bytes, miss_bytes, evicted_bytes (bytes), evictions (count), resident_bytes.
+// Statistics (under `path`): staging_capacity, weight_bytes, resident_bytes,
+// hit_bytes, miss_bytes, evicted_bytes (bytes), evictions (count), hit_rate (ratio).
 #pragma once
 
 #include <cstdint>
@@ -56,11 +63,25 @@ class HostMemory {
   bool weights_fit() const;
   uint64_t staging_capacity() const { return capacity_; }
 
+  StagingPolicy policy() const { return policy_; }
+  // FLEXGEN_PLACEMENT: the request's KV is `kv_bytes`; sets the resident share.
+  void plan(uint64_t kv_bytes);
+
   // Bytes of `key` resident in staging (0 if absent).
   uint64_t resident(const StagingKey& key) const;
-  // A read of `bytes` of `key`: counts min(resident, bytes) as hit bytes and the
-  // rest as miss bytes, marks the key most recently used; returns the hit bytes.
+  // A read of `bytes` of `key`: counts min(resident + just appended, bytes) as hit
+  // bytes and the rest as miss bytes, marks the key most recently used; returns
+  // the hit bytes.
   uint64_t lookup(const StagingKey& key, uint64_t bytes);
+  // `bytes` of new KV appended to `key`.
+  void append(const StagingKey& key, uint64_t bytes);
+  // `bytes` of `key`'s entries overwritten in place (CacheBlend's recomputed
+  // tokens): no new bytes.
+  void overwrite(const StagingKey& key, uint64_t bytes);
+  // A read of `read_bytes` of `key` arrived; the op needed `key_bytes` of it in all.
+  void fetched(const StagingKey& key, uint64_t read_bytes, uint64_t key_bytes);
+
+  // LRU primitives (also what the LRU policy's append and fetched do):
   // Makes `key` hold `bytes` (replacing its previous size), most recently used,
   // evicting (the last one possibly only in part) least recently used keys until it fits; a key larger than the
   // capacity keeps `capacity` bytes. Returns the bytes evicted from other keys
@@ -76,12 +97,20 @@ class HostMemory {
   uint64_t evictions() const { return evictions_.value(); }
 
  private:
+  struct Placed {  // FLEXGEN_PLACEMENT: one key
+    uint64_t total = 0, resident = 0, fresh = 0;
+  };
+  void place(Placed& p);
+
   using Lru = std::list<std::pair<StagingKey, uint64_t>>;  // front = most recently used
   uint64_t weight_bytes_;
   uint64_t workspace_bytes_;
   uint64_t dram_bytes_;
   uint64_t capacity_;
+  const StagingPolicy policy_;
+  uint64_t planned_kv_bytes_ = 0;  // 0: not planned, every byte placed resident up to the capacity
   uint64_t used_ = 0;
+  std::map<StagingKey, Placed> placed_;
   Lru lru_;
   std::map<StagingKey, Lru::iterator> index_;
   stats::Group stats_;

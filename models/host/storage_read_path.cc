@@ -1,14 +1,12 @@
 #include "models/host/storage_read_path.h"
 
-#include <cmath>
-
 namespace ispsim::host {
 
-StorageReadPath::StorageReadPath(sc_core::sc_module_name name, const HostConfig& config)
-    : sc_module(name), config_(config), thread_("thread", config.storage_read_bytes_per_ns, sc_core::SC_ZERO_TIME) {}
+StorageReadPath::StorageReadPath(sc_core::sc_module_name name, const ReadPathConfig& config)
+    : sc_module(name), config_(config), thread_("thread", config.bytes_per_ns, sc_core::SC_ZERO_TIME) {}
 
 sc_core::sc_time StorageReadPath::request_time(uint64_t bytes) const {
-  return config_.storage_read_overhead + thread_.occupancy(bytes);
+  return config_.overhead + thread_.occupancy(bytes);
 }
 
 sc_core::sc_time StorageReadPath::deliver(uint64_t bytes, Done done) {

@@ -1,17 +1,19 @@
-// The host's software path for KV read from the SSD (file system, page cache,
-// copy into GPU-usable memory): what a PyTorch host does after the NVMe data has
-// landed in host memory and before an attention kernel can use it. MemLLM
-// measured its host storage path on the Jetson (Sec. III) but publishes only the
-// latency shares it produced; this stage carries the part of that path that the
-// PCIe/NVMe/NAND models do not: per-request software cost and the host-side copy.
+// One host software path for KV read from the SSD: what a PyTorch host does
+// after the NVMe data has landed in host memory and before an attention kernel
+// can use it. The host has two (HostConfig):
+// - the load path, for precomputed KV from the RAG store: files written earlier,
+//   read through the file system, the page cache and deserialisation. MemLLM
+//   measured it on its hosts (Sec. III) but publishes only the latency shares it
+//   produced; its rate is fitted to them (models/host/README.md, Calibration);
+// - the swap path, for KV the host offloaded itself (FlexGen-style: raw tensors
+//   read with direct I/O into pinned buffers, then one copy into the KV tensor).
 //
-// One host I/O thread serves the reads first come, first served:
+// One thread per path serves its reads first come, first served:
 //   done = max(arrival, end of the previous request) + overhead + bytes / rate
-// where arrival is when the SSD read's data and completion reached the host,
-// overhead = storage_read_overhead_us and rate = storage_read_gbps
-// (HostParams). Reads on the way to an attention op and prefetches share the
-// thread. Writes (KV offload) are not routed through it: they run in the
-// background, off the critical path (stated simplification).
+// where arrival is when the SSD read's data and completion reached the host.
+// Reads on the way to an attention op and prefetches share the thread. Writes
+// (KV offload) do not take a path: they run in the background, off the critical
+// path (stated simplification).
 //
 // Statistics (under the module's path): <path>.thread.{requests,bytes,busy_time,
 // utilization}. VCD: <path>.thread.outstanding.
@@ -31,7 +33,7 @@ class StorageReadPath : public sc_core::sc_module {
  public:
   using Done = std::function<void()>;
 
-  StorageReadPath(sc_core::sc_module_name name, const HostConfig& config);
+  StorageReadPath(sc_core::sc_module_name name, const ReadPathConfig& config);
 
   // `bytes` of KV arrived from the SSD now; `done` runs when they are usable by
   // the GPU. Returns that time.
@@ -45,7 +47,7 @@ class StorageReadPath : public sc_core::sc_module {
   void trace(vcd::Writer& writer) { thread_.trace(writer, {vcd::Role::kHost}); }
 
  private:
-  const HostConfig config_;
+  const ReadPathConfig config_;
   core::Server thread_;
 };
 

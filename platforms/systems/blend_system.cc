@@ -144,11 +144,16 @@ class GpuPort : public HostComputePort {
 class StagingAdapter : public StagingPort {
  public:
   explicit StagingAdapter(host::HostMemory& memory) : memory_(memory) {}
+  void plan(uint64_t kv_bytes) override { memory_.plan(kv_bytes); }
   uint64_t lookup(uint32_t layer, trace::KvRegion region, uint64_t bytes) override {
     return memory_.lookup({layer, region}, bytes);
   }
-  void insert(uint32_t layer, trace::KvRegion region, uint64_t bytes) override {
-    memory_.insert({layer, region}, memory_.resident({layer, region}) + bytes);
+  void append(uint32_t layer, trace::KvRegion region, uint64_t bytes) override { memory_.append({layer, region}, bytes); }
+  void overwrite(uint32_t layer, trace::KvRegion region, uint64_t bytes) override {
+    memory_.overwrite({layer, region}, bytes);
+  }
+  void fetched(uint32_t layer, trace::KvRegion region, uint64_t read_bytes, uint64_t key_bytes) override {
+    memory_.fetched({layer, region}, read_bytes, key_bytes);
   }
 
  private:
@@ -157,15 +162,18 @@ class StagingAdapter : public StagingPort {
 
 class SsdPort : public StoragePort {
  public:
-  SsdPort(ssd::Ssd& ssd, link::Nvme& nvme, host::StorageReadPath& read_path, core::Timeline* timeline)
-      : ssd_(ssd), nvme_(nvme), read_path_(read_path), timeline_(timeline) {}
+  SsdPort(ssd::Ssd& ssd, link::Nvme& nvme, host::StorageReadPath& load_path, host::StorageReadPath& swap_path,
+          core::Timeline* timeline)
+      : ssd_(ssd), nvme_(nvme), load_path_(load_path), swap_path_(swap_path), timeline_(timeline) {}
 
-  // The SSD read, then the host's software read path (models/host/storage_read_path.h).
+  // The SSD read, then one of the host's software paths (models/host/storage_read_path.h).
   void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
-                    Done done) override {
+                    HostReadPath path, Done done) override {
     Done usable = traced("SSD to host KV reads", "kv read L" + std::to_string(layer), std::move(done));
-    ssd_.host_read(layer, region, token_begin, token_end,
-                   [this, bytes, usable = std::move(usable)]() mutable { read_path_.deliver(bytes, std::move(usable)); });
+    host::StorageReadPath& host_path = path == HostReadPath::kLoad ? load_path_ : swap_path_;
+    ssd_.host_read(layer, region, token_begin, token_end, [&host_path, bytes, usable = std::move(usable)]() mutable {
+      host_path.deliver(bytes, std::move(usable));
+    });
   }
   void write_from_host(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
     ssd_.host_write(layer, 0, tokens, bytes, traced("background KV writes", "write-through L" + std::to_string(layer), std::move(done)));
@@ -218,7 +226,8 @@ class SsdPort : public StoragePort {
 
   ssd::Ssd& ssd_;
   link::Nvme& nvme_;
-  host::StorageReadPath& read_path_;
+  host::StorageReadPath& load_path_;
+  host::StorageReadPath& swap_path_;
   core::Timeline* timeline_;
 };
 
@@ -230,7 +239,8 @@ struct System : sc_core::sc_module {
         pcie("pcie", link::LinkConfig::from_params(loaded.platform.link(), loaded.file + ": link"), &ledger),
         nvme("nvme", pcie),
         gpu("gpu", host_config, &ledger),
-        read_path("read_path", host_config),
+        load_path("load_path", host_config.load_path),
+        swap_path("swap_path", host_config.swap_path),
         memory(std::string(this->name()) + ".host_memory", host_config, shape),
         ssd("ssd", loaded.platform.nand(), loaded.platform.ssd(), loaded.platform.isp(),
             loaded.platform.flash_coordinator(), kv, nvme, &ledger,
@@ -238,7 +248,8 @@ struct System : sc_core::sc_module {
   link::PcieLink pcie;
   link::Nvme nvme;
   host::Gpu gpu;
-  host::StorageReadPath read_path;
+  host::StorageReadPath load_path;  // precomputed KV from the RAG store
+  host::StorageReadPath swap_path;  // KV the host offloaded itself
   host::HostMemory memory;
   ssd::Ssd ssd;
 };
@@ -374,7 +385,7 @@ struct BlendRun {
         system("system", loaded, in.host_config, in.header.model(), kv_space(in.header, in.ops), ledger),
         gpu_port(system.gpu, in.header.model()),
         staging(system.memory),
-        ssd_port(system.ssd, system.nvme, system.read_path, timeline_or_null),
+        ssd_port(system.ssd, system.nvme, system.load_path, system.swap_path, timeline_or_null),
         runtime(in.header, std::move(in.ops), loaded.platform.placement(), gpu_port, staging, ssd_port,
                 write_chunk_bytes(system.ssd)),
         phases(ledger),
@@ -394,7 +405,8 @@ struct BlendRun {
     waveform = std::make_unique<vcd::Writer>(waveform_options);
     system.pcie.trace(*waveform);
     system.gpu.trace(*waveform);
-    system.read_path.trace(*waveform);
+    system.load_path.trace(*waveform);
+    system.swap_path.trace(*waveform);
     system.ssd.trace(*waveform);
   }
 

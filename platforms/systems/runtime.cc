@@ -28,6 +28,7 @@ Runtime::Runtime(const trace::Header& header, std::vector<trace::Op> ops, const 
       write_chunk_bytes_(std::max<uint64_t>(write_chunk_bytes, 1)) {
   const trace::ModelShape& m = header_.model();
   kv_bytes_per_token_ = (uint64_t{m.kv_heads()} * m.head_dim() * 2 * m.kv_bits() + 7) / 8;
+  for (const auto& d : header_.request().documents()) context_tokens_ += d.tokens();
   std::map<uint64_t, size_t> index_of;
   dependants_.resize(ops_.size());
   waiting_on_.assign(ops_.size(), 0);
@@ -134,7 +135,32 @@ Device Runtime::attention_device(const trace::Op& op) const {
   }
 }
 
+bool Runtime::appends_in_place(const trace::KvTransfer& t) const {
+  return t.has_token_mask() && t.tokens().end() <= context_tokens_;
+}
+
+uint64_t Runtime::host_kv_bytes() const {
+  std::map<uint32_t, uint64_t> tokens;  // by layer
+  std::set<uint32_t> reads_precomputed;
+  for (const trace::Op& op : ops_) {
+    if (op.has_kv_load() && op.kv_load().region() == trace::KV_REGION_PRECOMPUTED) reads_precomputed.insert(op.layer());
+    if (op.has_attention() && attention_device(op) == schema::PlacementParams::HOST_GPU)
+      for (const trace::KvSpan& s : op.attention().kv())
+        if (s.region() == trace::KV_REGION_PRECOMPUTED) reads_precomputed.insert(op.layer());
+    if (op.has_kv_append() && attention_device(op) == schema::PlacementParams::HOST_GPU &&
+        !appends_in_place(op.kv_append())) {
+      const trace::KvTransfer& t = op.kv_append();
+      tokens[op.layer()] += t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
+    }
+  }
+  for (uint32_t layer : reads_precomputed) tokens[layer] += context_tokens_;
+  uint64_t total = 0;
+  for (const auto& [layer, n] : tokens) total += n;
+  return total * kv_bytes_per_token_;
+}
+
 void Runtime::start() {
+  staging_.plan(host_kv_bytes());
   for (size_t r = 0; r < host_attention_order_.size() && r < placement_.prefetch_layers(); ++r)
     start_fetch(host_attention_order_[r], false);
   for (size_t i = 0; i < ops_.size(); ++i)
@@ -227,23 +253,24 @@ void Runtime::issue_kv_load(size_t index) {
   const uint64_t missing = t.bytes() - resident;
   const uint64_t tokens = std::min<uint64_t>(t.tokens().end() - t.tokens().begin(),
                                              (missing + kv_bytes_per_token_ - 1) / kv_bytes_per_token_);
-  read_kv(op.layer(), t.region(), t.tokens().end() - tokens, t.tokens().end(), missing, [this, index] { complete(index); });
+  read_kv(op.layer(), t.region(), t.tokens().end() - tokens, t.tokens().end(), missing, t.bytes(),
+          read_path(op.phase(), t.region()), [this, index] { complete(index); });
 }
 
 // One SSD read per (layer, region) at a time: a second request for a key whose
 // read is under way waits for that read instead of reading the KV again.
 void Runtime::read_kv(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end,
-                      uint64_t bytes, Done done) {
+                      uint64_t bytes, uint64_t key_bytes, HostReadPath path, Done done) {
   const auto key = std::make_pair(layer, static_cast<int>(region));
   auto [it, first] = reads_in_flight_.try_emplace(key);
   it->second.push_back(std::move(done));
   if (!first) return;
   kv_read_bytes_ += bytes;
   ++foreground_in_flight_;
-  auto read = [this, key, token_begin, token_end, bytes] {
-    storage_.read_to_host(key.first, static_cast<trace::KvRegion>(key.second), token_begin, token_end, bytes,
-                          [this, key, bytes] {
-                            staging_.insert(key.first, static_cast<trace::KvRegion>(key.second), bytes);
+  auto read = [this, key, token_begin, token_end, bytes, key_bytes, path] {
+    storage_.read_to_host(key.first, static_cast<trace::KvRegion>(key.second), token_begin, token_end, bytes, path,
+                          [this, key, bytes, key_bytes] {
+                            staging_.fetched(key.first, static_cast<trace::KvRegion>(key.second), bytes, key_bytes);
                             std::vector<Done> waiters = std::move(reads_in_flight_[key]);
                             reads_in_flight_.erase(key);
                             for (Done& d : waiters) d();
@@ -268,15 +295,25 @@ void Runtime::issue_kv_append(size_t index) {
     p.tokens += tokens;
     p.bytes += t.bytes();
   } else {
-    staging_.insert(op.layer(), trace::KV_REGION_APPENDED, t.bytes());
+    if (appends_in_place(t))
+      staging_.overwrite(op.layer(), trace::KV_REGION_PRECOMPUTED, t.bytes());
+    else
+      staging_.append(op.layer(), trace::KV_REGION_APPENDED, t.bytes());
     // KV that lives in GPU/host memory for good is not offloaded.
     if (!placement_.kv_resident_in_host_memory()) buffer_write(true, op.layer(), tokens, t.bytes());
   }
   complete(index);
 }
 
+HostReadPath Runtime::read_path(trace::Phase phase, trace::KvRegion region) {
+  return region == trace::KV_REGION_PRECOMPUTED && phase != trace::PHASE_DECODE ? HostReadPath::kLoad
+                                                                                   : HostReadPath::kSwap;
+}
+
 // Host attention needs its KV in host memory: precomputed span bytes in the
-// PRECOMPUTED key, appended span bytes plus the HKVD substitutes in APPENDED.
+// PRECOMPUTED key (with the HKVD tokens recomputed in place), appended span
+// bytes in APPENDED. Ahead of the op (`appended_too` false) the appended
+// region is fetched in decode only, less the rows the op's step appends.
 void Runtime::start_fetch(size_t index, bool appended_too) {
   Fetch& f = fetches_[index];
   const trace::Op& op = ops_[index];
@@ -284,11 +321,12 @@ void Runtime::start_fetch(size_t index, bool appended_too) {
   uint64_t need[2] = {0, 0};  // tokens: precomputed, appended
   for (const trace::KvSpan& s : a.kv())
     need[s.region() == trace::KV_REGION_PRECOMPUTED ? 0 : 1] += span_tokens(s);
-  if (a.has_hkvd_mask()) need[1] += trace::popcount(a.hkvd_mask());
+  const bool decode_ahead = !appended_too && op.phase() == trace::PHASE_DECODE;
+  if (decode_ahead) need[1] -= std::min(need[1], a.query_rows());
   const trace::KvRegion regions[2] = {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED};
   bool* started[2] = {&f.precomputed_started, &f.appended_started};
   for (int r = 0; r < 2; ++r) {
-    if (*started[r] || (r == 1 && !appended_too)) continue;
+    if (*started[r] || (r == 1 && !appended_too && !decode_ahead)) continue;
     *started[r] = true;
     const auto in_flight = reads_in_flight_.find({op.layer(), static_cast<int>(regions[r])});
     if (in_flight != reads_in_flight_.end()) {  // the read under way brings this key's KV
@@ -303,7 +341,8 @@ void Runtime::start_fetch(size_t index, bool appended_too) {
     const uint64_t missing = bytes - resident;
     const uint64_t tokens = (missing + kv_bytes_per_token_ - 1) / kv_bytes_per_token_;
     ++f.outstanding;
-    read_kv(op.layer(), regions[r], 0, tokens, missing, [this, index] { fetch_arrived(index); });
+    read_kv(op.layer(), regions[r], 0, tokens, missing, bytes, read_path(op.phase(), regions[r]),
+            [this, index] { fetch_arrived(index); });
   }
 }
 

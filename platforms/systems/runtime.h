@@ -10,10 +10,14 @@
 //   `prefill_attention` device; decode: the `decode_attention` device.
 // - Host attention needs every KV byte it reads in host memory: what the staging
 //   area (host DRAM, FlexGen-style) does not hold is read from the SSD over PCIe
-//   first. Up to `prefetch_layers` later host attention ops have their reads
-//   issued ahead, overlapping SSD-to-host transfers with compute (the precomputed
-//   region only: appended KV may still be in the making). Fetched KV is treated
-//   as pinned until its op runs (an eviction in between is not replayed).
+//   first, then through the host's load path (precomputed KV in prefill) or swap
+//   path (everything else). Up to `prefetch_layers` later host attention ops have
+//   their reads issued ahead, overlapping SSD-to-host transfers with compute: the
+//   precomputed region, and in decode also the appended region but for the rows
+//   the op's own step appends (still in the making). Fetched KV is treated as
+//   pinned until its op runs (an eviction in between is not replayed).
+// - The host holds one copy of each token's KV (CacheBlend): HKVD tokens
+//   recomputed for host attention overwrite their precomputed entries in place.
 // - SSD attention is one fused-attention command: the KV that the kv_append of
 //   the same layer and phase produced since the previous command travels with
 //   it (host to device), the SSD reads the rest from flash; afterwards that KV
@@ -71,16 +75,27 @@ class HostComputePort {
   virtual sc_core::sc_time compute(const trace::Op& op, Done done) = 0;
 };
 
-// Host DRAM staging of KV, per (layer, region), in bytes.
+// Host DRAM staging of KV, per (layer, region), in bytes (models/host/host_memory.h).
 class StagingPort {
  public:
   virtual ~StagingPort() = default;
-  // A read of `bytes` of the key: returns how many of them are staged (and
-  // marks the key used).
+  // The KV the host will hold for the request, one copy per token.
+  virtual void plan(uint64_t kv_bytes) = 0;
+  // A read of `bytes` of the key: returns how many of them are in host memory
+  // (and marks the key used).
   virtual uint64_t lookup(uint32_t layer, trace::KvRegion region, uint64_t bytes) = 0;
-  // Adds `bytes` to what the key holds.
-  virtual void insert(uint32_t layer, trace::KvRegion region, uint64_t bytes) = 0;
+  // `bytes` of new KV appended to the key.
+  virtual void append(uint32_t layer, trace::KvRegion region, uint64_t bytes) = 0;
+  // `bytes` of the key's entries overwritten in place.
+  virtual void overwrite(uint32_t layer, trace::KvRegion region, uint64_t bytes) = 0;
+  // `read_bytes` of the key arrived from the SSD; the op needed `key_bytes` of it.
+  virtual void fetched(uint32_t layer, trace::KvRegion region, uint64_t read_bytes, uint64_t key_bytes) = 0;
 };
+
+// The host software path a KV read from the SSD takes (models/host/storage_read_path.h):
+// precomputed KV loaded from the RAG store in prefill, or KV the host offloaded
+// itself (every read in decode, and every read of appended KV).
+enum class HostReadPath { kLoad, kSwap };
 
 // One attention op sent to the SSD: the ISP's own op type (its layer, rows,
 // KV spans and mask, and the fused command's operand sizes).
@@ -90,9 +105,10 @@ using SsdAttention = isp::AttentionWork;
 class StoragePort {
  public:
   virtual ~StoragePort() = default;
-  // Conventional read of stored KV into host memory (NAND, then PCIe device to host).
+  // Conventional read of stored KV into host memory (NAND, then PCIe device to
+  // host, then the host's `path`).
   virtual void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end,
-                            uint64_t bytes, Done done) = 0;
+                            uint64_t bytes, HostReadPath path, Done done) = 0;
   // KV offload: PCIe host to device, then programmed out of place; `done` when programmed.
   virtual void write_from_host(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) = 0;
   // Fused-attention NVMe command; `done` when the output is back in host memory.
@@ -176,8 +192,15 @@ class Runtime {
   void issue_in_flash_gemv(size_t index);
   void issue_kv_append(size_t index);
   void issue_kv_load(size_t index);
+  // Reads `bytes` of the key (of the `key_bytes` its op needs) into host memory.
   void read_kv(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
-               Done done);
+               uint64_t key_bytes, HostReadPath path, Done done);
+  static HostReadPath read_path(trace::Phase phase, trace::KvRegion region);
+  // Whether a host kv_append overwrites precomputed entries in place (HKVD tokens).
+  bool appends_in_place(const trace::KvTransfer& t) const;
+  // The host's KV of the request, one copy per token: the precomputed context
+  // of every layer whose precomputed KV the host reads, and what each layer appends.
+  uint64_t host_kv_bytes() const;
   void compute_on_host(size_t index);
   void buffer_write(bool from_host, uint32_t layer, uint64_t tokens, uint64_t bytes);
   void foreground_done();
@@ -195,6 +218,7 @@ class Runtime {
   StagingPort& staging_;
   StoragePort& storage_;
   uint64_t kv_bytes_per_token_;
+  uint64_t context_tokens_ = 0;  // precomputed tokens of the request's documents
 
   std::vector<std::vector<size_t>> dependants_;
   std::vector<uint32_t> waiting_on_;

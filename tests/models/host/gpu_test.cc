@@ -75,7 +75,10 @@ TEST(HostConfig, SchemaDefaults) {
   EXPECT_EQ(c.dram_capacity_bytes, 8ull << 30);
   EXPECT_EQ(c.workspace_bytes, 1ull << 30);
   EXPECT_TRUE(c.tied_lm_head);
-  EXPECT_EQ(c.storage_read_overhead, sc_time(20, sc_core::SC_US));
+  EXPECT_EQ(c.load_path.overhead, sc_time(20, sc_core::SC_US));
+  EXPECT_EQ(c.swap_path.overhead, sc_time(10, sc_core::SC_US));
+  EXPECT_DOUBLE_EQ(c.swap_path.bytes_per_ns, 102.4 / 2);  // a DRAM-to-DRAM copy reads and writes each byte
+  EXPECT_EQ(c.staging_policy, StagingPolicy::kFlexGenPlacement);
   // memory_efficiency and storage_read_gbps are fitted (tools/calibrate): the
   // Calibration test checks that their defaults are the recorded fit.
 }

@@ -1,5 +1,5 @@
-// HostMemory: parameter counts of real models, the DRAM budget, and LRU KV
-// staging on small capacities.
+// HostMemory: parameter counts of real models, the DRAM budget, and both KV
+// staging policies (FlexGen's placement, LRU) on small capacities.
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
@@ -38,11 +38,12 @@ TEST(HostMemory, ParameterCountsMatchPublishedModels) {
   EXPECT_EQ(model_weight_bytes(shape_from_text(kSmolLm2_135M), true), 2u * 134515008);
 }
 
-HostConfig budget(uint64_t dram, uint64_t workspace) {
+HostConfig budget(uint64_t dram, uint64_t workspace, StagingPolicy policy = StagingPolicy::kLru) {
   HostConfig c;
   c.dram_capacity_bytes = dram;
   c.workspace_bytes = workspace;
   c.tied_lm_head = true;
+  c.staging_policy = policy;
   return c;
 }
 
@@ -131,6 +132,77 @@ TEST(HostMemory, ReinsertingAKeyReplacesItsSize) {
   EXPECT_EQ(m.resident_bytes(), 300u);
   m.touch({9, trace::KV_REGION_APPENDED});  // absent: no effect
   EXPECT_EQ(m.resident_bytes(), 300u);
+}
+
+// FlexGen's placement over cyclic access (every decode step reads layers 0..L-1
+// in order): a budget of b bytes for a KV of K bytes keeps floor(b x K_l / K)
+// of each layer l resident, so every pass hits b/K of the bytes. LRU, on the
+// same access order, evicts each layer just before it is needed and hits none.
+TEST(HostMemory, FlexGenPlacementHitsTheBudgetShareOfCyclicAccess) {
+  const trace::ModelShape s = shape_from_text(kSmolLm2_135M);
+  const uint64_t weights = 2u * 134515008, b = 3000, layers = 10, per_layer = 1000, K = layers * per_layer;
+  for (const StagingPolicy policy : {StagingPolicy::kFlexGenPlacement, StagingPolicy::kLru}) {
+    const bool flexgen = policy == StagingPolicy::kFlexGenPlacement;
+    SCOPED_TRACE(flexgen ? "FlexGen placement" : "LRU");
+    HostMemory m(flexgen ? "flexgen" : "lru", budget(weights + b, 0, policy), s);
+    ASSERT_EQ(m.staging_capacity(), b);
+    m.plan(K);
+    const auto key = [](uint64_t layer) { return StagingKey{uint32_t(layer), trace::KV_REGION_APPENDED}; };
+    for (uint64_t l = 0; l < layers; ++l) {
+      m.append(key(l), per_layer);
+      m.lookup(key(l), per_layer);  // the prefill's attention of the layer, on its fresh KV
+    }
+    EXPECT_LE(m.resident_bytes(), b);
+    const uint64_t hits_before = m.hit_bytes();
+    const uint64_t steps = 7;
+    for (uint64_t step = 0; step < steps; ++step)
+      for (uint64_t l = 0; l < layers; ++l) {
+        const uint64_t hit = m.lookup(key(l), per_layer);
+        m.fetched(key(l), per_layer - hit, per_layer);  // the streamed rest arrives
+      }
+    const uint64_t hits = m.hit_bytes() - hits_before;
+    if (flexgen) {
+      EXPECT_EQ(hits, steps * layers * (per_layer * b / K));  // b/K of the bytes, 300 of 1000 per layer
+      EXPECT_EQ(m.resident_bytes(), b);
+      EXPECT_EQ(m.evictions(), 0u);
+    } else {
+      EXPECT_EQ(hits, 0u) << "LRU over a cyclic order larger than the capacity thrashes";
+    }
+  }
+}
+
+TEST(HostMemory, FlexGenPlacementKeepsEverythingWhenTheKvFits) {
+  const trace::ModelShape s = shape_from_text(kSmolLm2_135M);
+  HostMemory m("fits", budget(2u * 134515008 + 5000, 0, StagingPolicy::kFlexGenPlacement), s);
+  m.plan(4000);
+  const StagingKey a{1, trace::KV_REGION_PRECOMPUTED};
+  EXPECT_EQ(m.lookup(a, 4000), 0u);  // not loaded yet
+  m.fetched(a, 4000, 4000);
+  EXPECT_EQ(m.resident(a), 4000u);
+  EXPECT_EQ(m.lookup(a, 4000), 4000u);
+}
+
+// The KV an op has just appended or overwritten is in the GPU's working buffer:
+// the next lookup of its key finds it, later ones only the resident share.
+TEST(HostMemory, JustAppendedKvIsFoundOnceBeyondTheResidentShare) {
+  const trace::ModelShape s = shape_from_text(kSmolLm2_135M);
+  HostMemory m("fresh", budget(2u * 134515008 + 100, 0, StagingPolicy::kFlexGenPlacement), s);
+  m.plan(1000);  // share 1/10
+  const StagingKey k{0, trace::KV_REGION_APPENDED}, p{0, trace::KV_REGION_PRECOMPUTED};
+  m.append(k, 500);
+  EXPECT_EQ(m.resident(k), 50u);
+  EXPECT_EQ(m.lookup(k, 500), 500u);  // all of it: just appended
+  EXPECT_EQ(m.lookup(k, 500), 50u);   // then its share
+  m.fetched(p, 450, 500);             // 500 bytes of context loaded, 50 kept
+  m.overwrite(p, 40);                 // 40 bytes recomputed in place
+  EXPECT_EQ(m.lookup(p, 500), 90u);
+  EXPECT_EQ(m.resident_bytes(), 100u);
+}
+
+TEST(HostMemory, LruPrimitivesAreTheLruPolicys) {
+  const trace::ModelShape s = shape_from_text(kSmolLm2_135M);
+  HostMemory m("policy", budget(2u * 134515008 + 100, 0, StagingPolicy::kFlexGenPlacement), s);
+  EXPECT_THROW(m.insert({0, trace::KV_REGION_APPENDED}, 10), std::logic_error);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// StorageReadPath: the host's software read path of KV from the SSD, one
-// first-come-first-served I/O thread: done = max(arrival, previous end) +
-// overhead + bytes / rate.
+// StorageReadPath: a host software path of KV from the SSD, one
+// first-come-first-served thread: done = max(arrival, previous end) +
+// overhead + bytes / rate. The host has two, each with its own parameters.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,13 +18,16 @@ namespace {
 using sc_core::sc_time;
 using sc_core::SC_US;
 
-// 20 us per request, 2 GB/s = 2 bytes per ns.
-HostConfig config() {
+// Load path: 20 us per request, 2 GB/s = 2 bytes per ns; swap path: 3 us, 8 GB/s.
+HostConfig host_config() {
   schema::HostParams p;
   p.set_storage_read_overhead_us(20);
   p.set_storage_read_gbps(2);
+  p.set_swap_read_overhead_us(3);
+  p.set_swap_read_gbps(8);
   return HostConfig::from_params(schema::resolved(p, "test.host"), "test.host");
 }
+ReadPathConfig config() { return host_config().load_path; }
 
 sc_time ps(uint64_t value) { return sc_time::from_value(value); }
 
@@ -77,6 +80,14 @@ TEST(StorageReadPath, LateArrivalStartsAtArrival) {
   EXPECT_EQ(top.path.busy_time(), sc_time(41, SC_US));  // busy time never exceeds the elapsed time
 }
 
+TEST(StorageReadPath, TheSwapPathHasItsOwnParameters) {
+  StorageReadPath load("load", host_config().load_path);
+  StorageReadPath swap("swap", host_config().swap_path);
+  // 8e6 bytes: load 20 us + 4,000 us; swap 3 us + 1,000 us.
+  EXPECT_EQ(load.request_time(8000000), sc_time(4020, SC_US));
+  EXPECT_EQ(swap.request_time(8000000), sc_time(1003, SC_US));
+}
+
 TEST(StorageReadPath, RejectsOutOfRangeParameters) {
   schema::HostParams p;
   p.set_storage_read_gbps(0);
@@ -84,6 +95,9 @@ TEST(StorageReadPath, RejectsOutOfRangeParameters) {
   schema::HostParams q;
   q.set_storage_read_overhead_us(-1);
   EXPECT_THROW(HostConfig::from_params(schema::resolved(q, "test.host"), "test.host"), BadInput);
+  schema::HostParams r;
+  r.set_swap_read_gbps(0);
+  EXPECT_THROW(HostConfig::from_params(schema::resolved(r, "test.host"), "test.host"), BadInput);
 }
 
 }  // namespace

@@ -27,12 +27,20 @@ struct FakeHost : HostComputePort {
   }
 };
 
+// Keeps everything it is given (an unbounded staging area).
 struct FakeStaging : StagingPort {
   std::map<std::pair<uint32_t, int>, uint64_t> bytes;
+  std::map<std::pair<uint32_t, int>, uint64_t> overwritten;
+  uint64_t planned = 0;
+  void plan(uint64_t kv_bytes) override { planned = kv_bytes; }
   uint64_t lookup(uint32_t layer, trace::KvRegion region, uint64_t b) override {
     return std::min(b, bytes[{layer, region}]);
   }
-  void insert(uint32_t layer, trace::KvRegion region, uint64_t b) override { bytes[{layer, region}] += b; }
+  void append(uint32_t layer, trace::KvRegion region, uint64_t b) override { bytes[{layer, region}] += b; }
+  void overwrite(uint32_t layer, trace::KvRegion region, uint64_t b) override { overwritten[{layer, region}] += b; }
+  void fetched(uint32_t layer, trace::KvRegion region, uint64_t read, uint64_t) override {
+    bytes[{layer, region}] += read;
+  }
 };
 
 struct FakeStorage : StoragePort {
@@ -40,8 +48,11 @@ struct FakeStorage : StoragePort {
   std::vector<SsdAttention> attentions;
   uint64_t read_bytes = 0, written_bytes = 0, appended_bytes = 0;
   std::vector<uint64_t> write_starts_ps;
-  void read_to_host(uint32_t, trace::KvRegion, uint64_t, uint64_t, uint64_t bytes, Done done) override {
+  std::map<HostReadPath, uint64_t> path_bytes;
+  void read_to_host(uint32_t, trace::KvRegion, uint64_t, uint64_t, uint64_t bytes, HostReadPath path,
+                    Done done) override {
     read_bytes += bytes;
+    path_bytes[path] += bytes;
     flash.submit(sc_time(100, SC_NS), bytes, std::move(done));
   }
   void write_from_host(uint32_t, uint64_t, uint64_t bytes, Done done) override {
@@ -216,7 +227,7 @@ TEST(Runtime, StagedKvIsNotReadAgain) {
   FakeHost host;
   FakeStaging staging;
   FakeStorage storage;
-  staging.insert(0, trace::KV_REGION_PRECOMPUTED, 8 * 16);
+  staging.bytes[{0, trace::KV_REGION_PRECOMPUTED}] = 8 * 16;
   const auto R = trace::PHASE_RECOMPUTATION;
   Runtime rt(header(), {attention(1, {}, R, 0, 8, 0, 0)}, placement(schema::PlacementParams::HOST_GPU, 1), host,
              staging, storage, 1 << 20);
@@ -338,7 +349,7 @@ TEST(Runtime, AppendedKvIsReadBackAfterItsWrites) {
   t->set_region(trace::KV_REGION_APPENDED);
   // A staging area that keeps nothing: the load must read the 64 bytes back.
   struct Forgetful : FakeStaging {
-    void insert(uint32_t, trace::KvRegion, uint64_t) override {}
+    void append(uint32_t, trace::KvRegion, uint64_t) override {}
   };
   Forgetful forgetful;
   Runtime rt(header(), {gemm(1, {}, P), append(2, {1}, P, 0, 0, 4), load},
@@ -473,6 +484,85 @@ TEST(Runtime, DecodeWeightGemvsGoToTheFlashWithInFlashPlacement) {
   EXPECT_EQ(storage.gemvs[1].output_bytes, 200u);
   EXPECT_EQ(host.order, (std::vector<uint64_t>{1}));
   EXPECT_EQ(rt.latency_ps(), (10 + 30 + 30) * kNs);
+}
+
+// The host reads precomputed KV in prefill through its load path (the RAG
+// store), and everything in decode through its swap path (KV it offloaded).
+TEST(Runtime, ReadsTakeTheLoadPathInPrefillAndTheSwapPathInDecode) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto R = trace::PHASE_RECOMPUTATION, D = trace::PHASE_DECODE;
+  Runtime rt(header(), {attention(1, {}, R, 0, 8, 0, 0), attention(2, {1}, D, 1, 8, 8, 10)},
+             placement(schema::PlacementParams::HOST_GPU, 0), host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  EXPECT_EQ(storage.path_bytes[HostReadPath::kLoad], 8 * 16u);             // layer 0's context
+  EXPECT_EQ(storage.path_bytes[HostReadPath::kSwap], 8 * 16u + 2 * 16u);  // layer 1's context and appended KV
+}
+
+trace::Header header_with_context(uint64_t tokens) {
+  trace::Header h = header();
+  h.mutable_request()->add_documents()->set_tokens(tokens);
+  return h;
+}
+
+trace::BitVector first_two_of_eight() {
+  trace::BitVector mask;
+  mask.set_bit_length(8);
+  mask.set_bits(std::string(1, '\x03'));
+  return mask;
+}
+
+// CacheBlend keeps one copy of each token's KV: the HKVD tokens recomputed on
+// the host overwrite their precomputed entries in place, so the host holds and
+// reads the 8-token context only (not 8 + 2), and plans its staging for it.
+TEST(Runtime, RecomputedHkvdTokensOverwriteTheirPrecomputedEntriesInPlace) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto R = trace::PHASE_RECOMPUTATION;
+  trace::Op recomputed = append(1, {}, R, 1, 0, 8);
+  *recomputed.mutable_kv_append()->mutable_token_mask() = first_two_of_eight();
+  recomputed.mutable_kv_append()->set_bytes(2 * 16);
+  trace::Op attend = attention(2, {1}, R, 1, 8, 0, 0);
+  *attend.mutable_attention()->mutable_hkvd_mask() = first_two_of_eight();
+  Runtime rt(header_with_context(8), {recomputed, attend}, placement(schema::PlacementParams::HOST_GPU, 0), host,
+             staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  EXPECT_EQ(staging.planned, 8 * 16u);
+  EXPECT_EQ((staging.overwritten[{1, trace::KV_REGION_PRECOMPUTED}]), 2 * 16u);
+  EXPECT_EQ((staging.bytes[{1, trace::KV_REGION_APPENDED}]), 0u);
+  EXPECT_EQ(storage.read_bytes, 8 * 16u);
+  EXPECT_EQ(storage.written_bytes, 2 * 16u) << "the recomputed entries are still written through";
+}
+
+// Decode, prefetch 1, nothing staged: each layer's appended KV but the row its
+// own step appends is read ahead (layer 0 at the start, layer 1 when layer 0's
+// attention issues), FlexGen-style; the step's own row is never read.
+TEST(Runtime, DecodePrefetchesTheAppendedKvOfTheNextLayerButItsOwnRow) {
+  FakeHost host;
+  struct KeepsNothing : FakeStaging {
+    uint64_t lookup(uint32_t, trace::KvRegion, uint64_t) override { return 0; }
+  } staging;
+  FakeStorage storage;
+  const auto D = trace::PHASE_DECODE;
+  trace::Op attend0 = attention(2, {1}, D, 0, 0, 0, 5), attend1 = attention(5, {3, 4}, D, 1, 0, 0, 5);
+  attend0.mutable_attention()->set_query_rows(1);
+  attend1.mutable_attention()->set_query_rows(1);
+  Runtime rt(header(), {append(1, {}, D, 0, 4, 5), attend0, gemm(3, {2}, D), append(4, {3}, D, 1, 4, 5), attend1},
+             placement(schema::PlacementParams::HOST_GPU, 1), host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  EXPECT_EQ(storage.path_bytes[HostReadPath::kSwap], 2 * 4 * 16u);
+  // reads 0..100 (layer 0) and 100..200 (layer 1); attention 100..110, gemm
+  // 110..120, layer 1's attention waits for its read: 200..210.
+  EXPECT_EQ(rt.timing()[1].start_ps, 100 * kNs);
+  EXPECT_EQ(rt.latency_ps(), 210 * kNs);
 }
 
 }  // namespace
