@@ -148,6 +148,28 @@ TEST(Loader, EveryPlatformInTheTreeLoads) {
   }
 }
 
+// MemLLM's ablation keeps the total compute budget (Sec. VI-A): the centralized
+// Elastic-SIMD of MemLLM-Base and -Fused has the MAC rate, static power and
+// Stream Filter throughput of MemLLM-PerCh's per-channel accelerators together.
+TEST(Loader, TheAblationKeepsTheComputeBudget) {
+  const auto perch = load_platform("memllm_perch").platform;
+  const double channels = perch.nand().channels();
+  const auto mac_rate = [](const ispsim::schema::IspParams& i) {
+    return double(i.pes()) * i.macs_per_pe_per_cycle() * i.clock_ghz();
+  };
+  for (const char* name : {"memllm_base", "memllm_fused"}) {
+    SCOPED_TRACE(name);
+    const auto central = load_platform(name).platform;
+    ASSERT_EQ(central.ssd().organization(), ispsim::schema::SsdParams::CENTRALIZED);
+    EXPECT_EQ(central.nand().channels(), perch.nand().channels());
+    EXPECT_DOUBLE_EQ(mac_rate(central.isp()), channels * mac_rate(perch.isp()));
+    EXPECT_DOUBLE_EQ(central.isp().static_power_w(), channels * perch.isp().static_power_w());
+    EXPECT_DOUBLE_EQ(central.isp().stream_filter_tokens_per_cycle(),
+                     channels * perch.isp().stream_filter_tokens_per_cycle());
+    EXPECT_DOUBLE_EQ(central.isp().mac_pj(), perch.isp().mac_pj());
+  }
+}
+
 TEST(FieldText, NumbersPrintInShortestRoundTripForm) {
   using ispsim::schema::format_number;
   EXPECT_EQ(format_number(5), "5");
