@@ -69,7 +69,7 @@ HOST_PROTO = os.path.join(ROOT, "schema", "host.proto")
 SERVER_FILES = [os.path.join(ROOT, "platforms", f) for f in ("server_gpu_fullcompute.textproto",
                                                                "server_gpu_precompute.textproto")]
 FIT_RECORD = os.path.join(ROOT, "tools", "calibrate", "fit.json")
-READMES = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "models", "host", "README.md")]
+READMES = [os.path.join(ROOT, "models", "host", "README.md")]
 TABLE_BEGIN = "<!-- calibration table: written by tools/calibrate/calibrate.py --write -->"
 TABLE_END = "<!-- end of calibration table -->"
 
