@@ -460,9 +460,12 @@ PassTiles AttentionEngine::tiles_of(const AttentionWork& work, const Shape& shap
                       heads);
   }
   // The NAND pages: a token tile's KV heads are consecutive pages.
+  // The firmware knows the pass's visible range: a page that no row of the pass
+  // can see is neither read nor filtered, whatever the accelerator.
   for (trace::KvRegion region : {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED}) {
-    const uint64_t end =
+    const uint64_t stored =
         region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
+    const uint64_t end = std::min(stored, ceil_div(filter.visible_entries(region, stored), T) * T);
     if (!listed) {
       for (uint64_t t = 0; t * T < end; ++t) {
         PlannedTile tile = costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
@@ -607,6 +610,7 @@ AttentionPlan AttentionEngine::plan(const CheckedAttention& op) const {
   for (uint64_t pass = 0; pass < shape.passes; ++pass) {
     const PassTiles tiles = tiles_of(work, shape, *op.filter_, pass, false);
     for (const PlannedTile& tile : tiles.tiles) {
+      if (tile.in_flash) ++p.pages_read;
       if (pass == 0) (tile.in_flash ? p.pages_per_pass : p.supplied_tiles) += 1;
       p.tokens_kept += tile.filter.kept;
       p.tokens_substituted += tile.filter.substituted;

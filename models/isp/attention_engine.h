@@ -161,7 +161,8 @@ struct AttentionPlan {
   uint64_t passes = 1;           // row chunks (GLOBAL_SRAM buffers)
   uint64_t rows_per_pass = 0;
   ComputeMode mode = 0;          // index into the accelerator's modes()
-  uint64_t pages_per_pass = 0;   // NAND pages read per pass
+  uint64_t pages_per_pass = 0;   // NAND pages the first pass reads (later passes' rows may see more)
+  uint64_t pages_read = 0;       // NAND pages read over all passes
   uint64_t supplied_tiles = 0;   // on-chip tiles of supplied own tokens, per pass
   uint64_t tokens_kept = 0;      // over all passes
   uint64_t tokens_substituted = 0;

@@ -55,6 +55,16 @@ bool StreamFilter::visible(uint64_t position) const {
   return !context_.causal || position <= context_.max_row_position;
 }
 
+uint64_t StreamFilter::visible_entries(trace::KvRegion region, uint64_t end) const {
+  if (!context_.causal) return end;
+  const uint64_t max = context_.max_row_position;
+  if (region == trace::KV_REGION_PRECOMPUTED) return std::min(end, max + 1);  // entry i is position i
+  const uint64_t C = context_.context_tokens;
+  const uint64_t substitutes =
+      std::upper_bound(set_positions_->begin(), set_positions_->end(), max) - set_positions_->begin();
+  return std::min(end, max < C ? substitutes : set_positions_->size() + (max - C + 1));
+}
+
 uint64_t StreamFilter::cycles(uint32_t entries) const {
   return uint64_t(std::ceil(double(entries) / config_.stream_filter_tokens_per_cycle - 1e-9));
 }

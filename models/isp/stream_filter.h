@@ -68,6 +68,10 @@ class StreamFilter {
   uint64_t position_of_appended(uint64_t append_index) const;
   bool is_substituted(uint64_t position) const;
   bool visible(uint64_t position) const;
+  // How many of the region's first `end` entries come before its first entry
+  // that no row can see (positions grow with the entry index in both regions,
+  // so the visible entries are a prefix).
+  uint64_t visible_entries(trace::KvRegion region, uint64_t end) const;
 
   // `with_tokens` fills FilterResult::tokens.
   FilterResult precomputed_page(uint64_t first_position, uint32_t entries,

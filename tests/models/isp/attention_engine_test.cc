@@ -436,10 +436,14 @@ TEST(AttentionLadder, FusedPerChannelAndDramLessStepsOnOneLayer) {
               << " us\n";
     ::testing::Test::RecordProperty(configs[i].name + "_us", std::to_string(systems[i].done.to_seconds() * 1e6));
   }
-  // Fusing halves the NAND reads: the unfused pair reads the context twice (and the
-  // query prefill also reads the recomputed HKVD KV from the appended region).
+  // Fusing about halves the NAND reads: the unfused pair reads the context twice
+  // (and the query prefill also reads the recomputed HKVD KV from the appended
+  // region), except that the recomputation pass skips the pages past the last
+  // HKVD row (position 1982), which none of its rows can see: 31 of 32 pages.
   EXPECT_EQ(systems[0].engine->bytes_read(),
-            2 * systems[1].engine->bytes_read() + pages_for_tokens(H, 64, 5) * flash.page_bytes);
+            systems[1].engine->bytes_read() + pages_for_tokens(1983, 64, 5) * flash.page_bytes +
+                pages_for_tokens(H, 64, 5) * flash.page_bytes);
+  EXPECT_EQ(pages_for_tokens(1983, 64, 5) + 5, pages_for_tokens(C, 64, 5));
   EXPECT_LT(systems[1].done, systems[0].done);
   // Eight per-channel SIMDs beat one central SIMD behind the bus and DRAM.
   EXPECT_LT(systems[2].done, systems[1].done);
@@ -480,6 +484,33 @@ TEST(AttentionEngine, PassTilesComeInRunsOfAlikeTilesOnConsecutiveChannels) {
   EXPECT_EQ(pass.tiles[2].filter.substituted, 1u);
   EXPECT_EQ(pass.tiles[0].filter.substituted, 0u);
   EXPECT_FALSE(pass.tiles[8].in_flash);
+}
+
+// The firmware knows a pass's visible range: with HKVD rows at positions 10 and
+// 40 of a 128-token context (4 token tiles of 32, 2 KV heads), the pass reads
+// and filters the tiles of positions 0-63 only, whatever the accelerator; a
+// non-causal pass reads all of them.
+TEST(AttentionEngine, APassReadsNoPageThatNoneOfItsRowsCanSee) {
+  const trace::ModelShape s = shape(2, 2);
+  Rig rig(2, 2, s, 4 * 32, 4, Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM);
+  const trace::BitVector mask = testing::mask_of(4 * 32, {10, 40});
+  AttentionWork w = work(s, 2, 4 * 32, 0, 2);
+  w.hkvd_mask = &mask;
+  const auto in_flash_tiles = [&](const AttentionWork& op) {
+    const PassTiles pass = rig.engine.pass_tiles(op, 0);
+    uint64_t n = 0;
+    for (const PlannedTile& tile : pass.tiles) {
+      if (!tile.in_flash) continue;
+      ++n;
+      if (op.causal) EXPECT_LT(tile.first_entry, 64u);
+    }
+    return n;
+  };
+  EXPECT_EQ(in_flash_tiles(w), 2u * 2);
+  EXPECT_EQ(rig.engine.plan(w).pages_read, 2u * 2);
+  w.causal = false;
+  EXPECT_EQ(in_flash_tiles(w), 4u * 2);
+  EXPECT_EQ(rig.engine.plan(w).pages_read, 4u * 2);
 }
 
 }  // namespace
