@@ -126,6 +126,11 @@ std::vector<const Entry*> Registry::sorted() const {
   return out;
 }
 
+const Entry* Registry::find(const std::string& name) const {
+  const auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
 void Registry::write_json(std::ostream& os) const {
   if (entries_.empty()) {
     os << "{}\n";

@@ -79,6 +79,8 @@ class Registry {
   void clear();
   size_t size() const { return entries_.size(); }
   std::vector<const Entry*> sorted() const;
+  // The statistic `name`, or nullptr.
+  const Entry* find(const std::string& name) const;
 
   // JSON: nested objects following the name hierarchy; each leaf is
   // {"value": v, "unit": "...", "desc": "..."}. Doubles use the shortest

@@ -35,6 +35,8 @@ using sc_core::sc_time;
 
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
+double ps_to_ns(uint64_t ps) { return static_cast<double>(ps) / 1e3; }
+
 const char* phase_name(trace::Phase phase) {
   switch (phase) {
     case trace::PHASE_HKVD_IDENTIFICATION: return "HKVD identification";
@@ -284,6 +286,7 @@ class PhaseTracker {
     from_ps_ = at_ps;
   }
   const std::vector<PhaseSpan>& spans() const { return spans_; }
+  const std::string& current() const { return name_; }
 
  private:
   core::EnergyLedger& ledger_;
@@ -291,6 +294,59 @@ class PhaseTracker {
   uint64_t from_ps_ = 0;
   std::vector<PhaseSpan> spans_;
 };
+
+// Busy time per phase of the resources that can bound a request (what
+// tools/baselines/bottleneck.py reads): their busy-time statistics are read at
+// every phase change and the difference goes to the phase that ends. Work is
+// counted when a device books or finishes it, so a phase may carry up to one
+// op's work of its neighbour.
+class PhaseBusy {
+ public:
+  struct Resource {
+    const char* key;
+    const char* statistic;
+  };
+  static const std::vector<Resource>& resources() {
+    static const std::vector<Resource> r = {{"nand_stream", "system.ssd.attention.nand_stream_time"},
+                                            {"internal_bus", "system.ssd.bus.busy_time"},
+                                            {"controller_dram", "system.ssd.dram.busy_time"},
+                                            {"isp_compute", "system.ssd.attention.isp_compute_time"},
+                                            {"pcie_host_to_device", "system.pcie.host_to_device.busy_time"},
+                                            {"pcie_device_to_host", "system.pcie.device_to_host.busy_time"},
+                                            {"host_gpu", "system.gpu.stream.busy_time"}};
+    return r;
+  }
+
+  // The phase `ending` (a statistics key, "" for none) ends at `at_ps`.
+  void change(const std::string& ending, uint64_t at_ps) {
+    std::vector<double> now(resources().size(), 0.0);
+    for (size_t i = 0; i < now.size(); ++i)
+      if (const stats::Entry* e = stats::Registry::global().find(resources()[i].statistic)) now[i] = e->read();
+    if (!ending.empty()) {
+      std::vector<double>& busy = by_phase_[ending];
+      busy.resize(now.size(), 0.0);
+      for (size_t i = 0; i < now.size(); ++i) busy[i] += now[i] - last_[i];
+      elapsed_ns_[ending] += ps_to_ns(at_ps - last_ps_);
+    }
+    last_ = std::move(now);
+    last_ps_ = at_ps;
+  }
+  const std::map<std::string, std::vector<double>>& by_phase() const { return by_phase_; }
+  double elapsed_ns(const std::string& phase) const { return elapsed_ns_.at(phase); }
+
+ private:
+  std::vector<double> last_ = std::vector<double>(resources().size(), 0.0);
+  uint64_t last_ps_ = 0;
+  std::map<std::string, std::vector<double>> by_phase_;  // ns per resource
+  std::map<std::string, double> elapsed_ns_;
+};
+
+// "fused prefill" -> "fused_prefill": a phase's name as a statistics key.
+std::string phase_key(const std::string& name) {
+  std::string key = name;
+  std::replace(key.begin(), key.end(), ' ', '_');
+  return key;
+}
 
 // The waveform view's named markers: where each phase first begins, and each
 // decode step (its first op's issue).
@@ -392,6 +448,7 @@ struct BlendRun {
         progress(loaded.platform.name(), runtime.ops().size(), options.progress, options.progress_slot) {
     system.ssd.engine().set_timeline(timeline_or_null);
     runtime.set_phase_listener([this](std::optional<trace::Phase> phase, uint64_t at_ps) {
+      busy.change(phase_key(phases.current()), at_ps);
       phases.change(phase, at_ps);
       if (phase) progress.set_phase(phase_name(*phase));
     });
@@ -419,6 +476,7 @@ struct BlendRun {
   SsdPort ssd_port;
   Runtime runtime;
   PhaseTracker phases;
+  PhaseBusy busy;
   Progress progress;
   std::unique_ptr<vcd::Writer> waveform;  // null without --vcd
 };
@@ -433,7 +491,6 @@ void simulate(Runtime& runtime) {
 
 // --- summarise --------------------------------------------------------------
 
-double ps_to_ns(uint64_t ps) { return static_cast<double>(ps) / 1e3; }
 
 // Prefill (every phase but decode): GPU compute vs the time the host waited
 // for storage (NAND, PCIe and the ISP).
@@ -490,7 +547,7 @@ void summarise(BlendRun& run, RunSummary& summary) {
 // --- write ------------------------------------------------------------------
 
 // The run's own statistics next to the devices', then all of them.
-void write_run_stats(const Runtime& runtime, const RunSummary& summary, AtomicFile& file) {
+void write_run_stats(const Runtime& runtime, const RunSummary& summary, const PhaseBusy& phase_busy, AtomicFile& file) {
   stats::Group run("system.run");
   run.formula("latency", "ns", "end-to-end latency of the request (completion of its last op)",
               [&] { return summary.latency_ns; });
@@ -507,6 +564,14 @@ void write_run_stats(const Runtime& runtime, const RunSummary& summary, AtomicFi
                       [&] { return runtime.kv_bytes_read_to_host(); });
   run.formula_integer("kv_bytes_staging_hits", "bytes", "KV the host found staged in host DRAM",
                       [&] { return runtime.kv_bytes_staging_hits(); });
+  for (const auto& [phase, busy] : phase_busy.by_phase()) {
+    run.formula("phase_busy." + phase + ".elapsed", "ns", "time the phase ran",
+                [value = phase_busy.elapsed_ns(phase)] { return value; });
+    for (size_t i = 0; i < busy.size(); ++i)
+      run.formula("phase_busy." + phase + "." + PhaseBusy::resources()[i].key, "ns",
+                  "busy time of the resource while the phase ran (tools/baselines/bottleneck.py)",
+                  [value = busy[i]] { return value; });
+  }
   run.formula_integer("ssd_attention_prefetches", "count",
                       "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
                       [&] { return runtime.ssd_prefetches(); });
@@ -532,7 +597,7 @@ void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases
 // `outputs` commits.
 void write_outputs(BlendRun& run, const RunSummary& summary, AtomicFile* stats_file, AtomicFile* timeline_file) {
   if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()));
-  if (stats_file) write_run_stats(run.runtime, summary, *stats_file);
+  if (stats_file) write_run_stats(run.runtime, summary, run.busy, *stats_file);
   if (timeline_file) write_timeline(run.runtime, run.phases.spans(), run.timeline, *timeline_file);
 }
 

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "tests/support/cli.h"
@@ -200,4 +202,34 @@ TEST(RunCli, SettingsThePlatformWouldIgnoreAreRefusedFromItsFileToo) {
   ASSERT_EQ(costlier_macs.exit_code, 0) << costlier_macs.err;
   EXPECT_NE(by_default.out, costlier_macs.out);  // the in-flash GEMV's energy
   expect_bad("run --platform aif --set isp.pes=64 --stats " + stats + blend, "--set isp.pes", stats);
+}
+
+// Busy time per phase (tools/baselines/bottleneck.py reads it): the phases'
+// times add up to the latency, and the host GPU's busy time over the phases to
+// its total (all GPU work is inside ops, so none falls outside a phase).
+TEST(RunCli, PhaseBusyTimesAddUpToTheRun) {
+  const std::string stats = out_path("phase_busy.csv");
+  const auto r = run_cli("run --platform memllm_base --trace traces/samples/blend_small.trace --stats " + stats);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(stats);
+  std::string line;
+  std::map<std::string, double> value;
+  while (std::getline(in, line)) {
+    const size_t a = line.find(','), b = line.find(',', a + 1);
+    if (a == std::string::npos || b == std::string::npos || line.rfind("name,", 0) == 0) continue;
+    value[line.substr(0, a)] = std::stod(line.substr(a + 1, b - a - 1));
+  }
+  double elapsed = 0, gpu = 0;
+  int phases = 0;
+  for (const auto& [name, v] : value) {
+    if (name.rfind("system.run.phase_busy.", 0) != 0) continue;
+    if (name.size() > 8 && name.compare(name.size() - 8, 8, ".elapsed") == 0) {
+      elapsed += v;
+      ++phases;
+    }
+    if (name.size() > 9 && name.compare(name.size() - 9, 9, ".host_gpu") == 0) gpu += v;
+  }
+  EXPECT_GE(phases, 3);  // HKVD identification, recomputation, query prefill, decode
+  EXPECT_NEAR(elapsed, value.at("system.run.latency"), 1e-6 * value.at("system.run.latency"));
+  EXPECT_NEAR(gpu, value.at("system.gpu.stream.busy_time"), 1e-6 * value.at("system.gpu.stream.busy_time"));
 }

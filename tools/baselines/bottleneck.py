@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Which resource bounds each MemLLM ablation system, from a run's statistics.
+"""Which resource bounds each MemLLM ablation system in each phase, from a run's statistics.
 
-For MemLLM-Base, -Fused, -PerCh and MemLLM on one trace, prints each resource's
-busy time as a share of the request's latency: NAND streaming (the flash
-delivering the attention's KV pages), the SSD's internal bus, the controller
-DRAM, the ISP compute (the busiest accelerator), PCIe (the busier direction) and
-the host GPU. The resource with the largest share is the bottleneck; shares of
-resources that overlap in time may add up to more than 100 %. Whole-run figures
-(statistics are not kept per phase). With --sensitivity, MemLLM-Base again with
-the controller DRAM and the internal bus at other bandwidths: the two
-parameters that decide its bottleneck (schema/ssd.proto).
+For MemLLM-Base, -Fused, -PerCh and MemLLM on one trace, prints per phase each
+resource's busy time as a share of the phase's time (`system.run.phase_busy.*`):
+NAND streaming (the flash delivering the attention's KV pages), the SSD's
+internal bus, the controller DRAM, the ISP compute (the busiest accelerator),
+PCIe (the busier direction) and the host GPU. The resource with the largest
+share is the bottleneck; shares of resources busy at the same time may add up
+to more than 100 %. With --sensitivity, MemLLM-Base again with the controller
+DRAM and the internal bus at other bandwidths: the two parameters that decide
+its bottleneck (schema/ssd.proto).
 
 Usage:
   python3 tools/baselines/bottleneck.py TRACE [--sensitivity]
@@ -26,13 +26,13 @@ import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 PLATFORMS = ["memllm_base", "memllm_fused", "memllm_perch", "memllm"]
-RESOURCES = [  # (column, statistic holding its busy time in ns)
-    ("NAND stream", "system.ssd.attention.nand_stream_time"),
-    ("internal bus", "system.ssd.bus.busy_time"),
-    ("controller DRAM", "system.ssd.dram.busy_time"),
-    ("ISP compute", "system.ssd.attention.isp_compute_time"),
-    ("PCIe", ("system.pcie.host_to_device.busy_time", "system.pcie.device_to_host.busy_time")),
-    ("host GPU", "system.gpu.stream.busy_time"),
+RESOURCES = [  # (column, keys of system.run.phase_busy.<phase>.* holding its busy time in ns)
+    ("NAND stream", ("nand_stream",)),
+    ("internal bus", ("internal_bus",)),
+    ("controller DRAM", ("controller_dram",)),
+    ("ISP compute", ("isp_compute",)),
+    ("PCIe", ("pcie_host_to_device", "pcie_device_to_host")),
+    ("host GPU", ("host_gpu",)),
 ]
 SENSITIVITY = [("ssd.dram_bandwidth_gbps", ["6.4", "12.8", "25.6", "51.2"]), ("ssd.bus_bandwidth_gbps", ["8", "16", "32"])]
 
@@ -61,23 +61,29 @@ def run(ispsim, platform, trace, settings):
             return flat(json.load(f))
 
 
-def busy_ns(stats, statistic):
-    if isinstance(statistic, tuple):
-        return max(stats.get(s, 0.0) for s in statistic)
-    return stats.get(statistic, 0.0)
+def phases(stats):
+    prefix = "system.run.phase_busy."
+    return sorted({k[len(prefix):].rsplit(".", 1)[0] for k in stats if k.startswith(prefix)},
+                  key=lambda p: -stats[prefix + p + ".elapsed"])
 
 
-def row(label, stats):
-    latency = stats["system.run.latency"]
-    shares = [(name, 100.0 * busy_ns(stats, statistic) / latency) for name, statistic in RESOURCES]
-    bottleneck = max(shares, key=lambda s: s[1])[0]
-    cells = " | ".join(f"{share:.1f} %" for _, share in shares)
-    return f"| {label} | {latency / 1e6:.1f} | {cells} | {bottleneck} |"
+def rows(label, stats):
+    out = []
+    for phase in phases(stats):
+        base = "system.run.phase_busy." + phase + "."
+        elapsed = stats[base + "elapsed"]
+        if elapsed <= 0:
+            continue
+        shares = [(name, 100.0 * max(stats.get(base + k, 0.0) for k in keys) / elapsed) for name, keys in RESOURCES]
+        bottleneck = max(shares, key=lambda s: s[1])[0]
+        cells = " | ".join(f"{share:.1f} %" for _, share in shares)
+        out.append(f"| {label} | {phase.replace('_', ' ')} | {elapsed / 1e6:.1f} | {cells} | {bottleneck} |")
+    return out
 
 
 def header(first):
-    print(f"| {first} | latency (ms) | " + " | ".join(name for name, _ in RESOURCES) + " | bottleneck |")
-    print("|---|---|" + "---|" * len(RESOURCES) + "---|")
+    print(f"| {first} | phase | phase time (ms) | " + " | ".join(name for name, _ in RESOURCES) + " | bottleneck |")
+    print("|---|---|---|" + "---|" * len(RESOURCES) + "---|")
 
 
 def main():
@@ -88,14 +94,14 @@ def main():
     args = parser.parse_args()
     header("system")
     for platform in PLATFORMS:
-        print(row(platform, run(args.ispsim, platform, args.trace, [])))
+        print("\n".join(rows(platform, run(args.ispsim, platform, args.trace, []))))
     if args.sensitivity:
         print()
         header("MemLLM-Base with")
         for parameter, values in SENSITIVITY:
             for value in values:
                 setting = f"{parameter}={value}"
-                print(row(setting, run(args.ispsim, "memllm_base", args.trace, [setting])))
+                print("\n".join(rows(setting, run(args.ispsim, "memllm_base", args.trace, [setting]))))
 
 
 if __name__ == "__main__":
