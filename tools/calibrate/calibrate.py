@@ -512,22 +512,18 @@ def profiles_fingerprint(sim, cells):
         a = re.search(r"answer (\d+) tokens", stats)
         total_context += int(c.group(1)) if c else 0
         total_answer += int(a.group(1)) if a else 0
-    return "of %s: %d context and %d answer tokens over the %d cells" % (
-        git_head(), total_context, total_answer, len(cells))
+    return "of traces/gen/dataset_profiles.cc: %d context and %d answer tokens over the %d cells" % (
+        total_context, total_answer, len(cells))
 
 
 def token_totals(fingerprint):
-    """The content part of a profiles fingerprint (token totals), without the commit."""
+    """The content part of a profiles fingerprint (token totals)."""
     return re.findall(r"\d+ context and \d+ answer tokens over the \d+ cells", fingerprint)
 
 
 SKIPPED = 77  # ctest's SKIP_RETURN_CODE for the Calibration test
 
 
-def git_head():
-    r = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h", "--", "traces/gen/dataset_profiles.cc"],
-                       capture_output=True, text=True)
-    return "traces/gen/dataset_profiles.cc at " + (r.stdout.strip() or "unknown")
 
 
 # --- main ----------------------------------------------------------------------------
