@@ -186,6 +186,7 @@ OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
                head_dim = shape.head_dim();
   OpCost c;
   double flops = 0, bytes = 0;
+  bool runs_on_gpu = true;
   switch (op.kind_case()) {
     case trace::Op::kGemm: {
       const trace::Gemm& g = op.gemm();
@@ -237,10 +238,26 @@ OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
       c.op_class = OpClass::NONLINEAR;
       break;
     }
+    case trace::Op::kKvAppend: {
+      if (!config_.kv_grows_by_copy) {
+        runs_on_gpu = false;
+        break;
+      }
+      // CONCATENATE: the layer's cache of `begin` tokens is read and written
+      // again with the appended tokens, as one new tensor.
+      const trace::KvTransfer& t = op.kv_append();
+      const double per_token = kv_heads * head_dim * 2 * kv;
+      bytes = (2.0 * static_cast<double>(t.tokens().begin()) + static_cast<double>(t.tokens().end() - t.tokens().begin())) *
+              per_token;
+      c.op_class = OpClass::NONLINEAR;
+      break;
+    }
     default:
-      throw BadInput("gpu", "op " + std::to_string(op.id()) + " is not an op the host GPU runs (kind " +
-                                std::to_string(static_cast<int>(op.kind_case())) + ")");
+      runs_on_gpu = false;
   }
+  if (!runs_on_gpu)
+    throw BadInput("gpu", "op " + std::to_string(op.id()) + " is not an op the host GPU runs (kind " +
+                            std::to_string(static_cast<int>(op.kind_case())) + ")");
   double efficiency = config_.nonlinear_efficiency;
   switch (c.op_class) {
     case OpClass::GEMM: efficiency = config_.gemm_efficiency; break;

@@ -34,6 +34,7 @@ HostConfig HostConfig::from_params(const schema::HostParams& params, const std::
   c.tied_lm_head = p.tied_lm_head();
   c.load_path = {us(p.storage_read_overhead_us()), p.storage_read_gbps()};
   c.swap_path = {us(p.swap_read_overhead_us()), p.swap_read_gbps()};
+  c.kv_grows_by_copy = p.kv_cache_growth() == schema::HostParams::CONCATENATE;
   c.staging_policy = p.staging_policy() == schema::HostParams::LRU ? StagingPolicy::kLru : StagingPolicy::kFlexGenPlacement;
   return c;
 }

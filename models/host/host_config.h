@@ -38,6 +38,8 @@ struct HostConfig {
   ReadPathConfig load_path;  // precomputed KV from the RAG store
   ReadPathConfig swap_path;  // KV the host offloaded itself
   StagingPolicy staging_policy = StagingPolicy::kFlexGenPlacement;
+  // A KV append copies the layer's cache into a new tensor (CONCATENATE).
+  bool kv_grows_by_copy = false;
 
   // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
   // message is a programming error (std::logic_error naming `where`).

@@ -131,7 +131,9 @@ void check_placement(const schema::LoadedPlatform& loaded) {
 
 class GpuPort : public HostComputePort {
  public:
-  GpuPort(host::Gpu& gpu, const trace::ModelShape& shape) : gpu_(gpu), shape_(shape) {}
+  GpuPort(host::Gpu& gpu, const trace::ModelShape& shape, bool grows_kv_by_copy)
+      : gpu_(gpu), shape_(shape), grows_kv_by_copy_(grows_kv_by_copy) {}
+  bool grows_kv_by_copy() const override { return grows_kv_by_copy_; }
   sc_time compute(const trace::Op& op, Done done) override {
     const sc_time start = gpu_.free_at();
     gpu_.execute(op, shape_, std::move(done));
@@ -141,6 +143,7 @@ class GpuPort : public HostComputePort {
  private:
   host::Gpu& gpu_;
   const trace::ModelShape shape_;
+  const bool grows_kv_by_copy_;
 };
 
 class StagingAdapter : public StagingPort {
@@ -439,7 +442,7 @@ struct BlendRun {
   BlendRun(const schema::LoadedPlatform& loaded, BlendInput& in, const RunOptions& options, bool with_timeline)
       : timeline_or_null(with_timeline ? &timeline : nullptr),
         system("system", loaded, in.host_config, in.header.model(), kv_space(in.header, in.ops), ledger),
-        gpu_port(system.gpu, in.header.model()),
+        gpu_port(system.gpu, in.header.model(), in.host_config.kv_grows_by_copy),
         staging(system.memory),
         ssd_port(system.ssd, system.nvme, system.load_path, system.swap_path, timeline_or_null),
         runtime(in.header, std::move(in.ops), loaded.platform.placement(), gpu_port, staging, ssd_port,

@@ -295,12 +295,17 @@ void Runtime::issue_kv_append(size_t index) {
     p.tokens += tokens;
     p.bytes += t.bytes();
   } else {
-    if (appends_in_place(t))
+    const bool in_place = appends_in_place(t);
+    if (in_place)
       staging_.overwrite(op.layer(), trace::KV_REGION_PRECOMPUTED, t.bytes());
     else
       staging_.append(op.layer(), trace::KV_REGION_APPENDED, t.bytes());
     // KV that lives in GPU/host memory for good is not offloaded.
     if (!placement_.kv_resident_in_host_memory()) buffer_write(true, op.layer(), tokens, t.bytes());
+    if (!in_place && t.tokens().begin() > 0 && host_.grows_kv_by_copy()) {
+      compute_on_host(index);  // the cache so far is copied into a grown tensor
+      return;
+    }
   }
   complete(index);
 }

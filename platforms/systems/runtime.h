@@ -73,6 +73,9 @@ class HostComputePort {
  public:
   virtual ~HostComputePort() = default;
   virtual sc_core::sc_time compute(const trace::Op& op, Done done) = 0;
+  // Whether a KV append copies the layer's cache (the framework grows it by
+  // concatenation): then the append is a GPU op too.
+  virtual bool grows_kv_by_copy() const { return false; }
 };
 
 // Host DRAM staging of KV, per (layer, region), in bytes (models/host/host_memory.h).

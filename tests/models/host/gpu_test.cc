@@ -295,6 +295,23 @@ TEST(Gpu, KvOpsAreNotGpuOps) {
                         llama_shape()),
                BadInput);
   EXPECT_THROW(gpu.cost(parse<trace::Op>("id: 8"), llama_shape()), BadInput);
+  // A preallocated cache takes the append without a GPU op.
+  EXPECT_THROW(gpu.cost(parse<trace::Op>("id: 9 layer: 1 kv_append { tokens { begin: 1000 end: 1001 } bytes: 4096 }"),
+                        llama_shape()),
+               BadInput);
+}
+
+// A framework that grows the cache by concatenation copies the layer's cache
+// into a new tensor at every append: 1000 cached tokens read, 1001 written, of
+// 8 KV heads x 128 x K and V x 2 B = 4 KiB per token, memory-bound.
+TEST(Gpu, AConcatenatingCacheCopiesTheLayerAtEveryAppend) {
+  Gpu gpu("gpu", config_from_text("kv_cache_growth: CONCATENATE"));
+  const OpCost c = gpu.cost(
+      parse<trace::Op>("id: 9 layer: 1 kv_append { tokens { begin: 1000 end: 1001 } bytes: 4096 }"), llama_shape());
+  EXPECT_EQ(c.op_class, OpClass::NONLINEAR);
+  EXPECT_EQ(c.flops, 0u);
+  EXPECT_EQ(c.bytes, (1000u + 1001u) * 4096);
+  EXPECT_EQ(c.duration, kLaunch + memory_ns((1000.0 + 1001.0) * 4096));
 }
 
 TEST(Gpu, StreamRunsOpsInOrderWithStatsAndEnergy) {

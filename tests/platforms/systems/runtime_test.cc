@@ -565,5 +565,24 @@ TEST(Runtime, DecodePrefetchesTheAppendedKvOfTheNextLayerButItsOwnRow) {
   EXPECT_EQ(rt.latency_ps(), 210 * kNs);
 }
 
+// A framework that grows the KV cache by concatenation: an append to a cache
+// that holds tokens already is a GPU op (the copy); the first append is not.
+TEST(Runtime, AppendsToAGrowingCacheRunOnTheGpuWhenTheFrameworkCopies) {
+  struct CopyingHost : FakeHost {
+    bool grows_kv_by_copy() const override { return true; }
+  } host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto P = trace::PHASE_FULL_PREFILL, D = trace::PHASE_DECODE;
+  Runtime rt(header(), {append(1, {}, P, 0, 0, 4), append(2, {1}, D, 0, 4, 5)},
+             placement(schema::PlacementParams::HOST_GPU, 0), host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  EXPECT_EQ(host.order, (std::vector<uint64_t>{2}));
+  EXPECT_EQ(rt.timing()[1].end_ps, 10 * kNs);
+  EXPECT_EQ(rt.timing()[0].end_ps, 0u);
+}
+
 }  // namespace
 }  // namespace ispsim::systems
