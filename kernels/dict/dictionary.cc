@@ -111,7 +111,10 @@ KvDictionaries load(const std::string& path) {
         x.q[i] = static_cast<int8_t>(q[i]);
       }
       const std::vector<float> scale = file.read_f32(tensor_name(l, s, "scale"));
-      if (scale.size() != 1 || !(scale[0] > 0.0f)) throw BadInput(path, tensor_name(l, s, "scale") + " must be one positive value");
+      // Atoms are unit-norm, so no entry exceeds 1 and scale = max|D| / 127 is at most 1/127.
+      if (scale.size() != 1 || !std::isfinite(scale[0]) || !(scale[0] > 0.0f) || scale[0] * 127.0f > 1.0001f)
+        throw BadInput(path, tensor_name(l, s, "scale") +
+                                 " must be one finite value in (0, 1/127]: the atoms are unit-norm (max |entry| / 127)");
       x.scale = scale[0];
       d.dicts.push_back(std::move(x));
     }

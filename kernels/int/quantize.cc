@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace ispsim::integer {
 namespace {
@@ -84,6 +86,10 @@ void scale_columns(std::vector<float>& w, int cols, const std::vector<float>& s)
 Dyadic to_dyadic(double v, int mult_bits) {
   Dyadic d;
   if (!(v > 0.0)) return d;
+  // A shift outside [0, 126] cannot be applied to a 128-bit product: the caller's
+  // value is not a scale (its loader must refuse it first).
+  if (!std::isfinite(v) || v >= std::ldexp(1.0, mult_bits) || v < std::ldexp(1.0, mult_bits - 126))
+    throw std::domain_error("to_dyadic: " + std::to_string(v) + " is not representable as mult * 2^-shift");
   int exponent = 0;
   std::frexp(v, &exponent);  // v = f * 2^exponent, f in [0.5, 1)
   int shift = mult_bits - exponent;
