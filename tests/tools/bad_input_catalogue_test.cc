@@ -212,6 +212,13 @@ const std::vector<Case>& cases() {
       // --- silent acceptance (class 6)
       {"compare --trace traces/samples/blend_small.trace -j -1", "--jobs: -1 is not within 1..1024"},
       {"compare --trace traces/samples/blend_small.trace -j 0", "--jobs: 0 is not within 1..1024"},
+      {"sweep tools/baselines/grid.textproto -j -1 --list", "--jobs: -1 is not within 1..1024"},
+      {"sweep tools/baselines/grid.textproto -j 4294967295 --list", "--jobs: 4294967295 is not within 1..1024"},
+      {"sweep tools/baselines/grid.textproto --slurm --shards -1", "--shards: -1 is not within 1..10000"},
+      {"sweep tools/baselines/grid.textproto --slurm --shards 0", "--shards: 0 is not within 1..10000"},
+      {"sweep tools/baselines/grid.textproto --collect --shards 4294967295", "--shards: 4294967295 is not within 1..10000"},
+      {"reproduce memllm -j -1 --list", "--jobs: -1 is not within 1..1024"},
+      {"reproduce memllm --slurm --shards 0 --list", "--shards: 0 is not within 1..10000"},
       {"compare --trace traces/samples/blend_small.trace --platforms memllm,,memllm_fused", "--platforms: empty entry"},
       {"compare --trace traces/samples/blend_small.trace --platforms memllm,", "--platforms: empty entry"},
       {"compare --trace traces/samples/blend_small.trace --platforms ,", "--platforms: empty entry"},

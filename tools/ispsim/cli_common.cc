@@ -57,6 +57,12 @@ std::vector<std::string> split_list(const std::string& s, const std::string& opt
   return out;
 }
 
+unsigned checked_count(long long value, const std::string& option, long long min, long long max) {
+  if (value < min || value > max)
+    throw BadInput(option, std::to_string(value) + " is not within " + std::to_string(min) + ".." + std::to_string(max));
+  return static_cast<unsigned>(value);
+}
+
 std::string read_text_file(const std::string& path) { return read_input_file(path); }
 
 void check_outputs_distinct(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {

@@ -32,6 +32,12 @@ bool parse_options(const Args& args, const std::string& command, boost::program_
 // /dev/zero cannot hang or exhaust memory) or a file over kMaxTextInputBytes.
 std::string read_text_file(const std::string& path);
 
+// A count option, parsed signed (so that -1 is not read as 4294967295) and
+// checked against [min, max]: BadInput naming `option` otherwise.
+unsigned checked_count(long long value, const std::string& option, long long min, long long max);
+// The most simulations at once (-j) and shards (--shards) a command takes.
+constexpr long long kMaxJobs = 1024, kMaxShards = 10000;
+
 // The items of a comma-separated list given to `option`; an empty entry ("a,,b",
 // a trailing comma) is a typo, not something to skip: BadInput(option, ...).
 std::vector<std::string> split_list(const std::string& s, const std::string& option);

@@ -57,7 +57,7 @@ int compare(const Args& args) {
   po::variables_map vm;
   if (!parse_options(args, "compare", desc, &vm)) return 0;
   const systems::Format format = systems::parse_format(format_name);
-  if (jobs < 1 || jobs > 1024) throw BadInput("--jobs", std::to_string(jobs) + " is not within 1..1024");
+  checked_count(jobs, "--jobs", 1, kMaxJobs);
   if (!timeline_dir.empty() && !std::filesystem::is_directory(timeline_dir))
     throw BadInput(timeline_dir, "--timeline-dir is not an existing directory");
 

@@ -331,20 +331,20 @@ std::string shell_words(const std::vector<std::string>& argv) {
 
 int reproduce(const Args& args) {
   std::string paper_name, out_dir;
-  unsigned jobs = std::max(1u, std::thread::hardware_concurrency()), shards = 0;
+  long long jobs_value = std::max(1u, std::thread::hardware_concurrency()), shards_value = 0;
   po::options_description desc("reproduce options");
   desc.add_options()
       ("help,h", "print this help")
       ("paper", po::value(&paper_name), "memllm or cim")
       ("out,o", po::value(&out_dir), "output folder (default: reproduce-<paper>)")
-      ("jobs,j", po::value(&jobs), "simulations at once (default: the number of CPUs)")
+      ("jobs,j", po::value(&jobs_value), "simulations at once (default: the number of CPUs)")
       ("full", "memllm: the realistic grid, all six models and long contexts (hours; default: two models, short "
                "sweeps); cim runs the paper's grid already")
       ("model", po::value<std::string>(), "cim: model preset (default Llama-3.1-8B)")
       ("contexts", po::value<std::string>(), "cim: context lengths in tokens, comma separated (default 1024,65536,262144)")
       ("steps", po::value<std::string>(), "cim: decode steps per run (default 32 = U, the pursuit amortised exactly)")
       ("slurm", "run every sweep as a Slurm job array (sbatch --wait), then collect")
-      ("shards", po::value(&shards), "with --slurm: array tasks per sweep (default min(runs, 16))")
+      ("shards", po::value(&shards_value), "with --slurm: array tasks per sweep (default min(runs, 16))")
       ("list", "print the experiments, figures and missing items; run nothing");
   po::positional_options_description positional;
   positional.add("paper", 1);
@@ -362,7 +362,8 @@ int reproduce(const Args& args) {
   if (paper_name != "memllm" && paper_name != "cim")
     throw BadInput("ispsim reproduce", paper_name.empty() ? "missing the paper (memllm or cim)"
                                                           : "unknown paper '" + paper_name + "' (memllm or cim)");
-  if (jobs == 0) throw BadInput("--jobs", "must be at least 1");
+  const unsigned jobs = checked_count(jobs_value, "--jobs", 1, kMaxJobs);
+  const unsigned shards = vm.count("shards") ? checked_count(shards_value, "--shards", 1, kMaxShards) : 0;
   if (vm.count("shards") && !vm.count("slurm")) throw BadInput("--shards", "needs --slurm");
   const bool full = vm.count("full"), slurm = vm.count("slurm");
   for (const char* option : {"model", "contexts", "steps"})

@@ -53,18 +53,18 @@ int report_collect(const sweep::CollectReport& r, const std::string& out_dir) {
 
 int sweep(const Args& args) {
   std::string spec_path, out_dir, shard_text;
-  unsigned jobs = std::max(1u, std::thread::hardware_concurrency()), shards = 0;
+  long long jobs_value = std::max(1u, std::thread::hardware_concurrency()), shards_value = 0;
   std::vector<std::string> sbatch_options;
   po::options_description desc("sweep options");
   desc.add_options()
       ("help,h", "print this help")
       ("spec", po::value(&spec_path), "the sweep file (textproto, tools/ispsim/sweep/sweep.proto)")
       ("out,o", po::value(&out_dir), "output folder (default: sweep-<name>)")
-      ("jobs,j", po::value(&jobs), "simulations at once (default: the number of CPUs)")
+      ("jobs,j", po::value(&jobs_value), "simulations at once (default: the number of CPUs)")
       ("shard", po::value(&shard_text), "run only shard I of N (I/N, 0-based): every N-th run from I")
       ("list", "print the runs (id and inputs) of the sweep or shard, run nothing")
       ("slurm", "write a Slurm job-array script: task I runs --shard I/N")
-      ("shards", po::value(&shards), "number of shards (--slurm: array tasks, default min(runs, 16); --collect: default from the files)")
+      ("shards", po::value(&shards_value), "number of shards (--slurm: array tasks, default min(runs, 16); --collect: default from the files)")
       ("sbatch", po::value(&sbatch_options)->composing(), "extra #SBATCH option for the script, e.g. --partition=short (repeatable)")
       ("submit", "with --slurm: submit the script with sbatch")
       ("wait", "with --submit: wait for the job array, then collect")
@@ -83,7 +83,8 @@ int sweep(const Args& args) {
     throw BadInput("ispsim sweep", e.what());
   }
   if (spec_path.empty()) throw BadInput("ispsim sweep", "missing the sweep file (ispsim sweep SPEC)");
-  if (jobs == 0) throw BadInput("--jobs", "must be at least 1");
+  const unsigned jobs = checked_count(jobs_value, "--jobs", 1, kMaxJobs);
+  const unsigned shards = vm.count("shards") ? checked_count(shards_value, "--shards", 1, kMaxShards) : 0;
   const bool slurm = vm.count("slurm"), collect = vm.count("collect");
   if (slurm + collect + vm.count("shard") + vm.count("list") > 1 && !(vm.count("list") && vm.count("shard")))
     throw BadInput("ispsim sweep", "--slurm, --collect and --shard exclude each other");
