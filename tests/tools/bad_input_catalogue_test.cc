@@ -81,6 +81,7 @@ class BadInputCatalogue : public ::testing::Test {
     fs::create_directories(dir_ / "model");
     const std::string src = ISPSIM_SOURCE_DIR;
     std::ofstream(dir_ / "exist.json") << "an earlier result\n";
+    std::ofstream(dir_ / "escape.textproto") << "name: \"../escaped\"\ndescription: \"d\"\nprogram: FULL_PREFILL\n";
     std::ofstream(dir_ / "empty.txt");
     std::ofstream(dir_ / "hello.txt") << "The jury said\n";
     ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
@@ -212,6 +213,9 @@ const std::vector<Case>& cases() {
       // --- silent acceptance (class 6)
       {"compare --trace traces/samples/blend_small.trace -j -1", "--jobs: -1 is not within 1..1024"},
       {"compare --trace traces/samples/blend_small.trace -j 0", "--jobs: 0 is not within 1..1024"},
+      {"compare --trace traces/samples/blend_small.trace --platforms {S}/escape.textproto --timeline-dir {S}/dir", "{S}/escape.textproto: name '../escaped' cannot name a timeline file"},
+      {"reproduce memllm --out {S}/exist.json", "--out: {S}/exist.json exists and is not a directory"},
+      {"sweep tools/baselines/grid.textproto --slurm --sbatch '--partition=a\nrm -rf x'", "--sbatch: '--partition=a...' holds a control character"},
       {"sweep tools/baselines/grid.textproto -j -1 --list", "--jobs: -1 is not within 1..1024"},
       {"sweep tools/baselines/grid.textproto -j 4294967295 --list", "--jobs: 4294967295 is not within 1..1024"},
       {"sweep tools/baselines/grid.textproto --slurm --shards -1", "--shards: -1 is not within 1..10000"},

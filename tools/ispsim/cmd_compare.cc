@@ -70,8 +70,14 @@ int compare(const Args& args) {
   for (const std::string& name : platform_names) platforms.push_back(schema::load_platform(name, overrides));
   std::vector<NamedPath> outputs = {{"--csv", csv_path}, {"--json", json_path}};
   for (const schema::LoadedPlatform& p : platforms)
-    if (!timeline_dir.empty())
-      outputs.push_back({"--timeline-dir", (std::filesystem::path(timeline_dir) / (p.platform.name() + ".json")).string()});
+    if (!timeline_dir.empty()) {
+      // The platform's name becomes a file name in the directory: nothing that leaves it.
+      const std::string& name = p.platform.name();
+      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+          name.find('\0') != std::string::npos)
+        throw BadInput(p.file, "name '" + name + "' cannot name a timeline file in --timeline-dir (no '/', '.' or '..')");
+      outputs.push_back({"--timeline-dir", (std::filesystem::path(timeline_dir) / (name + ".json")).string()});
+    }
   check_outputs_distinct(outputs, inputs);
   if (platforms.empty()) throw BadInput("--platforms", "no platform given");
   {  // a --set that none of paper 1's decode systems uses is bad input

@@ -377,6 +377,8 @@ int reproduce(const Args& args) {
   if (cim_request.contexts.empty()) throw BadInput("--contexts", "no context length given");
   const Paper paper = paper_name == "memllm" ? memllm_paper(full) : cim_paper(cim_request);
   if (out_dir.empty()) out_dir = "reproduce-" + paper_name;
+  if (fs::exists(out_dir) && !fs::is_directory(out_dir))
+    throw BadInput("--out", out_dir + " exists and is not a directory");
 
   if (vm.count("list")) {  // a dry run: every sweep expanded and checked, nothing run
     size_t total = 0;

@@ -91,6 +91,10 @@ int sweep(const Args& args) {
   if (vm.count("submit") && !slurm) throw BadInput("--submit", "needs --slurm");
   if (vm.count("wait") && !vm.count("submit")) throw BadInput("--wait", "needs --submit");
   if (!sbatch_options.empty() && !slurm) throw BadInput("--sbatch", "needs --slurm");
+  for (const std::string& option : sbatch_options)  // each becomes one "#SBATCH" line of the job script
+    for (const char c : option)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        throw BadInput("--sbatch", "'" + option.substr(0, option.find_first_of("\r\n")) + "...' holds a control character");
   if (vm.count("shards") && !slurm && !collect) throw BadInput("--shards", "needs --slurm or --collect");
 
   const sweep::SweepPlan plan = sweep::load_sweep(spec_path);
