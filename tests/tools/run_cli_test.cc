@@ -233,3 +233,15 @@ TEST(RunCli, PhaseBusyTimesAddUpToTheRun) {
   EXPECT_NEAR(elapsed, value.at("system.run.latency"), 1e-6 * value.at("system.run.latency"));
   EXPECT_NEAR(gpu, value.at("system.gpu.stream.busy_time"), 1e-6 * value.at("system.gpu.stream.busy_time"));
 }
+
+// Out of memory is exit 3 for paper 1's decode systems as for the others: B1's
+// DRAM cannot hold Llama-3.1-8B's FP16 KV at 1M tokens; B2's compressed KV fits.
+TEST(RunCli, ACimPlatformOutOfMemoryExitsThree) {
+  const std::string trace = out_path("huge_decode.trace");
+  ASSERT_EQ(run_cli("trace gen --decode --shape Llama-3.1-8B --context-tokens 1048576 --steps 1 --out " + trace).exit_code,
+            0);
+  const auto b1 = run_cli("run --platform b1 --trace " + trace);
+  EXPECT_EQ(b1.exit_code, 3) << b1.err;
+  EXPECT_NE(b1.out.find("OOM"), std::string::npos) << b1.out;
+  EXPECT_EQ(run_cli("run --platform b2 --trace " + trace).exit_code, 0);
+}

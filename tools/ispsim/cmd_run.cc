@@ -76,8 +76,9 @@ int run(const Args& args) {
     const std::vector<std::string> ignored = systems::ignored_settings(platform);
     if (!ignored.empty())
       throw BadInput("--set " + ignored.front(), "platform '" + platform_name + "' does not use this parameter");
-    systems::write_cim_comparison(std::cout, {systems::run_cim_system(platform, trace_path, options)}, "", format);
-    return 0;
+    const systems::RunSummary summary = systems::run_cim_system(platform, trace_path, options);
+    systems::write_cim_comparison(std::cout, {summary}, "", format);
+    return summary.out_of_memory ? kExitOutOfMemory : 0;  // as the blend systems
   }
   if (!options.waveform.path.empty() && !sets_stream_model(overrides)) {
     overrides.insert(overrides.begin(), "ssd.stream_model=PAGE_ACCURATE");
