@@ -123,7 +123,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int run_ppl(const Args& args) {
+}  // namespace
+
+int engine_ppl(const Args& args) {
   EngineOptions o;
   po::options_description d("ppl options");
   add_engine_options(d, o);
@@ -180,7 +182,7 @@ int run_ppl(const Args& args) {
   return 0;
 }
 
-int run_generate(const Args& args) {
+int engine_generate(const Args& args) {
   EngineOptions o;
   po::options_description d("generate options");
   add_engine_options(d, o);
@@ -214,7 +216,7 @@ int run_generate(const Args& args) {
 }
 
 
-int run_precompute(const Args& args) {
+int engine_precompute(const Args& args) {
   EngineOptions o;
   po::options_description d("precompute options");
   add_engine_options(d, o);
@@ -258,7 +260,7 @@ std::vector<std::string> split_ids(const std::string& text) {
   }
 }
 
-int run_blend(const Args& args) {
+int engine_blend(const Args& args) {
   EngineOptions o;
   po::options_description d("blend options");
   add_engine_options(d, o);
@@ -300,6 +302,8 @@ int run_blend(const Args& args) {
   return 0;
 }
 
+namespace {
+
 const char* kEngineUsage =
     "usage: ispsim engine <ppl|generate|precompute|blend|blend-quality|dict-train|kv-quality|kv-trace> [options]\n"
     "  ppl         perplexity of a text file: --model DIR --text FILE [--max-tokens N] [--window N] [--quant STAGE|all]\n"
@@ -320,16 +324,7 @@ int engine(const Args& args) {
     std::cout << kEngineUsage;
     return args.empty() ? 2 : 0;
   }
-  const Args rest(args.begin() + 1, args.end());
-  if (args[0] == "ppl") return run_ppl(rest);
-  if (args[0] == "generate") return run_generate(rest);
-  if (args[0] == "precompute") return run_precompute(rest);
-  if (args[0] == "blend") return run_blend(rest);
-  if (args[0] == "blend-quality") return engine_blend_quality(rest);
-  if (args[0] == "dict-train") return engine_dict_train(rest);
-  if (args[0] == "kv-quality") return engine_kv_quality(rest);
-  if (args[0] == "kv-trace") return engine_kv_trace(rest);
-  throw BadInput("ispsim engine", "unknown subcommand '" + args[0] + "' (ppl, generate, precompute, blend, blend-quality, dict-train, kv-quality, kv-trace)");
+  return run_subcommand(engine_actions(), args, "ispsim engine");
 }
 
 }  // namespace ispsim::cli

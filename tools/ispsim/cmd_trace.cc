@@ -87,7 +87,9 @@ po::variables_map parse(const std::string& action, const Args& args, po::options
   return vm;
 }
 
-int dump(const Args& args) {
+}  // namespace
+
+int trace_dump(const Args& args) {
   po::options_description named("trace dump options");
   named.add_options()("text", "print the text format of TraceText instead of one line per op");
   const auto vm = parse("dump", args, named, {"file"});
@@ -115,7 +117,7 @@ int dump(const Args& args) {
   return 0;
 }
 
-int stats(const Args& args) {
+int trace_stats(const Args& args) {
   const auto vm = parse("stats", args, po::options_description("trace stats options"), {"file"});
   if (vm.count("help")) {
     std::cout << kTraceUsage;
@@ -131,7 +133,7 @@ int stats(const Args& args) {
   return 0;
 }
 
-int pack(const Args& args) {
+int trace_pack(const Args& args) {
   const auto vm = parse("pack", args, po::options_description("trace pack options"), {"input", "output"});
   if (vm.count("help")) {
     std::cout << kTraceUsage;
@@ -151,6 +153,8 @@ uint64_t parse_count(const std::string& option, const std::string& text, uint64_
 
 // `trace gen --budget-table`: the memory accounting of traces/gen/memory_accounting.h
 // over every preset and profile (no trace is written).
+namespace {
+
 int budget_table(const Args& args) {
   po::options_description named("trace gen --budget-table options");
   named.add_options()
@@ -193,7 +197,9 @@ int budget_table(const Args& args) {
   return 0;
 }
 
-int gen(const Args& args) {
+}  // namespace
+
+int trace_gen(const Args& args) {
   for (const std::string& a : args) {
     if (a == "--engine") return trace_gen_engine(args);
     if (a == "--budget-table") return budget_table(args);
@@ -235,20 +241,15 @@ int gen(const Args& args) {
   return 0;
 }
 
-}  // namespace
 
 int trace(const Args& args) {
-  if (args.empty()) throw BadInput("ispsim trace", "missing the action (dump, stats, pack or gen; see ispsim trace --help)");
+  if (args.empty())
+    throw BadInput("ispsim trace", "missing the action (" + names_of(trace_actions()) + "; see ispsim trace --help)");
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kTraceUsage;
     return 0;
   }
-  const Args rest(args.begin() + 1, args.end());
-  if (args[0] == "dump") return dump(rest);
-  if (args[0] == "stats") return stats(rest);
-  if (args[0] == "pack") return pack(rest);
-  if (args[0] == "gen") return gen(rest);
-  throw BadInput("ispsim trace", "unknown action '" + args[0] + "' (expected dump, stats, pack or gen)");
+  return run_subcommand(trace_actions(), args, "ispsim trace");
 }
 
 }  // namespace ispsim::cli

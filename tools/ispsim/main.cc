@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <map>
+#include <algorithm>
 #include <string>
 
 #include "common/error.h"
@@ -17,44 +17,22 @@
 
 namespace {
 
-const char* kUsage =
-    "usage: ispsim <command> [options]\n"
-    "commands:\n"
-    "  run       simulate a trace on a platform (--platform P --trace T [--stats F] [--vcd F])\n"
-    "  compare   simulate a trace on several platforms and tabulate them (--trace T [--platforms ...])\n"
-    "  trace     inspect or write a trace: dump | stats | pack\n"
-    "  describe  print the parameters of a platform or module with unit, default and meaning\n"
-    "  engine    functional integer-only LLM engine: ppl | generate\n"
-    "  sweep     many simulations from a sweep file, locally (-j) or as a Slurm job array\n"
-    "  reproduce a paper's figures and tables into one folder: memllm | cim\n"
-    "run 'ispsim <command> --help' for the options of a command\n";
-
 int dispatch(int argc, char** argv) {
-  using Command = int (*)(const ispsim::cli::Args&);
-  const std::map<std::string, Command> commands = {
-      {"run", ispsim::cli::run},
-      {"compare", ispsim::cli::compare},
-      {"trace", ispsim::cli::trace},
-      {"describe", ispsim::cli::describe},
-      {"engine", ispsim::cli::engine},
-      {"sweep", ispsim::cli::sweep},
-      {"reproduce", ispsim::cli::reproduce},
-  };
+  using ispsim::cli::commands;
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
-    std::cout << kUsage;
+    std::cout << ispsim::cli::usage();
     return argc < 2 ? 2 : 0;
   }
-  auto it = commands.find(argv[1]);
-  if (it == commands.end()) {
+  auto it = std::find_if(commands().begin(), commands().end(),
+                         [&](const ispsim::cli::Subcommand& c) { return c.name == std::string(argv[1]); });
+  if (it == commands().end()) {
     // One line, like every bad input; `ispsim --help` prints the usage.
-    std::string known;
-    for (const auto& [name, command] : commands) known += (known.empty() ? "" : ", ") + name;
-    std::cerr << "ispsim: error: unknown command '" << argv[1] << "' (commands: " << known
-              << "; see ispsim --help)\n";
+    std::cerr << "ispsim: error: unknown command '" << argv[1] << "' (commands: "
+              << ispsim::cli::names_of(commands(), ", ", ", ") << "; see ispsim --help)\n";
     return 2;
   }
   try {
-    return it->second(ispsim::cli::Args(argv + 2, argv + argc));
+    return it->run(ispsim::cli::Args(argv + 2, argv + argc));
   } catch (const ispsim::BadInput& e) {
     std::cerr << "ispsim: error: " << e.what() << "\n";
     return 2;
