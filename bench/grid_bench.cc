@@ -25,6 +25,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -40,10 +41,15 @@ namespace {
 
 using namespace ispsim;
 
-const std::vector<std::string> kPlatforms = {"gpu_fullcompute", "gpu_precompute", "instattention", "aif",
-                                             "memllm_base",     "memllm_fused",   "memllm_perch",  "memllm"};
-constexpr size_t kBaseline = 0;  // gpu_fullcompute
-constexpr size_t kMemLlm = 7;    // memllm
+// The MemLLM study's systems, in its tables' order (their platform files' group).
+const std::vector<std::string> kPlatforms = schema::platforms_in_group("memllm_study");
+size_t platform_index(const std::string& name) {
+  const auto it = std::find(kPlatforms.begin(), kPlatforms.end(), name);
+  if (it == kPlatforms.end()) throw std::runtime_error("no platform " + name + " in the group memllm_study");
+  return size_t(it - kPlatforms.begin());
+}
+const size_t kBaseline = platform_index("gpu_fullcompute");
+const size_t kMemLlm = platform_index("memllm");
 
 struct Cell {
   std::string model, dataset, trace;

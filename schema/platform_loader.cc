@@ -73,6 +73,18 @@ std::vector<PlatformFile> list_platform_files() {
   return list;
 }
 
+std::vector<std::string> platforms_in_group(const std::string& group) {
+  std::vector<std::pair<uint32_t, std::string>> ranked;
+  for (const PlatformFile& f : list_platform_files()) {
+    const Platform p = load_platform_file(f.file).platform;
+    if (p.group() == group) ranked.emplace_back(p.group_rank(), f.name);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> names;
+  for (const auto& [rank, name] : ranked) names.push_back(name);
+  return names;
+}
+
 bool looks_like_path(const std::string& name_or_path) {
   return name_or_path.find('/') != std::string::npos || ends_with(name_or_path, kExtension);
 }

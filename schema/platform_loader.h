@@ -41,6 +41,10 @@ std::vector<PlatformFile> list_platform_files();
 // '/' or ends with ".textproto".
 bool looks_like_path(const std::string& name_or_path);
 
+// The names of the platforms whose `group` is `group`, by group_rank (then
+// name): the systems of one study, in its tables' order.
+std::vector<std::string> platforms_in_group(const std::string& group);
+
 // The file of a platform given by name or path; BadInput if there is none.
 std::string find_platform_file(const std::string& name_or_path);
 

@@ -2,6 +2,11 @@
 // overrides, the search path, and the helpers behind `ispsim describe`.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <cstdlib>
 
 #include "common/error.h"
@@ -170,6 +175,23 @@ TEST(Loader, TheAblationKeepsTheComputeBudget) {
   }
 }
 
+// The studies' systems come from the platform files' group, in their tables' order.
+TEST(Loader, AGroupListsItsPlatformsByRank) {
+  using ispsim::schema::platforms_in_group;
+  EXPECT_EQ(platforms_in_group("memllm_study"),
+            (std::vector<std::string>{"gpu_fullcompute", "gpu_precompute", "instattention", "aif", "memllm_base",
+                                      "memllm_fused", "memllm_perch", "memllm"}));
+  EXPECT_EQ(platforms_in_group("paper1"), (std::vector<std::string>{"b1", "b2", "s1", "s2"}));
+  EXPECT_TRUE(platforms_in_group("no_such_group").empty());
+  std::map<std::pair<std::string, uint32_t>, std::string> seen;  // a rank is one platform's in its group
+  for (const auto& entry : ispsim::schema::list_platform_files()) {
+    const auto p = load_platform_file(entry.file).platform;
+    if (p.group().empty()) continue;
+    const auto [it, fresh] = seen.emplace(std::make_pair(p.group(), p.group_rank()), entry.name);
+    EXPECT_TRUE(fresh) << entry.name << " and " << it->second << " share rank " << p.group_rank() << " in " << p.group();
+  }
+}
+
 TEST(FieldText, NumbersPrintInShortestRoundTripForm) {
   using ispsim::schema::format_number;
   EXPECT_EQ(format_number(5), "5");
@@ -217,12 +239,14 @@ TEST(ParameterTable, AlignsColumnsAndLeavesTheLastOneUnpadded) {
 
 TEST(ParameterTable, ListsFullPathsInSchemaOrder) {
   const auto rows = ispsim::schema::parameter_rows(*Platform::descriptor(), nullptr);
-  ASSERT_GE(rows.size(), 6u);
+  ASSERT_GE(rows.size(), 8u);
   EXPECT_EQ(rows[0].path, "name");
   EXPECT_EQ(rows[1].path, "description");
   EXPECT_EQ(rows[2].path, "program");
-  EXPECT_EQ(rows[3].path, "modules.isp_accelerator");
-  EXPECT_EQ(rows[4].path, "nand.channels");
+  EXPECT_EQ(rows[3].path, "group");
+  EXPECT_EQ(rows[4].path, "group_rank");
+  EXPECT_EQ(rows[5].path, "modules.isp_accelerator");
+  EXPECT_EQ(rows[6].path, "nand.channels");
   EXPECT_EQ(rows.back().path, "cim.bus.energy_pj_per_bit");  // cim = 17, the last group
 }
 

@@ -30,13 +30,17 @@ namespace po = boost::program_options;
 namespace ispsim::cli {
 namespace {
 
-const char* kDefaultPlatforms =
-    "gpu_fullcompute,gpu_precompute,instattention,aif,memllm_base,memllm_fused,memllm_perch,memllm";
+// Without --platforms: the MemLLM study's systems (their platform files' group).
+std::string default_platforms() {
+  std::string list;
+  for (const std::string& name : schema::platforms_in_group("memllm_study")) list += (list.empty() ? "" : ",") + name;
+  return list;
+}
 
 }  // namespace
 
 int compare(const Args& args) {
-  std::string trace_path, platform_list = kDefaultPlatforms, baseline = "GPU-FullCompute", format_name = "text";
+  std::string trace_path, platform_list, baseline = "GPU-FullCompute", format_name = "text";
   std::string csv_path, json_path, timeline_dir;
   std::vector<std::string> overrides;
   // Signed: boost would wrap "-1" into 4294967295 for an unsigned option.
@@ -56,6 +60,7 @@ int compare(const Args& args) {
       ("set", po::value(&overrides)->composing(), "override a parameter of every platform: path=value (repeatable)");
   po::variables_map vm;
   if (!parse_options(args, "compare", desc, &vm)) return 0;
+  if (!vm.count("platforms")) platform_list = default_platforms();
   const systems::Format format = systems::parse_format(format_name);
   checked_count(jobs, "--jobs", 1, kMaxJobs);
   if (!timeline_dir.empty() && !std::filesystem::is_directory(timeline_dir))

@@ -71,15 +71,11 @@ std::string sweep_text(const std::string& name, const std::string& description, 
          "# Written by `ispsim reproduce`.\nname: \"" + name + "\"\ndescription: \"" + description + "\"\n" + axes;
 }
 
-// The MemLLM platforms on this branch, in the paper's order; absent ones are missing.
+// The MemLLM study's platforms, in the paper's order (their platform files' group).
 std::vector<std::string> memllm_platforms(Paper& paper) {
-  std::vector<std::string> present;
-  for (const char* name : {"gpu_fullcompute", "gpu_precompute", "instattention", "aif", "memllm_base", "memllm_fused",
-                           "memllm_perch", "memllm"}) {
-    if (has_platform(name)) present.push_back(name);
-    else paper.missing.emplace_back("system " + std::string(name), "no platform file '" + std::string(name) +
-                                                                        ".textproto' on this branch; every MemLLM figure is drawn without it");
-  }
+  std::vector<std::string> present = schema::platforms_in_group("memllm_study");
+  if (present.empty())
+    paper.missing.emplace_back("the MemLLM systems", "no platform file of group \"memllm_study\"; no MemLLM figure is drawn");
   return present;
 }
 
@@ -211,16 +207,11 @@ struct CimRequest {
 Paper cim_paper(const CimRequest& request) {
   Paper paper;
   paper.title = "Integer-only LLM inference on compute-in-flash (paper 1)";
-  std::vector<std::string> present, systems;
-  for (const auto& [name, system] : std::vector<std::pair<std::string, std::string>>{
-           {"b1", "B1"}, {"b2", "B2"}, {"s1", "S1"}, {"s2", "S2"}}) {
-    if (has_platform(name)) {
-      present.push_back(name);
-      systems.push_back(system);
-    } else {
-      paper.missing.emplace_back("system " + name, "no platform file '" + name + ".textproto' on this branch");
-    }
-  }
+  // Paper 1's platforms, in its order (their platform files' group), and their display names.
+  const std::vector<std::string> present = schema::platforms_in_group("paper1");
+  std::vector<std::string> systems;
+  for (const std::string& name : present) systems.push_back(schema::load_platform(name).platform.name());
+  if (present.empty()) paper.missing.emplace_back("paper 1's systems", "no platform file of group \"paper1\"");
   const std::string contexts = join(request.contexts, ", ");
   const std::string decode_request = axis("trace.model", {request.model}) + axis("trace.steps", {request.steps});
   const std::string by_context = "trace.context_tokens";
