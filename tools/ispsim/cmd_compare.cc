@@ -22,6 +22,7 @@
 #include "platforms/systems/child_process.h"
 #include "platforms/systems/progress.h"
 #include "tools/ispsim/cli.h"
+#include "platforms/systems/system_registry.h"
 #include "tools/ispsim/cli_common.h"
 #include "traces/trace_io.h"
 
@@ -89,7 +90,7 @@ int compare(const Args& args) {
     std::map<std::string, size_t> ignored_by;
     size_t decode_systems = 0;
     for (const schema::LoadedPlatform& p : platforms)
-      if (systems::is_cim_platform(p.platform)) {
+      if (systems::system_for(p).decode_only) {
         ++decode_systems;
         for (const std::string& path : systems::ignored_settings(p)) ++ignored_by[path];
       }
@@ -129,11 +130,7 @@ int compare(const Args& args) {
     names.push_back(p.platform.name());
     if (!timeline_dir.empty())
       options.timeline_path = (std::filesystem::path(timeline_dir) / (p.platform.name() + ".json")).string();
-    tasks.push_back([&p, options, trace_path] {
-      if (systems::is_cim_platform(p.platform))
-        return systems::summary_to_json(systems::run_cim_system(p, trace_path, options));
-      return systems::summary_to_json(systems::run_blend_system(p, trace_path, options));
-    });
+    tasks.push_back([&p, options, trace_path] { return systems::summary_to_json(systems::run_system(p, trace_path, options)); });
   }
   std::vector<systems::ChildResult> results;
   {
@@ -153,7 +150,7 @@ int compare(const Args& args) {
   }
   // Paper 1's decode systems get the time-between-tokens table (cim_report.h).
   bool decode_systems = true;
-  for (const schema::LoadedPlatform& p : platforms) decode_systems &= systems::is_cim_platform(p.platform);
+  for (const schema::LoadedPlatform& p : platforms) decode_systems &= systems::system_for(p).decode_only;
   const auto write = decode_systems ? systems::write_cim_comparison : systems::write_comparison;
   write(std::cout, runs, baseline, format);
   for (auto [file, file_format] : {std::pair{csv_file, systems::Format::CSV}, {json_file, systems::Format::JSON}})

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
+#include "platforms/systems/system_registry.h"
 #include "platforms/systems/cim_report.h"
 #include "platforms/systems/cim_system.h"
 #include "platforms/systems/nand_stream_run.h"
@@ -72,21 +73,21 @@ int run(const Args& args) {
     systems::run_nand_stream(platform, trace, options, std::cout);
     return 0;
   }
-  if (systems::is_cim_platform(platform.platform)) {
+  const systems::SystemKind& system = systems::system_for(platform);
+  if (system.decode_only) {
     const std::vector<std::string> ignored = systems::ignored_settings(platform);
     if (!ignored.empty())
       throw BadInput("--set " + ignored.front(), "platform '" + platform_name + "' does not use this parameter");
-    const systems::RunSummary summary = systems::run_cim_system(platform, trace_path, options);
-    systems::write_cim_comparison(std::cout, {summary}, "", format);
-    return summary.out_of_memory ? kExitOutOfMemory : 0;  // as the blend systems
-  }
-  if (!options.waveform.path.empty() && !sets_stream_model(overrides)) {
+  } else if (!options.waveform.path.empty() && !sets_stream_model(overrides)) {
     overrides.insert(overrides.begin(), "ssd.stream_model=PAGE_ACCURATE");
     platform = schema::load_platform(platform_name, overrides);
   }
   options.progress = true;  // drawn only when stderr is a terminal
-  const systems::RunSummary summary = systems::run_blend_system(platform, trace_path, options);
-  systems::write_comparison(std::cout, {summary}, "", format);
+  const systems::RunSummary summary = system.run(platform, trace_path, options);
+  if (system.decode_only)
+    systems::write_cim_comparison(std::cout, {summary}, "", format);
+  else
+    systems::write_comparison(std::cout, {summary}, "", format);
   // Out of memory is a result, not an error: the summary says OOM and why
   // (status "out_of_memory" in CSV/JSON); the exit code tells scripts apart.
   return summary.out_of_memory ? kExitOutOfMemory : 0;

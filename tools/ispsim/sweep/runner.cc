@@ -13,8 +13,7 @@
 
 #include "common/error.h"
 #include "schema/platform_loader.h"
-#include "platforms/systems/blend_system.h"
-#include "platforms/systems/cim_system.h"
+#include "platforms/systems/system_registry.h"
 #include "platforms/systems/child_process.h"
 #include "platforms/systems/nand_stream_run.h"
 #include "tools/ispsim/sweep/results.h"
@@ -50,9 +49,7 @@ RunResult simulate(const PlannedRun& run, const std::string& trace) {
     r.status = "ok";
     return r;
   }
-  const systems::RunSummary summary = systems::is_cim_platform(platform.platform)
-                                          ? systems::run_cim_system(platform, trace, systems::RunOptions{})
-                                          : systems::run_blend_system(platform, trace, systems::RunOptions{});
+  const systems::RunSummary summary = systems::run_system(platform, trace, systems::RunOptions{});
   r.status = summary.out_of_memory ? "oom" : summary.failure.empty() ? "ok" : "error";
   r.message = summary.failure;
   r.metrics = summary_metrics(summary);
