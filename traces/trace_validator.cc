@@ -227,6 +227,7 @@ void TraceValidator::check_op(const Op& op) {
                       " ops in the header but has more");
 
   if (op.phase() == PHASE_UNSPECIFIED) fail_op(op, "phase not set");
+  if (!Phase_IsValid(op.phase())) fail_op(op, "phase " + std::to_string(static_cast<int>(op.phase())) + " is not a phase of this trace format");
   if (op.has_layer() && op.layer() >= header_.model().layers())
     fail_op(op, "layer " + str(op.layer()) + " does not exist (model has " +
                     str(header_.model().layers()) + " layers)");
@@ -306,7 +307,10 @@ void TraceValidator::check_kv_transfer(const Op& op, const KvTransfer& kv, const
   check_positions(op, kv.tokens(), name + ".tokens");
   if (std::string p = size_problem(name + ".bytes", kv.bytes(), kMaxElements); !p.empty()) fail_op(op, p);
   if (kv.region() == KV_REGION_UNSPECIFIED) fail_op(op, name + ".region not set");
+  if (!KvRegion_IsValid(kv.region())) fail_op(op, name + ".region " + std::to_string(static_cast<int>(kv.region())) + " is not a KV region");
   if (kv.parts() == KV_PARTS_UNSPECIFIED) fail_op(op, name + ".parts not set");
+  if (!KvParts_IsValid(kv.parts())) fail_op(op, name + ".parts " + std::to_string(static_cast<int>(kv.parts())) + " is not a KvParts value");
+  if (!KvFormat_IsValid(kv.format())) fail_op(op, name + ".format " + std::to_string(static_cast<int>(kv.format())) + " is not a KV format");
   if (kv.has_token_mask()) {
     check_mask(op, kv.token_mask(), kv.tokens().end() - kv.tokens().begin(), name + ".token_mask");
     if (popcount(kv.token_mask()) == 0) fail_op(op, name + ".token_mask selects no token");
@@ -351,6 +355,7 @@ void TraceValidator::check_kind(const Op& op) const {
           fail_op(op, name + " [" + str(s.tokens().begin()) + ", " + str(s.tokens().end()) + ") is empty");
         check_positions(op, s.tokens(), name);
         if (s.region() == KV_REGION_UNSPECIFIED) fail_op(op, name + ".region not set");
+        if (!KvRegion_IsValid(s.region())) fail_op(op, name + ".region " + std::to_string(static_cast<int>(s.region())) + " is not a KV region");
         if (s.region() == KV_REGION_PRECOMPUTED) precomputed += s.tokens().end() - s.tokens().begin();
       }
       std::vector<std::pair<uint64_t, int>> starts;  // (begin, span index), to find overlaps
@@ -372,6 +377,8 @@ void TraceValidator::check_kind(const Op& op) const {
     case Op::kNonlinear: {
       const Nonlinear& n = op.nonlinear();
       if (n.kind() == NONLINEAR_UNSPECIFIED) fail_op(op, "nonlinear.kind not set");
+      if (!NonlinearKind_IsValid(n.kind()))
+        fail_op(op, "nonlinear.kind " + std::to_string(static_cast<int>(n.kind())) + " is not a nonlinear kind of this trace format");
       need(size_problem("nonlinear.elements", n.elements(), kMaxElements));
       if (!dtype_bits(n.dtype())) fail_op(op, "nonlinear.dtype not set");
       break;
@@ -407,7 +414,9 @@ void TraceValidator::check_kind(const Op& op) const {
       need(size_problem("dict_encode.atoms", d.atoms(), kMaxElements));
       need(size_problem("dict_encode.pursuit_iterations", d.pursuit_iterations(), d.atoms()));
       if (d.method() == PURSUIT_UNSPECIFIED) fail_op(op, "dict_encode.method not set");
+      if (!PursuitMethod_IsValid(d.method())) fail_op(op, "dict_encode.method " + std::to_string(static_cast<int>(d.method())) + " is not a pursuit method");
       if (d.parts() == KV_PARTS_UNSPECIFIED) fail_op(op, "dict_encode.parts not set");
+      if (!KvParts_IsValid(d.parts())) fail_op(op, "dict_encode.parts " + std::to_string(static_cast<int>(d.parts())) + " is not a KvParts value");
       break;
     }
     case Op::kDictAttention: {

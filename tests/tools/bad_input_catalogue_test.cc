@@ -94,6 +94,12 @@ class BadInputCatalogue : public ::testing::Test {
     fs::resize_file(dir_ / "big.txt", 100u << 20);
     fs::copy_file(src + "/traces/samples/nand_stream.trace", dir_ / "in.trace");
     fs::copy_file(src + "/traces/samples/blend_toy.txtpb", dir_ / "toy.txtpb");
+    {  // an enum value the trace format does not define
+      std::string text = read_text(src + "/traces/samples/blend_toy.txtpb");
+      const std::string kind = "kind: NONLINEAR_RMSNORM";
+      text.replace(text.find(kind), kind.size(), "kind: 99");
+      std::ofstream(dir_ / "kind99.txtpb") << text;
+    }
     // A model whose tokenizer has an id beyond its config.json's vocab_size.
     std::string config = read_text(src + "/assets/brown-llama/config.json");
     std::ofstream(dir_ / "model" / "config.json") << config;
@@ -187,6 +193,7 @@ const std::vector<Case>& cases() {
       {"run --platform memllm --trace {S}/crash_mask.trace", "{S}/crash_mask.trace: op "},
       {"compare --trace {S}/crash_dep.trace", "{S}/crash_dep.trace: op "},
       {"trace dump {S}/crash_dep.trace", "attention does not depend on kv_append op"},
+      {"trace pack {S}/kind99.txtpb {S}/kind99.trace", "nonlinear.kind 99 is not a nonlinear kind of this trace format"},
       {"trace stats {S}/crash_mask.trace", "bits set but the program's hkvd_select selected"},
       // --- integrity (class 7)
       {"trace dump {S}/label_flip.trace", "{S}/label_flip.trace: op record #"},
