@@ -25,6 +25,13 @@ TEST(IspsimCli, HelpPrintsUsageAndExitsZero) {
   EXPECT_EQ(r.err, "");
 }
 
+TEST(IspsimCli, VersionIsTheOneSweepResultsRecord) {
+  const auto r = run_cli("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("ispsim 0.", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.back(), '\n');
+}
+
 TEST(IspsimCli, NoCommandPrintsUsageAndExitsTwo) {
   const auto r = run_cli("");
   EXPECT_EQ(r.exit_code, 2);

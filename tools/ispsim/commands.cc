@@ -63,7 +63,7 @@ std::string usage() {
     const std::vector<Subcommand>* actions = c.run == trace ? &trace_actions() : c.run == engine ? &engine_actions() : nullptr;
     if (actions) s << "            " << names_of(*actions, " | ", " | ") << "\n";
   }
-  s << "run 'ispsim <command> --help' for the options of a command\n";
+  s << "run 'ispsim <command> --help' for the options of a command; 'ispsim --version' for the version\n";
   return s.str();
 }
 

@@ -14,11 +14,16 @@
 #include "common/error.h"
 #include "common/termination.h"
 #include "tools/ispsim/cli.h"
+#include "tools/ispsim/sweep/results.h"
 
 namespace {
 
 int dispatch(int argc, char** argv) {
   using ispsim::cli::commands;
+  if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
+    std::cout << "ispsim " << ispsim::sweep::ispsim_version() << "\n";  // as every sweep result records it
+    return 0;
+  }
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::cout << ispsim::cli::usage();
     return argc < 2 ? 2 : 0;
