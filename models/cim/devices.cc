@@ -55,8 +55,11 @@ double CimArray::pass_time_ns(const CimPass& pass) const {
 }
 
 double CimArray::pass_energy_pj(const CimPass& pass) const {
+  const double io_units = p.io_buffer_basis() == schema::CimArrayParams::PER_MAC
+                              ? pass.macs()
+                              : static_cast<double>(pass.in_bytes + pass.out_bytes);
   return pass.macs() * p.mac_energy_pj() + pass.operand_bytes() * 8.0 * p.internal_read_energy_pj_per_bit() +
-         static_cast<double>(pass.in_bytes + pass.out_bytes) * p.io_buffer_energy_pj_per_byte();
+         io_units * p.io_buffer_energy_pj_per_byte();
 }
 
 ComputeCost CimArray::periphery() const {

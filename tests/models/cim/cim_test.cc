@@ -85,6 +85,21 @@ TEST(CimDevices, ArrayPassMacRateAgainstReadBandwidth) {
   EXPECT_DOUBLE_EQ(by_macs.periphery().energy_pj(10), 10 * 0.5 + 10 * 7.0);
 }
 
+// Appendix A's two readings of the 0.8 pJ: per byte of activation I/O (the
+// text, the default) or per MAC (Table A.1's overhead column).
+TEST(CimDevices, TheIoBufferEnergyIsChargedPerByteOrPerMac) {
+  schema::CimParams p = defaults();
+  EXPECT_EQ(p.array().io_buffer_basis(), schema::CimArrayParams::PER_ACTIVATION_BYTE);
+  const CimPass pass{2, 64, 16, 2 * 16, 2 * 64 * 4};  // 2 x 64 x 16 = 2048 MACs, 32 + 512 bytes of I/O
+  const double reads = 64.0 * 16 * 8 * 3.0;
+  EXPECT_DOUBLE_EQ(CimArray::from_params(p.array(), schema::CimParams::MAC_RATE).pass_energy_pj(pass),
+                   2048 * 0.01 + reads + (32 + 512) * 0.8);
+  p.mutable_array()->set_io_buffer_basis(schema::CimArrayParams::PER_MAC);
+  p.mutable_array()->set_mac_energy_pj(0.1);
+  EXPECT_DOUBLE_EQ(CimArray::from_params(p.array(), schema::CimParams::MAC_RATE).pass_energy_pj(pass),
+                   2048 * 0.1 + reads + 2048 * 0.8);
+}
+
 TEST(CimCost, NonlinearCountsExistForEveryKind) {
   for (int k = trace::NONLINEAR_SOFTMAX; k <= trace::NONLINEAR_REQUANTIZE; ++k) {
     EXPECT_GT(float_ops_per_element(k).total(), 0) << k;
