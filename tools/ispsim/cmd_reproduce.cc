@@ -266,6 +266,11 @@ Paper cim_paper(const CimRequest& request) {
       ssd.push_back(present[i]);
       ssd_systems.push_back(systems[i]);
     }
+  // S1 with a large SRAM, so that the comparison has S1 where S1 itself is out of memory.
+  if (has_platform("s1_large_sram")) {
+    ssd.push_back("s1_large_sram");
+    ssd_systems.push_back(schema::load_platform("s1_large_sram").platform.name());
+  }
   if (!ssd.empty()) {
     Experiment e{"cim-nonlinear",
                  "Nonlinear offloading (Appendix B): integer ops on the SSD-CIM controller vs FP32 on the host NPU (" +
@@ -308,12 +313,19 @@ int run_command(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+// The command as it pastes into a POSIX shell run from the repository root:
+// paths inside the source tree relative to it (no absolute path of the machine
+// that wrote it), every word that is not plain single-quoted ('\'' for a quote).
 std::string shell_words(const std::vector<std::string>& argv) {
+  const std::string root = std::string(ISPSIM_SOURCE_DIR) + "/";
   std::string out;
-  for (const std::string& a : argv) {
+  for (std::string a : argv) {
+    if (a.rfind(root, 0) == 0) a = a.substr(root.size());
     const bool plain = a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+") ==
                        std::string::npos && !a.empty();
-    out += (out.empty() ? "" : " ") + (plain ? a : "'" + a + "'");
+    std::string quoted = "'";
+    for (const char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += (out.empty() ? "" : " ") + (plain ? a : quoted + "'");
   }
   return out;
 }
@@ -401,7 +413,8 @@ int reproduce(const Args& args) {
         << (paper_name == "cim" ? "The paper's request (Sec. 5); `--model`, `--contexts` and `--steps` change it."
             : full ? "Full mode: the realistic grid."
                    : "Short mode (default): two models in the grid and short line sweeps; `--full` runs all six models and long contexts.")
-        << " Each figure is a PNG and an SVG in `figures/`; each sweep's tidy results (one row per run, CSV and JSON) are in its folder.\n";
+        << " Each figure is a PNG and an SVG in `figures/`; each sweep's tidy results (one row per run, CSV and JSON) are in its folder."
+        << " The commands below run from the repository root.\n";
   int failures = 0;
   for (const Experiment& e : paper.experiments) {
     const std::string spec = (fs::path(out_dir) / "sweeps" / (e.name + ".txtpb")).string();
