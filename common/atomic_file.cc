@@ -114,7 +114,17 @@ AtomicFile::AtomicFile(std::string path, bool /*binary*/) : path_(std::move(path
 void AtomicFile::open_regular(const std::string& target) {
   // Same directory as the target, so rename() is atomic; O_EXCL never follows
   // or truncates something already there under that name.
-  const std::string base = target + ".tmp." + std::to_string(::getpid());
+  // The temporary name must fit NAME_MAX where the target's does: a long target
+  // name is cut to leave room for the suffix (O_EXCL and the attempts below
+  // keep two cut names apart).
+  const std::string suffix = ".tmp." + std::to_string(::getpid());
+  const size_t slash = target.rfind('/');
+  const size_t name_start = slash == std::string::npos ? 0 : slash + 1;
+  constexpr size_t kNameMax = 255, kAttemptDigits = 3;
+  std::string base = target;
+  if (target.size() - name_start + suffix.size() + 1 + kAttemptDigits > kNameMax)
+    base = target.substr(0, name_start + kNameMax - suffix.size() - 1 - kAttemptDigits - 1) + "~";
+  base += suffix;
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
     tmp_path_ = attempt == 0 ? base : base + "." + std::to_string(attempt);
     temp_slot_ = termination::register_temp(tmp_path_.c_str());

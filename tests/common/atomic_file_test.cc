@@ -52,6 +52,23 @@ TEST(AtomicFile, CommitPublishesContent) {
   EXPECT_EQ(std::distance(fs::directory_iterator(p.parent_path()), fs::directory_iterator()), 1);
 }
 
+// A legal name of up to NAME_MAX bytes is written: the temporary name beside it
+// is cut to fit instead of failing with ENAMETOOLONG.
+TEST(AtomicFile, ANameOfNameMaxBytesIsWritten) {
+  for (const size_t length : {size_t{240}, size_t{250}, size_t{255}}) {
+    SCOPED_TRACE(length);
+    const fs::path p = scratch(std::string(length - 4, 'n') + ".txt");
+    {
+      ispsim::AtomicFile f(p.string());
+      f.stream() << "long";
+      f.commit();
+    }
+    EXPECT_EQ(slurp(p), "long");
+    fs::remove(p);
+    EXPECT_TRUE(fs::is_empty(p.parent_path()));
+  }
+}
+
 TEST(AtomicFile, AbandonedWriteLeavesNothing) {
   const fs::path p = scratch("abandoned.txt");
   { ispsim::AtomicFile f(p.string()); f.stream() << "partial"; }
