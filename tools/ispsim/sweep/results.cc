@@ -15,7 +15,42 @@ namespace ispsim::sweep {
 namespace json = boost::json;
 namespace {
 
-std::string quoted(const std::string& s) { return json::serialize(json::value(s)); }
+// The length of the valid UTF-8 sequence starting at s[i], or 0 if there is none.
+size_t utf8_sequence(const std::string& s, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b = at(i);
+  if (b < 0x80) return 1;
+  size_t n = b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((at(i + k) & 0xc0) != 0x80) return 0;
+  const unsigned char second = at(i + 1);  // no overlong forms, surrogates or code points past U+10FFFF
+  if ((b == 0xe0 && second < 0xa0) || (b == 0xed && second >= 0xa0) || (b == 0xf0 && second < 0x90) ||
+      (b == 0xf4 && second >= 0x90))
+    return 0;
+  return n;
+}
+
+// JSON is UTF-8: a byte of `s` that is not part of a valid sequence (a raw
+// byte of a path, say) is written as the four characters \xHH.
+std::string utf8_text(const std::string& s) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    if (const size_t n = utf8_sequence(s, i); n > 0) {
+      out.append(s, i, n);
+      i += n;
+      continue;
+    }
+    const auto byte = static_cast<unsigned char>(s[i++]);
+    out += "\\x";
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
+  }
+  return out;
+}
+
+std::string quoted(const std::string& s) { return json::serialize(json::value(utf8_text(s))); }
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
