@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "models/core/sim_time.h"
+
 namespace ispsim::core {
 
 using sc_core::sc_time;
@@ -40,11 +42,11 @@ sc_time Server::transfer(uint64_t bytes, Done done) { return submit(occupancy(by
 sc_time Server::submit(const sc_time& occupancy, uint64_t bytes, Done done) {
   const uint64_t now = sc_core::sc_time_stamp().value();
   const uint64_t start = std::max<uint64_t>(now, free_at_ps_);
-  free_at_ps_ = start + occupancy.value();
-  busy_ps_ += occupancy.value();
+  free_at_ps_ = add_ps(start, occupancy.value());
+  busy_ps_ = add_ps(busy_ps_, occupancy.value());
   ++requests_;
   bytes_ += bytes;
-  const uint64_t done_ps = free_at_ps_ + latency_.value();
+  const uint64_t done_ps = add_ps(free_at_ps_, latency_.value());
   const bool was_empty = pending_.empty();
   pending_.push_back({done_ps, std::move(done)});
   outstanding_.set(pending_.size());

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "common/output_files.h"
 #include "models/core/energy_ledger.h"
+#include "models/core/sim_time.h"
 #include "models/core/stats.h"
 #include "models/core/timeline.h"
 #include "models/core/vcd.h"
@@ -486,9 +487,10 @@ struct BlendRun {
 
 // --- simulate ---------------------------------------------------------------
 
-void simulate(Runtime& runtime) {
+void simulate(Runtime& runtime, const std::string& trace_path) {
   runtime.start();
   sc_core::sc_start();
+  core::refuse_if_time_overflowed(trace_path);
   runtime.check_finished();
 }
 
@@ -622,7 +624,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   AtomicFile* timeline_file = outputs.open(options.timeline_path);
   BlendRun run(loaded, input, options, timeline_file != nullptr);
-  simulate(run.runtime);
+  simulate(run.runtime, trace_path);
   summarise(run, summary);
   write_outputs(run, summary, stats_file, timeline_file);
   outputs.commit();

@@ -15,6 +15,7 @@
 #include "models/cim/step.h"
 #include "models/cim/unit.h"
 #include "models/core/energy_ledger.h"
+#include "models/core/sim_time.h"
 #include "models/core/stats.h"
 #include "models/core/vcd.h"
 #include "models/link/pcie_link.h"
@@ -354,6 +355,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   }
   runtime.start();
   sc_core::sc_start();
+  core::refuse_if_time_overflowed(trace_path);
   if (runtime.completed() != op_count)
     throw std::logic_error("cim system: " + std::to_string(runtime.completed()) + " of " + std::to_string(op_count) +
                            " ops completed");

@@ -94,6 +94,16 @@ class BadInputCatalogue : public ::testing::Test {
     fs::resize_file(dir_ / "big.txt", 100u << 20);
     fs::copy_file(src + "/traces/samples/nand_stream.trace", dir_ / "in.trace");
     fs::copy_file(src + "/traces/samples/blend_toy.txtpb", dir_ / "toy.txtpb");
+    {  // GPU ops measured at 4e15 ns each: the run passes 2^64 ps of simulated time
+      std::string text = read_text(src + "/traces/samples/blend_toy.txtpb");
+      for (size_t at = text.find("gemm {"), n = 0; at != std::string::npos && n < 8; at = text.find("gemm {", at + 1), ++n)
+        text.insert(text.find('}', at) + 1, " measured_duration_ns: 4000000000000000");
+      std::ofstream(dir_ / "long_time.txtpb") << text;
+      ASSERT_EQ(ispsim::testing::run_cli("trace pack " + (dir_ / "long_time.txtpb").string() + " " +
+                                         (dir_ / "long_time.trace").string())
+                    .exit_code,
+                0);
+    }
     {  // an enum value the trace format does not define
       std::string text = read_text(src + "/traces/samples/blend_toy.txtpb");
       const std::string kind = "kind: NONLINEAR_RMSNORM";
@@ -194,6 +204,7 @@ const std::vector<Case>& cases() {
       {"compare --trace {S}/crash_dep.trace", "{S}/crash_dep.trace: op "},
       {"trace dump {S}/crash_dep.trace", "attention does not depend on kv_append op"},
       {"trace pack {S}/kind99.txtpb {S}/kind99.trace", "nonlinear.kind 99 is not a nonlinear kind of this trace format"},
+      {"run --platform gpu_precompute --trace {S}/long_time.trace", "{S}/long_time.trace: its simulated time passes 2^64 ps"},
       {"trace stats {S}/crash_mask.trace", "bits set but the program's hkvd_select selected"},
       // --- integrity (class 7)
       {"trace dump {S}/label_flip.trace", "{S}/label_flip.trace: op record #"},
