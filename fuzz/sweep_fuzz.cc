@@ -6,7 +6,7 @@
 #include "tools/ispsim/sweep/sweep_plan.h"
 
 // The sweep library links SystemC, which wants an sc_main; libFuzzer owns main().
-int sc_main(int, char**) { return 0; }
+extern "C" int sc_main(int, char**) { return 0; }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
