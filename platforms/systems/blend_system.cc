@@ -400,8 +400,7 @@ BlendInput read_input(const schema::LoadedPlatform& loaded, const std::string& t
   BlendInput in;
   in.program = blend_program(loaded);
   in.ops = read_program(trace_path, in.program, platform.name(), in.header);
-  check_placement(loaded);
-  check_isp_accelerator(loaded, has_isp(platform), "its attention runs on the host GPU");
+  check_blend_platform(loaded);
   in.host_config = host::HostConfig::from_params(platform.host(), loaded.file + ": host");
   return in;
 }
@@ -607,6 +606,11 @@ void write_outputs(BlendRun& run, const RunSummary& summary, AtomicFile* stats_f
 }
 
 }  // namespace
+
+void check_blend_platform(const schema::LoadedPlatform& loaded) {
+  check_placement(loaded);
+  check_isp_accelerator(loaded, has_isp(loaded.platform), "its attention runs on the host GPU");
+}
 
 RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::string& trace_path,
                             const RunOptions& options) {

@@ -19,5 +19,8 @@ namespace ispsim::systems {
 // the platform's program or an unusable combination.
 RunSummary run_blend_system(const schema::LoadedPlatform& platform, const std::string& trace_path,
                             const RunOptions& options);
+// What the system refuses in the platform itself, before any trace: placements
+// it cannot run, an ISP accelerator it does not have or cannot configure.
+void check_blend_platform(const schema::LoadedPlatform& platform);
 
 }  // namespace ispsim::systems

@@ -12,12 +12,19 @@ bool runs_llm_inference(const schema::Platform& p) {
          p.program() == schema::Platform::PRECOMPUTED_BLEND_FUSED;
 }
 
+// Paper 1's systems take --set only for parameters they use.
+void check_cim_platform(const schema::LoadedPlatform& platform) {
+  const std::vector<std::string> ignored = ignored_settings(platform);
+  if (!ignored.empty())
+    throw BadInput("--set " + ignored.front(), "platform '" + platform.platform.name() + "' does not use this parameter");
+}
+
 }  // namespace
 
 const std::vector<SystemKind>& system_kinds() {
   static const std::vector<SystemKind> kinds = {
-      {"llm_inference", runs_llm_inference, run_blend_system, false},  // MemLLM's study
-      {"cim_decode", is_cim_platform, run_cim_system, true},           // paper 1's B1, B2, S1, S2
+      {"llm_inference", runs_llm_inference, run_blend_system, check_blend_platform, false},  // MemLLM's study
+      {"cim_decode", is_cim_platform, run_cim_system, check_cim_platform, true},  // paper 1's B1, B2, S1, S2
   };
   return kinds;
 }

@@ -18,6 +18,9 @@ struct SystemKind {
   const char* name;                                 // e.g. "llm_inference"
   bool (*runs)(const schema::Platform& platform);  // whether this system runs the platform's program
   RunSummary (*run)(const schema::LoadedPlatform& platform, const std::string& trace_path, const RunOptions& options);
+  // BadInput for what the system refuses in the platform itself (before any trace):
+  // what `run` checks, and `describe` too, so that it accepts only what runs.
+  void (*check)(const schema::LoadedPlatform& platform);
   bool decode_only;  // paper 1's decode systems: their own table and their own ignored settings
 };
 

@@ -81,6 +81,9 @@ class BadInputCatalogue : public ::testing::Test {
     fs::create_directories(dir_ / "model");
     const std::string src = ISPSIM_SOURCE_DIR;
     std::ofstream(dir_ / "exist.json") << "an earlier result\n";
+    std::ofstream(dir_ / "unknown_module.textproto")
+        << "name: \"X\"\nprogram: PRECOMPUTED_BLEND_FUSED\nmodules { isp_accelerator: \"nope\" }\n"
+           "placement { prefill_attention: SSD_ISP decode_attention: SSD_ISP }\n";
     std::ofstream(dir_ / "escape.textproto") << "name: \"../escaped\"\ndescription: \"d\"\nprogram: FULL_PREFILL\n";
     std::ofstream(dir_ / "empty.txt");
     std::ofstream(dir_ / "hello.txt") << "The jury said\n";
@@ -233,6 +236,7 @@ const std::vector<Case>& cases() {
       {"compare --trace traces/samples/blend_small.trace -j 0", "--jobs: 0 is not within 1..1024"},
       {"compare --trace traces/samples/blend_small.trace --platforms {S}/escape.textproto --timeline-dir {S}/dir", "{S}/escape.textproto: name '../escaped' cannot name a timeline file"},
       {"reproduce memllm --out {S}/exist.json", "--out: {S}/exist.json exists and is not a directory"},
+      {"describe {S}/unknown_module.textproto", "{S}/unknown_module.textproto: modules.isp_accelerator = 'nope' is no ISP accelerator"},
       {"sweep tools/baselines/grid.textproto --slurm --sbatch '--partition=a\nrm -rf x'", "--sbatch: '--partition=a...' holds a control character"},
       {"sweep tools/baselines/grid.textproto -j -1 --list", "--jobs: -1 is not within 1..1024"},
       {"sweep tools/baselines/grid.textproto -j 4294967295 --list", "--jobs: 4294967295 is not within 1..1024"},

@@ -24,6 +24,7 @@
 #include "schema/field_text.h"
 #include "schema/overrides.h"
 #include "schema/parameter_table.h"
+#include "platforms/systems/system_registry.h"
 #include "schema/platform_loader.h"
 #include "tools/ispsim/cli.h"
 
@@ -192,6 +193,11 @@ int describe_module(const FieldDescriptor& module) {
 int describe_platform(const std::string& name_or_path, const std::vector<std::string>& sets) {
   const schema::LoadedPlatform loaded = schema::load_platform(name_or_path, sets);
   const schema::Platform& p = loaded.platform;
+  // Only what `run` accepts: the platform's system checks it the same way.
+  if (p.program() != schema::Platform::MICROBENCHMARK) {
+    const systems::SystemKind& system = systems::system_for(loaded);
+    system.check(loaded);
+  }
   std::cout << "platform " << p.name() << " (" << loaded.file << ")\n";
   if (!p.description().empty()) std::cout << p.description() << "\n";
   std::cout << "runs the trace program " << schema::Platform::Program_Name(p.program())

@@ -74,11 +74,8 @@ int run(const Args& args) {
     return 0;
   }
   const systems::SystemKind& system = systems::system_for(platform);
-  if (system.decode_only) {
-    const std::vector<std::string> ignored = systems::ignored_settings(platform);
-    if (!ignored.empty())
-      throw BadInput("--set " + ignored.front(), "platform '" + platform_name + "' does not use this parameter");
-  } else if (!options.waveform.path.empty() && !sets_stream_model(overrides)) {
+  system.check(platform);
+  if (!system.decode_only && !options.waveform.path.empty() && !sets_stream_model(overrides)) {
     overrides.insert(overrides.begin(), "ssd.stream_model=PAGE_ACCURATE");
     platform = schema::load_platform(platform_name, overrides);
   }
