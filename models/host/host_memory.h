@@ -17,9 +17,9 @@
 // - LRU: what is read or appended is kept; making room drops least recently
 //   used keys, the last victim only shrunk by the bytes still needed. A key
 //   larger than the whole capacity keeps `capacity` bytes.
-// Under both, the KV an op has just appended (or overwritten in place) is in the
-// GPU's working buffer until the next lookup of its key, which counts it as a
-// hit. Staging hits cost no extra time: with unified memory the GPU reads staged
+// The KV an op has just appended (or overwritten in place) is in the GPU's
+// working buffer: under FLEXGEN_PLACEMENT the next lookup of its key counts it
+// as a hit (under LRU it is staged anyway). Staging hits cost no extra time: with unified memory the GPU reads staged
 // KV in place, and that DRAM traffic is in the attention op's roofline.
 //
 // Statistics (under `path`): staging_capacity, weight_bytes, resident_bytes,
