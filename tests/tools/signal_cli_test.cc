@@ -147,10 +147,11 @@ TEST(CompareSignal, ForwardsToChildrenReapsThemAndLeavesNoPartialFiles) {
 }
 
 TEST(CompareSignal, ChildrenDieWithAParentKilledOutright) {
-  const fs::path out = fresh_dir("killed_out"), tmp = fresh_dir("killed_tmp");
+  const fs::path out = fresh_dir("killed_out"), tmp = fresh_dir("killed_tmp"), tables = fresh_dir("killed_tables");
   const fs::path err = ispsim::testing::scratch_dir() / "killed.err";
   const pid_t pid = start({"compare", "--trace", "traces/samples/blend_small.trace", "-j", "2", "--timeline-dir",
-                           out.string()}, err, tmp);
+                           out.string(), "--csv", (tables / "c.csv").string(), "--json", (tables / "c.json").string()},
+                          err, tmp);
   ASSERT_TRUE(wait_for_file(tmp, "ispsim-child-"));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ::kill(pid, SIGKILL);  // no handler runs in the parent
@@ -161,6 +162,9 @@ TEST(CompareSignal, ChildrenDieWithAParentKilledOutright) {
   EXPECT_EQ(processes_mentioning(out.string()), 0);
   // Fast platforms may finish within the 50 ms before the kill.
   expect_only_complete_timelines(out);
+  // The parent's tables are written only at its end: nothing of them is on disk
+  // for a SIGKILL to leave (no temporary held open through the run).
+  expect_empty(tables);
   // The parent's own mkstemp files of children not yet finished are the child's
   // to remove; a result file of a child that had finished stays (the parent
   // died before reading it): at most one per job slot.

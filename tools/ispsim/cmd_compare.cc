@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <map>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -114,11 +114,26 @@ int compare(const Args& args) {
     baseline.clear();  // the default baseline is not among the platforms
   }
 
-  // Output files open before the simulation (an unwritable path fails at once)
-  // and are committed only when complete.
+  // An unwritable output fails before any simulation. A regular file (or a new
+  // one) is only tried now and let go, so that nothing of it is on disk while
+  // the platforms run (a SIGKILL would leave it); it is written and committed
+  // once the table is complete. A FIFO or device is opened now and kept.
   OutputFiles output_files;
-  AtomicFile* csv_file = output_files.open(csv_path);
-  AtomicFile* json_file = output_files.open(json_path);
+  std::map<std::string, AtomicFile*> kept;
+  for (const std::string& path : {csv_path, json_path}) {
+    if (path.empty()) continue;
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status) || std::filesystem::is_regular_file(status))
+      OutputFiles{}.open(path);  // tried, then let go
+    else
+      kept[path] = output_files.open(path);
+  }
+  const auto output = [&](const std::string& path) -> AtomicFile* {
+    if (path.empty()) return nullptr;
+    const auto it = kept.find(path);
+    return it != kept.end() ? it->second : output_files.open(path);
+  };
 
   // Each child publishes its ops completed; the parent draws them on a terminal.
   systems::SharedProgress progress_slots(platforms.size());
@@ -153,8 +168,8 @@ int compare(const Args& args) {
   for (const schema::LoadedPlatform& p : platforms) decode_systems &= systems::system_for(p).decode_only;
   const auto write = decode_systems ? systems::write_cim_comparison : systems::write_comparison;
   write(std::cout, runs, baseline, format);
-  for (auto [file, file_format] : {std::pair{csv_file, systems::Format::CSV}, {json_file, systems::Format::JSON}})
-    if (file) write(file->stream(), runs, baseline, file_format);
+  for (auto [path, file_format] : {std::pair{&csv_path, systems::Format::CSV}, {&json_path, systems::Format::JSON}})
+    if (AtomicFile* file = output(*path)) write(file->stream(), runs, baseline, file_format);
   output_files.commit();
   return 0;
 }
