@@ -631,6 +631,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   simulate(run.runtime, trace_path);
   summarise(run, summary);
   write_outputs(run, summary, stats_file, timeline_file);
+  if (options.before_commit) options.before_commit(summary);
   outputs.commit();
   return summary;
 }

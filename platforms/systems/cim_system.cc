@@ -400,6 +400,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
                           [&] { return planner.footprint(max_context).sram_code_capacity_tokens; });
     write_stats(*stats_file);
   }
+  if (options.before_commit) options.before_commit(summary);
   outputs.commit();
   return summary;
 }

@@ -111,7 +111,6 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
     waveform->close(markers);
   }
   if (stats_file) write_stats(*stats_file);
-  outputs.commit();
 
   const auto mode = schema::NandStreamParams::ReadMode_Name(platform.stream().read_mode());
   report << std::fixed << std::setprecision(3);
@@ -127,6 +126,10 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
   if (waveform)
     report << "waveform       " << options.waveform.path << " (open the ready view: gtkwave "
            << vcd::view_path(options.waveform.path) << ")\n";
+  // The report first: a report that cannot be written leaves the statistics uncommitted.
+  report.flush();
+  if (!report) throw BadInput("stdout", "write failed");
+  outputs.commit();
 }
 
 }  // namespace ispsim::systems

@@ -1,6 +1,7 @@
 // What `ispsim run` asks of a simulation, independent of the system simulated.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "models/core/vcd.h"
@@ -8,6 +9,7 @@
 namespace ispsim::systems {
 
 struct ProgressSlot;  // progress.h
+struct RunSummary;    // report.h
 
 struct RunOptions {
   std::string stats_path;  // .json or .csv; empty = none
@@ -15,6 +17,10 @@ struct RunOptions {
   std::string timeline_path;  // Chrome trace-event JSON; empty = none
   bool progress = false;      // a progress line on stderr, when it is a terminal
   ProgressSlot* progress_slot = nullptr;  // receives the ops completed (compare's children); none if null
+  // Called with the summary once the run's output files are written and before
+  // they are committed (e.g. `run` prints the table there): when it throws,
+  // none of them is committed.
+  std::function<void(const RunSummary&)> before_commit;
 };
 
 }  // namespace ispsim::systems

@@ -194,6 +194,9 @@ const std::vector<Case>& cases() {
       {"run --platform memllm --trace traces/samples/blend_small.trace --timeline {S}/full.json", "{S}/full.json: write failed: No space left on device"},
       // --- stdout must be written completely (class 2)
       {"trace dump {S}/in.trace", "stdout: write failed", "/dev/full"},
+      // The table to stdout comes before the output files are committed: a failed stdout leaves none.
+      {"run --platform memllm --trace traces/samples/blend_small.trace --stats {S}/full_stdout.json --timeline {S}/full_stdout_timeline.json", "stdout: write failed", "/dev/full"},
+      {"run --platform nand_stream --trace {S}/in.trace --stats {S}/full_stdout_nand.json", "stdout: write failed", "/dev/full"},
       {"trace dump --text {S}/in.trace", "stdout: write failed", "/dev/full"},
       {"trace stats {S}/in.trace", "stdout: write failed", "/dev/full"},
       {"run --platform nand_stream --trace {S}/in.trace", "stdout: write failed", "/dev/full"},

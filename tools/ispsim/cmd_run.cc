@@ -80,11 +80,21 @@ int run(const Args& args) {
     platform = schema::load_platform(platform_name, overrides);
   }
   options.progress = true;  // drawn only when stderr is a terminal
+  // The table goes to stdout before the output files are committed: when stdout
+  // fails, none of them is (the run failed).
+  bool printed = false;
+  const auto print = [&](const systems::RunSummary& summary) {
+    if (system.decode_only)
+      systems::write_cim_comparison(std::cout, {summary}, "", format);
+    else
+      systems::write_comparison(std::cout, {summary}, "", format);
+    std::cout.flush();
+    printed = true;
+    if (!std::cout) throw BadInput("stdout", "write failed");
+  };
+  options.before_commit = print;
   const systems::RunSummary summary = system.run(platform, trace_path, options);
-  if (system.decode_only)
-    systems::write_cim_comparison(std::cout, {summary}, "", format);
-  else
-    systems::write_comparison(std::cout, {summary}, "", format);
+  if (!printed) print(summary);  // out of memory: no output files
   // Out of memory is a result, not an error: the summary says OOM and why
   // (status "out_of_memory" in CSV/JSON); the exit code tells scripts apart.
   return summary.out_of_memory ? kExitOutOfMemory : 0;
