@@ -23,8 +23,6 @@ uint64_t add_ps(uint64_t a, uint64_t b) {
   return std::numeric_limits<uint64_t>::max();
 }
 
-bool simulated_time_overflowed() { return overflowed; }
-
 void refuse_if_time_overflowed(const std::string& input) {
   if (overflowed)
     throw BadInput(input, "its simulated time passes 2^64 ps (about 213 days), the limit of the simulator's clock; "

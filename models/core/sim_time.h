@@ -13,8 +13,6 @@ namespace ispsim::core {
 // a + b in picoseconds; past 2^64 - 1 it records the overflow, asks SystemC to
 // stop, and returns the largest time.
 uint64_t add_ps(uint64_t a, uint64_t b);
-// Whether some sum passed the limit since the process started.
-bool simulated_time_overflowed();
 // After sc_start(): BadInput naming `input` (the workload) if the run passed the limit.
 void refuse_if_time_overflowed(const std::string& input);
 

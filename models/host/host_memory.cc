@@ -103,10 +103,8 @@ void HostMemory::touch(const StagingKey& key) {
 
 uint64_t HostMemory::lookup(const StagingKey& key, uint64_t bytes) {
   uint64_t in_memory = resident(key);
-  if (policy_ == StagingPolicy::kFlexGenPlacement) {
-    const auto placed = placed_.find(key);
-    if (placed != placed_.end()) in_memory += std::exchange(placed->second.fresh, 0);
-  }
+  if (policy_ == StagingPolicy::kFlexGenPlacement)
+    if (const auto placed = placed_.find(key); placed != placed_.end()) in_memory += std::exchange(placed->second.fresh, 0);
   const uint64_t hit = std::min(in_memory, bytes);
   hit_bytes_ += hit;
   miss_bytes_ += bytes - hit;

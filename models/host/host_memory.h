@@ -63,7 +63,6 @@ class HostMemory {
   bool weights_fit() const;
   uint64_t staging_capacity() const { return capacity_; }
 
-  StagingPolicy policy() const { return policy_; }
   // FLEXGEN_PLACEMENT: the request's KV is `kv_bytes`; sets the resident share.
   void plan(uint64_t kv_bytes);
 
