@@ -77,140 +77,19 @@
 #include "models/core/stats.h"
 #include "models/core/timeline.h"
 #include "models/core/vcd.h"
+#include "models/isp/attention_planner.h"
+#include "models/isp/attention_work.h"
 #include "models/isp/isp_config.h"
 #include "models/isp/lse_reduction.h"
+#include "models/isp/pass_scheduler.h"
 #include "models/isp/page_compute.h"
 #include "models/isp/stream_filter.h"
 #include "models/isp/tiling.h"
 #include "models/nand/flash_array.h"
-#include "models/nand/pipeline_schedule.h"
 #include "models/nand/stream_reader.h"
 #include "traces/trace.pb.h"
 
 namespace ispsim::isp {
-
-// One attention op, the one type from the host runtime (platforms/systems/
-// runtime.h) through the NVMe command to this engine. The engine reads the
-// fields up to `causal`; the command's operand sizes are what crosses PCIe
-// (link::Nvme::fused_attention) and do not change the engine's work.
-struct AttentionWork {
-  uint32_t layer = 0;
-  uint64_t query_rows = 0;
-  trace::ModelShape shape;
-  uint64_t context_tokens = 0;                  // precomputed positions [0, C) read from flash
-  const trace::BitVector* hkvd_mask = nullptr;  // nullable; bit_length == context_tokens
-  uint64_t appended_tokens_in_flash = 0;        // read from the appended region (HKVD substitutes included)
-  uint64_t appended_tokens_supplied = 0;        // came with the command, already on chip
-  bool causal = true;
-
-  // The fused command's operands, bytes (set by the runtime).
-  uint64_t hkvd_tokens = 0;        // set bits of the mask: substitutes in the appended region
-  uint64_t supplied_kv_bytes = 0;  // KV of the supplied entries
-  uint64_t mask_bytes = 0, q_bytes = 0, output_bytes = 0;
-};
-
-enum class Organization { CENTRALIZED, PER_CHANNEL };
-enum class Reduction { CONTROLLER_DRAM, GLOBAL_SRAM };
-const char* to_string(Organization organization);
-const char* to_string(Reduction reduction);
-
-// What check() derives from an op: its shape, row chunks and mode.
-struct AttentionShape {
-  std::string where;             // "attention layer <l>", for errors
-  uint32_t group = 1;            // g = heads / kv_heads
-  uint32_t head_dim = 0;
-  uint32_t kv_bits = 0;
-  uint32_t act_bits = 0;
-  uint64_t substitutes = 0;      // H
-  uint64_t appended_total = 0;   // A = in flash + supplied
-  uint64_t passes = 1;
-  uint64_t rows_per_pass = 0;
-  ComputeMode mode = 0;
-};
-
-// An op checked against the engine's placement, with its own copy of the HKVD
-// mask (the caller's need not outlive it). Only AttentionEngine::check() makes
-// one; run(), prefetch(), plan() and pass_tiles() take it, so an op is checked
-// once however many of them see it.
-class CheckedAttention {
- public:
-  const AttentionWork& work() const { return work_; }
-  const AttentionShape& shape() const { return shape_; }
-
- private:
-  friend class AttentionEngine;
-  CheckedAttention() = default;
-  AttentionWork work_;  // hkvd_mask points into mask_ (or is null)
-  std::shared_ptr<const trace::BitVector> mask_;
-  AttentionShape shape_;
-  std::shared_ptr<const StreamFilter> filter_;  // over mask_; each pass copies it with its rows
-};
-
-// The bytes one op moved (a prefetch's pages included), counted where they move
-// (NAND pages delivered, controller DRAM and internal bus bytes): what the SSD
-// charges the op's NAND, DRAM and bus energy from, instead of differencing the
-// engine's totals around the op.
-struct AttentionTraffic {
-  uint64_t pages_read = 0;
-  uint64_t dram_bytes = 0;
-  uint64_t bus_bytes = 0;
-};
-
-// What one op costs, known before it runs (used by run() and by tests).
-struct AttentionPlan {
-  uint64_t passes = 1;           // row chunks (GLOBAL_SRAM buffers)
-  uint64_t rows_per_pass = 0;
-  ComputeMode mode = 0;          // index into the accelerator's modes()
-  uint64_t pages_per_pass = 0;   // NAND pages the first pass reads (later passes' rows may see more)
-  uint64_t pages_read = 0;       // NAND pages read over all passes
-  uint64_t supplied_tiles = 0;   // on-chip tiles of supplied own tokens, per pass
-  uint64_t tokens_kept = 0;      // over all passes
-  uint64_t tokens_substituted = 0;
-  uint64_t tokens_dropped = 0;
-  uint64_t macs = 0;
-  uint64_t simd_cycles = 0;      // accelerator cycles summed over pages and tiles
-  uint64_t sram_io_cycles = 0;   // of which exposed scratchpad / SRAM traffic
-  uint64_t partials = 0;         // partial outputs merged
-  uint64_t reduction_cycles = 0; // LSE occupancy summed
-  uint64_t dram_bytes = 0;       // controller DRAM bytes, both directions
-  uint64_t bus_bytes = 0;        // internal bus bytes (CENTRALIZED)
-  double energy_pj = 0;          // accelerator + coordinator dynamic energy
-};
-
-// One tile of a pass: a NAND page of the op's stream, or an on-chip tile of own
-// tokens that came with the command. The timing model and the numerical check
-// (tests/models/isp) walk the same list.
-struct PlannedTile {
-  bool in_flash = true;            // false: supplied with the command
-  trace::KvRegion region = trace::KV_REGION_UNSPECIFIED;
-  nand::PageAddress address;       // in_flash only
-  unsigned channel = 0;            // channel whose accelerator computes it
-  uint32_t kv_head = 0;
-  uint64_t first_entry = 0;        // position (precomputed) or append index (appended)
-  uint32_t entries = 0;
-  FilterResult filter;             // counts (tokens listed when asked for)
-  TileCost cost;                   // the accelerator's cost of the tile
-};
-
-// The rows and tiles of one pass (row chunk).
-struct PassTiles {
-  uint64_t first_row = 0;            // index among the op's query rows
-  uint64_t rows = 0;
-  std::vector<uint64_t> row_positions;  // token position of each row of the pass
-  uint64_t row_heads_per_tile = 0;   // rows x heads / kv_heads
-  std::vector<PlannedTile> tiles;    // NAND pages in stream order, then supplied tiles
-  // Consecutive tiles alike in all but their place (KV head, address,
-  // channel): a pass is mostly full pages of one cost. A run's tiles are on
-  // consecutive channels (mod the channels; all on 0 when centralized and supplied).
-  struct Run {
-    size_t first = 0;  // index in tiles
-    uint64_t count = 0;
-  };
-  std::vector<Run> runs;
-  // False: `tiles` holds each run's first tile only (all an aggregated pass
-  // needs, looked up or scheduled: see for_each_tile()).
-  bool listed = true;
-};
 
 class AttentionEngine : public sc_core::sc_module {
  public:
@@ -249,34 +128,33 @@ class AttentionEngine : public sc_core::sc_module {
   bool prefetched() const;
   // The op's checks (BadInput as described at run()), made once: the result is
   // what run(), prefetch(), plan() and pass_tiles() take.
-  CheckedAttention check(const AttentionWork& work) const;
+  CheckedAttention check(const AttentionWork& work) const { return planner_.check(work); }
   // The counts run() will make, without simulating.
-  AttentionPlan plan(const CheckedAttention& op) const;
+  AttentionPlan plan(const CheckedAttention& op) const { return planner_.plan(op); }
   AttentionPlan plan(const AttentionWork& work) const { return plan(check(work)); }
   // The tiles of pass `pass` (0 .. plan().passes - 1); `with_tokens` lists the
   // filtered tokens of every tile (functional use).
-  PassTiles pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens = false) const;
+  PassTiles pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens = false) const {
+    return planner_.pass_tiles(op, pass, with_tokens);
+  }
   PassTiles pass_tiles(const AttentionWork& work, uint64_t pass, bool with_tokens = false) const {
     return pass_tiles(check(work), pass, with_tokens);
   }
 
-  // Aggregated streaming mode (ssd.stream_model = AGGREGATED): a pass (or a
-  // prefetch) that starts while the aggregation gate says the flash is free is
-  // scheduled without page events (nand::PipelineSchedule for the NAND stream,
-  // the dies' programs suspended as reads would; local FCFS clocks for the
-  // partials, transfers and merges) and completes with one kernel event; other
-  // passes stay page-accurate. Default off.
-  void set_aggregated(bool aggregated) { aggregated_ = aggregated; }
-  // Whether the flash is free for an aggregated stream now (default:
-  // nand::FlashArray::quiet()); the SSD also lets one start over programs
-  // whose pages are all issued (they are suspended for it).
-  void set_aggregation_gate(std::function<bool()> gate) { aggregation_gate_ = std::move(gate); }
-  bool aggregated() const { return aggregated_; }
+  // Aggregated streaming mode (ssd.stream_model = AGGREGATED, chosen once by
+  // the SSD): a pass (or a prefetch) that starts while `gate` says the flash is
+  // free is scheduled without page events (pass_scheduler.h) and completes with
+  // one kernel event; other passes stay page-accurate. Without it, every pass
+  // runs on page events.
+  void use_aggregated_passes(std::function<bool()> gate);
+  bool aggregated() const { return aggregated_ != nullptr; }
   uint64_t aggregated_passes() const { return aggregated_passes_.value(); }
   // Of aggregated_passes(): passes whose tiles (as far as timing goes) and
   // starting state (relative to their stream's start) equal those of a recent
   // one, so that they take its outcome shifted in time, not a new schedule.
   uint64_t reused_passes() const { return reused_passes_.value(); }
+
+  const AttentionPlanner& planner() const { return planner_; }
 
   // The IspParams fields the engine itself reads (the scratchpad's page
   // buffers), whichever accelerator it has; see PageCompute::parameters().
@@ -334,17 +212,8 @@ class AttentionEngine : public sc_core::sc_module {
   using Shape = AttentionShape;
   // Makes the checked op `op`'s.
   static void take_work(Op& op, CheckedAttention checked);
-  PassTiles tiles_of(const AttentionWork& work, const Shape& shape, const StreamFilter& op_filter, uint64_t pass,
-                     bool with_tokens, bool listed = true) const;
-  // The tiles of `pass`'s runs [first_run, end_run), in list order, whether the
-  // pass is listed or not: visit(tile, index, address, channel) with `tile` its
-  // run's first (alike in all but place) and `index` its place in the listing.
-  template <typename Visit>
-  void for_each_tile(const PassTiles& pass, size_t first_run, size_t end_run, uint64_t first_index,
-                     Visit visit) const;
-  uint64_t q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
-  uint64_t compute_ps(const PlannedTile& tile) const;
-  uint64_t page_time_ps(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const;
+  // The current op's pass `op.pass`, listed unless aggregated.
+  PassTiles current_tiles(bool listed) const;
   // Bytes moved by the current op: its traffic and the engine's totals.
   void count_pages(uint64_t pages);
   void count_dram(uint64_t bytes);
@@ -353,10 +222,6 @@ class AttentionEngine : public sc_core::sc_module {
   void prepare_pass();
   void start_stream(bool held);
   void run_pass_aggregated(uint64_t stream_start_ps);
-  struct PassKey;
-  struct PassOutcome;
-  PassKey pass_key(uint64_t stream_start_ps, uint64_t start_ps, const std::vector<uint64_t>& die_ready) const;
-  PassOutcome schedule_pass(uint64_t stream_start_ps, uint64_t start_ps, const std::vector<uint64_t>& die_ready);
   void apply_pass(const PassOutcome& outcome, uint64_t stream_start_ps, uint64_t start_ps);
   void on_aggregated_pass_done();
   void schedule_supplied();
@@ -376,8 +241,6 @@ class AttentionEngine : public sc_core::sc_module {
 
   nand::FlashArray& flash_;
   const KvPlacement& placement_;
-  const IspConfig isp_;
-  const CoordinatorConfig coordinator_;
   const Organization organization_;
   const Reduction reduction_;
   core::Server& dram_;
@@ -386,42 +249,19 @@ class AttentionEngine : public sc_core::sc_module {
   core::Timeline* timeline_ = nullptr;
   const std::unique_ptr<const PageCompute> compute_;
   const vcd::Encoding mode_encoding_;
-  const LseReduction lse_;
   const uint32_t page_bytes_;
   const unsigned channels_;
+  const AttentionPlanner planner_;
 
   std::unique_ptr<nand::StreamReader> reader_;
   std::unique_ptr<core::Server> reduction_engine_;
   std::unique_ptr<core::Server> central_simd_;
   std::unique_ptr<Op> op_;
-  mutable PassTiles spare_;  // a finished pass's storage, see tiles_of()
-  struct Checked {  // the last mask check() copied for a layer, and its filter
-    std::shared_ptr<const trace::BitVector> mask;
-    std::shared_ptr<const StreamFilter> filter;
-    uint64_t context_tokens = 0;
-    bool causal = true;
-  };
-  mutable std::vector<Checked> last_checked_;  // by layer
-  void recycle(PassTiles& tiles);
   bool active_ = false;
   sc_core::sc_event supplied_event_;
   sc_core::sc_event step_event_;  // delta: next pass or op completion, outside reader callbacks
-  bool aggregated_ = false;
-  std::function<bool()> aggregation_gate_;
-  bool may_aggregate() const { return aggregated_ && (aggregation_gate_ ? aggregation_gate_() : flash_.quiet()); }
-  void claim_dies(uint64_t now_ps);
-  std::unique_ptr<nand::PipelineSchedule> schedule_;
-  class StepQueue;
-  // The aggregated pass's step queue and per-page arrays, kept to reuse their buffers.
-  std::unique_ptr<StepQueue> steps_;
-  std::vector<nand::PageAddress> stream_pages_;
-  std::vector<uint64_t> stream_page_ps_;       // PER_CHANNEL: each page's accelerator time
-  std::vector<uint8_t> stream_page_computed_;  // whether the page has a kept token
-  std::vector<uint64_t> merge_times_;
-  std::vector<uint64_t> step_bytes_;       // by tile: DRAM bytes of its Q (PER_CHANNEL) or read-back
-  std::vector<uint64_t> step_compute_ps_;  // by tile: central SIMD time (CENTRALIZED)
-  class PassMemo;
-  std::unique_ptr<PassMemo> pass_memo_;  // aggregated passes' outcomes, see schedule_pass()
+  std::unique_ptr<AggregatedPasses> aggregated_;  // null: every pass on page events
+  bool may_aggregate() const { return aggregated_ && aggregated_->flash_free(); }
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode

@@ -9,6 +9,7 @@
 #include "common/recent_outcomes.h"
 #include "common/sorted_runs.h"
 #include "models/isp/register_all.h"
+#include "models/nand/aggregated_stream.h"
 
 namespace ispsim::ssd {
 
@@ -72,8 +73,9 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   dont_initialize();
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash_.config());
   read_memo_ = std::make_unique<ReadMemo>();
-  engine_->set_aggregated(config_.aggregated_streams);
-  engine_->set_aggregation_gate([this] { return flash_free_for_aggregation(); });
+  // The timing model of attention passes, chosen once: page events only, or
+  // event-free passes while the flash is free for them.
+  if (config_.aggregated_streams) engine_->use_aggregated_passes([this] { return flash_free_for_aggregation(); });
 
   if (ledger_) {
     const std::string path = this->name();
@@ -288,17 +290,17 @@ struct Ssd::ReadKey {
   };
   std::vector<Run> runs;
   uint64_t useful_bytes = 0;
-  std::vector<uint64_t> die_ready_ps, channel_free_ps;
+  nand::FlashStart flash;
   uint64_t bus_free_ps = 0, pcie_free_ps = 0;
   bool operator==(const ReadKey& o) const {
-    return std::tie(runs, useful_bytes, die_ready_ps, channel_free_ps, bus_free_ps, pcie_free_ps) ==
-           std::tie(o.runs, o.useful_bytes, o.die_ready_ps, o.channel_free_ps, o.bus_free_ps, o.pcie_free_ps);
+    return std::tie(runs, useful_bytes, flash, bus_free_ps, pcie_free_ps) ==
+           std::tie(o.runs, o.useful_bytes, o.flash, o.bus_free_ps, o.pcie_free_ps);
   }
 };
 
 // What an aggregated host read does, its times relative to its start.
 struct Ssd::ReadOutcome {
-  std::vector<uint64_t> die_pages, die_senses, die_last_out_ps;  // by channel x die
+  nand::DieUse dies;
   uint64_t last_arrival_ps = 0, completions_ps = 0, first_pcie_start_ps = 0;
   uint64_t kv_bytes = 0, cqe_bytes = 0;
   core::ClockUse bus, pcie;
@@ -324,9 +326,7 @@ Ssd::ReadKey Ssd::read_key(const std::vector<isp::KvPlacement::PageRef>& pages, 
     placement_->layout().next(next);
   }
   key.useful_bytes = useful_bytes;
-  for (uint64_t t : die_ready) key.die_ready_ps.push_back(relative(t));
-  for (unsigned c = 0; c < flash_.config().channels; ++c)
-    key.channel_free_ps.push_back(relative(flash_.channel(c).data_ins_end_ps(start)));
+  key.flash = nand::FlashStart::relative(flash_, die_ready, start);
   key.bus_free_ps = relative(core::FcfsClock(bus_).free_ps());
   key.pcie_free_ps = relative(nvme_.link().clock(link::Direction::DEVICE_TO_HOST).free_ps());
   return key;
@@ -358,7 +358,7 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   }
   const ReadOutcome& out = *outcome;
 
-  flash_.end_aggregated_stream(out.die_pages, out.die_senses, out.die_last_out_ps, start);
+  out.dies.end_stream(flash_, start);
   kv_read_bytes_ += out.kv_bytes;
   // The bus is held until the read's last page has crossed it: behind a link
   // faster than the bus (the server's PCIe 5.0 x4), the next read queues there.
@@ -400,20 +400,13 @@ Ssd::ReadOutcome Ssd::schedule_read(const std::vector<isp::KvPlacement::PageRef>
   std::vector<std::pair<uint64_t, uint32_t>> arrivals;  // (time, page index)
   arrivals.reserve(pages.size());
   std::vector<size_t> runs{0};  // each channel's arrivals are in time order
-  out.die_pages.assign(size_t(flash_.config().channels) * dies, 0);
-  out.die_senses = out.die_pages;
-  out.die_last_out_ps = out.die_pages;
+  out.dies.assign(size_t(flash_.config().channels) * dies);
   schedule_->assign(addresses);
   for (unsigned c = 0; c < flash_.config().channels; ++c) {
     schedule_->run(c, start, 0, nullptr, 0, &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(start));
     for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
       arrivals.emplace_back(p.arrival_ps, p.index);
-    for (unsigned d = 0; d < dies; ++d) {
-      const size_t die = size_t(c) * dies + d;
-      out.die_pages[die] = schedule_->pages_by_die()[d];
-      out.die_senses[die] = schedule_->senses_by_die()[d];
-      if (out.die_pages[die] > 0) out.die_last_out_ps[die] = schedule_->last_out_by_die()[d] - start;
-    }
+    out.dies.take(*schedule_, c, start);
     runs.push_back(arrivals.size());
   }
   merge_sorted_runs(arrivals, std::move(runs), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -1,0 +1,462 @@
+#include "models/isp/pass_scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+
+#include "common/last_value.h"
+#include "common/recent_outcomes.h"
+#include "common/sorted_runs.h"
+
+namespace ispsim::isp {
+
+// A time-ordered queue of a pass's steps (submissions to the bus and DRAM
+// clocks, which several kinds of step share), ties in the order they were
+// queued: requests reach each FCFS clock in the order the kernel would have
+// submitted them.
+// Not a heap: the steps queued before the first pop (the pass's pages and
+// supplied tiles, in runs already in order: a channel's pages) are merged once;
+// every later step of a kind is the completion of one FCFS clock, and those
+// never go back in time, so each kind is a FIFO already in order. A pop takes
+// the earliest of a few heads.
+class AggregatedPasses::StepQueue {
+ public:
+  enum Kind : uint8_t { kPartial, kPartialRead, kPage, kPageToDram, kPageReadBack };
+  static constexpr size_t kKinds = kPageReadBack + 1;
+  struct Step {
+    uint64_t at_ps;
+    uint64_t seq;
+    Kind kind;
+    uint32_t tile;
+    bool operator<(const Step& o) const { return at_ps != o.at_ps ? at_ps < o.at_ps : seq < o.seq; }
+  };
+  void push(uint64_t at_ps, Kind kind, uint32_t tile) {
+    const Step step{at_ps, seq_++, kind, tile};
+    if (!popping_) {
+      if (!first_.empty() && at_ps < first_.back().at_ps) first_runs_.push_back(first_.size());
+      first_.push_back(step);
+      return;
+    }
+    Fifo& fifo = later_[kind];
+    if (fifo.head < fifo.steps.size() && at_ps < fifo.steps.back().at_ps)
+      throw std::logic_error("StepQueue: a step queued earlier than the one before it of its kind");
+    fifo.steps.push_back(step);
+  }
+  void clear() {
+    first_.clear();
+    first_runs_.assign(1, 0);
+    first_head_ = 0;
+    for (Fifo& fifo : later_) {
+      fifo.steps.clear();
+      fifo.head = 0;
+    }
+    popping_ = false;
+    seq_ = 0;
+  }
+  bool empty() const {
+    if (first_head_ < first_.size()) return false;
+    for (const Fifo& fifo : later_)
+      if (fifo.head < fifo.steps.size()) return false;
+    return true;
+  }
+  Step pop() {
+    if (!popping_) {
+      popping_ = true;
+      first_runs_.push_back(first_.size());
+      merge_sorted_runs(first_, std::move(first_runs_));
+    }
+    const Step* best = first_head_ < first_.size() ? &first_[first_head_] : nullptr;
+    Fifo* from = nullptr;
+    for (Fifo& fifo : later_) {
+      if (fifo.head == fifo.steps.size()) continue;
+      const Step& head = fifo.steps[fifo.head];
+      if (best == nullptr || head < *best) {
+        best = &head;
+        from = &fifo;
+      }
+    }
+    const Step step = *best;
+    if (from == nullptr) {
+      ++first_head_;
+    } else if (++from->head == from->steps.size()) {
+      from->steps.clear();  // keeps its capacity
+      from->head = 0;
+    } else if (from->head >= kCompactAfter && 2 * from->head >= from->steps.size()) {
+      // A FIFO that never runs dry would grow to the pass's size: drop what was popped.
+      from->steps.erase(from->steps.begin(), from->steps.begin() + std::ptrdiff_t(from->head));
+      from->head = 0;
+    }
+    return step;
+  }
+
+ private:
+  static constexpr size_t kCompactAfter = 4096;
+  struct Fifo {
+    std::vector<Step> steps;
+    size_t head = 0;
+  };
+  std::vector<Step> first_;
+  std::vector<size_t> first_runs_{0};  // where each run of first_ in order begins
+  size_t first_head_ = 0;
+  Fifo later_[kKinds];
+  bool popping_ = false;
+  uint64_t seq_ = 0;
+};
+
+// What a pass's outcome depends on: its tiles as far as the schedule reads
+// them (their timing fields in runs of equal tiles, the rows, where the
+// layer's regions begin in the layout's channel/die/plane cycle: nothing in
+// the schedule depends on the block or page), and the state it starts in
+// relative to its stream's start (a clock free before the start is as good as
+// free at it: nothing is submitted earlier).
+struct AggregatedPasses::Key {
+  struct Run {
+    bool in_flash = true;
+    trace::KvRegion region = trace::KV_REGION_UNSPECIFIED;
+    unsigned channel = 0;  // supplied tiles only
+    uint32_t entries = 0;
+    uint64_t cycles = 0;
+    bool computed = false;
+    uint64_t count = 0;
+    auto timing() const { return std::tie(in_flash, region, channel, entries, cycles, computed); }
+    // Runs of NAND pages alike in timing merge (a supplied run's channel is
+    // its first tile's, so those stay apart).
+    bool merges_with(const Run& o) const { return in_flash && timing() == o.timing(); }
+    bool operator==(const Run& o) const { return timing() == o.timing() && count == o.count; }
+  };
+  std::vector<Run> runs;
+  uint64_t row_heads = 0;
+  uint64_t precomputed_phase = 0, appended_phase = 0;
+  uint64_t command_ps = 0;
+  nand::FlashStart flash;
+  uint64_t dram_free_ps = 0, bus_free_ps = 0, central_free_ps = 0, reduction_free_ps = 0;
+
+  auto fields() const {
+    return std::tie(runs, row_heads, precomputed_phase, appended_phase, command_ps, flash, dram_free_ps, bus_free_ps,
+                    central_free_ps, reduction_free_ps);
+  }
+  bool operator==(const Key& o) const { return fields() == o.fields(); }
+};
+
+class AggregatedPasses::Memo : public RecentOutcomes<Key, PassOutcome> {};
+
+// One schedule() call's state.
+struct AggregatedPasses::Pass {
+  Pass(const PassRequest& request, const PassServers& servers, const AttentionPlanner& planner)
+      : r(request),
+        per_channel(planner.organization() == Organization::PER_CHANNEL),
+        // PER_CHANNEL + GLOBAL_SRAM: every partial is one merge of the same
+        // cost, so only their times matter (sorted, then FCFS), no step queue.
+        sram_merges(per_channel && planner.reduction() == Reduction::GLOBAL_SRAM),
+        row_heads(request.tiles.row_heads_per_tile),
+        act_bits(request.shape.act_bits),
+        dram(servers.dram),
+        bus(servers.bus),
+        central(servers.central_simd),
+        reduction(servers.reduction_engine),
+        partial(planner.lse().partial_cost(row_heads, request.shape.head_dim, act_bits)),
+        merge_ps(planner.coordinator().cycles_to_ps(partial.occupancy_cycles)),
+        end(request.command_ps) {
+    const PassTiles& tiles = request.tiles;
+    while (supplied_run < tiles.runs.size() && tiles.tiles[tiles.runs[supplied_run].first].in_flash) ++supplied_run;
+  }
+  const PassRequest& r;
+  const bool per_channel, sram_merges;
+  const uint64_t row_heads;
+  const uint32_t act_bits;
+  // The tiles come from the pass's runs (it need not be listed): the NAND
+  // pages' runs, then from `supplied_run` on the supplied tiles'.
+  size_t supplied_run = 0;
+  uint64_t tile_count = 0;
+  std::vector<uint64_t> supplied_end;  // by channel: each computes its supplied tiles first
+  std::vector<size_t> merge_runs{0};   // where each sorted run of merge_times begins
+  // A tile's time depends on its cycles and whether it is computed (its Q rows).
+  LastValue<std::pair<uint64_t, bool>, uint64_t> tile_times;
+  core::FcfsClock dram, bus, central, reduction;
+  const ReductionCost partial;
+  const uint64_t merge_ps;
+  uint64_t end;
+  PassOutcome out;
+};
+
+AggregatedPasses::AggregatedPasses(nand::FlashArray& flash, const KvPlacement& placement,
+                                   const AttentionPlanner& planner, PassServers servers, size_t mode_signals,
+                                   std::function<bool()> gate)
+    : flash_(flash),
+      placement_(placement),
+      planner_(planner),
+      servers_(servers),
+      mode_signals_(mode_signals),
+      gate_(std::move(gate)),
+      channels_(flash.config().channels),
+      page_bytes_(flash.config().page_bytes),
+      schedule_(flash.config()),
+      memo_(std::make_unique<Memo>()),
+      steps_(std::make_unique<StepQueue>()) {}
+
+AggregatedPasses::~AggregatedPasses() = default;
+
+std::vector<uint64_t> AggregatedPasses::claim_dies(const PassTiles& tiles, uint64_t now_ps) {
+  const unsigned dies = flash_.config().dies_per_channel;
+  std::vector<uint64_t> die_ready(size_t(channels_) * dies, PassOutcome::kNone);
+  size_t unclaimed = die_ready.size();
+  for (const PassTiles::Run& run : tiles.runs) {  // a run's pages follow each other in the layout
+    const PlannedTile& first = tiles.tiles[run.first];
+    if (!first.in_flash) break;
+    nand::PageAddress page = first.address;
+    for (uint64_t k = 0; k < run.count && unclaimed > 0; ++k, placement_.layout().next(page)) {
+      uint64_t& ready = die_ready[size_t(page.channel) * dies + page.die];
+      if (ready == PassOutcome::kNone) {
+        ready = flash_.claim_for_stream(page.channel, page.die, now_ps);
+        --unclaimed;
+      }
+    }
+  }
+  for (uint64_t& ready : die_ready)
+    if (ready == PassOutcome::kNone) ready = now_ps;
+  return die_ready;
+}
+
+AggregatedPasses::Key AggregatedPasses::key_of(const PassRequest& r) const {
+  const uint64_t base = r.stream_start_ps;
+  auto relative = [&](uint64_t t) { return t > base ? t - base : 0; };
+  Key key;
+  for (const PassTiles::Run& run : r.tiles.runs) {  // merged where only charges differ
+    const PlannedTile& tile = r.tiles.tiles[run.first];
+    Key::Run k{tile.in_flash, tile.region, tile.in_flash ? 0 : tile.channel, tile.entries, tile.cost.cycles,
+               tile.filter.kept > 0, 0};
+    if (!key.runs.empty() && key.runs.back().merges_with(k)) {
+      key.runs.back().count += run.count;
+    } else {
+      k.count = run.count;
+      key.runs.push_back(k);
+    }
+  }
+  key.row_heads = r.tiles.row_heads_per_tile;
+  const nand::FlashConfig& flash = flash_.config();
+  const uint64_t cycle = uint64_t(flash.channels) * flash.dies_per_channel * flash.planes_per_die;
+  auto phase = [&](trace::KvRegion region) {
+    return placement_.tiles_per_layer(region) == 0 ? 0 : placement_.tile_index(r.work.layer, region, 0, 0) % cycle;
+  };
+  key.precomputed_phase = phase(trace::KV_REGION_PRECOMPUTED);
+  key.appended_phase = phase(trace::KV_REGION_APPENDED);
+  key.command_ps = r.command_ps - base;
+  key.flash = nand::FlashStart::relative(flash_, r.die_ready, base);
+  key.dram_free_ps = relative(core::FcfsClock(servers_.dram).free_ps());
+  key.bus_free_ps = relative(core::FcfsClock(servers_.bus).free_ps());
+  key.central_free_ps = relative(core::FcfsClock(servers_.central_simd).free_ps());
+  key.reduction_free_ps = relative(core::FcfsClock(servers_.reduction_engine).free_ps());
+  return key;
+}
+
+const PassOutcome& AggregatedPasses::outcome(const PassRequest& request, bool* reused) {
+  Key key = key_of(request);
+  if (const PassOutcome* kept = memo_->find(key)) {
+    *reused = true;
+    return *kept;
+  }
+  *reused = false;
+  return memo_->insert(std::move(key), schedule(request));
+}
+
+// Changes nothing but scratch buffers.
+PassOutcome AggregatedPasses::schedule(const PassRequest& request) {
+  Pass pass(request, servers_, planner_);
+  schedule_supplied(pass);
+  steps_->clear();
+  merge_times_.clear();
+  schedule_stream(pass);
+  queue_supplied_steps(pass);
+  merge_partials(pass);
+  cost_steps(pass);
+  drain_steps(pass);
+  make_relative(pass);
+  return std::move(pass.out);
+}
+
+// Supplied tiles: each channel computes its own first (PER_CHANNEL); the mode
+// signals set at the command.
+void AggregatedPasses::schedule_supplied(Pass& pass) {
+  const PassRequest& r = pass.r;
+  pass.supplied_end.assign(channels_, r.command_ps);
+  pass.out.mode_set.assign(mode_signals_, 0);
+  if (!pass.per_channel) {
+    pass.out.mode_set[0] = 1;
+    return;
+  }
+  planner_.for_each_tile(r.tiles, pass.supplied_run, r.tiles.runs.size(), r.nand_tiles,
+                         [&](const PlannedTile& tile, uint64_t, const nand::PageAddress&, unsigned channel) {
+                           pass.supplied_end[channel] += pass.tile_times.get(
+                               {tile.cost.cycles, tile.filter.kept > 0},
+                               [&] { return planner_.page_time_ps(tile, pass.row_heads, pass.act_bits); });
+                           pass.out.mode_set[channel] = 1;
+                         });
+  for (unsigned c = 0; c < channels_; ++c)
+    if (r.channel_pages_left[c] > 0) pass.out.mode_set[c] = 1;
+}
+
+// The NAND stream of every channel from the event-free pipeline schedule; each
+// page, when done, queues its partial (PER_CHANNEL) or its trip over the bus
+// (CENTRALIZED). A prefetched stream started before the command; its consumers
+// were held until then, and each computes its channel's supplied tiles first.
+void AggregatedPasses::schedule_stream(Pass& pass) {
+  const PassRequest& r = pass.r;
+  // What the schedule and the steps ask of each page, read from the tiles in
+  // one sweep: a channel's pages are far apart in the tile list.
+  // (Sized first and written by index: an address passed to push_back would
+  // leave the registers for the stack on every page.)
+  stream_pages_.resize(r.nand_tiles);
+  stream_page_ps_.resize(pass.per_channel ? r.nand_tiles : 0);
+  stream_page_computed_.resize(r.nand_tiles);
+  planner_.for_each_tile(r.tiles, 0, pass.supplied_run, 0,
+                         [&](const PlannedTile& tile, uint64_t i, const nand::PageAddress& address, unsigned) {
+                           stream_pages_[i] = address;
+                           stream_page_computed_[i] = tile.filter.kept > 0;
+                           if (pass.per_channel)
+                             stream_page_ps_[i] = pass.tile_times.get(
+                                 {tile.cost.cycles, tile.filter.kept > 0},
+                                 [&] { return planner_.page_time_ps(tile, pass.row_heads, pass.act_bits); });
+                         });
+  schedule_.assign(stream_pages_);
+  const unsigned dies = flash_.config().dies_per_channel;
+  pass.out.channel_last_page_ps.assign(channels_, 0);
+  pass.out.dies.assign(size_t(channels_) * dies);
+  for (unsigned c = 0; c < channels_; ++c) {
+    if (r.channel_pages_left[c] == 0) continue;
+    schedule_.run(c, r.stream_start_ps, planner_.isp().precomputed_page_buffers,
+                  pass.per_channel ? stream_page_ps_.data() : nullptr, pass.supplied_end[c],
+                  &r.die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(r.stream_start_ps));
+    pass.out.dies.take(schedule_, c, r.stream_start_ps);
+    for (const nand::PipelineSchedule::Page& page : schedule_.pages_in_arrival_order()) {
+      pass.out.channel_last_page_ps[c] = std::max(pass.out.channel_last_page_ps[c], page.done_ps);
+      if (!pass.per_channel) {
+        steps_->push(page.done_ps, StepQueue::kPage, page.index);
+      } else if (stream_page_computed_[page.index]) {
+        if (pass.sram_merges) {
+          merge_times_.push_back(page.done_ps);
+        } else {
+          steps_->push(page.done_ps, StepQueue::kPartial, page.index);
+        }
+      }
+    }
+    pass.merge_runs.push_back(merge_times_.size());
+  }
+}
+
+// The supplied tiles' steps: a partial when computed (PER_CHANNEL), or a read
+// back from controller DRAM, where they came by DMA (CENTRALIZED).
+void AggregatedPasses::queue_supplied_steps(Pass& pass) {
+  const PassRequest& r = pass.r;
+  pass.tile_count = r.nand_tiles;
+  planner_.for_each_tile(r.tiles, pass.supplied_run, r.tiles.runs.size(), r.nand_tiles,
+                         [&](const PlannedTile& tile, uint64_t i, const nand::PageAddress&, unsigned channel) {
+                           ++pass.tile_count;
+                           if (!pass.per_channel) {
+                             steps_->push(r.command_ps, StepQueue::kPageReadBack, uint32_t(i));
+                           } else if (tile.filter.kept > 0) {
+                             if (pass.sram_merges) {
+                               merge_times_.push_back(pass.supplied_end[channel]);
+                             } else {
+                               steps_->push(pass.supplied_end[channel], StepQueue::kPartial, uint32_t(i));
+                             }
+                           }
+                         });
+}
+
+// GLOBAL_SRAM merges of PER_CHANNEL partials, FCFS by time: each channel's
+// come in order (its consumer finishes pages in arrival order), the supplied
+// tiles' are sorted.
+void AggregatedPasses::merge_partials(Pass& pass) {
+  std::sort(merge_times_.begin() + std::ptrdiff_t(pass.merge_runs.back()), merge_times_.end());
+  pass.merge_runs.push_back(merge_times_.size());
+  merge_sorted_runs(merge_times_, pass.merge_runs);
+  for (uint64_t at : merge_times_)
+    pass.end = std::max(pass.end, pass.reduction.submit(at, pass.merge_ps, pass.partial.partial_bytes));
+}
+
+// What each tile's steps need, read from the tiles in one sweep (the steps
+// visit them in arrival order, far apart in the list); the byte counters are
+// integers, so they are added here, in any order.
+void AggregatedPasses::cost_steps(Pass& pass) {
+  const PassRequest& r = pass.r;
+  const size_t step_tiles = pass.sram_merges ? 0 : pass.tile_count;
+  step_bytes_.assign(step_tiles, 0);
+  step_compute_ps_.assign(pass.per_channel ? 0 : step_tiles, 0);
+  if (step_tiles == 0) return;
+  // CENTRALIZED: a tile's bytes depend on where it is, whether it is computed
+  // and its size; its compute time on its cycles.
+  LastValue<std::tuple<bool, bool, uint32_t>, TileAccount> accounts;
+  LastValue<uint64_t, uint64_t> compute_times;
+  planner_.for_each_tile(r.tiles, 0, r.tiles.runs.size(), 0,
+                         [&](const PlannedTile& tile, uint64_t i, const nand::PageAddress&, unsigned) {
+    if (pass.per_channel) {  // a computed tile's Q comes from DRAM; its partial goes there and back
+      if (tile.filter.kept == 0) return;
+      step_bytes_[i] = planner_.q_bytes(tile, pass.row_heads, pass.act_bits);
+      pass.out.dram_bytes += step_bytes_[i] + 2 * pass.partial.partial_bytes;
+      return;
+    }
+    // A NAND page crosses the bus into DRAM, then all but the page written is
+    // read back with Q and the state; a supplied tile is read whole.
+    const TileAccount& a = accounts.get({tile.in_flash, tile.filter.kept > 0, tile.entries},
+                                        [&] { return planner_.account(tile, pass.row_heads, r.shape, r.work.shape); });
+    pass.out.dram_bytes += a.dram_bytes;
+    if (tile.in_flash) pass.out.bus_bytes += a.bus_bytes;
+    step_bytes_[i] = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
+    step_compute_ps_[i] = compute_times.get(tile.cost.cycles, [&] { return planner_.compute_ps(tile); });
+  });
+}
+
+// Each step submits to the clock of its stage. The last stage (a merge on the
+// reduction engine, a compute on the central SIMD) is submitted at once, not
+// queued: it is its clock's only user, and its steps would be popped in the
+// order they were queued, so the clock sees the same requests in the same order.
+void AggregatedPasses::drain_steps(Pass& pass) {
+  StepQueue& steps = *steps_;
+  const uint64_t partial_bytes = pass.partial.partial_bytes;
+  while (!steps.empty()) {
+    const StepQueue::Step step = steps.pop();
+    switch (step.kind) {
+      case StepQueue::kPartial:  // CONTROLLER_DRAM (GLOBAL_SRAM merges are merge_times_)
+        pass.end = std::max(pass.end, pass.dram.transfer(step.at_ps, step_bytes_[step.tile]));  // Q
+        steps.push(pass.dram.transfer(step.at_ps, partial_bytes), StepQueue::kPartialRead, step.tile);
+        break;
+      case StepQueue::kPartialRead:
+        pass.end = std::max(pass.end, pass.reduction.submit(pass.dram.transfer(step.at_ps, partial_bytes),
+                                                            pass.merge_ps, partial_bytes));
+        break;
+      case StepQueue::kPage:  // CENTRALIZED
+        steps.push(pass.bus.transfer(step.at_ps, page_bytes_), StepQueue::kPageToDram, step.tile);
+        break;
+      case StepQueue::kPageToDram:
+        steps.push(pass.dram.transfer(step.at_ps, page_bytes_), StepQueue::kPageReadBack, step.tile);
+        break;
+      case StepQueue::kPageReadBack:
+        pass.end = std::max(pass.end, pass.central.submit(pass.dram.transfer(step.at_ps, step_bytes_[step.tile]),
+                                                          step_compute_ps_[step.tile], 0));
+        break;
+    }
+  }
+}
+
+// The pass's end, and every time relative to its stream's start.
+void AggregatedPasses::make_relative(Pass& pass) {
+  PassOutcome& out = pass.out;
+  for (unsigned c = 0; c < channels_; ++c) pass.end = std::max(pass.end, out.channel_last_page_ps[c]);
+  for (unsigned c = 0; c < channels_; ++c) pass.end = std::max(pass.end, pass.supplied_end[c]);
+  const uint64_t base = pass.r.stream_start_ps;
+  out.end_ps = pass.end - base;
+  for (uint64_t& t : out.channel_last_page_ps) t = t == 0 ? PassOutcome::kNone : t - base;
+  for (uint64_t t : pass.supplied_end) out.supplied_end_ps.push_back(t - base);
+  auto use_of = [&](const core::FcfsClock& clock) {
+    core::ClockUse use = clock.use();
+    use.free_ps = use.requests > 0 ? use.free_ps - base : 0;
+    return use;
+  };
+  out.dram = use_of(pass.dram);
+  out.bus = use_of(pass.bus);
+  out.central = use_of(pass.central);
+  out.reduction = use_of(pass.reduction);
+}
+
+}  // namespace ispsim::isp

@@ -1,0 +1,119 @@
+// The event-free ("aggregated") timing of an attention pass, the engine's
+// second timing model beside its page events (ssd.stream_model = AGGREGATED;
+// the SSD gives the engine one at construction, else every pass runs on page
+// events). A pass that starts while the gate says the flash is free is
+// scheduled here without kernel events: the NAND stream of every channel from
+// nand::PipelineSchedule (the dies' programs suspended as reads would), then
+// the partials, transfers and merges through local FCFS clocks of the
+// reduction engine, controller DRAM, internal bus and central SIMD (the same
+// arithmetic as core::Server). The engine applies the outcome and completes the
+// pass with one kernel event.
+//
+// A pass's arithmetic is max and +, so its outcome relative to its stream's
+// start follows from its tiles and from the state it starts in, each time
+// relative to that start: recent outcomes are kept by that key (within a decode
+// step every layer runs an op of the same counts on pages of the same
+// channel/die/plane pattern), and most passes are looked up, not scheduled.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "models/core/server.h"
+#include "models/isp/attention_planner.h"
+#include "models/isp/attention_work.h"
+#include "models/nand/aggregated_stream.h"
+#include "models/nand/flash_array.h"
+
+namespace ispsim::isp {
+
+// The pass the engine asks for: its tiles, their counts per channel, and when
+// its stream started (earlier than the command when prefetched) and its command came.
+struct PassRequest {
+  const AttentionWork& work;
+  const AttentionShape& shape;
+  const PassTiles& tiles;
+  uint64_t nand_tiles = 0;                          // the first nand_tiles of the listing are the stream
+  const std::vector<uint64_t>& channel_pages_left;  // by channel
+  uint64_t stream_start_ps = 0;
+  uint64_t command_ps = 0;
+  const std::vector<uint64_t>& die_ready;  // by channel x die, from claim_dies()
+};
+
+// What a pass does to the engine and the models around it; times relative to
+// its stream's start.
+struct PassOutcome {
+  static constexpr uint64_t kNone = UINT64_MAX;
+  uint64_t end_ps = 0;
+  std::vector<uint64_t> channel_last_page_ps;  // kNone: the channel had no page
+  std::vector<uint64_t> supplied_end_ps;       // by channel
+  std::vector<uint8_t> mode_set;               // simd_mode signals set at the command
+  nand::DieUse dies;
+  uint64_t dram_bytes = 0, bus_bytes = 0;
+  core::ClockUse dram, bus, central, reduction;  // requests = 0: not booked
+};
+
+// The servers a pass uses besides the flash.
+struct PassServers {
+  core::Server& dram;
+  core::Server& bus;
+  core::Server& central_simd;
+  core::Server& reduction_engine;
+};
+
+class AggregatedPasses {
+ public:
+  // `gate`: whether the flash is free for an event-free stream now. The
+  // references must outlive this object; `mode_signals` is the engine's count
+  // of simd_mode signals (channels, or 1 when centralized).
+  AggregatedPasses(nand::FlashArray& flash, const KvPlacement& placement, const AttentionPlanner& planner,
+                   PassServers servers, size_t mode_signals, std::function<bool()> gate);
+  ~AggregatedPasses();
+
+  bool flash_free() const { return gate_(); }
+  // Claims the dies the pass's stream reads, from `now_ps`: a program under way
+  // on one is suspended (or waited for) as a read request would
+  // (nand::FlashArray::claim_for_stream). When each die (channel x die) may sense.
+  std::vector<uint64_t> claim_dies(const PassTiles& tiles, uint64_t now_ps);
+  // The pass's outcome, looked up (`*reused` true) or scheduled; valid until the next call.
+  const PassOutcome& outcome(const PassRequest& request, bool* reused);
+
+ private:
+  struct Key;
+  class Memo;
+  class StepQueue;
+  struct Pass;
+  Key key_of(const PassRequest& request) const;
+  PassOutcome schedule(const PassRequest& request);
+  void schedule_supplied(Pass& pass);
+  void schedule_stream(Pass& pass);
+  void queue_supplied_steps(Pass& pass);
+  void merge_partials(Pass& pass);
+  void cost_steps(Pass& pass);
+  void drain_steps(Pass& pass);
+  void make_relative(Pass& pass);
+
+  nand::FlashArray& flash_;
+  const KvPlacement& placement_;
+  const AttentionPlanner& planner_;
+  const PassServers servers_;
+  const size_t mode_signals_;
+  const std::function<bool()> gate_;
+  const unsigned channels_;
+  const uint32_t page_bytes_;
+
+  nand::PipelineSchedule schedule_;
+  std::unique_ptr<Memo> memo_;
+  // Scratch buffers kept across passes (reused, not reallocated).
+  std::unique_ptr<StepQueue> steps_;
+  std::vector<nand::PageAddress> stream_pages_;
+  std::vector<uint64_t> stream_page_ps_;       // PER_CHANNEL: each page's accelerator time
+  std::vector<uint8_t> stream_page_computed_;  // whether the page has a kept token
+  std::vector<uint64_t> merge_times_;
+  std::vector<uint64_t> step_bytes_;       // by tile: DRAM bytes of its Q (PER_CHANNEL) or read-back
+  std::vector<uint64_t> step_compute_ps_;  // by tile: central SIMD time (CENTRALIZED)
+};
+
+}  // namespace ispsim::isp
