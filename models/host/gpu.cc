@@ -179,85 +179,88 @@ Gpu::Gpu(sc_core::sc_module_name name, const HostConfig& config, core::EnergyLed
   if (ledger_) ledger_->add_static_power(this->name(), config_.idle_power_w);
 }
 
-OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
+// An op's FLOPs, DRAM bytes and class (the roofline's inputs); false: not an op the GPU runs.
+bool Gpu::work_of(const trace::Op& op, const trace::ModelShape& shape, OpWork& work) const {
   const double w = shape.weight_bits() / 8.0;
   const double kv = shape.kv_bits() / 8.0;
   const double hidden = shape.hidden(), heads = shape.heads(), kv_heads = shape.kv_heads(),
                head_dim = shape.head_dim();
-  OpCost c;
-  double flops = 0, bytes = 0;
-  bool runs_on_gpu = true;
   switch (op.kind_case()) {
     case trace::Op::kGemm: {
       const trace::Gemm& g = op.gemm();
       const double m = g.m(), n = g.n(), k = g.k();
-      flops = 2 * m * n * k;
-      bytes = m * k * element_bytes(g.a_dtype(), shape.activation_bits()) +
+      work.flops = 2 * m * n * k;
+      work.bytes = m * k * element_bytes(g.a_dtype(), shape.activation_bits()) +
               k * n * element_bytes(g.b_dtype(), g.b_is_weight() ? shape.weight_bits() : shape.activation_bits()) +
               m * n * element_bytes(g.out_dtype(), shape.activation_bits());
-      c.op_class = g.m() == 1 ? OpClass::GEMV : OpClass::GEMM;
+      work.op_class = g.m() == 1 ? OpClass::GEMV : OpClass::GEMM;
       break;
     }
     case trace::Op::kLmHead: {
       const trace::LmHead& l = op.lm_head();
       const double rows = l.rows(), vocab = shape.vocab();
       const double out = element_bytes(l.dtype(), shape.activation_bits());
-      flops = 2 * rows * hidden * vocab;
-      bytes = hidden * vocab * w + rows * hidden * out + rows * vocab * out;
-      c.op_class = l.rows() == 1 ? OpClass::GEMV : OpClass::GEMM;
+      work.flops = 2 * rows * hidden * vocab;
+      work.bytes = hidden * vocab * w + rows * hidden * out + rows * vocab * out;
+      work.op_class = l.rows() == 1 ? OpClass::GEMV : OpClass::GEMM;
       break;
     }
     case trace::Op::kAttention: {
       const trace::Attention& a = op.attention();
       const double q = element_bytes(a.dtype(), shape.activation_bits());
-      flops = 4.0 * static_cast<double>(attention_pairs(a)) * head_dim * heads;
-      bytes = 2 * a.query_rows() * heads * head_dim * q +
+      work.flops = 4.0 * static_cast<double>(attention_pairs(a)) * head_dim * heads;
+      work.bytes = 2 * a.query_rows() * heads * head_dim * q +
               static_cast<double>(attention_kv_tokens(a)) * kv_heads * head_dim * 2 * kv;
-      c.op_class = OpClass::ATTENTION;
+      work.op_class = OpClass::ATTENTION;
       break;
     }
     case trace::Op::kNonlinear: {
       const trace::Nonlinear& nl = op.nonlinear();
       const double e = static_cast<double>(nl.elements());
       const int inputs = nl.kind() == trace::NONLINEAR_SWIGLU || nl.kind() == trace::NONLINEAR_RESIDUAL_ADD ? 2 : 1;
-      flops = e * nonlinear_flops_per_element(nl.kind());
-      bytes = (inputs + 1) * e * element_bytes(nl.dtype(), shape.activation_bits());
-      c.op_class = OpClass::NONLINEAR;
+      work.flops = e * nonlinear_flops_per_element(nl.kind());
+      work.bytes = (inputs + 1) * e * element_bytes(nl.dtype(), shape.activation_bits());
+      work.op_class = OpClass::NONLINEAR;
       break;
     }
     case trace::Op::kEmbedding: {
       const trace::Embedding& em = op.embedding();
-      bytes = static_cast<double>(em.tokens()) * hidden * (w + element_bytes(em.dtype(), shape.activation_bits()));
-      c.op_class = OpClass::NONLINEAR;
+      work.bytes = static_cast<double>(em.tokens()) * hidden * (w + element_bytes(em.dtype(), shape.activation_bits()));
+      work.op_class = OpClass::NONLINEAR;
       break;
     }
     case trace::Op::kHkvdSelect: {
       const double elements = static_cast<double>(op.hkvd_select().context_tokens()) * kv_heads * head_dim * 2;
-      flops = 3 * elements;
-      bytes = 2 * elements * kv;
-      c.op_class = OpClass::NONLINEAR;
+      work.flops = 3 * elements;
+      work.bytes = 2 * elements * kv;
+      work.op_class = OpClass::NONLINEAR;
       break;
     }
     case trace::Op::kKvAppend: {
-      if (!config_.kv_grows_by_copy) {
-        runs_on_gpu = false;
-        break;
-      }
+      if (!config_.kv_grows_by_copy) return false;
       // CONCATENATE: the layer's cache of `begin` tokens is read and written
       // again with the appended tokens, as one new tensor.
       const trace::KvTransfer& t = op.kv_append();
       const double per_token = kv_heads * head_dim * 2 * kv;
-      bytes = (2.0 * static_cast<double>(t.tokens().begin()) + static_cast<double>(t.tokens().end() - t.tokens().begin())) *
+      work.bytes = (2.0 * static_cast<double>(t.tokens().begin()) + static_cast<double>(t.tokens().end() - t.tokens().begin())) *
               per_token;
-      c.op_class = OpClass::NONLINEAR;
+      work.op_class = OpClass::NONLINEAR;
       break;
     }
     default:
-      runs_on_gpu = false;
+      return false;
   }
-  if (!runs_on_gpu)
+  return true;
+}
+
+OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
+  OpWork work;
+  if (!work_of(op, shape, work))
     throw BadInput("gpu", "op " + std::to_string(op.id()) + " is not an op the host GPU runs (kind " +
                             std::to_string(static_cast<int>(op.kind_case())) + ")");
+  const double flops = work.flops, bytes = work.bytes;
+  OpCost c;
+  c.op_class = work.op_class;
   double efficiency = config_.nonlinear_efficiency;
   switch (c.op_class) {
     case OpClass::GEMM: efficiency = config_.gemm_efficiency; break;

@@ -121,6 +121,11 @@ class Gpu : public sc_core::sc_module {
   void trace(vcd::Writer& writer) { stream_.trace(writer, {vcd::Role::kHost}); }
 
  private:
+  struct OpWork {
+    double flops = 0, bytes = 0;
+    OpClass op_class = OpClass::NONLINEAR;
+  };
+  bool work_of(const trace::Op& op, const trace::ModelShape& shape, OpWork& work) const;
   struct ClassTotals {
     uint64_t ops = 0, flops = 0, bytes = 0, busy_ps = 0;
   };

@@ -69,6 +69,11 @@ struct KvRunResult {
   std::vector<KvStepResult> steps;
 };
 
+// Pages [first, last) of one layer's KV region.
+struct TileRange {
+  uint64_t first = 0, last = 0;
+};
+
 class NandStreamSystem : public sc_core::sc_module {
  public:
   // Throws BadInput for out-of-range parameters ("nand", "stream").
@@ -85,6 +90,10 @@ class NandStreamSystem : public sc_core::sc_module {
   void trace(vcd::Writer& writer);
 
  private:
+  // Reads one load's pages (`tiles` of the layer whose pages start at `layer_first_page`).
+  void load(uint64_t layer_first_page, const TileRange& tiles, KvRunResult& result);
+  // Programs the next `count` appended pages, after the KV region's `region_pages`.
+  void program(uint64_t region_pages, uint64_t count, const char* what, KvRunResult& result);
   FlashArray flash_;
   StreamReader reader_;
   Appender appender_;

@@ -78,6 +78,32 @@ bool PipelineSchedule::repeat_last_run(unsigned channel, const Start& start) {
   return true;
 }
 
+// A new run's state: the channel's die queues, every die sensing its first
+// group when ready. Returns the channel's page count.
+size_t PipelineSchedule::begin_run(unsigned channel) {
+  const unsigned D = config_.dies_per_channel;
+  std::swap(last_start_, next_start_);
+  last_channel_ = channel;
+  size_t total = 0;
+  sense_end_.assign(D, kNever);
+  for (unsigned d = 0; d < D; ++d) {
+    dies_[d] = Die{};
+    dies_[d].queue = &queues_[size_t(channel) * D + d];
+    total += dies_[d].queue->size();
+  }
+  // Written in place, not pushed: a page pushed from the stack is read back
+  // whole just after its fields were stored, a stall on every page.
+  out_.resize(total);
+  fifo_.clear();
+  fifo_head_ = 0;
+  senses_.assign(D, 0);
+  pages_by_die_.assign(D, 0);
+  for (unsigned d = 0; d < D; ++d) pages_by_die_[d] = dies_[d].queue->size();
+  last_out_.assign(D, 0);
+  for (unsigned d = 0; d < D; ++d) start_sense(dies_[d], d, last_start_.die_ready_ps[d]);
+  return total;
+}
+
 void PipelineSchedule::run(unsigned channel, uint64_t start_ps, unsigned buffers, const uint64_t* page_ps,
                            uint64_t consumer_from_ps, const uint64_t* die_ready_ps, uint64_t channel_free_ps) {
   if (!assigned_) throw std::logic_error("PipelineSchedule::run() before assign()");
@@ -91,26 +117,8 @@ void PipelineSchedule::run(unsigned channel, uint64_t start_ps, unsigned buffers
   start.die_ready_ps.resize(D);
   for (unsigned d = 0; d < D; ++d) start.die_ready_ps[d] = die_ready_ps ? std::max(start_ps, die_ready_ps[d]) : start_ps;
   if (repeat_last_run(channel, start)) return;
-  std::swap(last_start_, next_start_);
-  last_channel_ = channel;
-  size_t total = 0;
-  sense_end_.assign(D, kNever);
-  for (unsigned d = 0; d < D; ++d) {
-    dies_[d] = Die{};
-    dies_[d].queue = &queues_[size_t(channel) * D + d];
-    total += dies_[d].queue->size();
-  }
-  // Written in place, not pushed: a page pushed from the stack is read back
-  // whole just after its fields were stored, a stall on every page.
-  out_.resize(total);
+  const size_t total = begin_run(channel);
   size_t arrived = 0;
-  fifo_.clear();
-  fifo_head_ = 0;
-  senses_.assign(D, 0);
-  pages_by_die_.assign(D, 0);
-  for (unsigned d = 0; d < D; ++d) pages_by_die_[d] = dies_[d].queue->size();
-  last_out_.assign(D, 0);
-  for (unsigned d = 0; d < D; ++d) start_sense(dies_[d], d, last_start_.die_ready_ps[d]);
 
   const uint64_t t_out = config_.t_page_transfer.value();
   const bool cache_read = config_.cache_read;

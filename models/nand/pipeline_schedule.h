@@ -77,6 +77,7 @@ class PipelineSchedule {
     uint32_t index;
     uint32_t plane;
   };
+  size_t begin_run(unsigned channel);
   struct Die {
     const std::vector<Queued>* queue = nullptr;  // its pages, list order
     size_t next = 0;              // next page of the queue to sense
