@@ -9,15 +9,13 @@ namespace ispsim::nand {
 Appender::Appender(sc_core::sc_module_name name, FlashArray& flash)
     : sc_core::sc_module(name), flash_(flash), stats_(this->name()) {
   flash_.add_client(*this, /*background=*/true);
-  const double page_bytes = flash_.config().page_bytes;
-  stats_.formula("pages_programmed", "count", "pages appended (programmed)",
-                 [this] { return double(total_programmed_); });
-  stats_.formula("bytes_programmed", "bytes", "bytes appended (whole pages)",
-                 [this, page_bytes] { return double(total_programmed_) * page_bytes; });
+  const uint64_t page_bytes = flash_.config().page_bytes;
+  stats_.formula_integer("bytes_programmed", "bytes", "bytes appended (whole pages)",
+                         [this, page_bytes] { return total_programmed_.value() * page_bytes; });
   stats_.formula("append_time", "ns", "time from start() to the last page programmed, summed over batches",
                  [this] { return batch_ps_ * 1e-3; });
   stats_.formula("bandwidth", "GB/s", "bytes programmed / append time, GB = 1e9 B", [this, page_bytes] {
-    return batch_ps_ > 0 ? double(total_programmed_) * page_bytes / (batch_ps_ * 1e-12) / 1e9 : 0.0;
+    return batch_ps_ > 0 ? double(total_programmed_.value() * page_bytes) / (batch_ps_ * 1e-12) / 1e9 : 0.0;
   });
 }
 

@@ -47,9 +47,9 @@ class Appender : public sc_core::sc_module, public FlashClient {
   sc_core::sc_time started_at_, finished_at_;
   sc_core::sc_event done_event_;
 
-  uint64_t total_programmed_ = 0;
   uint64_t batch_ps_ = 0;
   stats::Group stats_;
+  stats::Counter& total_programmed_ = stats_.counter("pages_programmed", "count", "pages appended (programmed)");
 };
 
 }  // namespace ispsim::nand

@@ -24,15 +24,11 @@ Channel::Channel(sc_core::sc_module_name name, const FlashConfig& config, unsign
   }
   ring_.resize(size_t(config_.dies_per_channel) * (config_.planes_per_die + 1));
 
-  const double page_bytes = config_.page_bytes;
-  stats_.formula("transfers_out", "count", "page data-outs (die to controller)",
-                 [this] { return double(transfers_out_); });
-  stats_.formula("transfers_in", "count", "page data-ins (controller to die)",
-                 [this] { return double(transfers_in_); });
-  stats_.formula("bytes_out", "bytes", "bytes moved from dies to the controller",
-                 [this, page_bytes] { return double(transfers_out_) * page_bytes; });
-  stats_.formula("bytes_in", "bytes", "bytes moved from the controller to dies",
-                 [this, page_bytes] { return double(transfers_in_) * page_bytes; });
+  const uint64_t page_bytes = config_.page_bytes;
+  stats_.formula_integer("bytes_out", "bytes", "bytes moved from dies to the controller",
+                         [this, page_bytes] { return transfers_out_.value() * page_bytes; });
+  stats_.formula_integer("bytes_in", "bytes", "bytes moved from the controller to dies",
+                         [this, page_bytes] { return transfers_in_.value() * page_bytes; });
   stats_.formula("busy_time", "ns", "time the bus was transferring",
                  [this] { return busy_ps_ * 1e-3; });
   stats_.formula("utilization", "ratio", "busy time / simulated time so far", [this] {
@@ -42,7 +38,7 @@ Channel::Channel(sc_core::sc_module_name name, const FlashConfig& config, unsign
   stats_.formula("bandwidth", "GB/s", "bytes moved (both directions) / simulated time so far, GB = 1e9 B",
                  [this, page_bytes] {
                    const double now_s = sc_core::sc_time_stamp().to_seconds();
-                   return now_s > 0 ? double(transfers_out_ + transfers_in_) * page_bytes / now_s / 1e9
+                   return now_s > 0 ? double((transfers_out_.value() + transfers_in_.value()) * page_bytes) / now_s / 1e9
                                     : 0.0;
                  });
 }

@@ -99,10 +99,10 @@ class Channel : public sc_core::sc_module {
   bool programs_barred_ = false;
   sc_core::sc_event programs_released_;
 
-  uint64_t transfers_out_ = 0;
-  uint64_t transfers_in_ = 0;
   uint64_t busy_ps_ = 0;
   stats::Group stats_;
+  stats::Counter& transfers_out_ = stats_.counter("transfers_out", "count", "page data-outs (die to controller)");
+  stats::Counter& transfers_in_ = stats_.counter("transfers_in", "count", "page data-ins (controller to die)");
   vcd::Signal busy_signal_;
   vcd::Signal owner_signal_;  // 0 = free, else 1 + index of the transferring die
 };

@@ -23,27 +23,16 @@ Die::Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& chann
   sensitive << suspended_event_;
   dont_initialize();
 
-  const double bytes_per_page = config_.page_bytes;
-  stats_.formula("pages_read", "count", "pages transferred out of this die", [this] {
-    return double(pages_read_);
-  });
-  stats_.formula("pages_programmed", "count", "pages programmed into this die", [this] {
-    return double(pages_programmed_);
-  });
-  stats_.formula("bytes_read", "bytes", "bytes transferred out of this die", [this, bytes_per_page] {
-    return double(pages_read_) * bytes_per_page;
-  });
-  stats_.formula("bytes_programmed", "bytes", "bytes programmed into this die",
-                 [this, bytes_per_page] { return double(pages_programmed_) * bytes_per_page; });
-  stats_.formula("senses", "count", "array sense operations (a multi-plane read counts once)",
-                 [this] { return double(senses_); });
+  const uint64_t page_bytes = config_.page_bytes;
+  stats_.formula_integer("bytes_read", "bytes", "bytes transferred out of this die",
+                         [this, page_bytes] { return pages_read() * page_bytes; });
+  stats_.formula_integer("bytes_programmed", "bytes", "bytes programmed into this die",
+                         [this, page_bytes] { return pages_programmed() * page_bytes; });
   stats_.formula("sense_time", "ns", "time spent sensing (tR)", [this] { return sense_ps_ * 1e-3; });
   stats_.formula("transfer_time", "ns", "time spent in data-out and data-in on the channel",
                  [this] { return transfer_ps_ * 1e-3; });
   stats_.formula("program_time", "ns", "time spent programming (tPROG)",
                  [this] { return program_ps_ * 1e-3; });
-  stats_.formula("program_suspends", "count", "programs suspended for a read",
-                 [this] { return double(suspends_); });
   stats_.formula("suspended_time", "ns", "time a program spent suspending or suspended (resume overhead excluded)",
                  [this] { return suspended_ps_ * 1e-3; });
 }

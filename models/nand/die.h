@@ -79,7 +79,7 @@ class Die : public sc_core::sc_module {
   // (see above); otherwise nothing (the reader waits for on_die_idle).
   void request_read();
   bool suspended() const { return suspended_; }
-  uint64_t suspends() const { return suspends_; }
+  uint64_t suspends() const { return suspends_.value(); }
 
   // Starts sensing `count` (1..planes_per_die) pages of this die in distinct planes:
   // pages[tags[0]], ..., pages[tags[count - 1]]; each page is reported with its tag.
@@ -104,9 +104,9 @@ class Die : public sc_core::sc_module {
   // The names of State in waveforms (GTKWave filter "die_state") and the README.
   static const vcd::Encoding& state_encoding();
 
-  uint64_t pages_read() const { return pages_read_; }
-  uint64_t pages_programmed() const { return pages_programmed_; }
-  uint64_t senses() const { return senses_; }
+  uint64_t pages_read() const { return pages_read_.value(); }
+  uint64_t pages_programmed() const { return pages_programmed_.value(); }
+  uint64_t senses() const { return senses_.value(); }
   // Nothing under way or held: no sense, data, transfer or program (pending or suspended).
   bool quiet() const {
     return array_ == kArrayIdle && !data_valid_ && !output_valid_ && !io_busy_ && !program_pending_ && !suspended_;
@@ -199,16 +199,19 @@ class Die : public sc_core::sc_module {
   sc_core::sc_event program_done_;
   sc_core::sc_event suspended_event_;
 
-  uint64_t pages_read_ = 0;
-  uint64_t pages_programmed_ = 0;
-  uint64_t senses_ = 0;
   uint64_t sense_ps_ = 0;
   uint64_t transfer_ps_ = 0;
   uint64_t program_ps_ = 0;
-  uint64_t suspends_ = 0;
   uint64_t suspended_ps_ = 0;   // suspend latency + time suspended, summed
   uint64_t suspend_start_ps_ = 0;
+  // Statistics under <name>: counters declared once, here, and counted where
+  // the event happens; formulas (die.cc) for derived values.
   stats::Group stats_;
+  stats::Counter& pages_read_ = stats_.counter("pages_read", "count", "pages transferred out of this die");
+  stats::Counter& pages_programmed_ = stats_.counter("pages_programmed", "count", "pages programmed into this die");
+  stats::Counter& senses_ =
+      stats_.counter("senses", "count", "array sense operations (a multi-plane read counts once)");
+  stats::Counter& suspends_ = stats_.counter("program_suspends", "count", "programs suspended for a read");
   vcd::Signal state_signal_;
 };
 

@@ -22,16 +22,13 @@ PageConsumer::PageConsumer(sc_core::sc_module_name name, Channel& channel, unsig
   sensitive << consume_done_;
   dont_initialize();
 
-  const double bytes = page_bytes;
-  stats_.formula("pages_consumed", "count", "pages processed by the consumer",
-                 [this] { return double(pages_); });
-  stats_.formula("bytes_consumed", "bytes", "bytes processed by the consumer",
-                 [this, bytes] { return double(pages_) * bytes; });
+  const uint64_t bytes = page_bytes;
+  stats_.formula_integer("bytes_consumed", "bytes", "bytes processed by the consumer",
+                         [this, bytes] { return pages_.value() * bytes; });
   stats_.formula("busy_time", "ns", "time spent processing pages (counted when a page arrives)",
                  [this] { return busy_ps_ * 1e-3; });
-  stats_.formula("buffers", "count", "page buffers in the scratchpad", [this] { return double(buffers_); });
-  stats_.formula("max_occupancy", "count", "most buffers in use at once",
-                 [this] { return double(max_reserved_); });
+  stats_.formula_integer("buffers", "count", "page buffers in the scratchpad", [this] { return buffers_; });
+  stats_.formula_integer("max_occupancy", "count", "most buffers in use at once", [this] { return max_reserved_; });
 }
 
 void PageConsumer::set_time_per_page(const sc_core::sc_time& time_per_page) {

@@ -69,7 +69,7 @@ class PageConsumer : public sc_core::sc_module {
   void release();
   bool held() const { return held_; }
 
-  uint64_t pages_consumed() const { return pages_; }
+  uint64_t pages_consumed() const { return pages_.value(); }
   unsigned max_occupancy() const { return max_reserved_; }
   void trace(vcd::Writer& writer);
 
@@ -104,9 +104,9 @@ class PageConsumer : public sc_core::sc_module {
   size_t held_count_ = 0;        // the last held_count_ slots of the ring wait for release()
   sc_core::sc_event consume_done_;
 
-  uint64_t pages_ = 0;
   uint64_t busy_ps_ = 0;
   stats::Group stats_;
+  stats::Counter& pages_ = stats_.counter("pages_consumed", "count", "pages processed by the consumer");
   vcd::Signal occupancy_signal_;  // buffers in use (a freed buffer shows when its page retires)
 };
 

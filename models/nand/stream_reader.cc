@@ -20,16 +20,13 @@ StreamReader::StreamReader(sc_core::sc_module_name name, FlashArray& flash, cons
   }
   flash_.add_client(*this);
 
-  const double page_bytes = fc.page_bytes;
-  stats_.formula("streams", "count", "page lists read", [this] { return double(streams_); });
-  stats_.formula("pages_delivered", "count", "pages consumed, over all streams",
-                 [this] { return double(total_delivered_); });
-  stats_.formula("bytes_delivered", "bytes", "bytes consumed, over all streams",
-                 [this, page_bytes] { return double(total_delivered_) * page_bytes; });
+  const uint64_t page_bytes = fc.page_bytes;
+  stats_.formula_integer("bytes_delivered", "bytes", "bytes consumed, over all streams",
+                         [this, page_bytes] { return total_delivered_.value() * page_bytes; });
   stats_.formula("stream_time", "ns", "time from start() to the last page consumed, summed over streams",
                  [this] { return stream_ps_ * 1e-3; });
   stats_.formula("bandwidth", "GB/s", "bytes delivered / stream time, GB = 1e9 B", [this, page_bytes] {
-    return stream_ps_ > 0 ? double(total_delivered_) * page_bytes / (stream_ps_ * 1e-12) / 1e9 : 0.0;
+    return stream_ps_ > 0 ? double(total_delivered_.value() * page_bytes) / (stream_ps_ * 1e-12) / 1e9 : 0.0;
   });
 }
 

@@ -94,10 +94,10 @@ class StreamReader : public sc_core::sc_module, public FlashClient {
   sc_core::sc_time finished_at_;
   sc_core::sc_event done_event_;
 
-  uint64_t streams_ = 0;
-  uint64_t total_delivered_ = 0;
   uint64_t stream_ps_ = 0;
   stats::Group stats_;
+  stats::Counter& streams_ = stats_.counter("streams", "count", "page lists read");
+  stats::Counter& total_delivered_ = stats_.counter("pages_delivered", "count", "pages consumed, over all streams");
 };
 
 }  // namespace ispsim::nand
