@@ -41,7 +41,7 @@ class Reader {
   size_t pos_ = 0;
 };
 
-const std::vector<uint64_t*> counter_fields(FtlCounters& c) {
+std::vector<uint64_t*> counter_fields(FtlCounters& c) {
   return {&c.host_pages, &c.gc_pages,      &c.wl_pages, &c.trimmed_pages,
           &c.block_erases, &c.gc_lines, &c.wl_lines};
 }
