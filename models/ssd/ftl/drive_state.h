@@ -1,0 +1,38 @@
+// A drive's FTL state in one file, so that runs can start from the same aged
+// drive: mapping, line states, the open line, erase counts, the GC clock and
+// the counters. Valid-page counts and the GC's per-line record of what was
+// written are rebuilt from the mapping on load.
+//
+// Format (little-endian): magic "ISPFTL\r\n", u32 version, u32 0, the geometry
+// (6 x u32) and logical pages (u64) it belongs to, counters (7 x u64), clock,
+// open line (UINT64_MAX: none) and next slot (u64 each), per line its state
+// (u8) and last write (u64), per block its erases (u32), the extent count (u64)
+// and each extent's lpn, ppn and count (u64 each); last the CRC-32C of all
+// bytes before it (u32). Written atomically (common/atomic_file.h).
+#pragma once
+
+#include <string>
+
+#include "models/ssd/ftl/ftl.h"
+
+namespace ispsim::ftl {
+
+class DriveState {
+ public:
+  static constexpr uint32_t kVersion = 1;
+
+  // Writes `ftl`'s state to `path`; BadInput naming the path if it cannot.
+  static void save(const Ftl& ftl, const std::string& path);
+  // Replaces the state of `ftl` (fresh or not) with the file's. BadInput naming
+  // `path` and the problem when the file is not a drive state, has another
+  // version, fails its checksum, belongs to another geometry or capacity, or is
+  // inconsistent; `ftl` is left unchanged then.
+  static void load(Ftl& ftl, const std::string& path);
+
+ private:
+  static void check_open_line(const Ftl& s, const std::string& path);
+  static void restore_extent(Ftl& s, const PageRun& run, const std::string& path);
+  static void check_physical_overlap(Ftl& s, const std::string& path);
+};
+
+}  // namespace ispsim::ftl

@@ -1,0 +1,148 @@
+// The flash translation layer's state machine, without time: page-level
+// mapping (mapping.h), out-of-place writes through one write frontier, TRIM,
+// garbage collection (gc_policy.h), static and dynamic wear levelling and the
+// endurance limit. Every call returns the flash operations it implies, with
+// physical addresses, so that a timing model can put them on dies and channels.
+//
+// Allocation. The unit of allocation and of GC is a line: block b of every
+// plane of every die (ftl_config.h, as FEMU's page-level FTL groups blocks).
+// One line is open at a time and filled slot by slot, which stripes
+// consecutive writes over channels first, then dies, then planes: that is the
+// write frontier, one open block per plane. Host data and GC copies share it,
+// as the analytic write-amplification models assume. A new line is the free
+// line with the fewest erases (dynamic wear levelling).
+//
+// GC. Opening a line that leaves fewer than foreground_free_lines() free runs
+// GC first (foreground); background_gc() reclaims a line while fewer than
+// background_free_lines() are free, for the timing model to call when idle.
+// Reclaiming a line reads and re-programs its valid pages at the frontier and
+// erases its blocks.
+//
+// Wear. Every erase counts per block. When the most-erased line is more than
+// static_wear_leveling_threshold erases ahead of the least-erased line holding
+// data, that line's data is moved (static wear levelling) so its blocks return
+// to use. A line whose blocks reach endurance_pe_cycles is retired; when the
+// retired lines eat the spare capacity GC needs, writes throw WornOut.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "models/ssd/ftl/ftl_config.h"
+#include "models/ssd/ftl/gc_policy.h"
+#include "models/ssd/ftl/mapping.h"
+
+namespace ispsim::ftl {
+
+enum class OpKind : uint8_t { kRead, kProgram, kErase };
+enum class OpCause : uint8_t { kHost, kGc, kWearLeveling };
+
+// A read or program of physical pages [first, first + count) (consecutive
+// physical pages: Geometry::address() gives each one's channel, die, plane,
+// block and page), or the erase of global block `first` (count 1).
+struct FlashOp {
+  OpKind kind = OpKind::kRead;
+  OpCause cause = OpCause::kHost;
+  uint64_t first = 0;
+  uint64_t count = 0;
+};
+
+struct FtlCounters {
+  uint64_t host_pages = 0;      // pages programmed for host writes
+  uint64_t gc_pages = 0;        // valid pages GC copied (one read and one program each)
+  uint64_t wl_pages = 0;        // valid pages static wear levelling copied
+  uint64_t trimmed_pages = 0;   // mapped pages a TRIM unmapped
+  uint64_t block_erases = 0;
+  uint64_t gc_lines = 0;        // lines GC reclaimed
+  uint64_t wl_lines = 0;        // lines wear levelling moved
+  uint64_t programs() const { return host_pages + gc_pages + wl_pages; }
+};
+
+// The drive ran out of usable blocks: retired lines left GC no room.
+class WornOut : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Ftl {
+ public:
+  enum class LineState : uint8_t { kFree, kOpen, kClosed, kRetired };
+
+  explicit Ftl(const FtlConfig& config);
+
+  // Writes logical pages [lpn, lpn + count) out of place; appends the flash
+  // operations (host programs, and GC and wear levelling when they run) to
+  // `ops` if given. BadInput past the logical capacity.
+  void write(uint64_t lpn, uint64_t count, std::vector<FlashOp>* ops = nullptr);
+  // Unmaps [lpn, lpn + count): its pages become invalid, reads of it find nothing.
+  void trim(uint64_t lpn, uint64_t count);
+  // Physical page of a logical page, none when unmapped or trimmed.
+  std::optional<uint64_t> lookup(uint64_t lpn) const;
+  // Reclaims one line if fewer than background_free_lines() are free; false if
+  // there was nothing to do.
+  bool background_gc(std::vector<FlashOp>* ops = nullptr);
+
+  const FtlConfig& config() const { return config_; }
+  const Geometry& geometry() const { return config_.geometry; }
+  uint64_t logical_pages() const { return logical_pages_; }
+  const MappingTable& mapping() const { return *mapping_; }
+  // Controller DRAM of the page-level table: logical pages x mapping_entry_bytes.
+  uint64_t mapping_table_bytes() const { return logical_pages_ * config_.mapping_entry_bytes; }
+  const FtlCounters& counters() const { return counters_; }
+  // Write amplification since the start: programs / host pages (1 before any write).
+  double waf() const;
+
+  uint32_t erase_count(uint64_t block) const { return erases_[block]; }
+  uint32_t valid_pages(uint64_t block) const { return block_valid_[block]; }
+  LineState line_state(uint64_t line) const { return lines_[line].state; }
+  uint64_t free_lines() const { return free_.size(); }
+  uint64_t retired_lines() const;
+
+ private:
+  friend class DriveState;  // saves and restores the state below
+  struct Line {
+    LineState state = LineState::kFree;
+    uint64_t valid = 0;
+    uint64_t last_write = 0;
+    std::vector<PageRun> written;  // runs programmed since the erase, in physical order
+  };
+
+  void program(uint64_t lpn, uint64_t count, OpCause cause, std::vector<FlashOp>* ops);
+  void open_line(std::vector<FlashOp>* ops);
+  void run_foreground_gc(std::vector<FlashOp>* ops);
+  void level_wear(std::vector<FlashOp>* ops);
+  bool collect_victim(std::vector<FlashOp>* ops);
+  void reclaim(uint64_t line, OpCause cause, std::vector<FlashOp>* ops);
+  void relocate(uint64_t lpn, uint64_t ppn, uint64_t count, OpCause cause, std::vector<FlashOp>* ops);
+  void erase(uint64_t line, OpCause cause, std::vector<FlashOp>* ops);
+  // Adds `delta` to the valid counts of physical pages [ppn, ppn + count).
+  void add_valid(uint64_t ppn, uint64_t count, int delta);
+  void invalidate(const std::vector<PageRun>& runs);
+  void free_line(uint64_t line);
+  uint32_t line_erases(uint64_t line) const { return erases_[line * geometry().units()]; }
+
+  FtlConfig config_;
+  uint64_t logical_pages_ = 0;
+  std::unique_ptr<MappingTable> mapping_;
+  std::unique_ptr<GcPolicy> policy_;
+  std::vector<Line> lines_;
+  std::vector<uint32_t> erases_;       // per block
+  std::vector<uint32_t> block_valid_;  // per block
+  std::set<std::pair<uint32_t, uint64_t>> free_;  // (erases, line): least worn first
+  std::optional<uint64_t> open_;
+  uint64_t slot_ = 0;   // next slot of the open line
+  uint64_t clock_ = 0;  // host pages written: the age of cost-benefit GC
+  bool collecting_ = false;
+  FtlCounters counters_;
+  std::vector<PageRun> scratch_;
+};
+
+const char* to_string(OpKind kind);
+const char* to_string(OpCause cause);
+
+}  // namespace ispsim::ftl
