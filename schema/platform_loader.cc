@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "schema/defaults.h"
 #include "schema/field_text.h"
+#include "schema/hardware_presets.h"
 #include "schema/overrides.h"
 #include "schema/parameter_table.h"
 #include "schema/textproto_file.h"
@@ -38,6 +39,7 @@ std::string LoadedPlatform::origin(const std::string& path) const {
   if (std::find(from_overrides.begin(), from_overrides.end(), path) != from_overrides.end()) {
     return "--set";
   }
+  if (std::find(from_presets.begin(), from_presets.end(), path) != from_presets.end()) return "preset";
   if (std::find(from_file.begin(), from_file.end(), path) != from_file.end()) return "file";
   return "default";
 }
@@ -162,6 +164,9 @@ void configure(LoadedPlatform& loaded, const std::vector<std::string>& overrides
   for (const std::string& assignment : overrides) {
     loaded.from_overrides.push_back(apply_override(loaded.platform, assignment, loaded.file));
   }
+  // After --set, which may name the presets; a parameter --set gives keeps its value.
+  loaded.from_presets = apply_hardware_presets(loaded.platform, loaded.from_overrides,
+                                               used_groups(loaded.platform), loaded.file);
   validate_parameters(loaded.platform, loaded.file);
   check_settings_used(loaded);
 }

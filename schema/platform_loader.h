@@ -20,8 +20,9 @@ struct LoadedPlatform {
   Platform platform;     // after defaults, overrides and checks
   std::vector<std::string> from_file;       // parameter paths the file sets
   std::vector<std::string> from_overrides;  // parameter paths set by --set, in order
+  std::vector<std::string> from_presets;    // parameter paths set by host_preset / ssd_preset
 
-  // Where a parameter's value came from: "--set", "file" or "default".
+  // Where a parameter's value came from: "--set", "preset", "file" or "default".
   std::string origin(const std::string& path) const;
 };
 

@@ -67,7 +67,8 @@ std::vector<BadCase> cases() {
        ": --set nand.t_rd=20: unknown parameter 'nand.t_rd' (NandParams has: "},
       {"unknown_set_group", kHeader, {"power.channels=2"},
        ": --set power.channels=2: unknown parameter 'power' (Platform has: name, description, "
-       "program, group, group_rank, modules, nand, stream, ssd, isp, flash_coordinator, host, link, placement, cim)"},
+       "program, group, group_rank, host_preset, ssd_preset, modules, nand, stream, ssd, isp, flash_coordinator, "
+       "host, link, placement, cim)"},
       {"set_on_a_group", kHeader, {"nand=3"},
        ": --set nand=3: 'nand' is a group of parameters, not a single value; use "
        "nand.<parameter> ("},

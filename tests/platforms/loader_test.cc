@@ -239,14 +239,16 @@ TEST(ParameterTable, AlignsColumnsAndLeavesTheLastOneUnpadded) {
 
 TEST(ParameterTable, ListsFullPathsInSchemaOrder) {
   const auto rows = ispsim::schema::parameter_rows(*Platform::descriptor(), nullptr);
-  ASSERT_GE(rows.size(), 8u);
+  ASSERT_GE(rows.size(), 10u);
   EXPECT_EQ(rows[0].path, "name");
   EXPECT_EQ(rows[1].path, "description");
   EXPECT_EQ(rows[2].path, "program");
   EXPECT_EQ(rows[3].path, "group");
   EXPECT_EQ(rows[4].path, "group_rank");
-  EXPECT_EQ(rows[5].path, "modules.isp_accelerator");
-  EXPECT_EQ(rows[6].path, "nand.channels");
+  EXPECT_EQ(rows[5].path, "host_preset");
+  EXPECT_EQ(rows[6].path, "ssd_preset");
+  EXPECT_EQ(rows[7].path, "modules.isp_accelerator");
+  EXPECT_EQ(rows[8].path, "nand.channels");
   EXPECT_EQ(rows.back().path, "cim.bus.energy_pj_per_bit");  // cim = 17, the last group
 }
 

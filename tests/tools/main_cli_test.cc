@@ -71,5 +71,5 @@ TEST(IspsimCli, EveryCommandAndActionIsInTheUsageAndHasItsOwnHelp) {
     }
   }
   EXPECT_EQ(commands, 7);
-  EXPECT_EQ(actions, 4 + 8);  // trace: dump, stats, pack, gen; engine: eight
+  EXPECT_EQ(actions, 6 + 8);  // trace: dump, stats, pack, gen, chakra-export, chakra-import; engine: eight
 }

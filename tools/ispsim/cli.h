@@ -35,7 +35,7 @@ std::string names_of(const std::vector<Subcommand>& table, const char* separator
 
 int run(const Args& args);       // cmd_run.cc: simulate a trace on a platform
 int compare(const Args& args);   // cmd_compare.cc: one trace on several platforms
-int trace(const Args& args);     // cmd_trace.cc: trace dump | stats | pack | gen
+int trace(const Args& args);     // cmd_trace.cc: trace dump | stats | pack | gen | chakra-*
 int trace_dump(const Args& args);
 int trace_stats(const Args& args);
 int trace_pack(const Args& args);

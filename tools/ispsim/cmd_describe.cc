@@ -23,6 +23,7 @@
 #include "schema/defaults.h"
 #include "schema/field_text.h"
 #include "schema/overrides.h"
+#include "schema/hardware_presets.h"
 #include "schema/parameter_table.h"
 #include "platforms/systems/system_registry.h"
 #include "schema/platform_loader.h"
@@ -161,6 +162,13 @@ int list_all() {
                     schema::parameter_doc(*field).doc});
   }
   std::cout << "\nModules (ispsim describe MODULE):\n" << schema::aligned_table(rows);
+
+  rows = {{"PRESET", "KIND", "HARDWARE"}};
+  for (const schema::HardwarePreset& p : schema::list_hardware_presets())
+    rows.push_back({p.name, p.kind, p.description});
+  std::cout << "\nHardware presets (--set host_preset=NAME or ssd_preset=NAME; platforms/hardware/NAME.textproto, "
+               "sources in the file):\n"
+            << schema::aligned_table(rows);
 
   isp::register_all();
   rows = {{"ROLE", "IMPLEMENTATIONS", "DEFAULT", "MEANING"}};

@@ -9,6 +9,7 @@
 #include "models/host/host_config.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
+#include "tools/ispsim/cmd_trace.h"
 #include "tools/ispsim/cmd_engine_rag.h"
 #include "traces/gen/budget_table.h"
 #include "traces/gen/dataset_profiles.h"
@@ -58,13 +59,20 @@ const char* kTraceUsage =
     "  gen --decode --shape MODEL --context-tokens C --out FILE [--steps A] ...\n"
     "                           shape-only decode programs of paper 1 (DECODE_ONLY, dense KV;\n"
     "                           DECODE_ONLY_DICTIONARY, compressed KV); see gen --decode --help\n"
+    "  chakra-export TRACE OUT.et [--program P]\n"
+    "                           write the trace (or its program P) as a Chakra execution trace\n"
+    "  chakra-import IN.et OUT.trace [--shape MODEL]\n"
+    "                           read a Chakra execution trace: an ispsim export is restored\n"
+    "                           exactly; another (one decoder LLM inference) needs --shape and\n"
+    "                           maps the ops ispsim models; prints one line per operator it\n"
+    "                           does not model, with its node count\n"
     "Traces are validated while they stream; the first problem ends the command with\n"
     "one error line and exit code 2.\n";
 
-// Parses `args` (after the action name) with the given named options and
-// positional names; every parse problem is bad input of this action.
-po::variables_map parse(const std::string& action, const Args& args, po::options_description named,
-                        const std::vector<std::string>& positional_names) {
+}  // namespace
+
+po::variables_map parse_trace_action(const std::string& action, const Args& args, po::options_description named,
+                                     const std::vector<std::string>& positional_names) {
   named.add_options()("help,h", "show this help");
   po::options_description all;
   all.add(named);
@@ -87,12 +95,12 @@ po::variables_map parse(const std::string& action, const Args& args, po::options
   return vm;
 }
 
-}  // namespace
+const char* trace_usage() { return kTraceUsage; }
 
 int trace_dump(const Args& args) {
   po::options_description named("trace dump options");
   named.add_options()("text", "print the text format of TraceText instead of one line per op");
-  const auto vm = parse("dump", args, named, {"file"});
+  const auto vm = parse_trace_action("dump", args, named, {"file"});
   if (vm.count("help")) {
     std::cout << kTraceUsage;
     return 0;
@@ -118,7 +126,7 @@ int trace_dump(const Args& args) {
 }
 
 int trace_stats(const Args& args) {
-  const auto vm = parse("stats", args, po::options_description("trace stats options"), {"file"});
+  const auto vm = parse_trace_action("stats", args, po::options_description("trace stats options"), {"file"});
   if (vm.count("help")) {
     std::cout << kTraceUsage;
     return 0;
@@ -134,7 +142,7 @@ int trace_stats(const Args& args) {
 }
 
 int trace_pack(const Args& args) {
-  const auto vm = parse("pack", args, po::options_description("trace pack options"), {"input", "output"});
+  const auto vm = parse_trace_action("pack", args, po::options_description("trace pack options"), {"input", "output"});
   if (vm.count("help")) {
     std::cout << kTraceUsage;
     return 0;
@@ -164,7 +172,7 @@ int budget_table(const Args& args) {
       ("kv-copies", po::value<std::string>(), "KV copies held at once, 1..8 (overrides the accounting)")
       ("workspace-bytes", po::value<std::string>(), "non-KV, non-weight bytes (overrides the accounting)")
       ("docs", po::value<std::string>(), "retrieved documents, top-k (default 5)");
-  const auto vm = parse("gen", args, named, {});
+  const auto vm = parse_trace_action("gen", args, named, {});
   if (vm.count("help")) {
     std::cout << kTraceUsage;
     return 0;
@@ -216,7 +224,7 @@ int trace_gen(const Args& args) {
       ("context-tokens", po::value<std::string>(), "context tokens of every document")
       ("query-tokens", po::value<std::string>(), "query tokens")
       ("answer-tokens", po::value<std::string>(), "answer tokens (decode steps)");
-  const auto vm = parse("gen", args, named, {});
+  const auto vm = parse_trace_action("gen", args, named, {});
   if (vm.count("help")) {
     std::cout << kTraceUsage << "model presets: " << tracegen::model_preset_names()
               << "\ndataset profiles: " << tracegen::dataset_profile_keys() << "\n";

@@ -6,6 +6,7 @@
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cmd_engine_dict.h"
 #include "tools/ispsim/cmd_engine_rag.h"
+#include "tools/ispsim/cmd_trace.h"
 
 namespace ispsim::cli {
 
@@ -29,6 +30,9 @@ const std::vector<Subcommand>& trace_actions() {
       {"pack", "validate a hand-written text trace and write it as binary", trace_pack},
       {"gen", "generate a trace: shape-only requests, engine-emitted, decode programs, the memory budget table",
        trace_gen},
+      {"chakra-export", "write a trace as a Chakra execution trace", trace_chakra_export},
+      {"chakra-import", "read a Chakra execution trace into a trace, reporting the ops not modelled",
+       trace_chakra_import},
   };
   return table;
 }

@@ -11,7 +11,7 @@
 
 namespace ispsim::tracegen {
 
-// Every preset, in a fixed order (SmolLM2, OPT, Llama, Qwen by size).
+// Every preset, in a fixed order (SmolLM2, OPT, Llama and Mistral, Qwen by size).
 const std::vector<trace::ModelShape>& model_presets();
 
 // The preset named `name`, case-insensitively (e.g. "smollm2-135m"). An unknown
@@ -22,8 +22,8 @@ trace::ModelShape find_model_preset(const std::string& name, const std::string& 
 std::string model_preset_names();
 
 // Whether the preset's LM head shares the embedding matrix (config.json
-// tie_word_embeddings; OPT always ties): true for SmolLM2 and OPT, false for
-// Llama-3.1-8B and Qwen2.5-7B. Unknown names are BadInput like find_model_preset.
+// tie_word_embeddings; OPT always ties): false for Llama-3.1-8B, Mistral-7B
+// and Qwen2.5-7B, true for the others. Unknown names are BadInput like find_model_preset.
 bool preset_ties_lm_head(const std::string& name);
 
 }  // namespace ispsim::tracegen

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "traces/gen/dataset_profiles.h"
+#include "traces/gen/memory_accounting.h"
 #include "traces/gen/model_presets.h"
 #include "traces/gen/seeded_random.h"
 
@@ -29,7 +30,12 @@ TEST(ModelPresets, PublishedShapes) {
       {"OPT-1.3B", trace::ARCHITECTURE_OPT, 24, 2048, 32, 32, 64, 8192, 50272},
       {"OPT-2.7B", trace::ARCHITECTURE_OPT, 32, 2560, 32, 32, 80, 10240, 50272},
       {"OPT-6.7B", trace::ARCHITECTURE_OPT, 32, 4096, 32, 32, 128, 16384, 50272},
+      {"Llama-3.2-1B", trace::ARCHITECTURE_LLAMA, 16, 2048, 32, 8, 64, 8192, 128256},
+      {"Llama-3.2-3B", trace::ARCHITECTURE_LLAMA, 28, 3072, 24, 8, 128, 8192, 128256},
       {"Llama-3.1-8B", trace::ARCHITECTURE_LLAMA, 32, 4096, 32, 8, 128, 14336, 128256},
+      {"Mistral-7B", trace::ARCHITECTURE_LLAMA, 32, 4096, 32, 8, 128, 14336, 32000},
+      {"Qwen2.5-0.5B", trace::ARCHITECTURE_QWEN2, 24, 896, 14, 2, 64, 4864, 151936},
+      {"Qwen2.5-1.5B", trace::ARCHITECTURE_QWEN2, 28, 1536, 12, 2, 128, 8960, 151936},
       {"Qwen2.5-7B", trace::ARCHITECTURE_QWEN2, 28, 3584, 28, 4, 128, 18944, 152064},
   };
   ASSERT_EQ(model_presets().size(), std::size(want));
@@ -52,6 +58,24 @@ TEST(ModelPresets, PublishedShapes) {
   }
 }
 
+// Derived values against the published parameter counts: Llama-3.2-1B 1.24B
+// (1,235,814,400 in its safetensors), Qwen2.5-0.5B 0.49B of which 0.36B
+// non-embedding (model card), Mistral-7B 7.24B (untied LM head).
+TEST(ModelPresets, ParameterCountsMatchPublishedFigures) {
+  // Llama-3.2-1B: 128256 x 2048 embedding + 16 x (2048 x (32 + 16) x 64 + 2048 x 2048
+  // + 3 x 2048 x 8192 + 2 x 2048) + 2048, tied.
+  EXPECT_EQ(accounting::model_parameters(find_model_preset("Llama-3.2-1B"), true), 1235814400u);
+  const trace::ModelShape qwen = find_model_preset("Qwen2.5-0.5B");
+  using accounting::model_parameters;
+  const uint64_t qwen_embedding = 151936ull * 896;
+  EXPECT_EQ(accounting::model_parameters(qwen, true), 494032768u);  // Q/K/V biases included
+  EXPECT_EQ(accounting::model_parameters(qwen, true) - qwen_embedding, 357898112u);
+  EXPECT_EQ(accounting::model_parameters(find_model_preset("Mistral-7B"), preset_ties_lm_head("Mistral-7B")), 7241732096u);
+  // KV per token: layers x 2 x kv_heads x head_dim x 2 B.
+  EXPECT_EQ(accounting::kv_bytes_per_token(find_model_preset("Llama-3.2-1B")), 16u * 2 * 8 * 64 * 2);
+  EXPECT_EQ(accounting::kv_bytes_per_token(find_model_preset("Qwen2.5-1.5B")), 28u * 2 * 2 * 128 * 2);
+}
+
 TEST(ModelPresets, LookupIsCaseInsensitiveAndUnknownNamesListTheKnownOnes) {
   EXPECT_EQ(find_model_preset("smollm2-135m").name(), "SmolLM2-135M");
   EXPECT_EQ(find_model_preset("QWEN2.5-7B").name(), "Qwen2.5-7B");
@@ -67,7 +91,8 @@ TEST(ModelPresets, LookupIsCaseInsensitiveAndUnknownNamesListTheKnownOnes) {
 
 TEST(ModelPresets, LmHeadTyingFromConfigJson) {
   for (const trace::ModelShape& m : model_presets()) {
-    const bool untied = m.name() == "Llama-3.1-8B" || m.name() == "Qwen2.5-7B";  // tie_word_embeddings false
+    // tie_word_embeddings false in config.json
+    const bool untied = m.name() == "Llama-3.1-8B" || m.name() == "Mistral-7B" || m.name() == "Qwen2.5-7B";
     EXPECT_EQ(preset_ties_lm_head(m.name()), !untied) << m.name();
   }
   EXPECT_THROW(preset_ties_lm_head("gpt2"), BadInput);
