@@ -2,9 +2,11 @@
 // only when that is a terminal, first after two seconds and then at most twice
 // a second, and erase their line when done; otherwise they do nothing, so pipes
 // and logs stay quiet. Shares and ETAs count simulated work (op_work()), not
-// ops: an op that streams its KV page by page costs the simulator one event
-// chain per page, a GPU op one. The ETA comes from the wall-clock rate of work
-// so far (a guide, not a promise).
+// ops: an op that streams its KV page by page costs the simulator events per
+// page, a GPU op a few. The ETA comes from the wall-clock rate of work so far,
+// a guide, not a promise: the estimate does not see which device reads the KV
+// (a staging hit reads none) nor the row passes that re-read it (an in-storage
+// attention whose query rows exceed the coordinator's buffers).
 //  - Progress: one run (`ispsim run`): ops completed, share of the work,
 //    simulated time, current phase.
 //  - CompareProgress: `ispsim compare`'s parent, over the platforms its child

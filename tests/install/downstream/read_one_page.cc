@@ -9,7 +9,8 @@
 
 int sc_main(int, char*[]) {
   using namespace ispsim;
-  const schema::LoadedPlatform loaded = schema::load_platform(std::string(ISPSIM_DATA) + "/platforms/nand_stream.textproto");
+  const std::string file = std::string(ISPSIM_DATA) + "/platforms/nand_stream.textproto";
+  const schema::LoadedPlatform loaded = schema::load_platform(file);
   const nand::FlashConfig flash_config = nand::FlashConfig::from_params(loaded.platform.nand());
   const nand::StreamConfig stream_config = nand::StreamConfig::from_params(loaded.platform.stream());
   nand::FlashArray flash("nand", flash_config);
