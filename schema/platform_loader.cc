@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "common/data_dir.h"
 #include "common/error.h"
 #include "schema/defaults.h"
 #include "schema/field_text.h"
@@ -55,7 +56,7 @@ std::vector<std::string> platform_search_path() {
       start = colon + 1;
     }
   }
-  dirs.push_back(ISPSIM_PLATFORM_DIR);
+  dirs.push_back(data_path("platforms"));
   return dirs;
 }
 

@@ -5,7 +5,8 @@
 //
 // Platforms are found by file path, or by name: <name>.textproto in the
 // directories of $ISPSIM_PLATFORM_PATH (':'-separated, searched first), then in
-// the source tree's platforms/ folder (compiled in).
+// data_path("platforms") (common/data_dir.h: the install tree's, or the source
+// tree's for a binary of the build tree).
 #pragma once
 
 #include <string>

@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev libfuzzer-14-dev  # fuzz/ targets (-fsanitize=fuzzer), tools/fuzz.sh
   python3            # tools/calibrate/calibrate.py (standard library only) and its ctest
   python3-matplotlib # tools/plot: figures of sweeps and `ispsim reproduce` (run with /usr/bin/python3)
+  python3-pytest python3-pandas  # the Python package's tests (tests/python) and its DataFrames
   slurm-wlm munge    # the Slurm test of `ispsim sweep --slurm` (a single-node cluster on localhost)
 )
 

@@ -431,6 +431,15 @@ uint64_t write_chunk_bytes(ssd::Ssd& ssd) {
   return uint64_t{flash.page_bytes} * flash.channels * flash.dies_per_channel;
 }
 
+// Each op's simulated work (progress.h) under this SSD's stream model.
+std::vector<uint64_t> op_works(const Runtime& runtime, ssd::Ssd& ssd) {
+  const uint64_t page_bytes = ssd.config().aggregated_streams ? 0 : ssd.flash().config().page_bytes;
+  std::vector<uint64_t> work;
+  work.reserve(runtime.ops().size());
+  for (const trace::Op& op : runtime.ops()) work.push_back(op_work(op, runtime.kv_bytes_per_token(), page_bytes));
+  return work;
+}
+
 // An energy ledger that folds up to the simulation's current time.
 struct SimulationLedger : core::EnergyLedger {
   SimulationLedger() { set_clock([] { return sc_core::sc_time_stamp().value(); }); }
@@ -448,14 +457,14 @@ struct BlendRun {
         runtime(in.header, std::move(in.ops), loaded.platform.placement(), gpu_port, staging, ssd_port,
                 write_chunk_bytes(system.ssd)),
         phases(ledger),
-        progress(loaded.platform.name(), runtime.ops().size(), options.progress, options.progress_slot) {
+        progress(loaded.platform.name(), op_works(runtime, system.ssd), options.progress, options.progress_slot) {
     system.ssd.engine().set_timeline(timeline_or_null);
     runtime.set_phase_listener([this](std::optional<trace::Phase> phase, uint64_t at_ps) {
       busy.change(phase_key(phases.current()), at_ps);
       phases.change(phase, at_ps);
       if (phase) progress.set_phase(phase_name(*phase));
     });
-    runtime.set_completion_listener([this](size_t completed) { progress.update(completed, now_ps()); });
+    runtime.set_completion_listener([this](size_t index) { progress.completed(index, now_ps()); });
     if (!options.waveform.path.empty()) trace_waveform(options.waveform);
   }
   BlendRun(const BlendRun&) = delete;

@@ -60,24 +60,40 @@ double TerminalLine::elapsed_s() const { return std::chrono::duration<double>(Cl
 
 // --- Progress -------------------------------------------------------------------
 
-Progress::Progress(std::string label, size_t total_ops, bool enabled, ProgressSlot* slot)
-    : label_(std::move(label)), total_ops_(total_ops), slot_(slot), terminal_(enabled) {
-  if (slot_) slot_->total_ops.store(total_ops, std::memory_order_relaxed);
+uint64_t op_work(const trace::Op& op, uint64_t kv_bytes_per_token, uint64_t page_bytes) {
+  if (page_bytes == 0) return 1;
+  uint64_t bytes = 0;
+  if (op.has_attention())
+    for (const trace::KvSpan& span : op.attention().kv())
+      bytes += (span.tokens().end() - span.tokens().begin()) * kv_bytes_per_token;
+  if (op.has_kv_load()) bytes += op.kv_load().bytes();
+  if (op.has_kv_append()) bytes += op.kv_append().bytes();
+  return 1 + (bytes + page_bytes - 1) / page_bytes;
 }
 
-std::string Progress::line(const std::string& label, size_t done_ops, size_t total_ops, uint64_t simulated_ps,
-                           const std::string& phase, double elapsed_s) {
-  const double share = total_ops ? static_cast<double>(done_ops) / static_cast<double>(total_ops) : 1.0;
+Progress::Progress(std::string label, std::vector<uint64_t> work, bool enabled, ProgressSlot* slot)
+    : label_(std::move(label)), work_(std::move(work)), slot_(slot), terminal_(enabled) {
+  figures_.total_ops = work_.size();
+  for (uint64_t w : work_) figures_.total_work += w;
+  if (slot_) slot_->total_work.store(figures_.total_work, std::memory_order_relaxed);
+}
+
+std::string Progress::line(const std::string& label, const Figures& f, const std::string& phase, double elapsed_s) {
+  const double share =
+      f.total_work ? static_cast<double>(f.done_work) / static_cast<double>(f.total_work) : 1.0;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s: %5.1f %% of %zu ops, simulated %.3f s%s%s", label.c_str(), 100 * share,
-                total_ops, static_cast<double>(simulated_ps) * 1e-12, phase.empty() ? "" : ", ", phase.c_str());
+  std::snprintf(buf, sizeof buf, "%s: %zu of %zu ops, %.1f %% of the work, simulated %.3f s%s%s", label.c_str(),
+                f.done_ops, f.total_ops, 100 * share, static_cast<double>(f.simulated_ps) * 1e-12,
+                phase.empty() ? "" : ", ", phase.c_str());
   return buf + eta_text(share, elapsed_s);
 }
 
-void Progress::update(size_t done_ops, uint64_t simulated_ps) {
-  if (slot_) slot_->done_ops.store(done_ops, std::memory_order_relaxed);
-  if (terminal_.due())
-    terminal_.draw(line(label_, done_ops, total_ops_, simulated_ps, phase_, terminal_.elapsed_s()));
+void Progress::completed(size_t index, uint64_t simulated_ps) {
+  ++figures_.done_ops;
+  figures_.done_work += work_[index];
+  figures_.simulated_ps = simulated_ps;
+  if (slot_) slot_->done_work.store(figures_.done_work, std::memory_order_relaxed);
+  if (terminal_.due()) terminal_.draw(line(label_, figures_, phase_, terminal_.elapsed_s()));
 }
 
 // --- SharedProgress -------------------------------------------------------------
@@ -101,11 +117,11 @@ void CompareProgress::tick() {
   if (!terminal_.due()) return;
   std::vector<double> shares(names_.size(), -1.0);
   for (size_t i = 0; i < names_.size(); ++i) {
-    const uint64_t total = slots_[i].total_ops.load(std::memory_order_relaxed);
+    const uint64_t total = slots_[i].total_work.load(std::memory_order_relaxed);
     if (finished_[i])
       shares[i] = 1.0;
     else if (total > 0)  // cannot reach 1 before the child has finished
-      shares[i] = std::min(0.999, static_cast<double>(slots_[i].done_ops.load(std::memory_order_relaxed)) /
+      shares[i] = std::min(0.999, static_cast<double>(slots_[i].done_work.load(std::memory_order_relaxed)) /
                                       static_cast<double>(total));
   }
   terminal_.draw(line(names_, shares, terminal_.elapsed_s()));

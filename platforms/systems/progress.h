@@ -1,13 +1,17 @@
 // Progress displays for long simulations on a terminal. They draw on stderr
 // only when that is a terminal, first after two seconds and then at most twice
 // a second, and erase their line when done; otherwise they do nothing, so pipes
-// and logs stay quiet. ETAs come from the wall-clock rate so far (ops differ
-// in cost, so an ETA is a guide, not a promise).
-//  - Progress: one run (`ispsim run`): share of the program's ops completed,
+// and logs stay quiet. Shares and ETAs count simulated work (op_work()), not
+// ops: an op that streams its KV page by page costs the simulator events per
+// page, a GPU op a few. The ETA comes from the wall-clock rate of work so far,
+// a guide, not a promise: the estimate does not see which device reads the KV
+// (a staging hit reads none) nor the row passes that re-read it (an in-storage
+// attention whose query rows exceed the coordinator's buffers).
+//  - Progress: one run (`ispsim run`): ops completed, share of the work,
 //    simulated time, current phase.
 //  - CompareProgress: `ispsim compare`'s parent, over the platforms its child
-//    processes simulate; each child publishes its share in a ProgressSlot in
-//    memory shared with the parent (SharedProgress).
+//    processes simulate; each child publishes its work done in a ProgressSlot
+//    in memory shared with the parent (SharedProgress).
 #pragma once
 
 #include <atomic>
@@ -17,11 +21,19 @@
 #include <string>
 #include <vector>
 
+#include "traces/trace.pb.h"
+
 namespace ispsim::systems {
 
-// The ops of one run completed so far, written by the run, read by another process.
+// The simulated work of one op, in page events: 1 for the op itself, plus, when
+// the SSD streams page by page (`page_bytes` > 0; 0 for the aggregated stream
+// model, whose cost does not grow with the bytes), one per flash page of KV the
+// op reads (its attention's KV spans, a kv_load) or writes (a kv_append).
+uint64_t op_work(const trace::Op& op, uint64_t kv_bytes_per_token, uint64_t page_bytes);
+
+// The work of one run done so far, written by the run, read by another process.
 struct ProgressSlot {
-  std::atomic<uint64_t> done_ops{0}, total_ops{0};
+  std::atomic<uint64_t> done_work{0}, total_work{0};
 };
 
 // One line on stderr, redrawn in place, when stderr is a terminal.
@@ -48,22 +60,32 @@ class TerminalLine {
 
 class Progress {
  public:
-  // `enabled` false (or stderr not a terminal) draws nothing; `slot`, when
-  // given, receives the counts whether or not anything is drawn.
-  Progress(std::string label, size_t total_ops, bool enabled, ProgressSlot* slot = nullptr);
+  // What the line shows.
+  struct Figures {
+    size_t done_ops = 0, total_ops = 0;
+    uint64_t done_work = 0, total_work = 0;
+    uint64_t simulated_ps = 0;
+  };
+
+  // `work[i]`: op i's op_work(). `enabled` false (or stderr not a terminal)
+  // draws nothing; `slot`, when given, receives the work done whether or not
+  // anything is drawn.
+  Progress(std::string label, std::vector<uint64_t> work, bool enabled, ProgressSlot* slot = nullptr);
 
   void set_phase(std::string phase) { phase_ = std::move(phase); }
-  void update(size_t done_ops, uint64_t simulated_ps);
+  // Op `index` completed at simulated time `simulated_ps`.
+  void completed(size_t index, uint64_t simulated_ps);
 
   // The line drawn for these figures (also used by the tests).
-  static std::string line(const std::string& label, size_t done_ops, size_t total_ops, uint64_t simulated_ps,
-                          const std::string& phase, double elapsed_s);
+  static std::string line(const std::string& label, const Figures& figures, const std::string& phase,
+                          double elapsed_s);
 
  private:
   const std::string label_;
-  const size_t total_ops_;
+  const std::vector<uint64_t> work_;
   ProgressSlot* const slot_;
   TerminalLine terminal_;
+  Figures figures_;
   std::string phase_;
 };
 
@@ -90,7 +112,7 @@ class CompareProgress {
   void finished(size_t index) { finished_[index] = 1; }
   void tick();  // redraws when due
 
-  // A run's share: < 0 not started, 0..1 under way, exactly 1 finished.
+  // A run's share of its work: < 0 not started, 0..1 under way, exactly 1 finished.
   // Draws "compare: 2 of 6 platforms done; MemLLM 45.0 %, GPU-FullCompute
   // 12.5 %; ETA 2m10s" (the ETA from the mean share over all platforms).
   static std::string line(const std::vector<std::string>& names, const std::vector<double>& shares,

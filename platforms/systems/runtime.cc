@@ -215,7 +215,7 @@ void Runtime::complete(size_t index) {
   last_end_ps_ = std::max(last_end_ps_, now_ps());
   in_flight_.erase(index);
   in_flight_changed();
-  if (completion_listener_) completion_listener_(completed_);
+  if (completion_listener_) completion_listener_(index);
   for (size_t d : dependants_[index])
     if (--waiting_on_[d] == 0) ready_queue_.push_back(d);
   run_ready();

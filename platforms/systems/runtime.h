@@ -155,6 +155,7 @@ class Runtime {
   uint64_t kv_bytes_read_to_host() const { return kv_read_bytes_; }
   uint64_t kv_bytes_staging_hits() const { return staging_hit_bytes_; }
   uint64_t ssd_prefetches() const { return ssd_prefetches_; }
+  uint64_t kv_bytes_per_token() const { return kv_bytes_per_token_; }
 
   // Device of the attention of the op's phase under this placement.
   schema::PlacementParams::Device attention_device(const trace::Op& op) const;
@@ -164,7 +165,7 @@ class Runtime {
   // may come at one time; the last one holds from then on.
   using PhaseListener = std::function<void(std::optional<trace::Phase>, uint64_t at_ps)>;
   void set_phase_listener(PhaseListener listener) { phase_listener_ = std::move(listener); }
-  // Called after each op completes, with the number completed so far.
+  // Called after each op completes, with its index in ops().
   void set_completion_listener(std::function<void(size_t)> listener) { completion_listener_ = std::move(listener); }
 
  private:
@@ -211,7 +212,6 @@ class Runtime {
   // Sends every buffered write of `layer` now (the host is about to read them
   // back, an exception to the idle-time rule); `then` runs once they are written.
   void flush_layer_writes(uint32_t layer, Done then);
-  uint64_t kv_bytes_per_token() const { return kv_bytes_per_token_; }
   void in_flight_changed();
 
   const trace::Header header_;

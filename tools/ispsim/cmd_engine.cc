@@ -12,6 +12,7 @@
 #include <memory>
 #include <sstream>
 
+#include "common/data_dir.h"
 #include "common/error.h"
 #include "kernels/int/quantized_lm.h"
 #include "kernels/model/evaluation.h"
@@ -36,7 +37,7 @@ using model::CausalLm;
 // path's stage switches) add their fields here, register them in
 // add_engine_options() and pick the implementation in make_engine().
 struct EngineOptions {
-  std::string model_dir = "assets/brown-llama";  // default: the demo model, relative to the working directory
+  std::string model_dir = data_path("assets/brown-llama");  // default: the demo model (common/data_dir.h)
   std::string text_file;                         // ppl
   long long max_tokens = 0;                      // ppl: score at most this many tokens (0 = all)
   int window = 0;                                // ppl: tokens per window (0 = the model's context)
@@ -45,7 +46,7 @@ struct EngineOptions {
   bool add_bos = true;                           // start the token stream with BOS (see bos_id())
   // Quantized engines (kernels/int/quantized_lm.h): the ablation stage, or "all" (ppl only).
   std::string quant = "fp32";
-  std::string calib_file = "kernels/int/data/brown_calibration.txt";  // relative to the working directory
+  std::string calib_file = data_path("kernels/int/data/brown_calibration.txt");
   int calib_tokens = 2048;
   integer::IntegerOptions integer;
   // precompute / blend (kernels/rag)

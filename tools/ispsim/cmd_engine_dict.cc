@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "common/data_dir.h"
 #include "common/error.h"
 #include "kernels/dict/accounting.h"
 #include "kernels/dict/dictionary.h"
@@ -29,8 +30,9 @@ namespace {
 
 namespace po = boost::program_options;
 
-const char* kDefaultModel = "assets/brown-llama";
-const char* kDefaultDict = "assets/brown-llama/kv-dictionaries.safetensors";
+// The demo model and its dictionaries (common/data_dir.h).
+const std::string kDefaultModel = data_path("assets/brown-llama");
+const std::string kDefaultDict = data_path("assets/brown-llama/kv-dictionaries.safetensors");
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -57,7 +59,7 @@ std::vector<dict::Dictionary> dequantized(const dict::KvDictionaries& d) {
 }  // namespace
 
 int engine_dict_train(const Args& args) {
-  std::string model_dir = kDefaultModel, calib = "kernels/int/data/brown_calibration.txt", out;
+  std::string model_dir = kDefaultModel, calib = data_path("kernels/int/data/brown_calibration.txt"), out;
   int calib_tokens = 0;
   std::string eval_text;
   int eval_tokens = 8192;
@@ -144,9 +146,9 @@ namespace {
 struct QualityOptions {
   std::string model_dir = kDefaultModel;
   std::string dict_file = kDefaultDict;
-  std::string text_file = "assets/brown-llama/heldout.txt";
-  std::string docs_file = "assets/rag-demo/docs.jsonl";
-  std::string queries_file = "assets/rag-demo/queries.jsonl";
+  std::string text_file = data_path("assets/brown-llama/heldout.txt");
+  std::string docs_file = data_path("assets/rag-demo/docs.jsonl");
+  std::string queries_file = data_path("assets/rag-demo/queries.jsonl");
   int windows = 16;          // held-out sequences
   int prompt_tokens = 128;   // held-out: dense prompt, the rest of the context decoded
   int answer_tokens = 32;    // RAG: dense greedy answer length (teacher-forced)
@@ -302,7 +304,7 @@ int engine_kv_quality(const Args& args) {
 }
 
 int engine_kv_trace(const Args& args) {
-  std::string model_dir = kDefaultModel, dict_file = kDefaultDict, docs_file = "assets/rag-demo/docs.jsonl";
+  std::string model_dir = kDefaultModel, dict_file = kDefaultDict, docs_file = data_path("assets/rag-demo/docs.jsonl");
   std::string doc_list, query, out, encoder = "pursuit";
   int tokens = 8;
   bool flat = false;

@@ -15,6 +15,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/data_dir.h"
 #include "common/error.h"
 #include "kernels/int/quantized_lm.h"
 #include "kernels/model/model.h"
@@ -34,13 +35,13 @@ namespace po = boost::program_options;
 
 // Options shared by both commands: which model, engine and store.
 struct RagOptions {
-  std::string model_dir = "assets/brown-llama";  // the demo model, relative to the working directory
+  std::string model_dir = data_path("assets/brown-llama");  // the demo model (common/data_dir.h)
   std::string store_dir;
   std::string quant = "fp32";                      // fp32 | int-nonlinear | int16
   // Calibration of the integer engine: the same text and count as `ispsim engine
   // --quant` (cmd_engine.cc), so a store precomputed there matches (its fingerprint
   // covers the integer model, hence the calibration).
-  std::string calib_file = "kernels/int/data/brown_calibration.txt";
+  std::string calib_file = data_path("kernels/int/data/brown_calibration.txt");
   int calib_tokens = 2048;
   int answer_tokens = 8;
 };

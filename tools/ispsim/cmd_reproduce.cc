@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "common/data_dir.h"
 #include "common/error.h"
 #include "schema/platform_loader.h"
 #include "tools/ispsim/cli.h"
@@ -176,7 +177,7 @@ Paper memllm_paper(bool full) {
 
   Experiment bw{"memllm-nand-bandwidth", "Naive vs pipelined aggregate NAND read bandwidth",
                 sweep_text("memllm-nand-bandwidth", "NAND stream microbenchmark, tR exposed vs die-level pipelined",
-                           axis("trace.file", {std::string(ISPSIM_SOURCE_DIR) + "/traces/samples/nand_stream.trace"}) +
+                           axis("trace.file", {data_path("traces/samples/nand_stream.trace")}) +
                                axis("platform", {"nand_stream"}) +
                                axis("stream.read_mode", {"SEQUENTIAL", "PIPELINED"})),
                 {{"nand_bandwidth", "Aggregate NAND read bandwidth, naive (tR exposed) vs pipelined",
@@ -313,11 +314,12 @@ int run_command(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-// The command as it pastes into a POSIX shell run from the repository root:
-// paths inside the source tree relative to it (no absolute path of the machine
-// that wrote it), every word that is not plain single-quoted ('\'' for a quote).
+// The command as it pastes into a POSIX shell run from the data root (the
+// repository root, or an install's share/ispsim): paths inside it relative to
+// it (no absolute path of the machine that wrote it), every word that is not
+// plain single-quoted ('\'' for a quote).
 std::string shell_words(const std::vector<std::string>& argv) {
-  const std::string root = std::string(ISPSIM_SOURCE_DIR) + "/";
+  const std::string root = data_dir() + "/";
   std::string out;
   for (std::string a : argv) {
     if (a.rfind(root, 0) == 0) a = a.substr(root.size());
@@ -396,7 +398,7 @@ int reproduce(const Args& args) {
     return 0;
   }
 
-  const std::string python = "/usr/bin/python3", plot = std::string(ISPSIM_SOURCE_DIR) + "/tools/plot/ispsim_plot.py";
+  const std::string python = "/usr/bin/python3", plot = data_path("tools/plot/ispsim_plot.py");
   if (!paper.experiments.empty() && run_command({python, "-c", "import matplotlib"}) != 0)
     throw BadInput("ispsim reproduce", "figures need Debian's python3-matplotlib for /usr/bin/python3 (bash tools/setup.sh installs it)");
   // Every sweep checked before anything is written (a bad --contexts or --steps: one line, no folder).
