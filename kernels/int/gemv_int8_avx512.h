@@ -11,6 +11,7 @@ namespace ispsim::integer {
 
 struct PackedS8;
 struct IExpParams;
+struct ScoreMax;
 
 #if defined(ISPSIM_HAVE_X86_SIMD)
 // Rows [r0, r1) (multiples of 16, r1 may be the ragged end) of
@@ -30,6 +31,11 @@ void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* k, in
                          int lds);
 void weighted_sum_s32_avx512(const int32_t* p, int ldp, int nq, const int32_t* v, int ldv, int nk, int n,
                              int64_t* acc, int ldacc);
+// score_tiles_s32 / scores_to_probs of int_attention.h (the row maxima fused into the score tiles).
+void score_tiles_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* key_tiles, int head_dim, int tiles,
+                            const int* len, int64_t* s, int lds, ScoreMax* max);
+void scores_to_probs_avx512(const int64_t* s, int n, int64_t max_abs, int64_t max_value, int bits, int frac_bits,
+                            int32_t* probs);
 #endif
 
 }  // namespace ispsim::integer
