@@ -52,13 +52,18 @@ void score_tiles_s32(const int32_t* q, int ldq, int nq, const int32_t* key_tiles
   for (int j = 0; j < nq; ++j) max[j] = row_max(s + static_cast<size_t>(j) * lds, len[j]);
 }
 
-void scores_to_probs(const int64_t* s, int n, const ScoreMax& max, int bits, int frac_bits, int32_t* probs) {
+void scores_to_probs(const int64_t* s, int n, const ScoreMax& max, int bits, int frac_bits, int register_bits,
+                     int32_t* probs) {
 #if defined(ISPSIM_HAVE_X86_SIMD)
-  if (model::active_isa() >= Isa::kAvx512) return scores_to_probs_avx512(s, n, max.abs, max.value, bits, frac_bits, probs);
+  if (model::active_isa() >= Isa::kAvx512 && register_bits == 64)
+    return scores_to_probs_avx512(s, n, max.abs, max.value, bits, frac_bits, probs);
 #endif
   // The reference: the two operators on the whole row (probs doubles as the requantized row).
   const int shift = requantize_token(s, n, bits, probs);
-  int_softmax(probs, n, frac_bits - shift, probs, 30);
+  if (register_bits == 32)
+    int_softmax_reg32(probs, n, frac_bits - shift, probs);
+  else
+    int_softmax(probs, n, frac_bits - shift, probs, 30);
 }
 
 }  // namespace ispsim::integer

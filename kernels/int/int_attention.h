@@ -41,7 +41,8 @@ void score_tiles_s32(const int32_t* q, int ldq, int nq, const int32_t* key_tiles
 
 // Softmax probabilities (Q30) of one row of n >= 1 scores with frac_bits
 // fractional bits: requantize_token(s, n, bits) then int_softmax, fused, using
-// the row's maxima from score_tiles_s32.
-void scores_to_probs(const int64_t* s, int n, const ScoreMax& max, int bits, int frac_bits, int32_t* probs);
+// the row's maxima from score_tiles_s32 (register_bits 32: int_softmax_reg32).
+void scores_to_probs(const int64_t* s, int n, const ScoreMax& max, int bits, int frac_bits, int register_bits,
+                     int32_t* probs);
 
 }  // namespace ispsim::integer

@@ -71,10 +71,11 @@ void IntegerEngine::norm_rows(const IntNorm& norm, int n, const int32_t* in, int
     for (int r = r0; r < r1; ++r) {
       const int shift = requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp.data());
       int32_t* y = out + static_cast<size_t>(r) * h;
-      if (norm.layer_norm)
-        int_layernorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+      const int frac = m_.residual_frac - shift;
+      if (m_.register_bits == 32)
+        (norm.layer_norm ? int_layernorm_reg32 : int_rmsnorm_reg32)(tmp.data(), h, frac, w, y, norm.out_frac_bits);
       else
-        int_rmsnorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+        (norm.layer_norm ? int_layernorm : int_rmsnorm)(tmp.data(), h, frac, w, y, norm.out_frac_bits);
     }
   });
 }
@@ -118,7 +119,8 @@ void IntegerEngine::attend_block(int layer, int g, int r0, int r1, AttendScratch
   for (int j = 0; j < nq; ++j) {
     // One scale for the whole row of scores (paper 1 §3.1.3), then integer Softmax.
     int32_t* probs = &s.probs[static_cast<size_t>(j) * keys];
-    scores_to_probs(&s.scores[static_cast<size_t>(j) * lds], s.len[j], s.max[j], bits, L.q_frac + L.k_frac, probs);
+    scores_to_probs(&s.scores[static_cast<size_t>(j) * lds], s.len[j], s.max[j], bits, L.q_frac + L.k_frac,
+                    m_.register_bits, probs);
     for (int t = s.len[j]; t < keys; ++t) probs[t] = 0;
   }
   // Σ_t p_t · v_t: at most 2^30 · max|v| < 2^61 since the p_t sum to ~1.

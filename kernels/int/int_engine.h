@@ -55,6 +55,7 @@ struct IntegerModel {
   int vocab = 0, hidden = 0, ffn = 0, heads = 0, kv_heads = 0, head_dim = 0, max_positions = 0;
   int group = 128;
   bool int16_requant = true;  // false: norm and Softmax inputs requantized to INT8 instead (ablation)
+  int register_bits = 64;     // 32: the norms and the Softmax in 32-bit registers (int_norm.h, int_exp.h)
   bool swiglu = true;         // SwiGLU FFN (Llama) or ReLU FFN (OPT)
   bool rotary = true;         // RoPE (Llama) or learned positions (OPT)
   int residual_frac = 0;

@@ -85,7 +85,7 @@ TEST_P(TiledAttention, IntegerTilesEqualWholeRowOperators) {
             const int shift = requantize_token(want.data(), len[j], bits, reference.data());
             int_softmax(reference.data(), len[j], frac - shift, reference.data(), 30);
           }
-          scores_to_probs(&s[static_cast<size_t>(j) * lds], len[j], max[j], bits, frac, got.data());
+          scores_to_probs(&s[static_cast<size_t>(j) * lds], len[j], max[j], bits, frac, 64, got.data());
           ASSERT_EQ(got, reference) << nq << "x" << hd << "x" << keys << " j " << j << " bits " << bits << " frac " << frac;
         }
     }
