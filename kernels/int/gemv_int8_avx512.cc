@@ -335,6 +335,32 @@ ISPSIM_AVX512 void int_softmax_avx512(const int32_t* x, int n, const IExpParams&
   normalize_probs(out, n, _mm512_reduce_add_epi64(sum), out_frac_bits);
 }
 
+// SwiGLU on 8 int64 lanes, step for step as int_swiglu: i-exp of −|gate|,
+// sigmoid(−|gate|) = ⌊e · 2^30 / (one + e)⌋ (the divisor differs per
+// element and AVX-512 has no integer division, so the 8 quotients are taken
+// in scalar registers), the sign mirror, SiLU and the product with up, all
+// within int64 (|gate|, |silu| < 2^31, sigmoid <= 2^30).
+ISPSIM_AVX512 void int_swiglu_avx512(const int32_t* gate, const int32_t* up, int n, const IExpParams& params, int shift,
+                                     int32_t* out) {
+  const __m512i one = _mm512_set1_epi64(params.one), q30 = _mm512_set1_epi64(int64_t{1} << 30);
+  const __m512i half30 = _mm512_set1_epi64(int64_t{1} << 29), half = _mm512_set1_epi64(int64_t{1} << (shift - 1));
+  alignas(64) uint64_t num[8], den[8];
+  for (int i = 0; i < n; i += 8) {
+    const __mmask8 valid = mask8(n - i);
+    const __m512i g = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, gate + i));
+    const __m512i u = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, up + i));
+    const __m512i e = i_exp_lanes(_mm512_sub_epi64(_mm512_setzero_si512(), _mm512_abs_epi64(g)), params);
+    _mm512_store_si512(num, _mm512_slli_epi64(e, 30));
+    _mm512_store_si512(den, _mm512_add_epi64(one, e));
+    for (int l = 0; l < 8; ++l) num[l] /= den[l];
+    const __m512i nh = _mm512_load_si512(num);
+    const __m512i sig = _mm512_mask_sub_epi64(nh, _mm512_cmpge_epi64_mask(g, _mm512_setzero_si512()), q30, nh);
+    const __m512i silu = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(g, sig), half30), 30);
+    const __m512i y = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(silu, u), half), static_cast<unsigned>(shift));
+    _mm256_mask_storeu_epi32(out + i, valid, _mm512_cvtsepi64_epi32(y));
+  }
+}
+
 ISPSIM_AVX512 void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n,
                                        int64_t* s, int lds) {
   using Tile = void (*)(const int32_t*, int, const int32_t*, int, const int32_t*, int, int, int, int64_t*, int);

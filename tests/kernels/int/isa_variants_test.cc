@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "kernels/int/gemv_int8.h"
+#include "kernels/int/int_activation.h"
 #include "kernels/int/int_exp.h"
 #include "kernels/int/quantized_lm.h"
 #include "kernels/int/random_model.h"
@@ -263,6 +264,30 @@ TEST_P(IsaVariants, IntSoftmaxIsBitExactWithScalar) {
         int_softmax(x.data(), n, frac, got.data(), 30);
         ASSERT_EQ(got, want) << "frac " << frac << ", n " << n << ", range " << range;
       }
+}
+
+// SwiGLU (i-exp of −|gate|, the per-element quotient of the sigmoid, SiLU and
+// the product with up): every level gives the scalar outputs, in place too,
+// for gate scales below, inside and above i-exp's working range, out shifts
+// inside and outside the vector kernel's [1, 62], and int32 extremes.
+TEST_P(IsaVariants, SwigluIsBitExactWithScalar) {
+  std::mt19937 rng(31);
+  for (int gate_frac : {0, 5, 12, 14, 20, 30})
+    for (int out_shift : {-2, 1, 17, 40, 62, 63})
+      for (int n : {1, 7, 8, 17, 1000})
+        for (int32_t range : {3, 70000, 1 << 24, INT32_MAX}) {
+          std::vector<int32_t> gate(n), up(n);
+          std::uniform_int_distribution<int32_t> d(-range, range);
+          for (int i = 0; i < n; ++i) gate[i] = d(rng), up[i] = d(rng);
+          if (range == INT32_MAX && n > 2) gate[0] = INT32_MIN, gate[1] = INT32_MAX, up[0] = up[1] = INT32_MIN;
+          const int up_frac = 16, out_frac = gate_frac + up_frac - out_shift;
+          std::vector<int32_t> want(n), got = gate;
+          model::set_active_isa(Isa::kScalar);
+          int_swiglu(gate.data(), gate_frac, up.data(), up_frac, n, want.data(), out_frac);
+          model::set_active_isa(GetParam());
+          int_swiglu(got.data(), gate_frac, up.data(), up_frac, n, got.data(), out_frac);  // in place
+          ASSERT_EQ(got, want) << "gate frac " << gate_frac << ", shift " << out_shift << ", n " << n << ", range " << range;
+        }
 }
 
 // The integer attention's blocked kernels equal per-pair int64 arithmetic
