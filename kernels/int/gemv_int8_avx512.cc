@@ -169,33 +169,6 @@ ISPSIM_AVX512 inline __mmask8 mask8(int n) {
   return n >= 8 ? __mmask8{0xFF} : (n <= 0 ? __mmask8{0} : static_cast<__mmask8>((1u << n) - 1));
 }
 
-// R queries against keys [0, nk). vpmuldq multiplies the even int32 elements
-// (the low halves of the 64-bit lanes); the odd ones are shifted down first:
-// the key's once per key, the queries' once per block (qo).
-template <int R, bool Full>
-ISPSIM_AVX512 void score_tile(const int32_t* q, int ldq, const int32_t* qo, int ldqo, const int32_t* k, int ldk, int nk,
-                              int n, int64_t* s, int lds) {
-  const int chunks = (n + 15) / 16;
-  for (int t = 0; t < nk; ++t) {
-    const int32_t* kt = k + static_cast<int64_t>(t) * ldk;
-    __m512i acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
-    for (int c = 0; c < chunks; ++c) {
-      // Masked loads only for a ragged head (see value_tile).
-      const __mmask16 m = mask16(n - 16 * c);
-      const __m512i even = Full ? _mm512_loadu_si512(kt + 16 * c) : _mm512_maskz_loadu_epi32(m, kt + 16 * c);
-      const __m512i odd = _mm512_srli_epi64(even, 32);
-      for (int r = 0; r < R; ++r) {
-        const int32_t* qr = q + static_cast<int64_t>(r) * ldq + 16 * c;
-        const __m512i qe = Full ? _mm512_loadu_si512(qr) : _mm512_maskz_loadu_epi32(m, qr);
-        const __m512i qodd = _mm512_loadu_si512(qo + static_cast<int64_t>(r) * ldqo + 16 * c);
-        acc[r] = _mm512_add_epi64(acc[r], _mm512_add_epi64(_mm512_mul_epi32(qe, even), _mm512_mul_epi32(qodd, odd)));
-      }
-    }
-    for (int r = 0; r < R; ++r) s[static_cast<int64_t>(r) * lds + t] = _mm512_reduce_add_epi64(acc[r]);
-  }
-}
-
 // R queries × up to 32 elements from c0: four int64 vectors per query held in
 // registers across all keys; each value row is widened once for the R queries.
 // Full: all 32 elements exist, so plain loads (with masked loads in the loop,
@@ -224,7 +197,6 @@ ISPSIM_AVX512 void value_tile(const int32_t* p, int ldp, const int32_t* v, int l
 }
 
 constexpr int kQueryTile = 4;
-thread_local std::vector<int32_t> t_odd;  // the queries' odd elements, shifted into the low halves
 }  // namespace
 
 namespace {
@@ -358,25 +330,6 @@ ISPSIM_AVX512 void int_swiglu_avx512(const int32_t* gate, const int32_t* up, int
     const __m512i silu = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(g, sig), half30), 30);
     const __m512i y = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(silu, u), half), static_cast<unsigned>(shift));
     _mm256_mask_storeu_epi32(out + i, valid, _mm512_cvtsepi64_epi32(y));
-  }
-}
-
-ISPSIM_AVX512 void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n,
-                                       int64_t* s, int lds) {
-  using Tile = void (*)(const int32_t*, int, const int32_t*, int, const int32_t*, int, int, int, int64_t*, int);
-  static constexpr Tile kTiles[2][kQueryTile] = {
-      {score_tile<1, false>, score_tile<2, false>, score_tile<3, false>, score_tile<4, false>},
-      {score_tile<1, true>, score_tile<2, true>, score_tile<3, true>, score_tile<4, true>}};
-  const int ldqo = (n + 15) / 16 * 16;
-  t_odd.resize(static_cast<size_t>(nq) * ldqo);
-  for (int j = 0; j < nq; ++j)
-    for (int c = 0; c < ldqo; c += 16)
-      _mm512_storeu_si512(&t_odd[static_cast<size_t>(j) * ldqo + c],
-                          _mm512_srli_epi64(_mm512_maskz_loadu_epi32(mask16(n - c), q + static_cast<int64_t>(j) * ldq + c), 32));
-  for (int j = 0; j < nq; j += kQueryTile) {
-    const int rows = nq - j < kQueryTile ? nq - j : kQueryTile;
-    kTiles[n % 16 == 0][rows - 1](q + static_cast<int64_t>(j) * ldq, ldq, &t_odd[static_cast<size_t>(j) * ldqo], ldqo, k, ldk, nk, n,
-                     s + static_cast<int64_t>(j) * lds, lds);
   }
 }
 

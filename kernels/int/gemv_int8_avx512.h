@@ -26,9 +26,7 @@ void axpy_s32_avx512(int64_t p, const int32_t* v, int n, int64_t* acc);
 void int_softmax_avx512(const int32_t* x, int n, const IExpParams& params, int32_t* out, int out_frac_bits);
 // quantize_groups_int8 of requant.h.
 void quantize_groups_int8_avx512(const int32_t* x, int n, int group, int8_t* q, Dyadic* scales);
-// dot_rows_s32 / weighted_sum_s32 of gemv_int8.h, blocked over the queries.
-void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n, int64_t* s,
-                         int lds);
+// weighted_sum_s32 of gemv_int8.h, blocked over the queries.
 void weighted_sum_s32_avx512(const int32_t* p, int ldp, int nq, const int32_t* v, int ldv, int nk, int n,
                              int64_t* acc, int ldacc);
 // int_swiglu of int_activation.h for out shifts in [1, 62] (params = i_exp_params(gate_frac_bits)).
