@@ -74,7 +74,7 @@ void int_softmax_reg32(const int32_t* x, int n, int frac_bits, int32_t* out) {
     out[i] = i_exp(int64_t{x[i]} - max, params) >> guard;
     sum += static_cast<uint32_t>(out[i]);
   }
-  if (sum == 0) sum = 1;  // only for rows past 2^26 elements: the max's exp is >= 2^25
+  if (sum == 0) sum = 1;  // only in rows of 2^25 elements or more: the max's exp is above 2^25
   const int b = bit_length(sum);
   const uint32_t reciprocal = static_cast<uint32_t>((uint64_t{1} << (30 + b)) / sum);  // in (2^30, 2^31]
   for (int i = 0; i < n; ++i) out[i] = static_cast<int32_t>((uint64_t(uint32_t(out[i])) * reciprocal) >> b);
