@@ -71,15 +71,6 @@ void axpy_s32(int64_t p, const int32_t* v, int n, int64_t* acc) {
   for (int i = 0; i < n; ++i) acc[i] += p * v[i];
 }
 
-void dot_rows_s32(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n, int64_t* s, int lds) {
-#if defined(ISPSIM_HAVE_X86_SIMD)
-  if (model::active_isa() >= Isa::kAvx512) return dot_rows_s32_avx512(q, ldq, nq, k, ldk, nk, n, s, lds);
-#endif
-  for (int j = 0; j < nq; ++j)
-    for (int t = 0; t < nk; ++t)
-      s[static_cast<int64_t>(j) * lds + t] = dot_s32(q + static_cast<int64_t>(j) * ldq, k + static_cast<int64_t>(t) * ldk, n);
-}
-
 void weighted_sum_s32(const int32_t* p, int ldp, int nq, const int32_t* v, int ldv, int nk, int n, int64_t* acc,
                       int ldacc) {
 #if defined(ISPSIM_HAVE_X86_SIMD)

@@ -51,13 +51,11 @@ void dot_s8_groups(const int8_t* w, const int8_t* x, int cols, int group, int32_
 int64_t dot_s32(const int32_t* a, const int32_t* b, int n);
 void axpy_s32(int64_t p, const int32_t* v, int n, int64_t* acc);
 
-// The same for a block of queries that share one KV head, so that each key and
-// value row is loaded once for all of them (exact int64, so the blocking and
-// the ISA level change no bit):
-//   s[j][t] = q[j]·k[t] (n elements) for j < nq, t < nk;
+// The weighted values for a block of queries that share one KV head, so that
+// each value row is loaded once for all of them (exact int64, so the blocking
+// and the ISA level change no bit; the scores: int_attention.h):
 //   acc[j][i] = Σ_{t < nk} p[j][t]·v[t][i] for i < n (|p| < 2^31; acc overwritten).
-// Rows are ldq, ldk, lds, ldp, ldv, ldacc elements apart.
-void dot_rows_s32(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n, int64_t* s, int lds);
+// Rows are ldp, ldv, ldacc elements apart.
 void weighted_sum_s32(const int32_t* p, int ldp, int nq, const int32_t* v, int ldv, int nk, int n, int64_t* acc,
                       int ldacc);
 

@@ -1,5 +1,7 @@
 #include "kernels/int/gemv_int8_avx2.h"
 
+#include "kernels/int/int_attention.h"
+
 #if defined(ISPSIM_HAVE_AVX2)
 #include <immintrin.h>
 #endif
@@ -93,6 +95,42 @@ __attribute__((target("avx2"))) void axpy_s32_avx2(int64_t p, const int32_t* v, 
     _mm256_storeu_si256(out, _mm256_add_epi64(_mm256_loadu_si256(out), _mm256_mul_epi32(pv, x)));
   }
   for (; i < n; ++i) acc[i] += p * v[i];
+}
+
+namespace {
+// R queries × one tile of kKeyTile = 16 keys in four int64 vectors each: one broadcast
+// query element times the tile's row of that element, per element.
+template <int R>
+__attribute__((target("avx2"))) void score_key_tile_avx2(const int32_t* q, int ldq, const int32_t* tile, int head_dim,
+                                                         int64_t* s, int lds) {
+  __m256i a[R][4];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < 4; ++c) a[r][c] = _mm256_setzero_si256();
+  for (int i = 0; i < head_dim; ++i) {
+    __m256i k[4];
+    for (int c = 0; c < 4; ++c)
+      k[c] = _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + i * kKeyTile + 4 * c)));
+    for (int r = 0; r < R; ++r) {
+      const __m256i qb = _mm256_set1_epi64x(q[static_cast<int64_t>(r) * ldq + i]);
+      for (int c = 0; c < 4; ++c) a[r][c] = _mm256_add_epi64(a[r][c], _mm256_mul_epi32(qb, k[c]));
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < 4; ++c) _mm256_storeu_si256(reinterpret_cast<__m256i*>(s + static_cast<int64_t>(r) * lds + 4 * c), a[r][c]);
+}
+}  // namespace
+
+__attribute__((target("avx2"))) void score_tiles_s32_avx2(const int32_t* q, int ldq, int nq, const int32_t* key_tiles,
+                                                          int head_dim, int tiles, int64_t* s, int lds) {
+  for (int j = 0; j < nq; j += 2)
+    for (int b = 0; b < tiles; ++b) {
+      const int32_t* tile = key_tiles + static_cast<int64_t>(b) * head_dim * kKeyTile;
+      int64_t* out = s + static_cast<int64_t>(j) * lds + b * kKeyTile;
+      if (nq - j >= 2)
+        score_key_tile_avx2<2>(q + static_cast<int64_t>(j) * ldq, ldq, tile, head_dim, out, lds);
+      else
+        score_key_tile_avx2<1>(q + static_cast<int64_t>(j) * ldq, ldq, tile, head_dim, out, lds);
+    }
 }
 
 #else  // no AVX2 on this compiler/target: the portable kernel is always used

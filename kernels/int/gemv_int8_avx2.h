@@ -15,6 +15,9 @@ void dot_groups_avx2(const int8_t* w, const int8_t* x, int cols, int group, int3
 // dot_s32 / axpy_s32 of gemv_int8.h.
 int64_t dot_s32_avx2(const int32_t* a, const int32_t* b, int n);
 void axpy_s32_avx2(int64_t p, const int32_t* v, int n, int64_t* acc);
+// The scores of score_tiles_s32 (int_attention.h), without the row maxima.
+void score_tiles_s32_avx2(const int32_t* q, int ldq, int nq, const int32_t* key_tiles, int head_dim, int tiles,
+                          int64_t* s, int lds);
 #endif
 
 }  // namespace ispsim::integer

@@ -1,6 +1,7 @@
 #include "kernels/int/gemv_int8_avx512.h"
 
 #include "kernels/int/gemv_int8.h"
+#include "kernels/int/int_attention.h"
 #include "kernels/int/int_exp.h"
 #include "kernels/int/requant.h"
 
@@ -168,33 +169,6 @@ ISPSIM_AVX512 inline __mmask8 mask8(int n) {
   return n >= 8 ? __mmask8{0xFF} : (n <= 0 ? __mmask8{0} : static_cast<__mmask8>((1u << n) - 1));
 }
 
-// R queries against keys [0, nk). vpmuldq multiplies the even int32 elements
-// (the low halves of the 64-bit lanes); the odd ones are shifted down first:
-// the key's once per key, the queries' once per block (qo).
-template <int R, bool Full>
-ISPSIM_AVX512 void score_tile(const int32_t* q, int ldq, const int32_t* qo, int ldqo, const int32_t* k, int ldk, int nk,
-                              int n, int64_t* s, int lds) {
-  const int chunks = (n + 15) / 16;
-  for (int t = 0; t < nk; ++t) {
-    const int32_t* kt = k + static_cast<int64_t>(t) * ldk;
-    __m512i acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
-    for (int c = 0; c < chunks; ++c) {
-      // Masked loads only for a ragged head (see value_tile).
-      const __mmask16 m = mask16(n - 16 * c);
-      const __m512i even = Full ? _mm512_loadu_si512(kt + 16 * c) : _mm512_maskz_loadu_epi32(m, kt + 16 * c);
-      const __m512i odd = _mm512_srli_epi64(even, 32);
-      for (int r = 0; r < R; ++r) {
-        const int32_t* qr = q + static_cast<int64_t>(r) * ldq + 16 * c;
-        const __m512i qe = Full ? _mm512_loadu_si512(qr) : _mm512_maskz_loadu_epi32(m, qr);
-        const __m512i qodd = _mm512_loadu_si512(qo + static_cast<int64_t>(r) * ldqo + 16 * c);
-        acc[r] = _mm512_add_epi64(acc[r], _mm512_add_epi64(_mm512_mul_epi32(qe, even), _mm512_mul_epi32(qodd, odd)));
-      }
-    }
-    for (int r = 0; r < R; ++r) s[static_cast<int64_t>(r) * lds + t] = _mm512_reduce_add_epi64(acc[r]);
-  }
-}
-
 // R queries × up to 32 elements from c0: four int64 vectors per query held in
 // registers across all keys; each value row is widened once for the R queries.
 // Full: all 32 elements exist, so plain loads (with masked loads in the loop,
@@ -223,7 +197,6 @@ ISPSIM_AVX512 void value_tile(const int32_t* p, int ldp, const int32_t* v, int l
 }
 
 constexpr int kQueryTile = 4;
-thread_local std::vector<int32_t> t_odd;  // the queries' odd elements, shifted into the low halves
 }  // namespace
 
 namespace {
@@ -302,6 +275,22 @@ ISPSIM_AVX512 inline __m512i i_exp_lanes(__m512i d, const IExpParams& p) {
   return _mm512_srlv_epi64(poly, z);
 }
 
+namespace {
+ISPSIM_AVX512 inline void normalize_probs(int32_t* out, int n, int64_t sum, int out_frac_bits) {
+  // As int_softmax: one reciprocal 2^62 / sum, then round_shift(e · inverse, 62 − out_frac_bits).
+  const int64_t inverse = (int64_t{1} << 62) / sum;
+  const int shift = 62 - out_frac_bits;
+  const __m512i inv = _mm512_set1_epi64(inverse), half = _mm512_set1_epi64(shift > 0 ? int64_t{1} << (shift - 1) : 0);
+  for (int i = 0; i < n; i += 8) {
+    const __mmask8 valid = mask8(n - i);
+    const __m512i product = _mm512_mullo_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, out + i)), inv);
+    const __m512i rounded = shift > 0 ? _mm512_srai_epi64(_mm512_add_epi64(product, half), static_cast<unsigned>(shift))
+                                      : _mm512_slli_epi64(product, static_cast<unsigned>(-shift));
+    _mm256_mask_storeu_epi32(out + i, valid, _mm512_cvtepi64_epi32(rounded));
+  }
+}
+}  // namespace
+
 ISPSIM_AVX512 void int_softmax_avx512(const int32_t* x, int n, const IExpParams& params, int32_t* out,
                                       int out_frac_bits) {
   __m512i m = _mm512_set1_epi32(INT32_MIN);
@@ -315,35 +304,32 @@ ISPSIM_AVX512 void int_softmax_avx512(const int32_t* x, int n, const IExpParams&
     _mm256_mask_storeu_epi32(out + i, valid, _mm512_cvtepi64_epi32(e));
     sum = _mm512_add_epi64(sum, e);
   }
-  // As int_softmax: one reciprocal 2^62 / sum, then round_shift(e · inverse, 62 − out_frac_bits).
-  const int64_t inverse = (int64_t{1} << 62) / _mm512_reduce_add_epi64(sum);
-  const int shift = 62 - out_frac_bits;
-  const __m512i inv = _mm512_set1_epi64(inverse), half = _mm512_set1_epi64(shift > 0 ? int64_t{1} << (shift - 1) : 0);
-  for (int i = 0; i < n; i += 8) {
-    const __mmask8 valid = mask8(n - i);
-    const __m512i product = _mm512_mullo_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, out + i)), inv);
-    const __m512i rounded = shift > 0 ? _mm512_srai_epi64(_mm512_add_epi64(product, half), static_cast<unsigned>(shift))
-                                      : _mm512_slli_epi64(product, static_cast<unsigned>(-shift));
-    _mm256_mask_storeu_epi32(out + i, valid, _mm512_cvtepi64_epi32(rounded));
-  }
+  normalize_probs(out, n, _mm512_reduce_add_epi64(sum), out_frac_bits);
 }
 
-ISPSIM_AVX512 void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n,
-                                       int64_t* s, int lds) {
-  using Tile = void (*)(const int32_t*, int, const int32_t*, int, const int32_t*, int, int, int, int64_t*, int);
-  static constexpr Tile kTiles[2][kQueryTile] = {
-      {score_tile<1, false>, score_tile<2, false>, score_tile<3, false>, score_tile<4, false>},
-      {score_tile<1, true>, score_tile<2, true>, score_tile<3, true>, score_tile<4, true>}};
-  const int ldqo = (n + 15) / 16 * 16;
-  t_odd.resize(static_cast<size_t>(nq) * ldqo);
-  for (int j = 0; j < nq; ++j)
-    for (int c = 0; c < ldqo; c += 16)
-      _mm512_storeu_si512(&t_odd[static_cast<size_t>(j) * ldqo + c],
-                          _mm512_srli_epi64(_mm512_maskz_loadu_epi32(mask16(n - c), q + static_cast<int64_t>(j) * ldq + c), 32));
-  for (int j = 0; j < nq; j += kQueryTile) {
-    const int rows = nq - j < kQueryTile ? nq - j : kQueryTile;
-    kTiles[n % 16 == 0][rows - 1](q + static_cast<int64_t>(j) * ldq, ldq, &t_odd[static_cast<size_t>(j) * ldqo], ldqo, k, ldk, nk, n,
-                     s + static_cast<int64_t>(j) * lds, lds);
+// SwiGLU on 8 int64 lanes, step for step as int_swiglu: i-exp of −|gate|,
+// sigmoid(−|gate|) = ⌊e · 2^30 / (one + e)⌋ (the divisor differs per
+// element and AVX-512 has no integer division, so the 8 quotients are taken
+// in scalar registers), the sign mirror, SiLU and the product with up, all
+// within int64 (|gate|, |silu| < 2^31, sigmoid <= 2^30).
+ISPSIM_AVX512 void int_swiglu_avx512(const int32_t* gate, const int32_t* up, int n, const IExpParams& params, int shift,
+                                     int32_t* out) {
+  const __m512i one = _mm512_set1_epi64(params.one), q30 = _mm512_set1_epi64(int64_t{1} << 30);
+  const __m512i half30 = _mm512_set1_epi64(int64_t{1} << 29), half = _mm512_set1_epi64(int64_t{1} << (shift - 1));
+  alignas(64) uint64_t num[8], den[8];
+  for (int i = 0; i < n; i += 8) {
+    const __mmask8 valid = mask8(n - i);
+    const __m512i g = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, gate + i));
+    const __m512i u = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, up + i));
+    const __m512i e = i_exp_lanes(_mm512_sub_epi64(_mm512_setzero_si512(), _mm512_abs_epi64(g)), params);
+    _mm512_store_si512(num, _mm512_slli_epi64(e, 30));
+    _mm512_store_si512(den, _mm512_add_epi64(one, e));
+    for (int l = 0; l < 8; ++l) num[l] /= den[l];
+    const __m512i nh = _mm512_load_si512(num);
+    const __m512i sig = _mm512_mask_sub_epi64(nh, _mm512_cmpge_epi64_mask(g, _mm512_setzero_si512()), q30, nh);
+    const __m512i silu = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(g, sig), half30), 30);
+    const __m512i y = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(silu, u), half), static_cast<unsigned>(shift));
+    _mm256_mask_storeu_epi32(out + i, valid, _mm512_cvtsepi64_epi32(y));
   }
 }
 
@@ -359,6 +345,81 @@ ISPSIM_AVX512 void weighted_sum_s32_avx512(const int32_t* p, int ldp, int nq, co
       kTiles[c0 + 32 <= n][rows - 1](p + static_cast<int64_t>(j) * ldp, ldp, v, ldv, nk, n, c0, acc + static_cast<int64_t>(j) * ldacc,
                        ldacc);
   }
+}
+
+namespace {
+constexpr int kScoreQueries = 6;  // 12 accumulators + 2 key vectors + 1 broadcast of 32 registers
+
+// R queries × one tile of kKeyTile = 16 keys (two vectors of 8 int64 lanes):
+// one broadcast query element times the tile's row of that element, per
+// element; then each query's running maxima (kept as 8-lane vectors in mx)
+// over the keys it sees, t < len[r].
+template <int R>
+ISPSIM_AVX512 void score_key_tile(const int32_t* q, int ldq, const int32_t* tile, int head_dim, int t0, const int* len,
+                                  int64_t* s, int lds, __m512i* mx) {
+  __m512i a[R][2];
+  for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = _mm512_setzero_si512();
+  for (int i = 0; i < head_dim; ++i) {
+    const __m512i k0 = _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + i * kKeyTile)));
+    const __m512i k1 = _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(tile + i * kKeyTile + 8)));
+    for (int r = 0; r < R; ++r) {
+      const __m512i qb = _mm512_set1_epi64(q[static_cast<int64_t>(r) * ldq + i]);
+      a[r][0] = _mm512_add_epi64(a[r][0], _mm512_mul_epi32(qb, k0));
+      a[r][1] = _mm512_add_epi64(a[r][1], _mm512_mul_epi32(qb, k1));
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h) {
+      _mm512_storeu_si512(s + static_cast<int64_t>(r) * lds + t0 + 8 * h, a[r][h]);
+      const __mmask8 seen = mask8(len[r] - t0 - 8 * h);
+      mx[2 * r] = _mm512_mask_max_epi64(mx[2 * r], seen, mx[2 * r], _mm512_abs_epi64(a[r][h]));
+      mx[2 * r + 1] = _mm512_mask_max_epi64(mx[2 * r + 1], seen, mx[2 * r + 1], a[r][h]);
+    }
+}
+}  // namespace
+
+ISPSIM_AVX512 void score_tiles_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* key_tiles, int head_dim,
+                                          int tiles, const int* len, int64_t* s, int lds, ScoreMax* max) {
+  using Tile = void (*)(const int32_t*, int, const int32_t*, int, int, const int*, int64_t*, int, __m512i*);
+  static constexpr Tile kTiles[kScoreQueries] = {score_key_tile<1>, score_key_tile<2>, score_key_tile<3>,
+                                                 score_key_tile<4>, score_key_tile<5>, score_key_tile<6>};
+  for (int j = 0; j < nq; j += kScoreQueries) {
+    const int rows = nq - j < kScoreQueries ? nq - j : kScoreQueries;
+    __m512i mx[2 * kScoreQueries];
+    for (int r = 0; r < rows; ++r) mx[2 * r] = _mm512_setzero_si512(), mx[2 * r + 1] = _mm512_set1_epi64(INT64_MIN);
+    for (int b = 0; b < tiles; ++b)
+      kTiles[rows - 1](q + static_cast<int64_t>(j) * ldq, ldq, key_tiles + static_cast<int64_t>(b) * head_dim * kKeyTile,
+                       head_dim, b * kKeyTile, len + j, s + static_cast<int64_t>(j) * lds, lds, mx);
+    for (int r = 0; r < rows; ++r) {
+      max[j + r].abs = _mm512_reduce_max_epi64(mx[2 * r]);
+      max[j + r].value = _mm512_reduce_max_epi64(mx[2 * r + 1]);
+    }
+  }
+}
+
+// requantize_token then int_softmax on 8 int64 lanes at a time: the shift
+// and the requantized max follow from the row's maxima (round_shift and the
+// clamp are monotonic), so the row is read once for i-exp and the sum.
+ISPSIM_AVX512 void scores_to_probs_avx512(const int64_t* s, int n, int64_t max_abs, int64_t max_value, int bits,
+                                          int frac_bits, int32_t* probs) {
+  const int64_t limit = (int64_t{1} << (bits - 1)) - 1;
+  const int shift = max_abs == 0 ? 0 : requant_shift(max_abs, bits);
+  const int64_t top = clamp64(round_shift(max_value, shift), -limit, limit);
+  const IExpParams params = i_exp_params(frac_bits - shift);
+  const __m512i lo = _mm512_set1_epi64(-limit), hi = _mm512_set1_epi64(limit), top_v = _mm512_set1_epi64(top);
+  const __m512i half = _mm512_set1_epi64(shift > 0 ? int64_t{1} << (shift - 1) : 0);
+  __m512i sum = _mm512_setzero_si512();
+  for (int i = 0; i < n; i += 8) {
+    const __mmask8 valid = mask8(n - i);
+    const __m512i x = _mm512_maskz_loadu_epi64(valid, s + i);
+    const __m512i scaled = shift > 0 ? _mm512_srai_epi64(_mm512_add_epi64(x, half), static_cast<unsigned>(shift))
+                                     : _mm512_slli_epi64(x, static_cast<unsigned>(-shift));
+    const __m512i r = _mm512_min_epi64(_mm512_max_epi64(scaled, lo), hi);
+    const __m512i e = _mm512_maskz_mov_epi64(valid, i_exp_lanes(_mm512_sub_epi64(r, top_v), params));
+    _mm256_mask_storeu_epi32(probs + i, valid, _mm512_cvtepi64_epi32(e));
+    sum = _mm512_add_epi64(sum, e);
+  }
+  normalize_probs(probs, n, _mm512_reduce_add_epi64(sum), 30);
 }
 
 }  // namespace ispsim::integer

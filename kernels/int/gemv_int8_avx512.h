@@ -11,6 +11,7 @@ namespace ispsim::integer {
 
 struct PackedS8;
 struct IExpParams;
+struct ScoreMax;
 
 #if defined(ISPSIM_HAVE_X86_SIMD)
 // Rows [r0, r1) (multiples of 16, r1 may be the ragged end) of
@@ -25,11 +26,17 @@ void axpy_s32_avx512(int64_t p, const int32_t* v, int n, int64_t* acc);
 void int_softmax_avx512(const int32_t* x, int n, const IExpParams& params, int32_t* out, int out_frac_bits);
 // quantize_groups_int8 of requant.h.
 void quantize_groups_int8_avx512(const int32_t* x, int n, int group, int8_t* q, Dyadic* scales);
-// dot_rows_s32 / weighted_sum_s32 of gemv_int8.h, blocked over the queries.
-void dot_rows_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* k, int ldk, int nk, int n, int64_t* s,
-                         int lds);
+// weighted_sum_s32 of gemv_int8.h, blocked over the queries.
 void weighted_sum_s32_avx512(const int32_t* p, int ldp, int nq, const int32_t* v, int ldv, int nk, int n,
                              int64_t* acc, int ldacc);
+// int_swiglu of int_activation.h for out shifts in [1, 62] (params = i_exp_params(gate_frac_bits)).
+void int_swiglu_avx512(const int32_t* gate, const int32_t* up, int n, const IExpParams& params, int shift,
+                       int32_t* out);
+// score_tiles_s32 / scores_to_probs of int_attention.h (the row maxima fused into the score tiles).
+void score_tiles_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* key_tiles, int head_dim, int tiles,
+                            const int* len, int64_t* s, int lds, ScoreMax* max);
+void scores_to_probs_avx512(const int64_t* s, int n, int64_t max_abs, int64_t max_value, int bits, int frac_bits,
+                            int32_t* probs);
 #endif
 
 }  // namespace ispsim::integer

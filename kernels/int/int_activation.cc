@@ -1,7 +1,9 @@
 #include "kernels/int/int_activation.h"
 
 #include "kernels/int/fixed_point.h"
+#include "kernels/int/gemv_int8_avx512.h"
 #include "kernels/int/int_exp.h"
+#include "kernels/model/cpu_isa.h"
 
 namespace ispsim::integer {
 namespace {
@@ -22,9 +24,14 @@ void int_silu(const int32_t* x, int n, int frac_bits, int32_t* out) {
 void int_swiglu(const int32_t* gate, int gate_frac_bits, const int32_t* up, int up_frac_bits, int n, int32_t* out,
                 int out_frac_bits) {
   IExpParams params = i_exp_params(gate_frac_bits);
+  const int shift = gate_frac_bits + up_frac_bits - out_frac_bits;
+#if defined(ISPSIM_HAVE_X86_SIMD)
+  if (model::active_isa() >= model::Isa::kAvx512 && shift >= 1 && shift <= 62)
+    return int_swiglu_avx512(gate, up, n, params, shift, out);
+#endif
   for (int i = 0; i < n; ++i) {
     int64_t silu = round_shift(int64_t{gate[i]} * sigmoid_q30(gate[i], params), 30);
-    out[i] = saturate_int32(round_shift128(static_cast<__int128>(silu) * up[i], gate_frac_bits + up_frac_bits - out_frac_bits));
+    out[i] = saturate_int32(round_shift128(static_cast<__int128>(silu) * up[i], shift));
   }
 }
 

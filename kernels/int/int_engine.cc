@@ -46,8 +46,15 @@ IntegerEngine::IntegerEngine(const IntegerModel& model, int capacity) : m_(model
     throw BadInput("engine", "context of " + std::to_string(capacity_) + " tokens exceeds the " +
                                  std::to_string(positions) + " positions of the model");
   const size_t cache = model.layers.size() * static_cast<size_t>(capacity_) * model.kv_heads * model.head_dim;
-  k_cache_.assign(cache, 0);
+  const size_t tiled = model.layers.size() * static_cast<size_t>((capacity_ + kKeyTile - 1) / kKeyTile) * kKeyTile *
+                       model.kv_heads * model.head_dim;
+  k_cache_.assign(tiled, 0);
   v_cache_.assign(cache, 0);
+}
+
+size_t IntegerEngine::key_offset(int layer, int kv_head) const {
+  const size_t per_head = static_cast<size_t>((capacity_ + kKeyTile - 1) / kKeyTile) * kKeyTile * m_.head_dim;
+  return (static_cast<size_t>(layer) * m_.kv_heads + kv_head) * per_head;
 }
 
 // Token-wise requantization (INT16, or INT8 in the ablation) then integer RMSNorm or LayerNorm.
@@ -64,10 +71,11 @@ void IntegerEngine::norm_rows(const IntNorm& norm, int n, const int32_t* in, int
     for (int r = r0; r < r1; ++r) {
       const int shift = requantize_token(in + static_cast<size_t>(r) * h, h, bits, tmp.data());
       int32_t* y = out + static_cast<size_t>(r) * h;
-      if (norm.layer_norm)
-        int_layernorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+      const int frac = m_.residual_frac - shift;
+      if (m_.register_bits == 32)
+        (norm.layer_norm ? int_layernorm_reg32 : int_rmsnorm_reg32)(tmp.data(), h, frac, w, y, norm.out_frac_bits);
       else
-        int_rmsnorm(tmp.data(), h, m_.residual_frac - shift, w, y, norm.out_frac_bits);
+        (norm.layer_norm ? int_layernorm : int_rmsnorm)(tmp.data(), h, frac, w, y, norm.out_frac_bits);
     }
   });
 }
@@ -87,35 +95,36 @@ void IntegerEngine::quantize_rows(const int32_t* in, int n, int cols) {
 void IntegerEngine::linear(const IntLinear& w, int n, int32_t* out) { int_linear(w, xq_.data(), xs_.data(), n, out); }
 
 // Causal attention of query rows [r0, r1) for the heads that share KV head g,
-// over the cache [0, position_ + r1): the block's queries are scored against
-// each key, and weight each value, in one pass (exact int64 sums, so the
-// blocking changes no bit). A query at position pos uses keys [0, pos]; the
+// over the cache [0, position_ + r1), in tiles of the block's queries × 16
+// keys (int_attention.h). A query at position pos uses keys [0, pos]; the
 // scores past it are computed but ignored, and their probabilities are 0.
 void IntegerEngine::attend_block(int layer, int g, int r0, int r1, AttendScratch& s) {
   const IntLayer& L = m_.layers[layer];
   const int hd = m_.head_dim, kvd = m_.kv_heads * hd, qd = m_.heads * hd, per_kv = m_.heads / m_.kv_heads;
   const int bits = m_.int16_requant ? 16 : 8, nq = (r1 - r0) * per_kv, keys = position_ + r1;
-  const size_t off = static_cast<size_t>(layer) * capacity_ * kvd + static_cast<size_t>(g) * hd;
+  const int tiles = (keys + kKeyTile - 1) / kKeyTile, lds = tiles * kKeyTile;
   s.queries.resize(static_cast<size_t>(nq) * hd);
-  s.scores.resize(static_cast<size_t>(nq) * keys);
+  s.scores.resize(static_cast<size_t>(nq) * lds);
   s.probs.resize(static_cast<size_t>(nq) * keys);
-  s.tmp.resize(static_cast<size_t>(keys));
   s.acc.resize(static_cast<size_t>(nq) * hd);
+  s.len.resize(nq);
+  s.max.resize(nq);
   for (int j = 0; j < nq; ++j) {
     const int32_t* q = &q_[static_cast<size_t>(r0 + j / per_kv) * qd + (g * per_kv + j % per_kv) * hd];
     for (int i = 0; i < hd; ++i) s.queries[static_cast<size_t>(j) * hd + i] = q[i];
+    s.len[j] = position_ + r0 + j / per_kv + 1;
   }
-  dot_rows_s32(s.queries.data(), hd, nq, &k_cache_[off], kvd, keys, hd, s.scores.data(), keys);
+  score_tiles_s32(s.queries.data(), hd, nq, &k_cache_[key_offset(layer, g)], hd, tiles, s.len.data(), s.scores.data(),
+                  lds, s.max.data());
   for (int j = 0; j < nq; ++j) {
-    const int n = position_ + r0 + j / per_kv + 1;
-    int64_t* scores = &s.scores[static_cast<size_t>(j) * keys];
-    int32_t* probs = &s.probs[static_cast<size_t>(j) * keys];
     // One scale for the whole row of scores (paper 1 §3.1.3), then integer Softmax.
-    const int shift = requantize_token(scores, n, bits, s.tmp.data());
-    int_softmax(s.tmp.data(), n, L.q_frac + L.k_frac - shift, probs, 30);
-    for (int t = n; t < keys; ++t) probs[t] = 0;
+    int32_t* probs = &s.probs[static_cast<size_t>(j) * keys];
+    scores_to_probs(&s.scores[static_cast<size_t>(j) * lds], s.len[j], s.max[j], bits, L.q_frac + L.k_frac,
+                    m_.register_bits, probs);
+    for (int t = s.len[j]; t < keys; ++t) probs[t] = 0;
   }
   // Σ_t p_t · v_t: at most 2^30 · max|v| < 2^61 since the p_t sum to ~1.
+  const size_t off = static_cast<size_t>(layer) * capacity_ * kvd + static_cast<size_t>(g) * hd;
   weighted_sum_s32(s.probs.data(), keys, nq, &v_cache_[off], kvd, keys, hd, s.acc.data(), hd);
   for (int j = 0; j < nq; ++j) {
     int32_t* out = &att_[static_cast<size_t>(r0 + j / per_kv) * qd + (g * per_kv + j % per_kv) * hd];
@@ -140,10 +149,11 @@ void IntegerEngine::attention(int layer, int n) {
       for (int hh = 0; hh < m_.kv_heads; ++hh)
         int_rope(&k_[static_cast<size_t>(r) * kvd + hh * hd], hd, m_.rope.cos_row(pos), m_.rope.sin_row(pos));
     }
-    for (int i = 0; i < kvd; ++i) {
-      k_cache_[base + static_cast<size_t>(pos) * kvd + i] = k_[static_cast<size_t>(r) * kvd + i];
-      v_cache_[base + static_cast<size_t>(pos) * kvd + i] = v_[static_cast<size_t>(r) * kvd + i];
+    for (int hh = 0; hh < m_.kv_heads; ++hh) {
+      int32_t* keys = &k_cache_[key_offset(layer, hh)];
+      for (int i = 0; i < hd; ++i) keys[key_tile_index(pos, i, hd)] = k_[static_cast<size_t>(r) * kvd + hh * hd + i];
     }
+    for (int i = 0; i < kvd; ++i) v_cache_[base + static_cast<size_t>(pos) * kvd + i] = v_[static_cast<size_t>(r) * kvd + i];
   }
   // (KV head, block of rows) items are independent: threads split them, each with its own scratch.
   // A block holds about 12 queries (its rows × the heads sharing the KV head).

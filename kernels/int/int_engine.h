@@ -21,6 +21,7 @@
 
 #include "kernels/int/fixed_point.h"
 #include "kernels/int/gemv_int8.h"
+#include "kernels/int/int_attention.h"
 #include "kernels/int/rope_table.h"
 
 namespace ispsim::integer {
@@ -54,6 +55,7 @@ struct IntegerModel {
   int vocab = 0, hidden = 0, ffn = 0, heads = 0, kv_heads = 0, head_dim = 0, max_positions = 0;
   int group = 128;
   bool int16_requant = true;  // false: norm and Softmax inputs requantized to INT8 instead (ablation)
+  int register_bits = 64;     // 32: the norms and the Softmax in 32-bit registers (int_norm.h, int_exp.h)
   bool swiglu = true;         // SwiGLU FFN (Llama) or ReLU FFN (OPT)
   bool rotary = true;         // RoPE (Llama) or learned positions (OPT)
   int residual_frac = 0;
@@ -95,13 +97,17 @@ class IntegerEngine {
   void ffn(int layer, int n);
   struct AttendScratch {
     std::vector<int64_t> scores, acc;
-    std::vector<int32_t> queries, tmp, probs;
+    std::vector<int32_t> queries, probs;
+    std::vector<int> len;
+    std::vector<ScoreMax> max;
   };
   void attend_block(int layer, int kv_head, int r0, int r1, AttendScratch& scratch);
 
   const IntegerModel& m_;
   int capacity_ = 0, position_ = 0;
-  std::vector<int32_t> k_cache_, v_cache_;  // [layer][position][kv_dim]
+  size_t key_offset(int layer, int kv_head) const;
+  std::vector<int32_t> k_cache_;  // [layer][kv head][position / 16][head_dim][position % 16] (int_attention.h)
+  std::vector<int32_t> v_cache_;  // [layer][position][kv_dim]
   std::vector<int32_t> x_, xn_, q_, k_, v_, att_, gate_, up_;
   std::vector<int8_t> xq_;
   std::vector<Dyadic> xs_;

@@ -64,4 +64,20 @@ void int_softmax(const int32_t* x, int n, int frac_bits, int32_t* out, int out_f
   for (int i = 0; i < n; ++i) out[i] = static_cast<int32_t>(round_shift(out[i] * inverse, 62 - out_frac_bits));
 }
 
+void int_softmax_reg32(const int32_t* x, int n, int frac_bits, int32_t* out) {
+  const IExpParams params = i_exp_params(frac_bits);
+  int32_t max = x[0];
+  for (int i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
+  const int guard = bit_length(static_cast<uint64_t>(n));
+  uint32_t sum = 0;  // < n · 2^30 / 2^guard < 2^30
+  for (int i = 0; i < n; ++i) {
+    out[i] = i_exp(int64_t{x[i]} - max, params) >> guard;
+    sum += static_cast<uint32_t>(out[i]);
+  }
+  if (sum == 0) sum = 1;  // only in rows of 2^25 elements or more: the max's exp is above 2^25
+  const int b = bit_length(sum);
+  const uint32_t reciprocal = static_cast<uint32_t>((uint64_t{1} << (30 + b)) / sum);  // in (2^30, 2^31]
+  for (int i = 0; i < n; ++i) out[i] = static_cast<int32_t>((uint64_t(uint32_t(out[i])) * reciprocal) >> b);
+}
+
 }  // namespace ispsim::integer

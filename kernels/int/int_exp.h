@@ -38,4 +38,13 @@ int32_t i_exp(int64_t x, const IExpParams& params);
 // i-exp, a 64-bit integer sum and one fixed-point reciprocal 2^62 / sum.
 void int_softmax(const int32_t* x, int n, int frac_bits, int32_t* out, int out_frac_bits);
 
+// The same in 32-bit registers, as paper 1 §3.1.3 describes its Softmax: each
+// i-exp value (< 2^30, the right shift before the approximation being the
+// working-scale clamp) is shifted right by g = bit_length(n) before the
+// reduction so the sum fits 31 bits; the reciprocal 2^(30+b) / sum (b =
+// bit_length(sum)) lies in (2^30, 2^31], an unsigned 32-bit register; p = (e >> g) · reciprocal >> b, a product of
+// two 32-bit registers then a shift. Q30 output. The g dropped bits are the
+// cost: in a row of n values, an exponential below 2^g contributes nothing.
+void int_softmax_reg32(const int32_t* x, int n, int frac_bits, int32_t* out);
+
 }  // namespace ispsim::integer

@@ -77,4 +77,53 @@ void int_layernorm(const int32_t* x, int n, int frac_bits, const NormWeights& w,
   normalize(out, n, frac_bits, n, sumsq, w, out, out_frac_bits);
 }
 
+namespace {
+// x / rms(x) · gamma (+ beta) with every register at most 32 bits wide; |x| < 2^16.
+void normalize_reg32(const int32_t* x, int n, int frac_bits, const NormWeights& w, int32_t* out, int out_frac_bits) {
+  uint32_t max_sq = 0;
+  for (int i = 0; i < n; ++i) {
+    const uint32_t sq = static_cast<uint32_t>(int64_t{x[i]} * x[i]);
+    max_sq = sq > max_sq ? sq : max_sq;
+  }
+  int guard = bit_length(max_sq) + bit_length(static_cast<uint64_t>(n)) - 31;
+  guard = guard < 0 ? 0 : guard + (guard & 1);
+  uint32_t sum = 0;  // n · max_sq / 2^guard < 2^31
+  for (int i = 0; i < n; ++i) sum += static_cast<uint32_t>(int64_t{x[i]} * x[i]) >> guard;
+  // eps in units of 2^guard · 2^-2 frac_bits, like the mean.
+  const int eps_shift = 40 - 2 * frac_bits + guard;
+  const int64_t eps = round_shift(w.eps_q40, eps_shift);  // a left shift for fine formats (frac_bits > 20)
+  const uint32_t mean = static_cast<uint32_t>(clamp64(int64_t{sum / static_cast<uint32_t>(n)} + eps, 0, INT32_MAX));
+  if (mean == 0) {
+    for (int i = 0; i < n; ++i) out[i] = w.beta ? w.beta[i] : 0;
+    return;
+  }
+  int up = 30 - bit_length(mean);
+  up -= up & 1;  // even, so that the root scales by 2^(up/2)
+  const uint32_t scaled = up >= 0 ? mean << up : mean >> -up;
+  const uint32_t root = static_cast<uint32_t>(isqrt(scaled));  // rms · 2^((up - guard)/2) in x units, >= 2^14
+  const uint32_t reciprocal = static_cast<uint32_t>(((uint64_t{1} << 45) - 1) / root);  // < 2^31
+  // x / rms in Q24 = x · reciprocal · 2^(24 - 45 + (up - guard)/2).
+  const int shift = 21 - (up - guard) / 2;
+  for (int i = 0; i < n; ++i) {
+    const int64_t normalized = clamp64(round_shift(int64_t{x[i]} * reciprocal, shift), INT32_MIN, INT32_MAX);
+    int64_t scaled_out = round_shift(normalized * w.gamma[i], kNormFracBits + w.gamma_frac_bits - out_frac_bits);
+    if (w.beta) scaled_out += w.beta[i];
+    out[i] = saturate_int32(scaled_out);
+  }
+}
+}  // namespace
+
+void int_rmsnorm_reg32(const int32_t* x, int n, int frac_bits, const NormWeights& w, int32_t* out, int out_frac_bits) {
+  normalize_reg32(x, n, frac_bits, w, out, out_frac_bits);
+}
+
+void int_layernorm_reg32(const int32_t* x, int n, int frac_bits, const NormWeights& w, int32_t* out,
+                         int out_frac_bits) {
+  int32_t sum = 0;  // |x| < 2^16, n <= 2^14
+  for (int i = 0; i < n; ++i) sum += x[i];
+  const int32_t mean = static_cast<int32_t>(div_round(sum, n));
+  for (int i = 0; i < n; ++i) out[i] = x[i] - mean;  // out doubles as scratch for the centred row
+  normalize_reg32(out, n, frac_bits, w, out, out_frac_bits);
+}
+
 }  // namespace ispsim::integer

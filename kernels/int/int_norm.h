@@ -31,4 +31,15 @@ void int_rmsnorm(const int32_t* x, int n, int frac_bits, const NormWeights& w, i
 void int_layernorm(const int32_t* x, int n, int frac_bits, const NormWeights& w, int32_t* out,
                    int out_frac_bits);
 
+// The same in 32-bit registers, as paper 1 §3.1.3 describes its RMSNorm:
+// the squares are shifted right by an even guard g (the fewest bits that keep
+// their sum below 2^31, from the row's max |x| and n) before the reduction;
+// the mean (+ eps) is shifted left by an even amount to 29-30 bits for the
+// integer square root (15 bits); the reciprocal 2^45 / root fits 31 bits; x
+// times it and the result times gamma are products of two 32-bit registers
+// followed by a shift. LayerNorm centres on the rounded integer mean first.
+void int_rmsnorm_reg32(const int32_t* x, int n, int frac_bits, const NormWeights& w, int32_t* out, int out_frac_bits);
+void int_layernorm_reg32(const int32_t* x, int n, int frac_bits, const NormWeights& w, int32_t* out,
+                         int out_frac_bits);
+
 }  // namespace ispsim::integer

@@ -106,6 +106,8 @@ void validate(const IntegerOptions& o) {
   if (o.group_size < 1 || o.group_size > 65536)
     throw BadInput("--group-size", "must be in [1, 65536], got " + std::to_string(o.group_size));
   if (o.calibration_window < 1) throw BadInput("--calib-window", "must be at least 1 token");
+  if (o.register_bits != 32 && o.register_bits != 64)
+    throw BadInput("--register-bits", "must be 32 or 64, got " + std::to_string(o.register_bits));
 }
 
 CalibrationStats calibrate(const Model& model, const std::vector<int>& tokens, int window) {
@@ -235,6 +237,7 @@ std::unique_ptr<model::CausalLm> make_quantized_lm(const Model& model, const Int
   CalibrationStats smoothed_stats = calibrate(smoothed, calibration_tokens, options.calibration_window);
   IntegerModel im = build_integer_model(smoothed, smoothed_stats, options.group_size,
                                         options.stage == QuantStage::kInt16, capacity);
+  im.register_bits = options.register_bits;
   return std::make_unique<IntegerLm>(c, std::move(im), capacity);
 }
 

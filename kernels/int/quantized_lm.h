@@ -48,6 +48,11 @@ struct IntegerOptions {
   // 256 = the demo model's context (max_position_embeddings). Capped at the
   // model's context.
   int calibration_window = 256;
+  // Width of the registers of the integer norms and Softmax: 64 (headroom:
+  // no shift drops a bit before a reduction) or 32, the width paper 1 §3.1.3
+  // runs them in ("32-bit multiply-and-shift with appropriate bit-shifts
+  // during reductions to prevent overflow").
+  int register_bits = 64;
 };
 
 // Throws BadInput("--<option>", ...) for values out of range.

@@ -4,6 +4,16 @@
 #include "kernels/model/cpu_isa.h"
 
 namespace ispsim::integer {
+
+int requant_shift(int64_t max_abs, int bits) {
+  // max_abs < 2^b, so shift = b - (bits - 1) is the smallest that fits, unless
+  // rounding carries max_abs up to 2^(bits-1).
+  const int64_t limit = (int64_t{1} << (bits - 1)) - 1;
+  int shift = bit_length(static_cast<uint64_t>(max_abs)) - (bits - 1);
+  while (round_shift(max_abs, shift) > limit) ++shift;
+  return shift;
+}
+
 namespace {
 template <typename T>
 int requantize(const T* x, int n, int bits, int32_t* out) {
@@ -14,10 +24,7 @@ int requantize(const T* x, int n, int bits, int32_t* out) {
     for (int i = 0; i < n; ++i) out[i] = 0;
     return 0;
   }
-  // max_abs < 2^b, so shift = b - (bits - 1) is the smallest that fits, unless
-  // rounding carries max_abs up to 2^(bits-1).
-  int shift = bit_length(static_cast<uint64_t>(max_abs)) - (bits - 1);
-  while (round_shift(max_abs, shift) > limit) ++shift;
+  const int shift = requant_shift(max_abs, bits);
   for (int i = 0; i < n; ++i) out[i] = static_cast<int32_t>(clamp64(round_shift(x[i], shift), -limit, limit));
   return shift;
 }

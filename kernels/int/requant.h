@@ -21,6 +21,9 @@ namespace ispsim::integer {
 int requantize_token(const int64_t* x, int n, int bits, int32_t* out);
 int requantize_token(const int32_t* x, int n, int bits, int32_t* out);
 
+// The shift requantize_token uses for a row whose max |x| is max_abs > 0.
+int requant_shift(int64_t max_abs, int bits);
+
 // max|x| / 127 as a dyadic number with a 15-bit multiplier (in units of the
 // input scale); max_abs > 0.
 Dyadic int8_scale_for_max(int64_t max_abs);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <utility>
 
@@ -130,13 +131,37 @@ void weighted_values_isa(Isa isa, const float* p, int ldp, int nq, const int* le
   if (isa >= Isa::kAvx512) return avx512::weighted_values(p, ldp, nq, len, v, ldv, hd, o, ldo);
   if (isa == Isa::kAvx2) return avx2::weighted_values(p, ldp, nq, len, v, ldv, hd, o, ldo);
 #endif
+  for (int j = 0; j < nq; ++j) std::fill(o + static_cast<size_t>(j) * ldo, o + static_cast<size_t>(j) * ldo + hd, 0.0f);
+  accumulate_values_isa(isa, p, ldp, nq, len, v, ldv, hd, o, ldo);
+}
+
+float online_softmax_block_isa(Isa isa, float* x, int n, float scale, float* m, float* l) {
+#if defined(ISPSIM_HAVE_X86_SIMD)
+  if (isa >= Isa::kAvx512) return avx512::online_softmax_block(x, n, scale, m, l);
+  if (isa == Isa::kAvx2) return avx2::online_softmax_block(x, n, scale, m, l);
+#endif
   (void)isa;
-  for (int j = 0; j < nq; ++j) {
-    float* out = o + static_cast<size_t>(j) * ldo;
-    std::fill(out, out + hd, 0.0f);
+  float m_new = *m;
+  for (int i = 0; i < n; ++i) m_new = std::max(m_new, x[i] *= scale);
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) sum += x[i] = std::exp(x[i] - m_new);
+  const float a = *m == m_new ? 1.0f : std::exp(*m - m_new);
+  *l = *l * a + sum;
+  *m = m_new;
+  return a;
+}
+
+void accumulate_values_isa(Isa isa, const float* p, int ldp, int nq, const int* len, const float* v, int ldv, int hd,
+                           float* o, int ldo) {
+#if defined(ISPSIM_HAVE_X86_SIMD)
+  if (isa >= Isa::kAvx512) return avx512::accumulate_values(p, ldp, nq, len, v, ldv, hd, o, ldo);
+  if (isa == Isa::kAvx2) return avx2::accumulate_values(p, ldp, nq, len, v, ldv, hd, o, ldo);
+#endif
+  (void)isa;
+  for (int j = 0; j < nq; ++j)
     for (int t = 0; t < len[j]; ++t)
-      for (int i = 0; i < hd; ++i) out[i] += p[static_cast<size_t>(j) * ldp + t] * v[static_cast<size_t>(t) * ldv + i];
-  }
+      for (int i = 0; i < hd; ++i)
+        o[static_cast<size_t>(j) * ldo + i] += p[static_cast<size_t>(j) * ldp + t] * v[static_cast<size_t>(t) * ldv + i];
 }
 
 }  // namespace ispsim::model

@@ -22,4 +22,16 @@ void scaled_softmax_isa(Isa isa, float* x, int n, float scale);
 void weighted_values_isa(Isa isa, const float* p, int ldp, int nq, const int* len, const float* v, int ldv, int hd,
                          float* o, int ldo);
 
+// Flash attention's online Softmax over one key block, for one query:
+// x[0, n) <- exp(x·scale − m'), m' = max(*m, max x·scale);
+// *l <- *l·a + Σ x; *m <- m'; returns a = exp(old *m − m'), the factor for
+// the outputs accumulated so far (exactly 1 when the max did not grow, 0 on
+// the first block, *m = −inf).
+float online_softmax_block_isa(Isa isa, float* x, int n, float scale, float* m, float* l);
+
+// o[j][i] += Σ_{t < len[j]} p[j][t] · v[t][i]: weighted_values_isa without
+// clearing o first (one FMA chain per output continued from o's value).
+void accumulate_values_isa(Isa isa, const float* p, int ldp, int nq, const int* len, const float* v, int ldv, int hd,
+                           float* o, int ldo);
+
 }  // namespace ispsim::model

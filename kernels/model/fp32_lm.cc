@@ -79,43 +79,69 @@ void Fp32Lm::attend(int layer, int row, int pos, int h, float* scores) {
   }
 }
 
-// The attention of all n new rows above the scalar level. Work items are
-// (KV head, block of query rows): the block's queries (its rows × the heads
-// sharing the KV head) are scored against the cached keys in one tiled pass,
-// and each cached value is loaded once for all of them. Every output is
-// computed as for a block of one row, so batching changes no bit.
+// The attention of all n new rows above the scalar level, flash-attention
+// style. Work items are (KV head, block of query rows); the block's queries
+// (its rows × the heads sharing the KV head) meet the cached keys in blocks of
+// kKeyBlock: a tile of scores, the online Softmax per query (running max and
+// sum, earlier outputs rescaled when the max grows), and the values weighted
+// into the outputs, each value loaded once for all queries. Key blocks start
+// at absolute positions and a query's operations depend only on its own keys,
+// so a batch gives the same bits as one token at a time.
 void Fp32Lm::attend_blocks(int layer, int n, Isa isa) {
   const Config& c = model_.config;
-  const int hd = c.head_dim, group = c.num_heads / c.num_kv_heads, qd = c.q_dim(), kvd = c.kv_dim();
+  const int hd = c.head_dim, group = c.num_heads / c.num_kv_heads, qd = c.q_dim();
   const int rows_per_block = std::max(1, 16 / group);
   const int blocks = (n + rows_per_block - 1) / rows_per_block;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   parallel_for(blocks * c.num_kv_heads, 1, [&](int begin, int end) {
-    thread_local std::vector<float> queries, scores, out;
-    thread_local std::vector<int> len;
+    thread_local FlashScratch s;
     for (int item = begin; item < end; ++item) {
       const int g = item % c.num_kv_heads, r0 = item / c.num_kv_heads * rows_per_block;
-      const int r1 = std::min(n, r0 + rows_per_block), nq = (r1 - r0) * group, keys = position_ + r1;
-      queries.resize(static_cast<size_t>(nq) * hd);
-      out.resize(queries.size());
-      scores.resize(static_cast<size_t>(nq) * keys);
-      len.resize(nq);
+      const int r1 = std::min(n, r0 + rows_per_block), nq = (r1 - r0) * group;
+      s.queries.resize(static_cast<size_t>(nq) * hd);
+      s.len.resize(nq);
       for (int j = 0; j < nq; ++j) {
         const int r = r0 + j / group, head = g * group + j % group;
-        std::copy_n(&q_[static_cast<size_t>(r) * qd + head * hd], hd, &queries[static_cast<size_t>(j) * hd]);
-        len[j] = position_ + r + 1;
+        std::copy_n(&q_[static_cast<size_t>(r) * qd + head * hd], hd, &s.queries[static_cast<size_t>(j) * hd]);
+        s.len[j] = position_ + r + 1;
       }
-      dot_rows_isa(isa, queries.data(), hd, nq, hd, &k_cache_[layer][static_cast<size_t>(g) * hd], kvd, 0, keys,
-                   scores.data(), keys);
-      for (int j = 0; j < nq; ++j) scaled_softmax_isa(isa, &scores[static_cast<size_t>(j) * keys], len[j], scale);
-      weighted_values_isa(isa, scores.data(), keys, nq, len.data(), &v_cache_[layer][static_cast<size_t>(g) * hd], kvd,
-                          hd, out.data(), hd);
+      flash_attend(layer, g, nq, scale, isa, s);
       for (int j = 0; j < nq; ++j) {
         const int r = r0 + j / group, head = g * group + j % group;
-        std::copy_n(&out[static_cast<size_t>(j) * hd], hd, &att_out_[static_cast<size_t>(r) * qd + head * hd]);
+        std::copy_n(&s.out[static_cast<size_t>(j) * hd], hd, &att_out_[static_cast<size_t>(r) * qd + head * hd]);
       }
     }
   });
+}
+
+// s.out[j] = attention of query j over keys [0, s.len[j]) of KV head g (len nondecreasing).
+void Fp32Lm::flash_attend(int layer, int g, int nq, float scale, Isa isa, FlashScratch& s) {
+  const Config& c = model_.config;
+  const int hd = c.head_dim, kvd = c.kv_dim(), keys = s.len[nq - 1];
+  s.scores.resize(static_cast<size_t>(nq) * kKeyBlock);
+  s.out.assign(static_cast<size_t>(nq) * hd, 0.0f);
+  s.max.assign(nq, -INFINITY);
+  s.sum.assign(nq, 0.0f);
+  s.count.resize(nq);
+  for (int t0 = 0; t0 < keys; t0 += kKeyBlock) {
+    const int t1 = std::min(keys, t0 + kKeyBlock);
+    const size_t at = static_cast<size_t>(t0) * kvd + static_cast<size_t>(g) * hd;
+    dot_rows_isa(isa, s.queries.data(), hd, nq, hd, &k_cache_[layer][at], kvd, 0, t1 - t0, s.scores.data(), kKeyBlock);
+    for (int j = 0; j < nq; ++j) {
+      s.count[j] = std::clamp(s.len[j] - t0, 0, t1 - t0);
+      if (s.count[j] == 0) continue;
+      const float a = online_softmax_block_isa(isa, &s.scores[static_cast<size_t>(j) * kKeyBlock], s.count[j], scale,
+                                               &s.max[j], &s.sum[j]);
+      if (a != 1.0f)
+        for (int i = 0; i < hd; ++i) s.out[static_cast<size_t>(j) * hd + i] *= a;
+    }
+    accumulate_values_isa(isa, s.scores.data(), kKeyBlock, nq, s.count.data(), &v_cache_[layer][at], kvd, hd,
+                          s.out.data(), hd);
+  }
+  for (int j = 0; j < nq; ++j) {
+    const float inv = 1.0f / s.sum[j];
+    for (int i = 0; i < hd; ++i) s.out[static_cast<size_t>(j) * hd + i] *= inv;
+  }
 }
 
 void Fp32Lm::attention_block(int layer, int n) {

@@ -28,6 +28,12 @@ class Fp32Lm : public CausalLm {
   void norm_rows(const std::vector<float>& weight, const std::vector<float>& bias, int n, const float* in, float* out);
   void attend(int layer, int row, int pos, int head, float* scores);  // the scalar level
   void attend_blocks(int layer, int n, Isa isa);                       // avx2 and above
+  static constexpr int kKeyBlock = 64;  // keys per flash-attention tile
+  struct FlashScratch {
+    std::vector<float> queries, scores, out, max, sum;
+    std::vector<int> len, count;
+  };
+  void flash_attend(int layer, int kv_head, int nq, float scale, Isa isa, FlashScratch& s);
 
   const Model& model_;
   int capacity_ = 0;

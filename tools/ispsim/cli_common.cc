@@ -104,6 +104,8 @@ rag::RagModel make_rag_model(const model::Model& m, const std::string& model_dir
   if (stage == integer::QuantStage::kFp32) return rag::RagModel::fp32(m);
   if (stage != integer::QuantStage::kInt16 && stage != integer::QuantStage::kIntNonlinear)
     throw BadInput("--quant", "'" + quant + "' has no integer-only engine to blend on (fp32, int-nonlinear or int16)");
+  if (options.register_bits != 64)
+    throw BadInput("--register-bits", "the RAG engine runs 64-bit registers only (32 is for ppl and generate)");
   options.stage = stage;
   return rag::RagModel::integer(m, calibration_tokens(model_dir, calib_file, calib_tokens), stage, options);
 }

@@ -71,7 +71,9 @@ void add_engine_options(po::options_description& d, EngineOptions& o) {
       ("smooth-alpha", po::value(&o.integer.smooth_alpha)->default_value(o.integer.smooth_alpha, "0.5"),
        "SmoothQuant migration strength alpha in [0, 1]")
       ("group-size", po::value(&o.integer.group_size)->default_value(o.integer.group_size),
-       "quantization group along the hidden dimension, elements");
+       "quantization group along the hidden dimension, elements")
+      ("register-bits", po::value(&o.integer.register_bits)->default_value(o.integer.register_bits),
+       "int-nonlinear/int16: width of the integer norms' and Softmax's registers, 64 or 32 (paper 1's), bits");
   add_engine_speed_options(d);
 }
 
@@ -89,6 +91,8 @@ std::vector<int> calibration_tokens(const EngineOptions& o) {
 
 std::unique_ptr<CausalLm> make_engine(const model::Model& m, const EngineOptions& o) {
   const integer::QuantStage stage = integer::parse_stage(o.quant);
+  if (stage < integer::QuantStage::kIntNonlinear && o.integer.register_bits != 64)
+    throw BadInput("--register-bits", std::string("applies to the integer stages (int-nonlinear, int16), not ") + o.quant);
   if (stage == integer::QuantStage::kFp32) return std::make_unique<model::Fp32Lm>(m);
   integer::IntegerOptions io = o.integer;
   io.stage = stage;
@@ -153,8 +157,10 @@ int engine_ppl(const Args& args) {
     print_model(m);
     std::cout << "text: " << o.text_file << " (" << text.size() << " bytes)\n";
     double fp32_ppl = 0;
+    const int register_bits = o.integer.register_bits;
     for (integer::QuantStage stage : integer::all_stages()) {
       o.quant = integer::stage_name(stage);
+      o.integer.register_bits = stage < integer::QuantStage::kIntNonlinear ? 64 : register_bits;
       std::unique_ptr<CausalLm> lm = make_engine(m, o);
       model::PerplexityResult r = model::perplexity(*lm, ids, o.window);
       if (stage == integer::QuantStage::kFp32) fp32_ppl = r.perplexity;

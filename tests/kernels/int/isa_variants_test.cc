@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "kernels/int/gemv_int8.h"
+#include "kernels/int/int_activation.h"
 #include "kernels/int/int_exp.h"
 #include "kernels/int/quantized_lm.h"
 #include "kernels/int/random_model.h"
@@ -265,32 +266,50 @@ TEST_P(IsaVariants, IntSoftmaxIsBitExactWithScalar) {
       }
 }
 
-// The integer attention's blocked kernels equal per-pair int64 arithmetic
-// exactly at every level: ragged head sizes, any number of queries, and
-// operands at the int32 / Q30 extremes.
-TEST_P(IsaVariants, IntAttentionBlocksAreExact) {
+// SwiGLU (i-exp of −|gate|, the per-element quotient of the sigmoid, SiLU and
+// the product with up): every level gives the scalar outputs, in place too,
+// for gate scales below, inside and above i-exp's working range, out shifts
+// inside and outside the vector kernel's [1, 62], and int32 extremes.
+TEST_P(IsaVariants, SwigluIsBitExactWithScalar) {
+  std::mt19937 rng(31);
+  for (int gate_frac : {0, 5, 12, 14, 20, 30})
+    for (int out_shift : {-2, 1, 17, 40, 62, 63})
+      for (int n : {1, 7, 8, 17, 1000})
+        for (int32_t range : {3, 70000, 1 << 24, INT32_MAX}) {
+          std::vector<int32_t> gate(n), up(n);
+          std::uniform_int_distribution<int32_t> d(-range, range);
+          for (int i = 0; i < n; ++i) gate[i] = d(rng), up[i] = d(rng);
+          if (range == INT32_MAX && n > 2) gate[0] = INT32_MIN, gate[1] = INT32_MAX, up[0] = up[1] = INT32_MIN;
+          const int up_frac = 16, out_frac = gate_frac + up_frac - out_shift;
+          std::vector<int32_t> want(n), got = gate;
+          model::set_active_isa(Isa::kScalar);
+          int_swiglu(gate.data(), gate_frac, up.data(), up_frac, n, want.data(), out_frac);
+          model::set_active_isa(GetParam());
+          int_swiglu(got.data(), gate_frac, up.data(), up_frac, n, got.data(), out_frac);  // in place
+          ASSERT_EQ(got, want) << "gate frac " << gate_frac << ", shift " << out_shift << ", n " << n << ", range " << range;
+        }
+}
+
+// The integer attention's blocked weighted values equal per-pair int64
+// arithmetic exactly at every level: ragged head sizes, any number of
+// queries, and operands at the int32 / Q30 extremes (the score tiles:
+// int_attention_test.cc).
+TEST_P(IsaVariants, IntWeightedValuesAreExact) {
   model::set_active_isa(GetParam());
   std::mt19937 rng(17);
   std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), prob(0, (1 << 30) - 1);
   for (auto [nq, n, nk] : {std::tuple{1, 64, 5}, {3, 17, 9}, {9, 80, 33}, {5, 33, 1}, {12, 64, 40}}) {
     const int ld = n + 5;
-    std::vector<int32_t> q(static_cast<size_t>(nq) * ld), k(static_cast<size_t>(nk) * ld), p(static_cast<size_t>(nq) * nk);
-    for (int32_t& e : q) e = any(rng) / 16;  // |q·k| over n <= 80 terms stays below 2^61
-    for (int32_t& e : k) e = any(rng) / 16;
+    std::vector<int32_t> v(static_cast<size_t>(nk) * ld), p(static_cast<size_t>(nq) * nk);
+    for (int32_t& e : v) e = any(rng);
     for (int32_t& e : p) e = prob(rng) / nk;  // probabilities summing to at most 1 (Q30)
-    q[0] = k[0] = -(1 << 29);
-    std::vector<int64_t> s(static_cast<size_t>(nq) * nk), acc(static_cast<size_t>(nq) * n);
-    dot_rows_s32(q.data(), ld, nq, k.data(), ld, nk, n, s.data(), nk);
-    weighted_sum_s32(p.data(), nk, nq, k.data(), ld, nk, n, acc.data(), n);
+    v[0] = INT32_MIN;
+    std::vector<int64_t> acc(static_cast<size_t>(nq) * n);
+    weighted_sum_s32(p.data(), nk, nq, v.data(), ld, nk, n, acc.data(), n);
     for (int j = 0; j < nq; ++j) {
-      for (int t = 0; t < nk; ++t) {
-        int64_t want = 0;
-        for (int i = 0; i < n; ++i) want += int64_t{q[static_cast<size_t>(j) * ld + i]} * k[static_cast<size_t>(t) * ld + i];
-        ASSERT_EQ(s[static_cast<size_t>(j) * nk + t], want) << nq << "x" << n << "x" << nk << " j " << j << " t " << t;
-      }
       for (int i = 0; i < n; ++i) {
         int64_t want = 0;
-        for (int t = 0; t < nk; ++t) want += int64_t{p[static_cast<size_t>(j) * nk + t]} * k[static_cast<size_t>(t) * ld + i];
+        for (int t = 0; t < nk; ++t) want += int64_t{p[static_cast<size_t>(j) * nk + t]} * v[static_cast<size_t>(t) * ld + i];
         ASSERT_EQ(acc[static_cast<size_t>(j) * n + i], want) << nq << "x" << n << "x" << nk << " j " << j << " i " << i;
       }
     }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "kernels/model/cpu_isa.h"
 #include "tests/kernels/model/test_model.h"
 #include "tests/support/cli.h"
 
@@ -40,6 +41,34 @@ TEST(ModelEngineCli, PerplexityOfUniformModelIsTheVocabularySize) {
   CliResult g = run_cli("engine generate --model " + dir + " --prompt 'the' --tokens 3");
   ASSERT_EQ(g.exit_code, 0) << g.err;
   EXPECT_EQ(g.out.rfind("the", 0), 0u) << g.out;  // the prompt is echoed first
+}
+
+// `--isa` forces each kernel level: the integer engine generates the same
+// text at every level the machine supports; a level it lacks is one error
+// line (exit 2). `--register-bits` takes 32 or 64 and only for integer stages.
+TEST(ModelEngineCli, IntegerGenerationIsIdenticalAtEveryIsaLevel) {
+  const std::string cmd =
+      "engine generate --model assets/brown-llama --quant int16 --calib-tokens 256 --prompt 'The jury said' --tokens 16";
+  std::string first;
+  int levels = 0;
+  for (const char* isa : {"scalar", "avx2", "avx512", "amx"}) {
+    CliResult r = run_cli(cmd + " --isa " + isa);
+    if (!isa_supported(parse_isa(isa, "--isa"))) {
+      expect_one_error_line(r, std::string("--isa: ") + isa + " is not usable on this machine: " +
+                                   isa_unsupported_reason(parse_isa(isa, "--isa")));
+      continue;
+    }
+    ASSERT_EQ(r.exit_code, 0) << isa << ": " << r.err;
+    if (first.empty()) first = r.out;
+    EXPECT_EQ(r.out, first) << isa;
+    ++levels;
+  }
+  EXPECT_GE(levels, 1);
+  CliResult narrow = run_cli(cmd + " --register-bits 32");
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
+  expect_one_error_line(run_cli(cmd + " --register-bits 16"), "--register-bits: must be 32 or 64, got 16");
+  expect_one_error_line(run_cli("engine generate --model assets/brown-llama --prompt 'The' --register-bits 32"),
+                        "--register-bits: applies to the integer stages (int-nonlinear, int16), not fp32");
 }
 
 TEST(ModelEngineCli, TruncatedSafetensors) {
