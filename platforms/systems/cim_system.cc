@@ -300,68 +300,75 @@ std::vector<std::string> ignored_settings(const schema::LoadedPlatform& loaded) 
   return ignored;
 }
 
-RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::string& trace_path,
-                          const RunOptions& options) {
-  const schema::Platform& platform = loaded.platform;
-  check_architecture(loaded);
-  check_isp_accelerator(loaded, false, "paper 1's decode system: NPU, host CPU and CIM flash array");
-  const CimParams& p = platform.cim();  // resolved by the loader
-  const link::LinkConfig link_config = link::LinkConfig::from_params(platform.link(), loaded.file + ": link");
+namespace {
 
-  const trace::Header header = trace::TraceReader(trace_path).header();
-  const ProgramSource source = program_source(platform, header, trace_path);
+// What a run reads before simulating: the trace's header, the program it
+// runs, and the longest context a decode step sees.
+struct CimInput {
+  trace::Header header;
+  ProgramSource source;
+  uint64_t max_context = 0;
+};
 
-  RunSummary summary;
-  summary.platform = platform.name();
-  summary.program = source.name();
-  summary.decode_tokens = header.request().answer_tokens();
+CimInput read_cim_input(const schema::LoadedPlatform& loaded, const std::string& trace_path) {
+  CimInput in;
+  in.header = trace::TraceReader(trace_path).header();
+  in.source = program_source(loaded.platform, in.header, trace_path);
   uint64_t context = 0;
-  for (const auto& doc : header.request().documents()) context += doc.tokens();
-  const uint64_t max_context = context + header.request().query_tokens() + header.request().answer_tokens();
+  for (const auto& doc : in.header.request().documents()) context += doc.tokens();
+  in.max_context = context + in.header.request().query_tokens() + in.header.request().answer_tokens();
+  return in;
+}
 
-  {  // capacity check before anything is simulated
-    const CimPlanner probe(p, link_config, header, CimResources{}, loaded.file);
-    const CimFootprint f = probe.footprint(max_context);
-    const std::string problem = capacity_problem(probe, p, f, max_context, summary.note);
-    if (!problem.empty()) {
-      summary.out_of_memory = true;
-      summary.failure = problem;
-      return summary;
-    }
+// The simulated parts of one run; every op is decode, and the energy is
+// folded while the run streams (bounded memory).
+struct CimRun {
+  CimRun(const CimParams& p, const link::LinkConfig& link, const CimInput& in, const std::string& file,
+         const std::string& trace_path)
+      : ledger(decode_ledger()),
+        system("system", p, link, ledger),
+        planner(p, link, in.header, system.resources(), file),
+        ops(trace_path, in.source),
+        runtime(ops, planner) {}
+  static core::EnergyLedger decode_ledger() {
+    core::EnergyLedger ledger;
+    ledger.set_clock([] { return sc_core::sc_time_stamp().value(); });
+    ledger.set_phase("decode", 0);
+    return ledger;
   }
-
-  OutputFiles outputs;
-  AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
-  if (!options.timeline_path.empty()) throw BadInput("--timeline", "the decode systems of paper 1 write no timeline");
-
-  // Folded while the run streams (bounded memory); every op is decode.
   core::EnergyLedger ledger;
-  ledger.set_clock([] { return sc_core::sc_time_stamp().value(); });
-  ledger.set_phase("decode", 0);
-  CimSystem system("system", p, link_config, ledger);
-  const CimPlanner planner(p, link_config, header, system.resources(), loaded.file);
-  uint64_t op_count = 0;
-  {  // every op runnable before simulating: a first pass over the stream
-    OpStream check(trace_path, source);
-    for (trace::Op o; check.next(o); ++op_count) planner.plan(o);
-  }
-  OpStream ops(trace_path, source);
-  CimRuntime runtime(ops, planner);
+  CimSystem system;
+  const CimPlanner planner;
+  OpStream ops;
+  CimRuntime runtime;
+};
 
+// Every op runnable before simulating: a first pass over the stream. Returns the op count.
+uint64_t check_ops(const CimPlanner& planner, const std::string& trace_path, const ProgramSource& source) {
+  uint64_t count = 0;
+  OpStream check(trace_path, source);
+  for (trace::Op o; check.next(o); ++count) planner.plan(o);
+  return count;
+}
+
+void simulate(CimRun& run, const std::string& trace_path, uint64_t op_count, const vcd::Options& waveform_options) {
   std::unique_ptr<vcd::Writer> waveform;
-  if (!options.waveform.path.empty()) {
-    waveform = std::make_unique<vcd::Writer>(options.waveform);
-    system.trace(*waveform);
+  if (!waveform_options.path.empty()) {
+    waveform = std::make_unique<vcd::Writer>(waveform_options);
+    run.system.trace(*waveform);
   }
-  runtime.start();
+  run.runtime.start();
   sc_core::sc_start();
   core::refuse_if_time_overflowed(trace_path);
-  if (runtime.completed() != op_count)
-    throw std::logic_error("cim system: " + std::to_string(runtime.completed()) + " of " + std::to_string(op_count) +
-                           " ops completed");
+  if (run.runtime.completed() != op_count)
+    throw std::logic_error("cim system: " + std::to_string(run.runtime.completed()) + " of " +
+                           std::to_string(op_count) + " ops completed");
   if (waveform) waveform->close();
-  system.flush_energy();
+  run.system.flush_energy();
+}
 
+void summarise(CimRun& run, RunSummary& summary) {
+  const CimRuntime& runtime = run.runtime;
   summary.latency_ns = static_cast<double>(runtime.end_ps()) / 1e3;
   summary.analytic_latency_ns = runtime.analytic_ns();
   summary.phase_ns["decode"] = summary.latency_ns;
@@ -372,34 +379,69 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
     summary.stage_j[name] = runtime.stages()[s].energy_pj * 1e-12;
   }
   for (link::Direction d : {link::Direction::HOST_TO_DEVICE, link::Direction::DEVICE_TO_HOST}) {
-    const uint64_t bytes = system.pcie.bytes(d, link::Purpose::OTHER);
+    const uint64_t bytes = run.system.pcie.bytes(d, link::Purpose::OTHER);
     if (bytes) summary.pcie_bytes[std::string(link::to_string(d)) + ".other"] = bytes;
   }
-  const core::EnergyLedger::Summary energy = ledger.summarize(runtime.end_ps());
+  const core::EnergyLedger::Summary energy = run.ledger.summarize(runtime.end_ps());
   summary.energy_j = energy.total_j;
   summary.energy_j_by_component = energy.dynamic_j_by_component;
   summary.energy_j_by_phase = energy.j_by_phase;
   summary.average_w = energy.average_w;
   summary.peak_w = energy.peak_w;
+}
 
-  if (stats_file) {
-    stats::Group run("system.run");
-    run.formula("latency", "ns", "simulated time of the decode steps", [&] { return summary.latency_ns; });
-    run.formula("analytic_latency", "ns", "the same steps timed with paper 1's eq. (4) model",
+void write_run_stats(const CimRun& run, const RunSummary& summary, uint64_t max_context, AtomicFile& file) {
+  stats::Group group("system.run");
+  group.formula("latency", "ns", "simulated time of the decode steps", [&] { return summary.latency_ns; });
+  group.formula("analytic_latency", "ns", "the same steps timed with paper 1's eq. (4) model",
                 [&] { return summary.analytic_latency_ns; });
-    run.formula("time_between_tokens", "ns", "simulated latency / decode steps",
+  group.formula("time_between_tokens", "ns", "simulated latency / decode steps",
                 [&] { return summary.latency_ns / std::max<uint64_t>(1, summary.decode_tokens); });
-    run.formula("energy_per_token", "J", "energy / decode steps",
+  group.formula("energy_per_token", "J", "energy / decode steps",
                 [&] { return summary.energy_j / std::max<uint64_t>(1, summary.decode_tokens); });
-    run.formula_integer("ops_completed", "count", "ops of the program that completed", [&] { return runtime.completed(); });
-    run.formula_integer("ops_held_at_most", "count", "ops read ahead of their completion at once (the runtime's window bounds it)",
-                        [&] { return static_cast<uint64_t>(runtime.most_held()); });
-    if (planner.is_cim())
-      run.formula_integer("sram_code_capacity_tokens", "count",
+  group.formula_integer("ops_completed", "count", "ops of the program that completed",
+                        [&] { return run.runtime.completed(); });
+  group.formula_integer("ops_held_at_most", "count",
+                        "ops read ahead of their completion at once (the runtime's window bounds it)",
+                        [&] { return static_cast<uint64_t>(run.runtime.most_held()); });
+  if (run.planner.is_cim())
+    group.formula_integer("sram_code_capacity_tokens", "count",
                           "compressed tokens whose codes fit in controller SRAM beside window and pursuit state",
-                          [&] { return planner.footprint(max_context).sram_code_capacity_tokens; });
-    write_stats(*stats_file);
+                          [&] { return run.planner.footprint(max_context).sram_code_capacity_tokens; });
+  write_stats(file);
+}
+
+}  // namespace
+
+RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::string& trace_path,
+                          const RunOptions& options) {
+  const schema::Platform& platform = loaded.platform;
+  check_architecture(loaded);
+  check_isp_accelerator(loaded, false, "paper 1's decode system: NPU, host CPU and CIM flash array");
+  const CimParams& p = platform.cim();  // resolved by the loader
+  const link::LinkConfig link_config = link::LinkConfig::from_params(platform.link(), loaded.file + ": link");
+  const CimInput in = read_cim_input(loaded, trace_path);
+
+  RunSummary summary;
+  summary.platform = platform.name();
+  summary.program = in.source.name();
+  summary.decode_tokens = in.header.request().answer_tokens();
+  {  // capacity check before anything is simulated
+    const CimPlanner probe(p, link_config, in.header, CimResources{}, loaded.file);
+    summary.failure = capacity_problem(probe, p, probe.footprint(in.max_context), in.max_context, summary.note);
+    if (!summary.failure.empty()) {
+      summary.out_of_memory = true;
+      return summary;
+    }
   }
+
+  OutputFiles outputs;
+  AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
+  if (!options.timeline_path.empty()) throw BadInput("--timeline", "the decode systems of paper 1 write no timeline");
+  CimRun run(p, link_config, in, loaded.file, trace_path);
+  simulate(run, trace_path, check_ops(run.planner, trace_path, in.source), options.waveform);
+  summarise(run, summary);
+  if (stats_file) write_run_stats(run, summary, in.max_context, *stats_file);
   if (options.before_commit) options.before_commit(summary);
   outputs.commit();
   return summary;
