@@ -48,7 +48,6 @@ import subprocess
 import sys
 import tempfile
 
-ACCELERATORS = ["elastic_simd", "elastic_no_filter", "systolic_pair"]
 PROGRAM = "compare_accelerators.py"
 
 
@@ -67,9 +66,13 @@ def check(cmd):
 
 
 def accelerator_parameters(ispsim):
-    """{accelerator: {parameter: default text}} from `ispsim describe isp_accelerator`."""
-    params, current = {}, None
+    """{accelerator: {parameter: default text}} from `ispsim describe isp_accelerator`, the
+    platforms' default accelerator first (the others relate to it), then the rest as listed."""
+    params, current, default = {}, None, None
     for line in check([ispsim, "describe", "isp_accelerator"]).splitlines():
+        chosen = re.search(r'\(default "([a-z0-9_]+)"\)', line)
+        if chosen:
+            default = chosen.group(1)
         header = re.match(r"^([a-z0-9_]+): ", line)
         if header and header.group(1) != "modes":  # "NAME: what it is", then "modes: ..."
             current = header.group(1)
@@ -77,6 +80,8 @@ def accelerator_parameters(ispsim):
         elif current and line.startswith("isp."):
             fields = line.split()
             params[current][fields[0]] = fields[2] if len(fields) > 2 else ""
+    if default in params:
+        params = {default: params[default], **{k: v for k, v in params.items() if k != default}}
     return params
 
 
@@ -236,7 +241,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--trace-options", default="",
                     help="more options for `ispsim trace gen`, e.g. '--docs 1 --context-tokens 512' (a smaller request)")
-    ap.add_argument("--accelerators", default=",".join(ACCELERATORS), help="accelerators to run, in table order")
+    ap.add_argument("--accelerators", default="",
+                    help="accelerators to run, in table order (default: every one `ispsim describe isp_accelerator` lists)")
     ap.add_argument("--set", action="append", default=[], dest="overrides",
                     help="KEY=VALUE passed to every run (repeatable)")
     ap.add_argument("--vary", action="append", default=[],
@@ -251,7 +257,7 @@ def main():
     for o in a.overrides:
         key_value("--set", o)
     params = accelerator_parameters(a.ispsim)
-    accelerators = [x for x in a.accelerators.split(",") if x]
+    accelerators = [x for x in a.accelerators.split(",") if x] if a.accelerators else list(params)
     unknown = [x for x in accelerators if x not in params]
     if unknown or not accelerators:
         fail(f"--accelerators {a.accelerators}: unknown {', '.join(unknown) or 'empty list'} "
