@@ -183,12 +183,6 @@ void AttentionEngine::use_aggregated_passes(std::function<bool()> gate) {
       std::move(gate));
 }
 
-const std::vector<std::string>& AttentionEngine::isp_parameters() {
-  static const std::vector<std::string> fields{"scratchpad_bytes", "precomputed_page_buffers",
-                                               "out_of_place_page_buffers"};
-  return fields;
-}
-
 sc_time AttentionEngine::nand_stream_time(uint64_t pages) const {
   if (pages == 0) return sc_core::SC_ZERO_TIME;
   const nand::FlashConfig& fc = flash_.config();

@@ -156,9 +156,6 @@ class AttentionEngine : public sc_core::sc_module {
 
   const AttentionPlanner& planner() const { return planner_; }
 
-  // The IspParams fields the engine itself reads (the scratchpad's page
-  // buffers), whichever accelerator it has; see PageCompute::parameters().
-  static const std::vector<std::string>& isp_parameters();
 
   bool busy() const { return active_; }
   Organization organization() const { return organization_; }

@@ -26,9 +26,5 @@ TileCost ElasticNoFilter::tile_cost(ComputeMode mode, const FilterResult& filter
   return cost;
 }
 
-std::vector<std::string> ElasticNoFilter::parameters() const {
-  return {"pes", "clock_ghz", "macs_per_pe_per_cycle", "exp_lut_latency_cycles", "mode_policy", "mac_pj",
-          "vector_op_pj", "exp_pj", "scratchpad_pj_per_byte", "static_power_w", "staging"};
-}
 
 }  // namespace ispsim::isp

@@ -32,7 +32,6 @@ class ElasticNoFilter : public PageCompute {
   uint64_t cycles_to_ps(uint64_t cycles) const override { return simd_.cycles_to_ps(cycles); }
   double static_power_w() const override { return simd_.static_power_w(); }
   double peak_power_w() const override { return simd_.peak_power_w(); }
-  std::vector<std::string> parameters() const override;
 
  private:
   ElasticSimd simd_;

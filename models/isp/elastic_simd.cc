@@ -108,9 +108,5 @@ double ElasticSimd::peak_power_w() const {
   return config_.static_power_w + macs_per_s * config_.mac_pj * 1e-12;
 }
 
-std::vector<std::string> ElasticSimd::parameters() const {
-  return {"pes", "clock_ghz", "macs_per_pe_per_cycle", "stream_filter_tokens_per_cycle", "exp_lut_latency_cycles",
-          "mode_policy", "mac_pj", "vector_op_pj", "exp_pj", "scratchpad_pj_per_byte", "static_power_w"};
-}
 
 }  // namespace ispsim::isp

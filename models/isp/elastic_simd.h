@@ -92,7 +92,6 @@ class ElasticSimd : public PageCompute {
   uint64_t cycles_to_ps(uint64_t cycles) const override { return config_.cycles_to_ps(cycles); }
   double static_power_w() const override { return config_.static_power_w; }
   double peak_power_w() const override;
-  std::vector<std::string> parameters() const override;
 
  private:
   IspConfig config_;

@@ -89,11 +89,12 @@ class PageCompute {
   // unit busy): the power budget the accelerators are compared under.
   virtual double static_power_w() const = 0;
   virtual double peak_power_w() const = 0;
-  // The IspParams fields this accelerator reads (a sub-message's name stands
-  // for all its fields): `ispsim describe` lists them, and a platform that sets
-  // one the chosen accelerator does not read is rejected (it would be ignored).
-  virtual std::vector<std::string> parameters() const = 0;
 };
+
+// The IspParams fields the accelerator registered as `accelerator` reads, the
+// attention engine's own included (a sub-message's name stands for all its
+// fields), in field order: from the fields' `read_by` option (schema/options.proto).
+std::vector<std::string> parameters_read_by(const std::string& accelerator);
 
 // Implementations are built from the platform's IspParams (defaults applied
 // and checked by the implementation; BadInput names `where`).

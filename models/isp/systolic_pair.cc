@@ -82,9 +82,5 @@ double SystolicPair::peak_power_w() const {
   return c.static_power_w + mac_units * c.clock_ghz * 1e9 * c.mac_pj * 1e-12;
 }
 
-std::vector<std::string> SystolicPair::parameters() const {
-  return {"clock_ghz", "exp_lut_latency_cycles", "mac_pj", "vector_op_pj", "exp_pj", "scratchpad_pj_per_byte",
-          "static_power_w", "staging", "systolic_pair"};
-}
 
 }  // namespace ispsim::isp

@@ -59,7 +59,6 @@ class SystolicPair : public PageCompute {
   uint64_t cycles_to_ps(uint64_t cycles) const override { return lanes_.cycles_to_ps(cycles); }
   double static_power_w() const override { return lanes_.static_power_w(); }
   double peak_power_w() const override;
-  std::vector<std::string> parameters() const override;
 
   // (M x K) x (K x N) on the array, cycles.
   uint64_t gemm_cycles(uint64_t m, uint64_t k, uint64_t n) const;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "models/isp/attention_engine.h"
+#include "models/isp/page_compute.h"
 #include "models/isp/register_all.h"
 
 namespace ispsim::systems {
@@ -47,10 +47,7 @@ void check_isp_accelerator(const schema::LoadedPlatform& loaded, bool isp, const
   if (!isp::accelerators().contains(name))
     throw BadInput(loaded.file, std::string(kSelection) + " = '" + name + "' is no ISP accelerator (known: " +
                                     joined(isp::accelerators().names()) + ")");
-  const std::unique_ptr<isp::PageCompute> accelerator =
-      isp::accelerators().create(name, loaded.platform.isp(), loaded.file + ": isp");
-  std::vector<std::string> read = accelerator->parameters();
-  for (const std::string& field : isp::AttentionEngine::isp_parameters()) read.push_back(field);
+  const std::vector<std::string> read = isp::parameters_read_by(name);
   std::vector<std::string> set = loaded.from_file;
   set.insert(set.end(), loaded.from_overrides.begin(), loaded.from_overrides.end());
   for (const std::string& path : set) {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "models/isp/attention_engine.h"
+#include "models/isp/page_compute.h"
 #include "models/isp/register_all.h"
 #include "schema/defaults.h"
 #include "schema/field_text.h"
@@ -94,9 +94,7 @@ int describe_isp_accelerators(const FieldDescriptor& role) {
   schema::apply_defaults(defaults);
   for (const std::string& name : isp::accelerators().names()) {
     const auto accelerator = isp::accelerators().create(name, defaults, "isp");
-    std::vector<std::string> read = isp::AttentionEngine::isp_parameters();
-    const std::vector<std::string> own = accelerator->parameters();
-    read.insert(read.end(), own.begin(), own.end());
+    const std::vector<std::string> read = isp::parameters_read_by(name);
     std::vector<std::string> modes;
     for (const isp::ModeInfo& mode : accelerator->modes()) modes.push_back(mode.name);
     char power[96];

@@ -16,6 +16,7 @@
 #include "models/isp/attention_engine.h"
 #include "models/isp/elastic_simd.h"
 #include "models/isp/register_all.h"
+#include "schema/options.pb.h"
 #include "tests/support/vcd_check.h"
 
 namespace ispsim::isp {
@@ -58,6 +59,30 @@ TEST(ElasticSimdRole, ATileIsTheFilterPassThenTheKeptTokens) {
   EXPECT_EQ(simd.cycles_to_ps(82), 82000u);
   EXPECT_DOUBLE_EQ(simd.static_power_w(), 0.1);
   EXPECT_DOUBLE_EQ(simd.peak_power_w(), 0.1 + 128 * 1e9 * 1.5e-12);
+}
+
+// Each accelerator's parameters come from the IspParams fields' read_by option:
+// the engine's scratchpad fields and the shared ones for all, the rest as named.
+TEST(Accelerators, EachReadsTheFieldsItsReadByOptionsName) {
+  register_all();
+  EXPECT_EQ(parameters_read_by("elastic_simd"),
+            (std::vector<std::string>{"pes", "clock_ghz", "macs_per_pe_per_cycle", "scratchpad_bytes",
+                                      "precomputed_page_buffers", "out_of_place_page_buffers",
+                                      "stream_filter_tokens_per_cycle", "exp_lut_latency_cycles", "mode_policy",
+                                      "mac_pj", "vector_op_pj", "exp_pj", "scratchpad_pj_per_byte", "static_power_w"}));
+  EXPECT_EQ(parameters_read_by("systolic_pair"),
+            (std::vector<std::string>{"clock_ghz", "scratchpad_bytes", "precomputed_page_buffers",
+                                      "out_of_place_page_buffers", "exp_lut_latency_cycles", "mac_pj", "vector_op_pj",
+                                      "exp_pj", "scratchpad_pj_per_byte", "static_power_w", "staging",
+                                      "systolic_pair"}));
+  // Every name a read_by option gives is a registered accelerator (a typo would
+  // make its field unreadable by every accelerator).
+  const google::protobuf::Descriptor& params = *schema::IspParams::descriptor();
+  for (int i = 0; i < params.field_count(); ++i) {
+    const google::protobuf::FieldOptions& options = params.field(i)->options();
+    for (int r = 0; r < options.ExtensionSize(schema::read_by); ++r)
+      EXPECT_TRUE(accelerators().contains(options.GetExtension(schema::read_by, r))) << params.field(i)->name();
+  }
 }
 
 TEST(Accelerators, RegisteredByNameAndUnknownNamesListTheKnownOnes) {
@@ -108,7 +133,6 @@ class FixedTimeCompute : public PageCompute {
   uint64_t cycles_to_ps(uint64_t cycles) const override { return cycles * 1000; }  // 1 GHz
   double static_power_w() const override { return 0.25; }
   double peak_power_w() const override { return 1.0; }
-  std::vector<std::string> parameters() const override { return {}; }
 };
 
 const sc_time kTout = sc_time::from_value(std::llround(16384 * 1e12 / 2.4e9));
