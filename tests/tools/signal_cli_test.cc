@@ -167,7 +167,7 @@ TEST(CompareSignal, ChildrenDieWithAParentKilledOutright) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ::kill(pid, SIGKILL);  // no handler runs in the parent
   ASSERT_EQ(::waitpid(pid, nullptr, 0), pid);
-  // PR_SET_PDEATHSIG sends each child SIGTERM; its handler removes its result file.
+  // PR_SET_PDEATHSIG sends each child SIGTERM.
   for (int i = 0; i < 500 && processes_mentioning(out.string()) > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(processes_mentioning(out.string()), 0);
