@@ -310,6 +310,10 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
 
   const trace::Header header = trace::TraceReader(trace_path).header();
   const ProgramSource source = program_source(platform, header, trace_path);
+  if (platform.program() == schema::Platform::DECODE_ONLY_DICTIONARY &&
+      header.request().kv_format() != trace::KV_DICTIONARY)
+    throw BadInput(trace_path, "its request has no dictionary KV (kv_format KV_DICTIONARY), which platform '" +
+                                   platform.name() + "' needs; 'ispsim trace gen --decode' writes such traces");
 
   RunSummary summary;
   summary.platform = platform.name();
@@ -352,6 +356,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   if (!options.waveform.path.empty()) {
     waveform = std::make_unique<vcd::Writer>(options.waveform);
     system.trace(*waveform);
+    waveform->require_signals();
   }
   runtime.start();
   sc_core::sc_start();
@@ -359,7 +364,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   if (runtime.completed() != op_count)
     throw std::logic_error("cim system: " + std::to_string(runtime.completed()) + " of " + std::to_string(op_count) +
                            " ops completed");
-  if (waveform) waveform->close();
+  if (waveform) waveform->close({}, outputs);
   system.flush_energy();
 
   summary.latency_ns = static_cast<double>(runtime.end_ps()) / 1e3;
