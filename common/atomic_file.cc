@@ -159,24 +159,36 @@ AtomicFile::~AtomicFile() {
   if (temp_slot_ >= 0) termination::forget_temp(temp_slot_);
 }
 
-void AtomicFile::commit() {
-  if (committed_) return;
+void AtomicFile::finish() {
+  if (finished_) return;
   out_.flush();
   buf_->drain();
   const int write_error = buf_->error();
   if (write_error || !out_) throw BadInput(path_, "write failed: " + errno_text(write_error ? write_error : EIO));
+  const int fd = fd_;
+  fd_ = -1;
   if (through_) {
-    const int fd = fd_;
-    fd_ = -1;
     if (::close(fd) != 0 && errno != EINTR) throw BadInput(path_, "write failed: " + errno_text(errno));
+    finished_ = true;
+    return;
+  }
+  if (keep_mode_) ::fchmod(fd, mode_);
+  if (::fsync(fd) != 0) {
+    const int error = errno;
+    ::close(fd);
+    throw BadInput(path_, "write failed (fsync): " + errno_text(error));
+  }
+  if (::close(fd) != 0) throw BadInput(path_, "write failed (close): " + errno_text(errno));
+  finished_ = true;
+}
+
+void AtomicFile::commit() {
+  if (committed_) return;
+  finish();
+  if (through_) {
     committed_ = true;
     return;
   }
-  if (keep_mode_) ::fchmod(fd_, mode_);
-  if (::fsync(fd_) != 0) throw BadInput(path_, "write failed (fsync): " + errno_text(errno));
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) throw BadInput(path_, "write failed (close): " + errno_text(errno));
   if (::rename(tmp_path_.c_str(), target_.c_str()) != 0)
     throw BadInput(path_, "cannot rename into place: " + errno_text(errno));
   committed_ = true;

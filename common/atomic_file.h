@@ -37,8 +37,12 @@ class AtomicFile {
   int write_error() const;
   // False for a FIFO or another target that cannot seek back (TraceWriter needs it).
   bool seekable() const;
-  // Flushes, fsyncs and renames onto the final path (or closes a write-through
-  // target); throws BadInput naming the path on any failure.
+  // Flushes, fsyncs and closes the file (a write-through target: closes it);
+  // throws BadInput naming the path on any failure. Where a full or failing
+  // device shows, so several files are finished before any is committed.
+  void finish();
+  // finish(), then renames onto the final path; throws BadInput naming the
+  // path on any failure.
   void commit();
 
  private:
@@ -52,6 +56,7 @@ class AtomicFile {
   int fd_ = -1;
   int temp_slot_ = -1;
   bool through_ = false;
+  bool finished_ = false;
   bool committed_ = false;
   unsigned mode_ = 0666;  // of a replaced file (kept), else 0666 & ~umask by open()
   bool keep_mode_ = false;

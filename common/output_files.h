@@ -18,7 +18,9 @@ class OutputFiles {
   // Opens `path`; an empty path names no output and returns nullptr. The file
   // lives as long as this set.
   AtomicFile* open(const std::string& path);
-  // Commits every file, in the order they were opened.
+  // Takes a file opened elsewhere (the waveform's), to be committed with the rest.
+  AtomicFile* adopt(std::unique_ptr<AtomicFile> file);
+  // Finishes every file, then commits them in the order they were opened.
   void commit();
 
  private:

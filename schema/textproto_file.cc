@@ -59,7 +59,7 @@ void parse_textproto(const std::string& text, const std::string& where,
   }
 }
 
-void parse_textproto_file(const std::string& path, google::protobuf::Message& message) {
+void parse_textproto_file(const std::string& path, google::protobuf::Message& message, const std::string& kind) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
@@ -69,7 +69,7 @@ void parse_textproto_file(const std::string& path, google::protobuf::Message& me
   if (ec) throw BadInput(path, "cannot read its size: " + ec.message());
   if (size > kMaxTextprotoBytes) {
     throw BadInput(path, "larger than " + std::to_string(kMaxTextprotoBytes >> 20) +
-                             " MB: not a platform file");
+                             " MB: not a " + kind);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw BadInput(path, std::string("cannot open: ") + std::strerror(errno));

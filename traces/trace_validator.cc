@@ -100,6 +100,36 @@ uint64_t moved_tokens(const KvTransfer& kv) {
   return kv.tokens().end() > kv.tokens().begin() ? kv.tokens().end() - kv.tokens().begin() : 0;
 }
 
+AttentionReads attention_reads(const Attention& attention) {
+  AttentionReads reads;
+  for (const KvSpan& s : attention.kv()) {
+    const uint64_t tokens = s.tokens().end() > s.tokens().begin() ? s.tokens().end() - s.tokens().begin() : 0;
+    if (s.region() == KV_REGION_PRECOMPUTED) {
+      reads.precomputed += tokens;
+      reads.precomputed_end = std::max(reads.precomputed_end, s.tokens().end());
+    } else {
+      reads.appended += tokens;
+    }
+  }
+  if (attention.has_hkvd_mask()) reads.hkvd = popcount(attention.hkvd_mask());
+  return reads;
+}
+
+std::string attention_kv_problem(const Attention& attention, uint64_t context_tokens, uint64_t appended_before) {
+  const AttentionReads reads = attention_reads(attention);
+  if (reads.precomputed_end > context_tokens)
+    return "attention reads precomputed KV up to token " + str(reads.precomputed_end) + " but the context has " +
+           str(context_tokens) + " tokens";
+  const uint64_t appended = reads.appended + reads.hkvd;
+  if (appended > appended_before)
+    return "attention reads " + str(appended) + " appended KV tokens (appended spans + HKVD mask bits) but the " +
+           "kv_append ops of its layer before it appended " + str(appended_before);
+  if (attention.query_rows() > appended)
+    return "attention.query_rows is " + str(attention.query_rows()) + " but it reads only " + str(appended) +
+           " appended KV tokens (the query rows are the last appended entries)";
+  return {};
+}
+
 TraceValidator::TraceValidator(std::string where) : where_(std::move(where)) {}
 
 void TraceValidator::fail_header(const std::string& problem) const {
@@ -246,6 +276,7 @@ void TraceValidator::check_op(const Op& op) {
 
   check_kind(op);
   check_kv_dataflow(op);
+  check_attention_reads(op);
 
   if (op.has_measured_duration_ns() && op.measured_duration_ns() == 0)
     fail_op(op, "measured_duration_ns is 0; omit it when not measured");
@@ -474,15 +505,12 @@ void TraceValidator::check_kv_dataflow(const Op& op) {
   uint64_t visible = 0;
   if (op.has_attention()) {
     const Attention& a = op.attention();
-    if (a.has_hkvd_mask()) {
-      const auto selected = selected_tokens_.find(op.program());
-      if (selected != selected_tokens_.end() && popcount(a.hkvd_mask()) != selected->second)
-        fail_op(op, "attention.hkvd_mask has " + str(popcount(a.hkvd_mask())) +
-                        " bits set but the program's hkvd_select selected " + str(selected->second) + " tokens");
-      visible += popcount(a.hkvd_mask());
-    }
-    for (const KvSpan& s : a.kv())
-      if (s.region() == KV_REGION_APPENDED) visible += s.tokens().end() - s.tokens().begin();
+    const AttentionReads reads = attention_reads(a);
+    const auto selected = selected_tokens_.find(op.program());
+    if (a.has_hkvd_mask() && selected != selected_tokens_.end() && reads.hkvd != selected->second)
+      fail_op(op, "attention.hkvd_mask has " + str(reads.hkvd) + " bits set but the program's hkvd_select selected " +
+                      str(selected->second) + " tokens");
+    visible = reads.appended + reads.hkvd;
   } else {
     visible = op.dict_attention().compressed_tokens() + op.dict_attention().window_tokens();
   }
@@ -499,6 +527,16 @@ void TraceValidator::check_kv_dataflow(const Op& op) {
                     "kv_append op(s) " + id_list(pending->second.ids) + " appended " + str(pending->second.tokens) +
                     " tokens for it");
   pending_appends_.erase(pending);
+}
+
+void TraceValidator::check_attention_reads(const Op& op) {
+  // A decode-only program starts from a KV cache that no op of it appended.
+  if (!op.has_layer() || op.program() == DECODE_ONLY || op.program() == DECODE_ONLY_DICTIONARY) return;
+  uint64_t& appended = appended_by_layer_[{op.program(), op.layer()}];
+  if (op.has_kv_append()) appended += moved_tokens(op.kv_append());
+  if (!op.has_attention()) return;
+  const std::string problem = attention_kv_problem(op.attention(), context_tokens(header_.request()), appended);
+  if (!problem.empty()) fail_op(op, problem);
 }
 
 void TraceValidator::check_end(bool counts_required) const {

@@ -43,6 +43,24 @@ uint64_t popcount(const BitVector& bits);
 // Tokens a KV transfer moves: the range length, or the set bits of its token_mask.
 uint64_t moved_tokens(const KvTransfer& kv);
 
+// The KV an attention reads, in tokens: precomputed spans, appended spans, and
+// the HKVD tokens (set mask bits), whose recomputed KV is read among the
+// appended entries.
+struct AttentionReads {
+  uint64_t precomputed = 0;
+  uint64_t precomputed_end = 0;  // the end of the last precomputed span
+  uint64_t appended = 0;
+  uint64_t hkvd = 0;
+};
+AttentionReads attention_reads(const Attention& attention);
+// What the runtime relies on when an attention runs (platforms/systems/runtime.cc
+// checks the same): its precomputed KV lies within the context, the appended KV
+// it reads (appended spans + HKVD tokens) was appended to its layer before it
+// (`appended_before`: tokens of the earlier kv_append ops of its program and
+// layer), and its query rows, the last appended entries, are among them.
+// Empty when fine, else the problem.
+std::string attention_kv_problem(const Attention& attention, uint64_t context_tokens, uint64_t appended_before);
+
 class TraceValidator {
  public:
   // `where` names the file in every error: BadInput(where, "op 12: ...").
@@ -77,6 +95,9 @@ class TraceValidator {
   // appended KV reaches the attention that reads it, HKVD masks agree with the
   // selection.
   void check_kv_dataflow(const Op& op);
+  // attention_kv_problem for every attention, counting the appends before it
+  // (but in the decode-only programs, whose KV cache predates the trace).
+  void check_attention_reads(const Op& op);
 
   std::string where_;
   Header header_;
@@ -106,6 +127,8 @@ class TraceValidator {
     uint64_t tokens = 0;
   };
   std::map<std::tuple<Program, uint32_t, Phase>, PendingAppends> pending_appends_;
+  // Tokens appended so far per (program, layer), for attention_kv_problem.
+  std::map<std::pair<Program, uint32_t>, uint64_t> appended_by_layer_;
   // selected_tokens of the latest hkvd_select per program.
   std::map<Program, uint64_t> selected_tokens_;
 };

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "common/error.h"
@@ -229,6 +230,11 @@ std::vector<float> SafetensorsFile::read_f32(const std::string& name) const {
       throw BadInput(path_, "tensor '" + name + "': dtype " + dtype_name(t.dtype) +
                                 " is not a float type (F32, F16, BF16 expected)");
   }
+  // A NaN or infinite weight would poison every activation after it.
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!std::isfinite(out[i]))
+      throw BadInput(path_, "tensor '" + name + "': element " + std::to_string(i) + " is " +
+                                (std::isnan(out[i]) ? "NaN" : "infinite"));
   return out;
 }
 

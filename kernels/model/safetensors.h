@@ -39,7 +39,8 @@ class SafetensorsFile {
   // nullptr when absent.
   const TensorInfo* find(const std::string& name) const;
 
-  // The tensor converted to FP32; F32, F16 and BF16 only.
+  // The tensor converted to FP32; F32, F16 and BF16 only. A NaN or infinite
+  // element is refused (BadInput naming the file, tensor and element).
   std::vector<float> read_f32(const std::string& name) const;
   // The tensor converted to int64; I64, I32, I16, I8, U8 only.
   std::vector<int64_t> read_i64(const std::string& name) const;

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -82,6 +83,17 @@ struct IndexReader {
 // The token ids as 4-byte integers: guards the one part of a document that lives in the index.
 uint64_t tokens_checksum(const std::vector<int>& tokens) {
   return fnv1a64(tokens.data(), tokens.size() * sizeof(int));
+}
+
+// FP32 tiles whose checksum was recomputed over a NaN or an infinity would pass
+// the integrity check; attention over them would poison every answer.
+void check_finite(const DocumentKv& doc, const std::string& tiles_path, const std::string& where) {
+  for (size_t l = 0; l < doc.k.size(); ++l)
+    for (const auto* values : {&doc.k[l], &doc.v[l]})
+      for (float x : *values)
+        if (!std::isfinite(x))
+          throw BadInput(tiles_path, where + "layer " + std::to_string(l) + (values == &doc.k[l] ? " K" : " V") +
+                                         " holds a NaN or infinite value");
 }
 
 }  // namespace
@@ -293,6 +305,7 @@ KvStore KvStore::load(const std::string& dir) {
             unpack_tile(s, data, doc.token_count(), h, first, doc.k[l], doc.v[l]);
           offset += s.tile_stride();
         }
+    check_finite(doc, tiles_path, where);
     for (const DocumentKv& other : store.documents_)
       if (other.id == doc.id) throw BadInput(r.path, where + "appears twice");
     store.documents_.push_back(std::move(doc));

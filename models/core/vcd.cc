@@ -22,6 +22,7 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/output_files.h"
 #include "models/core/names.h"
 #include "models/core/vcd_view.h"
 
@@ -231,28 +232,29 @@ struct Writer::Impl {
   explicit Impl(Options o) : opts(std::move(o)), fst(ends_with(opts.path, ".fst")) {
     if (fst) {
       // The VCD text goes to a scratch file that vcd2fst converts at close().
-      fst_file.emplace(opts.path, /*binary=*/true);
+      fst_file = std::make_unique<AtomicFile>(opts.path);
       vcd_scratch.emplace(opts.path + ".vcd.tmp." + std::to_string(::getpid()));
       scratch_out.open(vcd_scratch->path(), std::ios::out | std::ios::trunc);
       if (!scratch_out) throw BadInput(opts.path, "cannot open a scratch file beside it for the VCD text");
     } else {
-      vcd_file.emplace(opts.path);
+      vcd_file = std::make_unique<AtomicFile>(opts.path);
     }
-    view_file.emplace(view_path(opts.path));
+    view_file = std::make_unique<AtomicFile>(view_path(opts.path));
   }
 
   std::ostream& text() { return fst ? static_cast<std::ostream&>(scratch_out) : vcd_file->stream(); }
 
   Options opts;
   const bool fst;
-  std::optional<AtomicFile> view_file;  // X.gtkw
-  std::optional<AtomicFile> vcd_file;   // X.vcd
-  std::optional<AtomicFile> fst_file;   // X.fst
+  std::unique_ptr<AtomicFile> view_file;  // X.gtkw
+  std::unique_ptr<AtomicFile> vcd_file;   // X.vcd
+  std::unique_ptr<AtomicFile> fst_file;   // X.fst
   std::optional<ScratchFile> vcd_scratch;
   std::ofstream scratch_out;
   std::map<std::string, Encoding> encodings;  // by name, those of attached signals
   std::vector<Var> vars;
   std::set<std::string, names::HierarchicalLess> taken;
+  std::set<std::string> offered_scopes;  // the first two name parts of every signal offered, for messages
   bool header_written = false;
   bool closed = false;
   std::vector<uint32_t> pending;    // vars changed at pending_time_ps (written in declaration order)
@@ -467,6 +469,7 @@ bool Writer::add(const std::string& name, unsigned width, Signal& sig, const Kin
   if (width < 1 || width > 64)
     throw std::logic_error("vcd signal " + name + ": width " + std::to_string(width) + " is not in 1..64");
   if (im.closed) throw std::logic_error("vcd signal " + name + ": writer already closed");
+  im.offered_scopes.insert(name.substr(0, name.find('.', name.find('.') + 1)));
   if (!im.passes(name, kind.role)) return false;
   if (sig.writer_) throw std::logic_error("vcd signal " + name + ": signal already attached");
   if (im.header_written)
@@ -495,7 +498,21 @@ void Writer::record(uint32_t id, uint64_t value) { impl_->record(id, value); }
 
 size_t Writer::signal_count() const { return impl_->vars.size(); }
 
+void Writer::require_signals() const {
+  const Impl& im = *impl_;
+  if (!im.vars.empty()) return;
+  std::string scopes;
+  for (const std::string& scope : im.offered_scopes) scopes += (scopes.empty() ? "" : ", ") + scope;
+  throw BadInput("--vcd-filter", "selects no signal of this platform (its signals are under " + scopes + ")");
+}
+
 void Writer::close(const std::vector<Marker>& markers) {
+  OutputFiles outputs;
+  close(markers, outputs);
+  outputs.commit();
+}
+
+void Writer::close(const std::vector<Marker>& markers, OutputFiles& outputs) {
   Impl& im = *impl_;
   if (im.closed) return;
   im.detach_all();  // first: nothing may reach the writer while it is being finished
@@ -506,17 +523,13 @@ void Writer::close(const std::vector<Marker>& markers) {
   if (end > im.last_written_ps) im.write_time(end);
   im.drain(true);
 
-  // Everything is written under temporary names first, then renamed into place.
-  std::vector<std::unique_ptr<AtomicFile>> filters;
-  for (const auto& [name, encoding] : im.encodings) {
-    filters.push_back(std::make_unique<AtomicFile>(filter_path(im.opts.path, name)));
-    write_filter(filters.back()->stream(), encoding);
-  }
+  // Written under temporary names; `outputs` commits them with the run's other files.
+  for (const auto& [name, encoding] : im.encodings)
+    write_filter(outputs.open(filter_path(im.opts.path, name))->stream(), encoding);
   write_view(im.view_file->stream(), im.view(markers, end));
   if (im.fst) im.convert_to_fst();
-  for (auto& f : filters) f->commit();
-  im.view_file->commit();
-  if (im.fst) im.fst_file->commit(); else im.vcd_file->commit();
+  outputs.adopt(std::move(im.view_file));
+  outputs.adopt(std::move(im.fst ? im.fst_file : im.vcd_file));
 }
 
 }  // namespace ispsim::vcd

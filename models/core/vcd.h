@@ -26,6 +26,10 @@
 #include <string>
 #include <vector>
 
+namespace ispsim {
+class OutputFiles;
+}
+
 namespace ispsim::vcd {
 
 class Writer;
@@ -135,8 +139,14 @@ class Writer {
   // and detaches every signal. `markers` (at most 26 inside the window are
   // kept, the earliest) become the view's named markers.
   void close(const std::vector<Marker>& markers = {});
+  // The same, but the files join `outputs` instead of being committed: they are
+  // committed with the command's other outputs, or not at all.
+  void close(const std::vector<Marker>& markers, OutputFiles& outputs);
   // Number of signals attached (passed the filters).
   size_t signal_count() const;
+  // Throws BadInput naming --vcd-filter when the filters selected none of the
+  // signals offered, with the scopes they are under. Call after adding them.
+  void require_signals() const;
 
  private:
   friend class Signal;

@@ -99,7 +99,7 @@ ssd::KvSpace kv_space(const trace::Header& header, const std::vector<trace::Op>&
   for (const trace::Op& op : ops)
     if (op.has_kv_append()) {
       const trace::KvTransfer& t = op.kv_append();
-      appended[op.layer()] += t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
+      appended[op.layer()] += trace::moved_tokens(t);
     }
   for (const auto& [layer, n] : appended) space.appended_capacity = std::max(space.appended_capacity, n);
   return space;
@@ -477,6 +477,7 @@ struct BlendRun {
     system.load_path.trace(*waveform);
     system.swap_path.trace(*waveform);
     system.ssd.trace(*waveform);
+    waveform->require_signals();
   }
 
   core::Timeline timeline;
@@ -499,6 +500,7 @@ void simulate(Runtime& runtime, const std::string& trace_path) {
   runtime.start();
   sc_core::sc_start();
   core::refuse_if_time_overflowed(trace_path);
+  if (!runtime.refusal().empty()) throw BadInput(trace_path, runtime.refusal());
   runtime.check_finished();
 }
 
@@ -606,10 +608,10 @@ void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases
   timeline.write(file.stream());
 }
 
-// Closes the waveform (it commits its own files) and writes the files that
-// `outputs` commits.
-void write_outputs(BlendRun& run, const RunSummary& summary, AtomicFile* stats_file, AtomicFile* timeline_file) {
-  if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()));
+// Writes the files that `outputs` commits, the waveform's among them.
+void write_outputs(BlendRun& run, const RunSummary& summary, OutputFiles& outputs, AtomicFile* stats_file,
+                   AtomicFile* timeline_file) {
+  if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()), outputs);
   if (stats_file) write_run_stats(run.runtime, summary, run.busy, *stats_file);
   if (timeline_file) write_timeline(run.runtime, run.phases.spans(), run.timeline, *timeline_file);
 }
@@ -639,7 +641,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   BlendRun run(loaded, input, options, timeline_file != nullptr);
   simulate(run.runtime, trace_path);
   summarise(run, summary);
-  write_outputs(run, summary, stats_file, timeline_file);
+  write_outputs(run, summary, outputs, stats_file, timeline_file);
   if (options.before_commit) options.before_commit(summary);
   outputs.commit();
   return summary;

@@ -5,11 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+
+#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 
 #include "common/error.h"
@@ -18,24 +19,38 @@
 namespace ispsim::systems {
 namespace {
 
-// A fresh temporary file, registered for removal on a signal before a signal can
-// arrive: otherwise one between mkstemp() and the registration leaves it behind.
-std::string registered_temp(int& slot) {
-  const termination::SignalsBlocked blocked;
-  const char* dir = std::getenv("TMPDIR");
-  std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/ispsim-child-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  const int fd = mkstemp(buf.data());
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + pattern);
-  close(fd);
-  slot = termination::register_temp(buf.data());
-  return buf.data();
+// The child's result goes into an anonymous in-memory file that the parent
+// created before the fork: no name in TMPDIR, so nothing is left behind
+// whoever is killed when.
+int result_file() {
+  const int fd = memfd_create("ispsim-child-result", MFD_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(std::string("cannot create a child's result file: ") + std::strerror(errno));
+  return fd;
 }
 
-[[noreturn]] void child(const std::function<std::string()>& task, const std::string& path) {
-  // Dies with the parent (PR_SET_PDEATHSIG, set by fork_child) and then removes its result file.
-  termination::register_temp(path.c_str());
+bool write_all(int fd, const std::string& text) {
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string read_all(int fd) {
+  std::string text;
+  char buf[65536];
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return text;
+    text.append(buf, static_cast<size_t>(n));
+    at += n;
+  }
+}
+
+[[noreturn]] void child(const std::function<std::string()>& task, int fd) {
   int code = 0;
   std::string out;
   try {
@@ -47,12 +62,10 @@ std::string registered_temp(int& slot) {
     code = 1;
     out = e.what();
   }
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f << out;
-  f.close();
+  const bool written = write_all(fd, out);
   std::fflush(nullptr);
   // _exit: no atexit handlers or static destructors of the parent's state.
-  _exit(f ? code : 1);
+  _exit(written ? code : 1);
 }
 
 // The next child to end, and its CPU time: blocks, or with `tick` polls and
@@ -74,23 +87,25 @@ double seconds(const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) *
 std::vector<ChildResult> run_in_children(const std::vector<std::function<std::string()>>& tasks, unsigned jobs,
                                          const ChildDone& on_done, const std::function<void()>& tick) {
   std::vector<ChildResult> results(tasks.size());
-  std::vector<std::string> paths(tasks.size());
+  std::vector<int> fds(tasks.size(), -1);
   std::map<pid_t, size_t> running;
   size_t next = 0;
   if (jobs == 0) jobs = 1;
   std::fflush(nullptr);
-  std::vector<int> temp_slots(tasks.size(), -1);
   auto forget = [&](size_t i) {
-    std::remove(paths[i].c_str());
-    termination::forget_temp(temp_slots[i]);
+    ::close(fds[i]);
+    fds[i] = -1;
   };
   try {
     while (next < tasks.size() || !running.empty()) {
       while (next < tasks.size() && running.size() < jobs) {
-        paths[next] = registered_temp(temp_slots[next]);
+        fds[next] = result_file();
         const pid_t pid = termination::fork_child();
-        if (pid < 0) throw std::runtime_error("fork failed");
-        if (pid == 0) child(tasks[next], paths[next]);
+        if (pid < 0) {
+          forget(next);
+          throw std::runtime_error("fork failed");
+        }
+        if (pid == 0) child(tasks[next], fds[next]);
         running[pid] = next++;
       }
       // Any child: the process has no children but ours (a pid we did not
@@ -103,11 +118,8 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
       const size_t i = running.at(pid);
       running.erase(pid);
       termination::forget_child(pid);
-      std::ifstream f(paths[i], std::ios::binary);
-      std::ostringstream text;
-      text << f.rdbuf();
+      results[i].output = read_all(fds[i]);
       forget(i);
-      results[i].output = text.str();
       results[i].cpu_s = seconds(usage.ru_utime) + seconds(usage.ru_stime);
       if (WIFEXITED(status)) {
         results[i].exit_code = WEXITSTATUS(status);
@@ -118,7 +130,7 @@ std::vector<ChildResult> run_in_children(const std::vector<std::function<std::st
       if (on_done) on_done(i, results[i]);
     }
   } catch (...) {
-    // No child outlives the call, and no temporary file either.
+    // No child outlives the call.
     for (const auto& [pid, i] : running) {
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);

@@ -1,7 +1,7 @@
 // Runs simulations in child processes: SystemC elaborates once per process, so
 // `compare` (and the grid benchmark) simulate each platform in a fork()ed child,
 // up to `jobs` at a time. A child's result is the text it returns (a JSON run
-// summary), passed back through a temporary file; a BadInput in a child comes
+// summary), passed back through an anonymous in-memory file (memfd); a BadInput in a child comes
 // back as that one-line error, anything else as an internal error.
 #pragma once
 

@@ -314,6 +314,11 @@ CimInput read_cim_input(const schema::LoadedPlatform& loaded, const std::string&
   CimInput in;
   in.header = trace::TraceReader(trace_path).header();
   in.source = program_source(loaded.platform, in.header, trace_path);
+  const schema::Platform& platform = loaded.platform;
+  if (platform.program() == schema::Platform::DECODE_ONLY_DICTIONARY &&
+      in.header.request().kv_format() != trace::KV_DICTIONARY)
+    throw BadInput(trace_path, "its request has no dictionary KV (kv_format KV_DICTIONARY), which platform '" +
+                                   platform.name() + "' needs; 'ispsim trace gen --decode' writes such traces");
   uint64_t context = 0;
   for (const auto& doc : in.header.request().documents()) context += doc.tokens();
   in.max_context = context + in.header.request().query_tokens() + in.header.request().answer_tokens();
@@ -351,11 +356,14 @@ uint64_t check_ops(const CimPlanner& planner, const std::string& trace_path, con
   return count;
 }
 
-void simulate(CimRun& run, const std::string& trace_path, uint64_t op_count, const vcd::Options& waveform_options) {
+// The waveform's files join the run's outputs, committed with them or not at all.
+void simulate(CimRun& run, const std::string& trace_path, uint64_t op_count, const vcd::Options& waveform_options,
+              OutputFiles& outputs) {
   std::unique_ptr<vcd::Writer> waveform;
   if (!waveform_options.path.empty()) {
     waveform = std::make_unique<vcd::Writer>(waveform_options);
     run.system.trace(*waveform);
+    waveform->require_signals();
   }
   run.runtime.start();
   sc_core::sc_start();
@@ -363,7 +371,7 @@ void simulate(CimRun& run, const std::string& trace_path, uint64_t op_count, con
   if (run.runtime.completed() != op_count)
     throw std::logic_error("cim system: " + std::to_string(run.runtime.completed()) + " of " +
                            std::to_string(op_count) + " ops completed");
-  if (waveform) waveform->close();
+  if (waveform) waveform->close({}, outputs);
   run.system.flush_energy();
 }
 
@@ -439,7 +447,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   if (!options.timeline_path.empty()) throw BadInput("--timeline", "the decode systems of paper 1 write no timeline");
   CimRun run(p, link_config, in, loaded.file, trace_path);
-  simulate(run, trace_path, check_ops(run.planner, trace_path, in.source), options.waveform);
+  simulate(run, trace_path, check_ops(run.planner, trace_path, in.source), options.waveform, outputs);
   summarise(run, summary);
   if (stats_file) write_run_stats(run, summary, in.max_context, *stats_file);
   if (options.before_commit) options.before_commit(summary);

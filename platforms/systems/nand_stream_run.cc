@@ -90,7 +90,10 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
   auto& bytes_requested = summary.counter("bytes_requested", "bytes", "useful KV bytes named by the trace ops");
   auto& bytes_programmed = summary.counter("bytes_programmed", "bytes", "whole flash pages programmed by appends");
   auto& ops_run = summary.counter("ops", "count", "trace ops simulated");
-  if (waveform) system.trace(*waveform);
+  if (waveform) {
+    system.trace(*waveform);
+    waveform->require_signals();
+  }
 
   const nand::KvRunResult result = system.run(ops);
 
@@ -108,7 +111,7 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
     std::vector<vcd::Marker> markers;
     for (size_t i = 0; i < result.steps.size(); ++i)
       markers.push_back({static_cast<uint64_t>(result.steps[i].start.value()), result.steps[i].what + " " + std::to_string(i)});
-    waveform->close(markers);
+    waveform->close(markers, outputs);
   }
   if (stats_file) write_stats(*stats_file);
 

@@ -50,7 +50,18 @@ Runtime::Runtime(const trace::Header& header, std::vector<trace::Op> ops, const 
       host_attention_order_.push_back(i);
     }
   }
+  check_kv_reads();
   plan_ssd_prefetch();
+}
+
+void Runtime::check_kv_reads() const {
+  std::map<uint32_t, uint64_t> appended;  // by layer
+  for (const trace::Op& op : ops_) {
+    if (op.has_kv_append()) appended[op.layer()] += trace::moved_tokens(op.kv_append());
+    if (!op.has_attention() || attention_device(op) != schema::PlacementParams::SSD_ISP) continue;
+    const std::string problem = trace::attention_kv_problem(op.attention(), context_tokens_, appended[op.layer()]);
+    if (!problem.empty()) throw std::logic_error("runtime: op " + std::to_string(op.id()) + ": " + problem);
+  }
 }
 
 // Whether op `later` needs op `earlier` (directly or through other ops); deps
@@ -86,7 +97,7 @@ void Runtime::plan_ssd_prefetch() {
     if (op.has_kv_append() && attention_device(op) == schema::PlacementParams::SSD_ISP) {
       const trace::KvTransfer& t = op.kv_append();
       Pending& p = acc[{op.layer(), op.phase()}];
-      p.tokens += t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
+      p.tokens += trace::moved_tokens(t);
       p.bytes += t.bytes();
     } else if (op.has_attention() && attention_device(op) == schema::PlacementParams::SSD_ISP) {
       ssd_attention_rank_[i] = ssd_attention_order_.size();
@@ -150,7 +161,7 @@ uint64_t Runtime::host_kv_bytes() const {
     if (op.has_kv_append() && attention_device(op) == schema::PlacementParams::HOST_GPU &&
         !appends_in_place(op.kv_append())) {
       const trace::KvTransfer& t = op.kv_append();
-      tokens[op.layer()] += t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
+      tokens[op.layer()] += trace::moved_tokens(t);
     }
   }
   for (uint32_t layer : reads_precomputed) tokens[layer] += context_tokens_;
@@ -288,13 +299,11 @@ void Runtime::read_kv(uint32_t layer, trace::KvRegion region, uint64_t token_beg
 void Runtime::issue_kv_append(size_t index) {
   const trace::Op& op = ops_[index];
   const trace::KvTransfer& t = op.kv_append();
-  const uint64_t tokens = t.has_token_mask() ? trace::popcount(t.token_mask()) : t.tokens().end() - t.tokens().begin();
-  // The KV goes where the attention of the same phase runs.
-  if (attention_device(op) == schema::PlacementParams::SSD_ISP) {
-    Pending& p = pending_appends_[{op.layer(), op.phase()}];
-    p.tokens += tokens;
-    p.bytes += t.bytes();
-  } else {
+  const uint64_t tokens = trace::moved_tokens(t);
+  appended_tokens_[op.layer()] += tokens;
+  // The KV goes where the attention of the same phase runs: with an SSD
+  // attention command (plan_ssd_prefetch), or staged in host memory.
+  if (attention_device(op) != schema::PlacementParams::SSD_ISP) {
     const bool in_place = appends_in_place(t);
     if (in_place)
       staging_.overwrite(op.layer(), trace::KV_REGION_PRECOMPUTED, t.bytes());
@@ -327,11 +336,21 @@ void Runtime::start_fetch(size_t index, bool appended_too) {
   for (const trace::KvSpan& s : a.kv())
     need[s.region() == trace::KV_REGION_PRECOMPUTED ? 0 : 1] += span_tokens(s);
   const bool decode_ahead = !appended_too && op.phase() == trace::PHASE_DECODE;
+  if (appended_too && need[1] > appended_tokens_[op.layer()]) {
+    refusal_ = "op " + std::to_string(op.id()) + ": attention reads " + std::to_string(need[1]) +
+               " appended KV tokens of layer " + std::to_string(op.layer()) + " but only " +
+               std::to_string(appended_tokens_[op.layer()]) +
+               " were appended when it ran (it does not depend on the kv_append ops of the rest)";
+    sc_core::sc_stop();  // the op never completes; the caller reports the refusal
+    return;
+  }
   if (decode_ahead) need[1] -= std::min(need[1], a.query_rows());
   const trace::KvRegion regions[2] = {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED};
   bool* started[2] = {&f.precomputed_started, &f.appended_started};
   for (int r = 0; r < 2; ++r) {
     if (*started[r] || (r == 1 && !appended_too && !decode_ahead)) continue;
+    // KV not yet appended to the layer is not read ahead: the op fetches it when it runs.
+    if (r == 1 && decode_ahead && need[1] > appended_tokens_[op.layer()]) continue;
     *started[r] = true;
     const auto in_flight = reads_in_flight_.find({op.layer(), static_cast<int>(regions[r])});
     if (in_flight != reads_in_flight_.end()) {  // the read under way brings this key's KV
@@ -361,6 +380,7 @@ void Runtime::fetch_arrived(size_t index) {
 
 void Runtime::issue_host_attention(size_t index) {
   start_fetch(index, true);
+  if (!refusal_.empty()) return;
   // Prefetch: the next host attention ops get their precomputed KV read now.
   const size_t rank = host_attention_rank_.at(index);
   for (size_t r = rank + 1; r <= rank + placement_.prefetch_layers() && r < host_attention_order_.size(); ++r)
@@ -403,24 +423,11 @@ SsdAttention Runtime::ssd_work(size_t index, const Pending& supplied) const {
 }
 
 void Runtime::issue_ssd_attention(size_t index) {
-  const trace::Op& op = ops_[index];
-  Pending supplied;
-  const auto p = pending_appends_.find({op.layer(), op.phase()});
-  if (p != pending_appends_.end()) {
-    supplied = p->second;
-    pending_appends_.erase(p);
-  }
-  const SsdAttention w = ssd_work(index, supplied);
+  // The KV the command carries is fixed by the trace's order, not by the order
+  // the appends happened to be issued in.
+  const SsdAttention w = ssd_work(index, predicted_supplied_.at(index));
   ++ssd_attention_issued_;
-  const auto prefetched = prefetched_.find(index);
-  if (prefetched != prefetched_.end()) {
-    if (prefetched->second.appended_tokens_supplied != w.appended_tokens_supplied ||
-        prefetched->second.supplied_kv_bytes != w.supplied_kv_bytes)
-      throw std::logic_error("runtime: op " + std::to_string(op.id()) + " was prefetched for " +
-                             std::to_string(prefetched->second.appended_tokens_supplied) +
-                             " supplied tokens but its command carries " + std::to_string(w.appended_tokens_supplied));
-    prefetched_.erase(prefetched);
-  }
+  prefetched_.erase(index);
   ++foreground_in_flight_;
   storage_.attention(w, [this, index, w] {
     if (w.appended_tokens_supplied > 0)

@@ -33,8 +33,9 @@
 //   depends on the op that completed and the SSD attention op after it depends
 //   on it (the unfused CacheBlend passes, which may interleave, are not
 //   prefetched where they do). The KV it will be sent is known from the trace
-//   (the kv_append ops of its layer and phase since the previous command); the
-//   command, when issued, must match (std::logic_error otherwise).
+//   (the kv_append ops of its layer and phase since the previous command, in
+//   trace order); every command carries that KV, whatever order the appends
+//   were issued in.
 // - Decode-phase weight GEMVs (gemm with a weight operand, LM head) go to the
 //   flash with placement.decode_linear = IN_FLASH (StoragePort::gemv_in_flash).
 //
@@ -146,6 +147,10 @@ class Runtime {
   size_t ops_completed() const { return completed_; }
   // Throws std::logic_error naming an op that never completed (a deadlock).
   void check_finished() const;
+  // Empty, or why the run stopped early: an op read KV that its dependencies
+  // had not appended when it ran (a trace problem only the run's order shows;
+  // the caller reports it as bad input naming the trace).
+  const std::string& refusal() const { return refusal_; }
 
   const std::vector<trace::Op>& ops() const { return ops_; }
   const std::vector<OpTiming>& timing() const { return timing_; }
@@ -190,6 +195,9 @@ class Runtime {
   // The SSD command of attention op `index`, sent the given appended KV.
   SsdAttention ssd_work(size_t index, const Pending& supplied) const;
   void plan_ssd_prefetch();
+  // The SSD attention commands' KV, as the trace validator guarantees it
+  // (trace::attention_kv_problem); std::logic_error for ops that bypassed it.
+  void check_kv_reads() const;
   void prefetch_after(size_t index);
   bool depends_on(size_t later, size_t earlier) const;
   bool in_flash_gemv(const trace::Op& op) const;
@@ -230,13 +238,14 @@ class Runtime {
   std::vector<size_t> host_attention_order_;  // indices of host attention ops, in id order
   std::map<size_t, size_t> host_attention_rank_;
   std::map<size_t, Fetch> fetches_;
-  std::map<std::pair<uint32_t, int>, Pending> pending_appends_;  // by (layer, phase)
+  std::map<uint32_t, uint64_t> appended_tokens_;  // by layer: tokens of the kv_append ops issued so far
   std::vector<size_t> ssd_attention_order_;         // indices of SSD attention ops, in id order
   std::map<size_t, size_t> ssd_attention_rank_;
   std::vector<uint8_t> prefetchable_;               // by rank: certain to be the next SSD command
   std::map<size_t, Pending> predicted_supplied_;    // by index: the appended KV its command will carry
   std::map<size_t, SsdAttention> prefetched_;       // by index: prefetch sent, command not yet
   uint64_t ssd_prefetches_ = 0;
+  std::string refusal_;
   size_t ssd_attention_issued_ = 0, ssd_attention_completed_ = 0;
   std::map<std::pair<uint32_t, int>, std::vector<Done>> reads_in_flight_;  // waiters per (layer, region)
   std::vector<size_t> ready_queue_;

@@ -1,4 +1,4 @@
-// The bad-input catalogue (issue 15): hostile inputs across every subcommand.
+// The bad-input catalogue: hostile inputs across every subcommand.
 // Each case must exit with code 2 and exactly one stderr line that names the
 // file or option, create no file, and change no file (the scratch directory and
 // the shipped samples are compared byte for byte before and after).
@@ -27,6 +27,7 @@ struct Case {
   std::string args;    // after "ispsim"; "{S}" is the scratch directory
   std::string needle;  // must appear in the one stderr line (the file or option named)
   std::string stdout_to = "";  // stdout redirect target ("" = a capture file)
+  std::string env = "";        // "NAME=value ..." for this command; "{S}" is the scratch directory
 };
 
 std::string substitute(std::string text, const std::string& dir) {
@@ -86,11 +87,16 @@ class BadInputCatalogue : public ::testing::Test {
            "placement { prefill_attention: SSD_ISP decode_attention: SSD_ISP }\n";
     std::ofstream(dir_ / "escape.textproto") << "name: \"../escaped\"\ndescription: \"d\"\nprogram: FULL_PREFILL\n";
     std::ofstream(dir_ / "empty.txt");
+    // A Slurm configuration whose controller nobody answers (port 9, discard).
+    std::ofstream(dir_ / "no_controller.conf") << "ClusterName=none\nSlurmctldHost=localhost(127.0.0.1)\n"
+                                                  "SlurmctldPort=9\nMessageTimeout=1\nNodeName=localhost\n"
+                                                  "PartitionName=p Nodes=localhost Default=YES\n";
     std::ofstream(dir_ / "hello.txt") << "The jury said\n";
     ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
     ASSERT_EQ(::mkfifo((dir_ / "fifo.textproto").c_str(), 0600), 0);
     ASSERT_EQ(::mkfifo((dir_ / "fifo.json").c_str(), 0600), 0);
     fs::create_symlink("/dev/full", dir_ / "full.json");
+    fs::create_symlink("/dev/full", dir_ / "full.vcd");
     fs::create_symlink(dir_ / "missing-dir" / "x.json", dir_ / "dangling.json");
     // 100 MB, sparse: over the 64 MiB text cap without using the disk.
     { std::ofstream(dir_ / "big.txt"); }
@@ -154,12 +160,46 @@ class BadInputCatalogue : public ::testing::Test {
       *byte = static_cast<char>(*byte & (*byte - 1));
       write_unvalidated((dir_ / "crash_mask.trace").string(), trace.header(), changed);
     }
+    make_inconsistent_kv_traces(trace.header(), ops);
     // One byte of a label changed in a format-1.2 file (the sample is one).
     std::string bytes = read_text(src + "/traces/samples/blend_small.trace");
     const auto label = bytes.find("o_proj");
     ASSERT_NE(label, std::string::npos);
     bytes[label] = 'x';
     std::ofstream(dir_ / "label_flip.trace", std::ios::binary) << bytes;
+  }
+
+  // Attentions whose KV the runtime could not find: more appended KV than the
+  // layer's appends gave, more query rows than appended entries, precomputed
+  // KV beyond the context, a layer the model does not have.
+  static void make_inconsistent_kv_traces(const ispsim::trace::Header& header,
+                                          const std::vector<ispsim::trace::Op>& ops) {
+    using namespace ispsim::trace;
+    const auto first = [&](auto&& pick) {
+      return size_t(std::find_if(ops.begin(), ops.end(), pick) - ops.begin());
+    };
+    const size_t full = first([](const Op& op) { return op.program() == FULL_PREFILL && op.has_attention(); });
+    const size_t decode = first([](const Op& op) {
+      return op.phase() == PHASE_DECODE && op.has_attention() && op.attention().kv_size() == 2;
+    });
+    ASSERT_LT(full, ops.size());
+    ASSERT_LT(decode, ops.size());
+    std::vector<Op> changed = ops;
+    TokenRange& span = *changed[full].mutable_attention()->mutable_kv(0)->mutable_tokens();
+    span.set_end(span.end() + 1);
+    write_unvalidated((dir_ / "kv_unappended.trace").string(), header, changed);
+    changed = ops;
+    changed[full].mutable_attention()->set_query_rows(ops[full].attention().query_rows() + 1);
+    write_unvalidated((dir_ / "rows_unappended.trace").string(), header, changed);
+    changed = ops;
+    for (KvSpan& shifted : *changed[decode].mutable_attention()->mutable_kv()) {  // one token later
+      shifted.mutable_tokens()->set_begin(shifted.tokens().begin() + 1);
+      shifted.mutable_tokens()->set_end(shifted.tokens().end() + 1);
+    }
+    write_unvalidated((dir_ / "beyond_context.trace").string(), header, changed);
+    changed = ops;
+    changed[decode].set_layer(header.model().layers());
+    write_unvalidated((dir_ / "no_layer.trace").string(), header, changed);
   }
 
   static fs::path dir_;
@@ -212,6 +252,24 @@ const std::vector<Case>& cases() {
       {"trace pack {S}/kind99.txtpb {S}/kind99.trace", "nonlinear.kind 99 is not a nonlinear kind of this trace format"},
       {"run --platform gpu_precompute --trace {S}/long_time.trace", "{S}/long_time.trace: its simulated time passes 2^64 ps"},
       {"trace stats {S}/crash_mask.trace", "bits set but the program's hkvd_select selected"},
+      {"run --platform gpu_fullcompute --trace {S}/kv_unappended.trace", "the kv_append ops of its layer before it appended"},
+      {"run --platform gpu_fullcompute --trace {S}/rows_unappended.trace", "the query rows are the last appended entries"},
+      {"run --platform memllm --trace {S}/beyond_context.trace", "attention reads precomputed KV up to token 1001 but the context has 1000 tokens"},
+      {"compare --trace {S}/no_layer.trace", "{S}/no_layer.trace: op "},
+      // --- leftovers after failure (class 4): the snapshot shows none
+      {"run --platform nand_stream --trace {S}/in.trace --vcd {S}/full.vcd", "{S}/full.vcd: write failed: No space left on device"},
+      {"run --platform memllm --trace traces/samples/blend_small.trace --stats {S}/vcd_stats.json --vcd {S}/full.vcd", "{S}/full.vcd: write failed"},
+      {"run --platform nand_stream --trace {S}/in.trace --vcd {S}/none.vcd --vcd-filter 'nothing.*'", "--vcd-filter: selects no signal of this platform (its signals are under "},
+      {"sweep tools/baselines/grid.textproto --slurm --submit --out {S}/slurm_out", "SLURM_CONF", "", "SLURM_CONF={S}/no_controller.conf"},
+      {"reproduce cim --slurm --out {S}/reproduce_out", "tools/slurm/local_cluster.sh", "", "SLURM_CONF={S}/no_controller.conf"},
+      // --- messages name what the user wrote (class 6)
+      {"reproduce cim --contexts 0 --list", "--contexts: 0 is out of range"},
+      {"reproduce cim --steps x --list", "--steps: 'x' is not a whole number"},
+      {"engine kv-trace --window 0 --docs ca10-1 --query hi --out {S}/kv.trace", "--window: 0 tokens; must be >= 1"},
+      {"engine kv-trace --unit 200 --docs ca10-1 --query hi --out {S}/kv.trace", "--unit: 200 tokens; must lie in 1..--window (128)"},
+      {"engine dict-train --calib {S}/empty.txt --out {S}/dict.safetensors", "{S}/empty.txt: holds no text (--calib)"},
+      {"run --platform b2 --trace traces/samples/blend_small.trace", "traces/samples/blend_small.trace: its request has no dictionary KV"},
+      {"sweep {S}/big.txt --list", "{S}/big.txt: larger than 16 MB: not a sweep file"},
       // --- integrity (class 7)
       {"trace dump {S}/label_flip.trace", "{S}/label_flip.trace: op record #"},
       {"trace stats {S}/label_flip.trace", "fails its CRC-32C checksum"},
@@ -290,7 +348,8 @@ TEST_F(BadInputCatalogue, EveryCaseExitsTwoWithOneLineAndTouchesNothing) {
     const auto before = snapshot(dir_);
     const std::string err_file = ispsim::testing::scratch_dir() / "catalogue.err";
     const std::string out = c.stdout_to.empty() ? (ispsim::testing::scratch_dir() / "catalogue.out").string() : c.stdout_to;
-    const std::string command = "cd " + shell_quote(src) + " && " + ISPSIM_CLI + " " + args + " </dev/null >" +
+    const std::string env = c.env.empty() ? "" : substitute(c.env, dir) + " ";
+    const std::string command = "cd " + shell_quote(src) + " && " + env + ISPSIM_CLI + " " + args + " </dev/null >" +
                                 shell_quote(out) + " 2>" + shell_quote(err_file);
     const int status = std::system(command.c_str());
     const std::string err = read_text(err_file);

@@ -1,7 +1,8 @@
 // SIGINT, SIGTERM and SIGHUP (issue 15): a run ends with one line and exit code
 // 128 + signal, removes its partial outputs, keeps nothing half-written; compare
 // forwards the signal to its children and reaps them; a child never outlives
-// its parent (PR_SET_PDEATHSIG), and no /tmp/ispsim-child-* file is left.
+// its parent (PR_SET_PDEATHSIG), and nothing is left in TMPDIR, not even after
+// a SIGKILL of the parent (the children's results travel through memfds).
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -70,6 +71,16 @@ int processes_mentioning(const std::string& marker) {
   return n;
 }
 
+// Waits (up to 60 s) until a command has forked a child: a second process
+// mentioning `marker`.
+bool wait_for_child(const std::string& marker) {
+  for (int i = 0; i < 6000; ++i) {
+    if (processes_mentioning(marker) >= 2) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = ispsim::testing::scratch_dir() / name;
   fs::remove_all(d);
@@ -131,7 +142,7 @@ TEST(CompareSignal, ForwardsToChildrenReapsThemAndLeavesNoPartialFiles) {
   const fs::path err = ispsim::testing::scratch_dir() / "compare.err";
   const pid_t pid = start({"compare", "--trace", "traces/samples/blend_small.trace", "-j", "2", "--timeline-dir",
                            out.string(), "--csv", (out / "c.csv").string()}, err, tmp);
-  ASSERT_TRUE(wait_for_file(tmp, "ispsim-child-"));
+  ASSERT_TRUE(wait_for_child(out.string()));
   ::kill(pid, SIGTERM);
   EXPECT_EQ(exit_code(pid), 143);
   EXPECT_EQ(read_text(err), "ispsim: interrupted by SIGTERM; partial outputs removed\n");
@@ -152,11 +163,11 @@ TEST(CompareSignal, ChildrenDieWithAParentKilledOutright) {
   const pid_t pid = start({"compare", "--trace", "traces/samples/blend_small.trace", "-j", "2", "--timeline-dir",
                            out.string(), "--csv", (tables / "c.csv").string(), "--json", (tables / "c.json").string()},
                           err, tmp);
-  ASSERT_TRUE(wait_for_file(tmp, "ispsim-child-"));
+  ASSERT_TRUE(wait_for_child(out.string()));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ::kill(pid, SIGKILL);  // no handler runs in the parent
   ASSERT_EQ(::waitpid(pid, nullptr, 0), pid);
-  // PR_SET_PDEATHSIG sends each child SIGTERM; its handler removes its result file.
+  // PR_SET_PDEATHSIG sends each child SIGTERM.
   for (int i = 0; i < 500 && processes_mentioning(out.string()) > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(processes_mentioning(out.string()), 0);
@@ -165,10 +176,6 @@ TEST(CompareSignal, ChildrenDieWithAParentKilledOutright) {
   // The parent's tables are written only at its end: nothing of them is on disk
   // for a SIGKILL to leave (no temporary held open through the run).
   expect_empty(tables);
-  // The parent's own mkstemp files of children not yet finished are the child's
-  // to remove; a result file of a child that had finished stays (the parent
-  // died before reading it): at most one per job slot.
-  int left = 0;
-  for (const auto& e : fs::directory_iterator(tmp)) left += e.path().filename().string().rfind("ispsim-child-", 0) == 0;
-  EXPECT_LE(left, 2);
+  // The children's results are in memfds: nothing in TMPDIR, whoever died first.
+  expect_empty(tmp);
 }

@@ -132,10 +132,10 @@ TEST(TraceCli, StatsReportsGemmFlops) {
   write_trace(dir + "/all.trace", every_kind_trace());
   const CliResult r = run_cli("trace stats " + dir + "/all.trace");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // KV: load 64 tokens x 128 B; appends 8 query tokens + 16 masked HKVD tokens, 128 B each.
+  // KV: load 64 tokens x 128 B; appends 24 entries, then 8 query tokens + 16 masked HKVD tokens, 128 B each.
   // Op 2: 2 x 72 x 128 x 64 = 1179648 FLOP; LM head: 2 x 1 x 64 x 100 = 12800 FLOP.
   EXPECT_NE(r.out.find("  KV load:   64 token-layers, 8192 B (0.008 MiB)\n"
-                       "  KV append: 24 token-layers, 3072 B (0.003 MiB)\n"
+                       "  KV append: 48 token-layers, 6144 B (0.006 MiB)\n"
                        "  GEMM/GEMV: 1179648 FLOP (1.180 MFLOP)\n"
                        "  LM head:   12800 FLOP (12.800 kFLOP)\n"
                        "  measured:  1 ops, 1500 ns\n"
@@ -226,7 +226,7 @@ TEST(TraceCliBadInput, CutBetweenOps) {
 TEST(TraceCliBadInput, MaskLengthNotMatchingTokenCount) {
   const std::string dir = scratch_dir("bad_mask");
   TraceText t = every_kind_trace();
-  *t.mutable_op(4)->mutable_attention()->mutable_hkvd_mask() = make_mask(std::vector<bool>(70));
+  *t.mutable_op(5)->mutable_attention()->mutable_hkvd_mask() = make_mask(std::vector<bool>(70));
   std::string text;
   ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(t, &text));
   write_file(dir + "/mask.txtpb", text);

@@ -79,7 +79,19 @@ TraceText every_kind_trace() {
   for (size_t i = 0; i < bits.size(); i += 4) bits[i] = true;
   const BitVector mask = make_mask(bits);
 
-  Op* op = add_op(t, 1, PRECOMPUTED_BLEND, PHASE_HKVD_IDENTIFICATION);
+  // Layer 1's appended entries that the attention (op 5) reads, its 16 HKVD
+  // tokens and 8 query rows, appended before it (a host-side write).
+  Op* op = add_op(t, 0, PRECOMPUTED_BLEND, PHASE_OTHER);
+  op->set_layer(1);
+  {
+    KvTransfer* before = op->mutable_kv_append();
+    before->mutable_tokens()->set_end(24);
+    before->set_bytes(24 * 128);
+    before->set_region(KV_REGION_APPENDED);
+    before->set_parts(KV_PARTS_K_AND_V);
+  }
+
+  op = add_op(t, 1, PRECOMPUTED_BLEND, PHASE_HKVD_IDENTIFICATION);
   op->set_label("embed");
   op->mutable_embedding()->set_tokens(72);
   op->mutable_embedding()->set_dtype(DTYPE_FP16);

@@ -49,7 +49,7 @@ TraceText fused_layer() {
   Attention* a = add(6, {5})->mutable_attention();
   a->set_query_rows(8);
   KvSpan* s = a->add_kv();
-  s->mutable_tokens()->set_begin(0);
+  s->mutable_tokens()->set_begin(64);
   s->mutable_tokens()->set_end(72);
   s->set_region(KV_REGION_APPENDED);
   a->set_dtype(DTYPE_FP16);
@@ -78,9 +78,29 @@ TEST(TraceDataflow, AttentionMustDependOnTheAppendItReads) {
 
 TEST(TraceDataflow, AppendedTokensMustBeKvTheAttentionReads) {
   TraceText t = fused_layer();
-  t.mutable_op(1)->mutable_attention()->mutable_kv(0)->mutable_tokens()->set_end(4);
+  t.mutable_op(1)->mutable_attention()->mutable_kv(0)->mutable_tokens()->set_begin(68);
   EXPECT_EQ(check(t), "t.trace: op 6: attention reads 4 appended KV tokens (appended spans + HKVD mask bits) but "
                       "kv_append op(s) 5 appended 8 tokens for it");
+}
+
+// What the runtime looks up when the attention runs (attention_kv_problem).
+TEST(TraceDataflow, AttentionReadsOnlyKvItsLayerWasGiven) {
+  TraceText t = fused_layer();
+  t.mutable_op(1)->mutable_attention()->mutable_kv(0)->mutable_tokens()->set_begin(63);
+  EXPECT_EQ(check(t), "t.trace: op 6: attention reads 9 appended KV tokens (appended spans + HKVD mask bits) but the "
+                      "kv_append ops of its layer before it appended 8");
+  t = fused_layer();
+  t.mutable_op(1)->mutable_attention()->set_query_rows(9);
+  EXPECT_EQ(check(t), "t.trace: op 6: attention.query_rows is 9 but it reads only 8 appended KV tokens (the query "
+                      "rows are the last appended entries)");
+  t = fused_layer();
+  Attention& a = *t.mutable_op(1)->mutable_attention();
+  a.mutable_kv(0)->mutable_tokens()->set_begin(65);
+  a.mutable_kv(0)->mutable_tokens()->set_end(73);
+  KvSpan& precomputed = *a.add_kv();
+  precomputed.mutable_tokens()->set_end(65);
+  precomputed.set_region(KV_REGION_PRECOMPUTED);
+  EXPECT_EQ(check(t), "t.trace: op 6: attention reads precomputed KV up to token 65 but the context has 64 tokens");
 }
 
 TEST(TraceDataflow, AnAppendNoAttentionReadsIsRejectedAtTheEnd) {

@@ -48,7 +48,7 @@ TEST(TraceIo, EveryOpKindRoundTrips) {
   MessageDifferencer differ;
   differ.ReportDifferencesToString(&diff);
   EXPECT_TRUE(differ.Compare(with_counts(original), back)) << diff;
-  EXPECT_EQ(back.header().programs(0).op_count(), 9u);
+  EXPECT_EQ(back.header().programs(0).op_count(), 10u);
   EXPECT_EQ(back.header().programs(1).op_count(), 2u);
   EXPECT_EQ(back.header().programs(2).op_count(), 1u);
 }
@@ -90,7 +90,7 @@ TEST(TraceIo, WriterRejectsAnInvalidOpAndLeavesNoFile) {
   const std::string dir = scratch_dir("writer_invalid");
   try {
     TraceWriter writer(dir + "/x.trace", small_header());
-    Op op = every_kind_trace().op(0);
+    Op op = every_kind_trace().op(1);
     op.add_deps(0);  // op 1 depending on op 0, which does not exist
     writer.write(op);
     writer.close();
@@ -153,7 +153,7 @@ TEST(TraceIo, TruncationMessagesSayWhere) {
   EXPECT_EQ(message_for(4), dir + "/cut.trace: truncated in the magic bytes");
   EXPECT_EQ(message_for(kTraceMagicSize), dir + "/cut.trace: truncated: the file ends before the header");
   EXPECT_NE(message_for(kTraceMagicSize + 3).find("truncated in the header (byte "), std::string::npos);
-  EXPECT_NE(message_for(bytes.size() - 1).find("truncated in op record #12"), std::string::npos)
+  EXPECT_NE(message_for(bytes.size() - 1).find("truncated in op record #13"), std::string::npos)
       << message_for(bytes.size() - 1);
 }
 

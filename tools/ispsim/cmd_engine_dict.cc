@@ -42,12 +42,29 @@ int bos_of(const model::Tokenizer& tok, const model::Model& m) {
   return tok.bos_id() >= 0 ? tok.bos_id() : m.config.bos_token_id;
 }
 
-std::vector<int> text_tokens(const std::string& path, const model::Tokenizer& tok, int bos) {
+// `option` names where the path came from, for an empty file.
+std::vector<int> text_tokens(const std::string& path, const model::Tokenizer& tok, int bos, const std::string& option) {
   std::vector<int> ids;
   if (bos >= 0) ids.push_back(bos);
   std::vector<int> body = tok.encode(read_text_file(path), path);
+  if (body.empty()) throw BadInput(path, "holds no text (" + option + ")");
   ids.insert(ids.end(), body.begin(), body.end());
   return ids;
+}
+
+// The cache options checked under their own names, before the cache would
+// refuse them under its own; `atoms`: the dictionaries' (--dict).
+void check_cache_options(const dict::CacheSettings& c, int atoms) {
+  const std::string w = std::to_string(c.window_tokens), k = std::to_string(c.k_high);
+  if (c.window_tokens < 1) throw BadInput("--window", w + " tokens; must be >= 1");
+  if (c.unit_tokens < 1 || c.unit_tokens > c.window_tokens)
+    throw BadInput("--unit", std::to_string(c.unit_tokens) + " tokens; must lie in 1..--window (" + w + ")");
+  if (c.k_high < 1 || c.k_high > atoms)
+    throw BadInput("--k-high", k + "; must lie in 1.." + std::to_string(atoms) + " (the dictionaries' atoms)");
+  if (c.k_low < 1 || c.k_low > c.k_high)
+    throw BadInput("--k-low", std::to_string(c.k_low) + "; must lie in 1..--k-high (" + k + ")");
+  if (!(c.refine_fraction >= 0.0 && c.refine_fraction <= 1.0))
+    throw BadInput("--refine", std::to_string(c.refine_fraction) + "; must lie in 0..1");
 }
 
 std::vector<dict::Dictionary> dequantized(const dict::KvDictionaries& d) {
@@ -91,12 +108,12 @@ int engine_dict_train(const Args& args) {
   const auto t0 = std::chrono::steady_clock::now();
   model::Model m = model::load_model(model_dir);
   model::Tokenizer tok(model_dir + "/tokenizer.json");
-  std::vector<int> ids = text_tokens(calib, tok, bos_of(tok, m));
+  std::vector<int> ids = text_tokens(calib, tok, bos_of(tok, m), "--calib");
   if (calib_tokens > 0 && static_cast<int>(ids.size()) > calib_tokens) ids.resize(calib_tokens);
   const std::vector<dict::KvPool> pools = dict::collect_kv(m, ids, m.config.max_positions);
   std::vector<dict::KvPool> eval_pools;
   if (!eval_text.empty()) {
-    std::vector<int> eval_ids = text_tokens(eval_text, tok, bos_of(tok, m));
+    std::vector<int> eval_ids = text_tokens(eval_text, tok, bos_of(tok, m), "--eval-text");
     if (static_cast<int>(eval_ids.size()) > eval_tokens) eval_ids.resize(eval_tokens);
     eval_pools = dict::collect_kv(m, eval_ids, m.config.max_positions);
   }
@@ -260,6 +277,7 @@ int engine_kv_quality(const Args& args) {
   const std::vector<dict::Dictionary> fp = dequantized(dicts);
   model::Tokenizer tok(o.model_dir + "/tokenizer.json");
   const int bos = bos_of(tok, m);
+  check_cache_options(c, dicts.atoms);
   const std::vector<dict::Variant> variants = dict::paper_variants(c);
   for (const dict::Variant& v : variants)  // bad settings fail before any work
     dict::CompressedKvCache check(fp[0], fp[1], m.config.num_heads, m.config.num_kv_heads, m.config.head_dim, v.settings);
@@ -270,7 +288,7 @@ int engine_kv_quality(const Args& args) {
       if (progress) std::cerr << "\rkv-quality: " << what << " " << done << "/" << total << " sequences" << std::flush;
     };
   };
-  const std::vector<dict::TokenSequence> held = heldout_sequences(o, text_tokens(o.text_file, tok, bos), context);
+  const std::vector<dict::TokenSequence> held = heldout_sequences(o, text_tokens(o.text_file, tok, bos, "--text"), context);
   const std::vector<dict::VariantQuality> held_rows = dict::evaluate(m, fp, variants, held, o.bits, report("held-out"));
   std::vector<dict::TokenSequence> rag_seqs;
   std::vector<dict::VariantQuality> rag_rows;
@@ -357,6 +375,7 @@ int engine_kv_trace(const Args& args) {
     throw BadInput("--tokens", "prompt of " + std::to_string(prompt.size()) + " tokens + " + std::to_string(tokens) +
                                    " decode steps exceed the model's context of " +
                                    std::to_string(m.config.max_positions) + " tokens");
+  check_cache_options(c, dicts.atoms);
   { dict::CompressedKvCache check(dict::dequantize(dicts.get(0, dict::Stream::kKey)),
                                   dict::dequantize(dicts.get(0, dict::Stream::kValue)), m.config.num_heads,
                                   m.config.num_kv_heads, m.config.head_dim, c); }  // settings checked before work

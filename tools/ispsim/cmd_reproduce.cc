@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -332,6 +333,41 @@ std::string shell_words(const std::vector<std::string>& argv) {
   return out;
 }
 
+// An experiment's sweep, checked, and its number of runs. A bad --model,
+// --contexts or --steps shows as a bad value of its axis; the message names the
+// option instead.
+size_t checked_runs(const Experiment& e) {
+  static const std::pair<const char*, const char*> options[] = {
+      {"trace.context_tokens: ", "--contexts"}, {"trace.steps: ", "--steps"}, {"trace.model: ", "--model"}};
+  try {
+    return sweep::sweep_from_text(e.sweep, "sweep " + e.name).runs.size();
+  } catch (const BadInput& error) {
+    const std::string what = error.what();
+    for (const auto& [axis, option] : options)
+      if (const size_t at = what.find(axis); at != std::string::npos)
+        throw BadInput(option, what.substr(at + std::strlen(axis)));
+    throw;
+  }
+}
+
+// The folders a reproduce run makes, removed again if it fails before its
+// first sweep has results (after that they hold work a rerun resumes).
+class MadeFolders {
+ public:
+  void make(const fs::path& dir) {
+    for (fs::path d = dir; !d.empty() && !fs::exists(d); d = d.parent_path()) made_.insert(made_.begin(), d);
+    fs::create_directories(dir);
+  }
+  void keep() { made_.clear(); }
+  ~MadeFolders() {
+    std::error_code ignored;
+    for (auto d = made_.rbegin(); d != made_.rend(); ++d) fs::remove_all(*d, ignored);
+  }
+
+ private:
+  std::vector<fs::path> made_;  // outermost first
+};
+
 }  // namespace
 
 int reproduce(const Args& args) {
@@ -388,7 +424,7 @@ int reproduce(const Args& args) {
   if (vm.count("list")) {  // a dry run: every sweep expanded and checked, nothing run
     size_t total = 0;
     for (const Experiment& e : paper.experiments) {
-      const size_t runs = sweep::sweep_from_text(e.sweep, "sweep " + e.name).runs.size();
+      const size_t runs = checked_runs(e);
       total += runs;
       std::cout << e.name << ": " << e.title << " (" << runs << " runs)\n";
       for (const Figure& f : e.figures) std::cout << "  figure " << f.stem << ": " << f.title << "\n";
@@ -402,8 +438,9 @@ int reproduce(const Args& args) {
   if (!paper.experiments.empty() && run_command({python, "-c", "import matplotlib"}) != 0)
     throw BadInput("ispsim reproduce", "figures need Debian's python3-matplotlib for /usr/bin/python3 (bash tools/setup.sh installs it)");
   // Every sweep checked before anything is written (a bad --contexts or --steps: one line, no folder).
-  for (const Experiment& e : paper.experiments) sweep::sweep_from_text(e.sweep, "sweep " + e.name);
-  for (const char* sub : {"sweeps", "figures"}) fs::create_directories(fs::path(out_dir) / sub);
+  for (const Experiment& e : paper.experiments) checked_runs(e);
+  MadeFolders made;
+  for (const char* sub : {"sweeps", "figures"}) made.make(fs::path(out_dir) / sub);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string ispsim = fs::read_symlink("/proc/self/exe").string();
   const bool progress = isatty(STDERR_FILENO);
@@ -459,6 +496,7 @@ int reproduce(const Args& args) {
       const sweep::SweepOutcome outcome = sweep::run_sweep(plan, o);
       ok = outcome.ok, oom = outcome.oom, errors = outcome.errors;
     }
+    made.keep();
     failures += errors > 0;
     index << "\n## " << e.title << "\n\n"
           << "Sweep `sweeps/" << e.name << ".txtpb`: " << plan.runs.size() << " runs, " << ok << " ok, " << oom

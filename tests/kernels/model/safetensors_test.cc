@@ -55,6 +55,15 @@ std::string with_header(const std::string& path, const std::string& from, const 
   return path;
 }
 
+TEST(ModelSafetensors, RefusesNonFiniteFloatsNamingTheTensor) {
+  std::string dir = temp_dir("st_nonfinite");
+  RawTensor half_inf{"h", "F16", {2}, std::string("\x00\x3C\x00\x7C", 4)};  // 1, +inf
+  write_safetensors(dir + "/x.safetensors", {f32_tensor("f", {3}, {1, std::nanf(""), 3}), half_inf});
+  SafetensorsFile f(dir + "/x.safetensors");
+  EXPECT_NE(error_of([&] { f.read_f32("f"); }).find("x.safetensors: tensor 'f': element 1 is NaN"), std::string::npos);
+  EXPECT_NE(error_of([&] { f.read_f32("h"); }).find("tensor 'h': element 1 is infinite"), std::string::npos);
+}
+
 TEST(ModelSafetensors, RejectsTruncatedFiles) {
   std::string dir = temp_dir("st_trunc");
   std::string path = valid_file(dir);

@@ -2,12 +2,15 @@
 // alignment, and every inconsistency found on load.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "common/error.h"
 #include "kernels/rag/blend.h"
+#include "kernels/rag/fnv1a.h"
 #include "kernels/rag/kv_store.h"
 #include "tests/kernels/rag/rag_test_models.h"
 #include "tests/support/cli.h"
@@ -101,6 +104,35 @@ TEST(KvStore, CorruptedTileIsFoundOnLoad) {
     EXPECT_NE(message.find("tiles.bin"), std::string::npos) << message;
     EXPECT_NE(message.find("tile 7"), std::string::npos) << message;
     EXPECT_NE(message.find("checksum"), std::string::npos) << message;
+  }
+}
+
+// A hostile store: a NaN written into a tile whose checksum in the index is
+// recomputed to match passes the integrity check; the finite check names it.
+TEST(KvStore, NonFiniteValuesAreRefusedEvenWithMatchingChecksums) {
+  Stores s;
+  const RagModel fp32 = RagModel::fp32(s.model);
+  const std::string dir = (s.dir / "store").string();
+  const KvStore store = precompute(fp32, rag_documents(300));
+  store.write(dir);
+  std::string tiles = ispsim::testing::read_text(dir + "/tiles.bin");
+  const size_t tile = 7 * static_cast<size_t>(store.shape().tile_stride()), bytes = store.shape().tile_bytes();
+  const std::string before = hex64(fnv1a64(tiles.data() + tile, bytes));
+  const float nan = std::nanf("");
+  std::memcpy(&tiles[tile], &nan, sizeof nan);  // K of the tile's first token
+  std::ofstream(dir + "/tiles.bin", std::ios::binary) << tiles;
+  std::string index = ispsim::testing::read_text(dir + "/index.json");
+  const size_t at = index.find(before);
+  ASSERT_NE(at, std::string::npos);
+  index.replace(at, before.size(), hex64(fnv1a64(tiles.data() + tile, bytes)));
+  std::ofstream(dir + "/index.json") << index;
+  try {
+    KvStore::load(dir);
+    FAIL() << "a NaN was loaded";
+  } catch (const BadInput& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("tiles.bin: document '"), std::string::npos) << message;
+    EXPECT_NE(message.find("holds a NaN or infinite value"), std::string::npos) << message;
   }
 }
 

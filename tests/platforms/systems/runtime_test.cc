@@ -106,6 +106,12 @@ trace::Header header() {
   return h;
 }
 
+trace::Header header_with_context(uint64_t tokens) {
+  trace::Header h = header();
+  h.mutable_request()->add_documents()->set_tokens(tokens);
+  return h;
+}
+
 trace::Op gemm(uint64_t id, std::vector<uint64_t> deps, trace::Phase phase = trace::PHASE_FULL_PREFILL) {
   trace::Op op;
   op.set_id(id);
@@ -245,7 +251,7 @@ TEST(Runtime, SsdAttentionCarriesTheLayersAppendAndProgramsItAfterwards) {
   FakeStaging staging;
   FakeStorage storage;
   const auto F = trace::PHASE_FUSED_PREFILL;
-  Runtime rt(header(),
+  Runtime rt(header_with_context(8),
              {gemm(1, {}, F), append(2, {1}, F, 0, 8, 10), attention(3, {1, 2}, F, 0, 8, 8, 10), gemm(4, {3}, F)},
              placement(schema::PlacementParams::SSD_ISP, 1), host, staging, storage, 1 << 20);
   rt.start();
@@ -303,7 +309,7 @@ TEST(Runtime, EachPhaseSendsItsOwnAppendsWithItsCommand) {
   mask->set_bits(std::string(1, '\x03'));  // tokens 0 and 1 recomputed
   trace::Op query = attention(5, {3, 4}, Q, 1, 8, 8, 10);
   *query.mutable_attention()->mutable_hkvd_mask() = *mask;
-  Runtime rt(header(), {gemm(1, {}, R), append(2, {1}, R, 1, 0, 2), append(3, {1}, Q, 1, 8, 10), recompute, query},
+  Runtime rt(header_with_context(8), {gemm(1, {}, R), append(2, {1}, R, 1, 0, 2), append(3, {1}, Q, 1, 8, 10), recompute, query},
              placement(schema::PlacementParams::SSD_ISP, 1), host, staging, storage, 1 << 20);
   rt.start();
   sc_core::sc_start();
@@ -376,7 +382,7 @@ TEST(Runtime, NextLayersSsdAttentionIsPrefetchedWhenTheLayerBeforeCompletes) {
   const auto F = trace::PHASE_FUSED_PREFILL;
   schema::PlacementParams p = placement(schema::PlacementParams::SSD_ISP, 1);
   p.set_ssd_prefetch_layers(1);
-  Runtime rt(header(),
+  Runtime rt(header_with_context(8),
              {gemm(1, {}, F), append(2, {1}, F, 0, 8, 10), attention(3, {1, 2}, F, 0, 8, 8, 10), gemm(4, {3}, F),
               append(5, {4}, F, 1, 8, 11), attention(6, {4, 5}, F, 1, 8, 8, 11), gemm(7, {6}, F)},
              p, host, staging, storage, 1 << 20);
@@ -407,7 +413,7 @@ void interleaving_ssd_attentions(unsigned layers) {
   FakeStorage storage;
   schema::PlacementParams p = placement(schema::PlacementParams::SSD_ISP, 1);
   p.set_ssd_prefetch_layers(layers);
-  Runtime rt(header(),
+  Runtime rt(header_with_context(8),
              {gemm(1, {}, F), append(2, {1}, F, 0, 8, 10), attention(3, {1, 2}, F, 0, 8, 8, 10),
               append(4, {1}, F, 1, 8, 10), attention(5, {1, 4}, F, 1, 8, 8, 10), gemm(6, {5}, F),
               append(7, {6}, F, 1, 10, 11), attention(8, {6, 7}, F, 1, 8, 8, 11)},
@@ -436,7 +442,7 @@ TEST(Runtime, NoPrefetchWhileAnEarlierSsdAttentionIsOutstanding) {
   FakeStorage storage;
   schema::PlacementParams p = placement(schema::PlacementParams::SSD_ISP, 1);
   p.set_ssd_prefetch_layers(1);
-  Runtime rt(header(),
+  Runtime rt(header_with_context(8),
              {gemm(1, {}, F), append(2, {1}, F, 0, 8, 10), attention(3, {1, 2}, F, 0, 8, 8, 10),
               append(4, {}, F, 1, 8, 10), attention(5, {4}, F, 1, 8, 8, 10), gemm(6, {5}, F),
               append(7, {6}, F, 1, 10, 11), attention(8, {6, 7}, F, 1, 8, 8, 11)},
@@ -490,22 +496,19 @@ TEST(Runtime, DecodeWeightGemvsGoToTheFlashWithInFlashPlacement) {
 // store), and everything in decode through its swap path (KV it offloaded).
 TEST(Runtime, ReadsTakeTheLoadPathInPrefillAndTheSwapPathInDecode) {
   FakeHost host;
-  FakeStaging staging;
+  struct KeepsNothing : FakeStaging {
+    uint64_t lookup(uint32_t, trace::KvRegion, uint64_t) override { return 0; }
+  } staging;
   FakeStorage storage;
   const auto R = trace::PHASE_RECOMPUTATION, D = trace::PHASE_DECODE;
-  Runtime rt(header(), {attention(1, {}, R, 0, 8, 0, 0), attention(2, {1}, D, 1, 8, 8, 10)},
+  Runtime rt(header(),
+             {attention(1, {}, R, 0, 8, 0, 0), append(2, {}, D, 1, 8, 10), attention(3, {1, 2}, D, 1, 8, 8, 10)},
              placement(schema::PlacementParams::HOST_GPU, 0), host, staging, storage, 1 << 20);
   rt.start();
   sc_core::sc_start();
   rt.check_finished();
   EXPECT_EQ(storage.path_bytes[HostReadPath::kLoad], 8 * 16u);             // layer 0's context
   EXPECT_EQ(storage.path_bytes[HostReadPath::kSwap], 8 * 16u + 2 * 16u);  // layer 1's context and appended KV
-}
-
-trace::Header header_with_context(uint64_t tokens) {
-  trace::Header h = header();
-  h.mutable_request()->add_documents()->set_tokens(tokens);
-  return h;
 }
 
 trace::BitVector first_two_of_eight() {
@@ -540,29 +543,66 @@ TEST(Runtime, RecomputedHkvdTokensOverwriteTheirPrecomputedEntriesInPlace) {
   EXPECT_EQ(storage.written_bytes, 2 * 16u) << "the recomputed entries are still written through";
 }
 
-// Decode, prefetch 1, nothing staged: each layer's appended KV but the row its
-// own step appends is read ahead (layer 0 at the start, layer 1 when layer 0's
-// attention issues), FlexGen-style; the step's own row is never read.
+// Decode, prefetch 1, nothing staged: layer 1's appended KV but the row its own
+// step appends is read ahead when layer 0's attention issues, FlexGen-style.
+// Layer 0's, not yet appended when the run starts, is read when its attention
+// runs, its own row with it.
 TEST(Runtime, DecodePrefetchesTheAppendedKvOfTheNextLayerButItsOwnRow) {
   FakeHost host;
   struct KeepsNothing : FakeStaging {
     uint64_t lookup(uint32_t, trace::KvRegion, uint64_t) override { return 0; }
   } staging;
   FakeStorage storage;
-  const auto D = trace::PHASE_DECODE;
-  trace::Op attend0 = attention(2, {1}, D, 0, 0, 0, 5), attend1 = attention(5, {3, 4}, D, 1, 0, 0, 5);
+  const auto P = trace::PHASE_FULL_PREFILL, D = trace::PHASE_DECODE;
+  trace::Op attend0 = attention(4, {3}, D, 0, 0, 0, 5), attend1 = attention(7, {5, 6}, D, 1, 0, 0, 5);
   attend0.mutable_attention()->set_query_rows(1);
   attend1.mutable_attention()->set_query_rows(1);
-  Runtime rt(header(), {append(1, {}, D, 0, 4, 5), attend0, gemm(3, {2}, D), append(4, {3}, D, 1, 4, 5), attend1},
-             placement(schema::PlacementParams::HOST_GPU, 1), host, staging, storage, 1 << 20);
+  // The prefill's 4 entries per layer are appended first (kept in host memory:
+  // no write-through).
+  schema::PlacementParams p = placement(schema::PlacementParams::HOST_GPU, 1);
+  p.set_kv_resident_in_host_memory(true);
+  Runtime rt(header(),
+             {append(1, {}, P, 0, 0, 4), append(2, {}, P, 1, 0, 4), append(3, {}, D, 0, 4, 5), attend0,
+              gemm(5, {4}, D), append(6, {5}, D, 1, 4, 5), attend1},
+             p, host, staging, storage, 1 << 20);
   rt.start();
   sc_core::sc_start();
   rt.check_finished();
-  EXPECT_EQ(storage.path_bytes[HostReadPath::kSwap], 2 * 4 * 16u);
+  EXPECT_EQ(storage.path_bytes[HostReadPath::kSwap], (5 + 4) * 16u);
   // reads 0..100 (layer 0) and 100..200 (layer 1); attention 100..110, gemm
   // 110..120, layer 1's attention waits for its read: 200..210.
-  EXPECT_EQ(rt.timing()[1].start_ps, 100 * kNs);
+  EXPECT_EQ(rt.timing()[3].start_ps, 100 * kNs);
   EXPECT_EQ(rt.latency_ps(), 210 * kNs);
+}
+
+// A decode attention whose layer has not yet got the appended KV it reads
+// (an earlier step's append not yet run) is not read ahead: the read waits
+// for the op, after the append.
+TEST(Runtime, AppendedKvIsNotReadAheadBeforeItIsAppended) {
+  FakeHost host;
+  struct KeepsNothing : FakeStaging {
+    uint64_t lookup(uint32_t, trace::KvRegion, uint64_t) override { return 0; }
+  } staging;
+  FakeStorage storage;
+  const auto D = trace::PHASE_DECODE;
+  trace::Op attend0 = attention(2, {1}, D, 0, 0, 0, 1), attend1 = attention(5, {3, 4}, D, 1, 0, 0, 2);
+  attend0.mutable_attention()->set_query_rows(1);
+  attend1.mutable_attention()->set_query_rows(1);
+  schema::PlacementParams p = placement(schema::PlacementParams::HOST_GPU, 1);
+  p.set_kv_resident_in_host_memory(true);
+  // Layer 1's two entries are appended by op 4 only, after layer 0's attention.
+  Runtime rt(header(), {append(1, {}, D, 0, 0, 1), attend0, gemm(3, {2}, D), append(4, {3}, D, 1, 0, 2), attend1},
+             p, host, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  // Layer 0's attention reads nothing ahead but its own row (never read):
+  // attention 0..10, gemm 10..20; layer 1 reads both its entries when its
+  // attention runs: 20..120, attention 120..130. Read ahead, the first entry
+  // would have come at 0..100 and the run ended at 110.
+  EXPECT_EQ(storage.path_bytes[HostReadPath::kSwap], 2 * 16u);
+  EXPECT_EQ(rt.timing()[4].start_ps, 120 * kNs);
+  EXPECT_EQ(rt.latency_ps(), 130 * kNs);
 }
 
 // A framework that grows the KV cache by concatenation: an append to a cache

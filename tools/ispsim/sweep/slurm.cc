@@ -35,6 +35,11 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
+// A submission that reached no controller: where to get one.
+const char* const kNoControllerHint =
+    " (without a reachable Slurm controller: start the repository's single-node cluster with "
+    "'bash tools/slurm/local_cluster.sh start DIR' and export the SLURM_CONF it prints)";
+
 }  // namespace
 
 std::string write_slurm_script(const SweepPlan& plan, const SlurmOptions& o) {
@@ -81,7 +86,17 @@ std::string submit_slurm_script(const std::string& script, bool wait) {
     std::string one_line = output;
     for (char& c : one_line)
       if (c == '\n') c = ' ';
-    throw BadInput("sbatch", "submission failed: " + (one_line.empty() ? std::string("no output (is sbatch installed?)") : one_line));
+    // Nothing of a failed submission stays behind: the script, and the
+    // folders written for it (OUT/slurm/logs, OUT) when they are empty.
+    std::error_code ignored;
+    const fs::path dir = fs::path(script).parent_path();
+    fs::remove(script, ignored);
+    for (const fs::path& d : {dir / "logs", dir, dir.parent_path()}) fs::remove(d, ignored);
+    const bool no_controller =
+        one_line.empty() || std::regex_search(one_line, std::regex("controller|configuration source|slurm\\.conf|SLURM_CONF"));
+    throw BadInput("sbatch", "submission failed: " +
+                                 (one_line.empty() ? std::string("no output (is sbatch installed?)") : one_line) +
+                                 (no_controller ? kNoControllerHint : ""));
   }
   return first_line.substr(0, first_line.find(';'));
 }

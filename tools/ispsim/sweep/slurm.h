@@ -24,7 +24,8 @@ struct SlurmOptions {
 std::string write_slurm_script(const SweepPlan& plan, const SlurmOptions& options);
 
 // Runs `sbatch --parsable [--wait] SCRIPT`; returns the job id. A failure to
-// submit throws BadInput("sbatch", <its output>).
+// submit removes the script and its folders when empty, then throws
+// BadInput("sbatch", <its output>), with a hint where no controller answered.
 std::string submit_slurm_script(const std::string& script, bool wait);
 
 struct CollectReport {

@@ -149,7 +149,7 @@ std::string shortest_number(double value) {
 
 SweepPlan load_sweep(const std::string& path) {
   Sweep spec;
-  schema::parse_textproto_file(path, spec);
+  schema::parse_textproto_file(path, spec, "sweep file");
   return expand_sweep(spec, path);
 }
 
