@@ -1,0 +1,37 @@
+// The vector parts of the integer norms (int_norm.h) at the AVX2 and AVX-512
+// levels: the row reductions and the per-element scaling, integer intrinsics
+// only. Compiled with target attributes; int_norm.cc checks the level first.
+#pragma once
+
+#include <cstdint>
+
+namespace ispsim::integer {
+
+// Σ v² exactly (each square split into its high and low 32 bits, summed in
+// int64 lanes) and max |v|.
+struct SquareSums {
+  unsigned __int128 sumsq = 0;
+  uint64_t max_abs = 0;
+};
+
+#if defined(ISPSIM_HAVE_AVX2)
+// out[i] = saturate_int32(round_shift(clamp_int32(round_shift(v[i] · mult, shift1)) · gamma[i], shift2) + beta[i])
+// (beta may be null). Requires shift1, shift2 in [1, 62] and |v[i] · mult| + 2^(shift1−1) < 2^63.
+// v and out may be the same row.
+void norm_scale_avx2(const int32_t* v, int n, int64_t mult, int shift1, const int32_t* gamma, int shift2,
+                     const int32_t* beta, int32_t* out);
+SquareSums square_sums_avx2(const int32_t* v, int n);
+// max over i of (uint32) v[i]², and Σ ((uint32) v[i]² >> guard) in uint32 (wrapping, like the scalar code).
+uint32_t max_square_u32_avx2(const int32_t* v, int n);
+uint32_t guarded_square_sum_avx2(const int32_t* v, int n, int guard);
+#endif
+
+#if defined(ISPSIM_HAVE_X86_SIMD)
+void norm_scale_avx512(const int32_t* v, int n, int64_t mult, int shift1, const int32_t* gamma, int shift2,
+                       const int32_t* beta, int32_t* out);
+SquareSums square_sums_avx512(const int32_t* v, int n);
+uint32_t max_square_u32_avx512(const int32_t* v, int n);
+uint32_t guarded_square_sum_avx512(const int32_t* v, int n, int guard);
+#endif
+
+}  // namespace ispsim::integer
