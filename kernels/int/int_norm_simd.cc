@@ -1,6 +1,7 @@
 #include "kernels/int/int_norm_simd.h"
 
 #include "kernels/int/fixed_point.h"
+#include "kernels/int/requant.h"
 
 #if defined(ISPSIM_HAVE_AVX2) || defined(ISPSIM_HAVE_X86_SIMD)
 // GCC 12's AVX-512 headers warn about their own _mm*_undefined_*() (GCC bug 105593).
@@ -133,6 +134,33 @@ ISPSIM_AVX2 uint32_t guarded_square_sum_avx2(const int32_t* v, int n, int guard)
   return r;
 }
 
+
+// round_shift(x, s) = (x >> s) + bit s−1 of x for s >= 1 (no overflow in int32
+// lanes), x << −s otherwise; then the clamp to ±limit.
+ISPSIM_AVX2 int requantize_token_avx2(const int32_t* x, int n, int bits, int32_t* out) {
+  __m256i m = _mm256_setzero_si256();
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    m = _mm256_max_epu32(m, _mm256_abs_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i))));
+  uint32_t lanes[8], max_abs = 0;
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), m);
+  for (uint32_t a : lanes) max_abs = a > max_abs ? a : max_abs;
+  for (int j = i; j < n; ++j) max_abs = static_cast<uint32_t>(abs64(x[j])) > max_abs ? static_cast<uint32_t>(abs64(x[j])) : max_abs;
+  const int32_t limit = (int32_t{1} << (bits - 1)) - 1;
+  const int shift = max_abs == 0 ? 0 : requant_shift(max_abs, bits);
+  const __m128i right = _mm_cvtsi32_si128(shift > 0 ? shift : 0), left = _mm_cvtsi32_si128(shift < 0 ? -shift : 0);
+  const __m128i round_bit = _mm_cvtsi32_si128(shift > 0 ? shift - 1 : 0);
+  const __m256i one = _mm256_set1_epi32(shift > 0 ? 1 : 0), hi = _mm256_set1_epi32(limit), lo = _mm256_set1_epi32(-limit);
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i rounded = _mm256_add_epi32(_mm256_sll_epi32(_mm256_sra_epi32(v, right), left),
+                                             _mm256_and_si256(_mm256_sra_epi32(v, round_bit), one));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_min_epi32(_mm256_max_epi32(rounded, lo), hi));
+  }
+  for (; i < n; ++i) out[i] = static_cast<int32_t>(clamp64(round_shift(x[i], shift), -limit, limit));
+  return shift;
+}
+
 }  // namespace ispsim::integer
 #endif  // ISPSIM_HAVE_AVX2
 
@@ -202,6 +230,26 @@ ISPSIM_AVX512 uint32_t guarded_square_sum_avx512(const int32_t* v, int n, int gu
     s = _mm512_add_epi32(s, _mm512_srl_epi32(_mm512_mullo_epi32(x, x), count));
   }
   return static_cast<uint32_t>(_mm512_reduce_add_epi32(s));
+}
+
+
+ISPSIM_AVX512 int requantize_token_avx512(const int32_t* x, int n, int bits, int32_t* out) {
+  __m512i m = _mm512_setzero_si512();
+  for (int i = 0; i < n; i += 16) m = _mm512_max_epu32(m, _mm512_abs_epi32(_mm512_maskz_loadu_epi32(mask16(n - i), x + i)));
+  const uint32_t max_abs = _mm512_reduce_max_epu32(m);
+  const int32_t limit = (int32_t{1} << (bits - 1)) - 1;
+  const int shift = max_abs == 0 ? 0 : requant_shift(max_abs, bits);
+  const __m128i right = _mm_cvtsi32_si128(shift > 0 ? shift : 0), left = _mm_cvtsi32_si128(shift < 0 ? -shift : 0);
+  const __m128i round_bit = _mm_cvtsi32_si128(shift > 0 ? shift - 1 : 0);
+  const __m512i one = _mm512_set1_epi32(shift > 0 ? 1 : 0), hi = _mm512_set1_epi32(limit), lo = _mm512_set1_epi32(-limit);
+  for (int i = 0; i < n; i += 16) {
+    const __mmask16 valid = mask16(n - i);
+    const __m512i v = _mm512_maskz_loadu_epi32(valid, x + i);
+    const __m512i rounded = _mm512_add_epi32(_mm512_sll_epi32(_mm512_sra_epi32(v, right), left),
+                                             _mm512_and_si512(_mm512_sra_epi32(v, round_bit), one));
+    _mm512_mask_storeu_epi32(out + i, valid, _mm512_min_epi32(_mm512_max_epi32(rounded, lo), hi));
+  }
+  return shift;
 }
 
 }  // namespace ispsim::integer

@@ -1,6 +1,6 @@
 // The vector parts of the integer norms (int_norm.h) at the AVX2 and AVX-512
-// levels: the row reductions and the per-element scaling, integer intrinsics
-// only. Compiled with target attributes; int_norm.cc checks the level first.
+// levels: the token-wise requantization of their input rows (requant.h), the
+// row reductions and the per-element scaling, integer intrinsics only. Compiled with target attributes; int_norm.cc checks the level first.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,8 @@ SquareSums square_sums_avx2(const int32_t* v, int n);
 // max over i of (uint32) v[i]², and Σ ((uint32) v[i]² >> guard) in uint32 (wrapping, like the scalar code).
 uint32_t max_square_u32_avx2(const int32_t* v, int n);
 uint32_t guarded_square_sum_avx2(const int32_t* v, int n, int guard);
+// requantize_token of requant.h on an int32 row, bits <= 31.
+int requantize_token_avx2(const int32_t* x, int n, int bits, int32_t* out);
 #endif
 
 #if defined(ISPSIM_HAVE_X86_SIMD)
@@ -32,6 +34,7 @@ void norm_scale_avx512(const int32_t* v, int n, int64_t mult, int shift1, const 
 SquareSums square_sums_avx512(const int32_t* v, int n);
 uint32_t max_square_u32_avx512(const int32_t* v, int n);
 uint32_t guarded_square_sum_avx512(const int32_t* v, int n, int guard);
+int requantize_token_avx512(const int32_t* x, int n, int bits, int32_t* out);
 #endif
 
 }  // namespace ispsim::integer

@@ -291,6 +291,28 @@ TEST_P(IsaVariants, SwigluIsBitExactWithScalar) {
         }
 }
 
+// Token-wise requantization of int32 rows (the norms' inputs): every level
+// gives the scalar shift and outputs, in place too, for rows that are shifted
+// left, not at all and right (up to int32 extremes), all-zero rows and
+// lengths around the vector widths.
+TEST_P(IsaVariants, RequantizeTokenIsBitExactWithScalar) {
+  std::mt19937 rng(41);
+  for (int bits : {8, 16})
+    for (int n : {1, 7, 8, 9, 17, 576, 1001})
+      for (int32_t range : {0, 1, 100, 32767, 32768, 1 << 20, INT32_MAX}) {
+        std::vector<int32_t> x(n);
+        std::uniform_int_distribution<int32_t> d(-range, range);
+        for (int32_t& v : x) v = d(rng);
+        if (range == INT32_MAX && n > 1) x[0] = INT32_MIN, x[n - 1] = INT32_MAX;
+        std::vector<int32_t> want(n), got = x;
+        model::set_active_isa(Isa::kScalar);
+        const int want_shift = requantize_token(x.data(), n, bits, want.data());
+        model::set_active_isa(GetParam());
+        ASSERT_EQ(requantize_token(got.data(), n, bits, got.data()), want_shift) << bits << " bits, n " << n << ", range " << range;
+        ASSERT_EQ(got, want) << bits << " bits, n " << n << ", range " << range;
+      }
+}
+
 // One norm row: input in [-range, range] (or a single ±range outlier in a
 // zero row), gamma anywhere in int32 or small, beta present or not.
 struct NormRow {
