@@ -20,29 +20,30 @@ uint64_t isqrt(uint64_t n) {
 namespace {
 constexpr int kNormFracBits = 24;  // x / rms is at most sqrt(n) <= 2^7, so Q24 fits 31 bits
 
-// The vector level the norms run at (int_norm_simd.h); every level gives the scalar results bit for bit.
-enum class Level { kScalar, kAvx2, kAvx512 };
+// The vector kernels of the active level (int_norm_simd.h), or null at the
+// scalar level; every level gives the scalar results bit for bit.
+struct VectorKernels {
+  SquareSums (*square_sums)(const int32_t*, int);
+  void (*scale)(const int32_t*, int, int64_t, int, const int32_t*, int, const int32_t*, int32_t*);
+  uint32_t (*max_square)(const int32_t*, int);
+  uint32_t (*guarded_square_sum)(const int32_t*, int, int);
+};
 
-Level vector_level() {
+const VectorKernels* vector_kernels() {
 #if defined(ISPSIM_HAVE_X86_SIMD)
-  if (model::active_isa() >= model::Isa::kAvx512) return Level::kAvx512;
+  static constexpr VectorKernels kAvx512{square_sums_avx512, norm_scale_avx512, max_square_u32_avx512,
+                                         guarded_square_sum_avx512};
+  if (model::active_isa() >= model::Isa::kAvx512) return &kAvx512;
 #endif
 #if defined(ISPSIM_HAVE_AVX2)
-  if (model::active_isa() >= model::Isa::kAvx2 && avx2_supported()) return Level::kAvx2;
+  static constexpr VectorKernels kAvx2{square_sums_avx2, norm_scale_avx2, max_square_u32_avx2, guarded_square_sum_avx2};
+  if (model::active_isa() >= model::Isa::kAvx2 && avx2_supported()) return &kAvx2;
 #endif
-  return Level::kScalar;
+  return nullptr;
 }
 
 SquareSums square_sums(const int32_t* v, int n) {
-  switch (vector_level()) {
-#if defined(ISPSIM_HAVE_X86_SIMD)
-    case Level::kAvx512: return square_sums_avx512(v, n);
-#endif
-#if defined(ISPSIM_HAVE_AVX2)
-    case Level::kAvx2: return square_sums_avx2(v, n);
-#endif
-    default: break;
-  }
+  if (const VectorKernels* k = vector_kernels()) return k->square_sums(v, n);
   SquareSums r;
   for (int i = 0; i < n; ++i) {
     r.sumsq += static_cast<unsigned __int128>(int64_t{v[i]} * v[i]);
@@ -54,27 +55,23 @@ SquareSums square_sums(const int32_t* v, int n) {
 
 // out[i] = saturate_int32(round_shift(clamp_int32(round_shift(v[i] · mult, shift1)) · gamma[i], shift2) + beta[i])
 // at a vector level, when the shifts are in [1, 62]; the caller guarantees
-// |v[i] · mult| + 2^(shift1−1) < 2^63. False: the caller runs its scalar loop.
+// |v[i] · mult| + 2^(shift1−1) < 2^63 for shift1 <= 32 (int_norm_simd.h).
+// False: the caller runs its scalar loop.
 bool norm_scale(const int32_t* v, int n, int64_t mult, int shift1, const NormWeights& w, int shift2, int32_t* out) {
-  if (shift1 < 1 || shift1 > 62 || shift2 < 1 || shift2 > 62) return false;
-  switch (vector_level()) {
-#if defined(ISPSIM_HAVE_X86_SIMD)
-    case Level::kAvx512: return norm_scale_avx512(v, n, mult, shift1, w.gamma, shift2, w.beta, out), true;
-#endif
-#if defined(ISPSIM_HAVE_AVX2)
-    case Level::kAvx2: return norm_scale_avx2(v, n, mult, shift1, w.gamma, shift2, w.beta, out), true;
-#endif
-    default: return false;
-  }
+  const VectorKernels* k = vector_kernels();
+  if (!k || shift1 < 1 || shift1 > 62 || shift2 < 1 || shift2 > 62) return false;
+  k->scale(v, n, mult, shift1, w.gamma, shift2, w.beta, out);
+  return true;
 }
 
-// True when every v · reciprocal, |v| <= max_abs, rounds to int32 without
-// overflowing int64 on the way, so that the 64-bit vector lanes compute what
-// the scalar 128-bit products do.
+// True when every v · reciprocal, |v| <= max_abs, rounds to int32 (and, for
+// shifts of at most 32, stays within int64 on the way: norm_scale_* splits
+// the product above), so that the 64-bit vector lanes compute what the scalar
+// 128-bit products do.
 bool fits_64bit_lanes(uint64_t max_abs, int64_t reciprocal, int shift) {
   if (shift < 1 || shift > 62) return false;
   const unsigned __int128 top = static_cast<unsigned __int128>(max_abs) * static_cast<uint64_t>(reciprocal);
-  return top + (uint64_t{1} << (shift - 1)) < (static_cast<unsigned __int128>(1) << 62) &&
+  return (shift >= 33 || top + (uint64_t{1} << (shift - 1)) < (static_cast<unsigned __int128>(1) << 62)) &&
          (top >> shift) + 1 < (uint64_t{1} << 31) - 1;
 }
 
@@ -137,15 +134,7 @@ void int_layernorm(const int32_t* x, int n, int frac_bits, const NormWeights& w,
 namespace {
 // max (uint32) x², and Σ ((uint32) x² >> guard) in uint32, at the active level.
 uint32_t max_square_u32(const int32_t* x, int n) {
-  switch (vector_level()) {
-#if defined(ISPSIM_HAVE_X86_SIMD)
-    case Level::kAvx512: return max_square_u32_avx512(x, n);
-#endif
-#if defined(ISPSIM_HAVE_AVX2)
-    case Level::kAvx2: return max_square_u32_avx2(x, n);
-#endif
-    default: break;
-  }
+  if (const VectorKernels* k = vector_kernels()) return k->max_square(x, n);
   uint32_t max_sq = 0;
   for (int i = 0; i < n; ++i) {
     const uint32_t sq = static_cast<uint32_t>(int64_t{x[i]} * x[i]);
@@ -155,15 +144,7 @@ uint32_t max_square_u32(const int32_t* x, int n) {
 }
 
 uint32_t guarded_square_sum(const int32_t* x, int n, int guard) {
-  switch (vector_level()) {
-#if defined(ISPSIM_HAVE_X86_SIMD)
-    case Level::kAvx512: return guarded_square_sum_avx512(x, n, guard);
-#endif
-#if defined(ISPSIM_HAVE_AVX2)
-    case Level::kAvx2: return guarded_square_sum_avx2(x, n, guard);
-#endif
-    default: break;
-  }
+  if (const VectorKernels* k = vector_kernels()) return k->guarded_square_sum(x, n, guard);
   uint32_t sum = 0;
   for (int i = 0; i < n; ++i) sum += static_cast<uint32_t>(int64_t{x[i]} * x[i]) >> guard;
   return sum;

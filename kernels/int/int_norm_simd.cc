@@ -46,6 +46,22 @@ ISPSIM_AVX2 inline __m256i load4(const int32_t* p) {
   return _mm256_cvtepi32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// round_shift(v · mult, shift) for v in int32, 0 <= mult < 2^63, in int64 lanes (the split: int_norm_simd.h).
+struct RoundedProductAvx2 {
+  __m256i mult, mult_hi, mult_lo, half;
+  __m128i count;
+  bool split;
+  ISPSIM_AVX2 RoundedProductAvx2(int64_t m, int shift)
+      : mult(_mm256_set1_epi64x(m)), mult_hi(_mm256_set1_epi64x(m >> 32)), mult_lo(_mm256_set1_epi64x(m & 0xFFFFFFFF)),
+        half(_mm256_set1_epi64x(int64_t{1} << (shift >= 33 ? shift - 33 : shift - 1))),
+        count(_mm_cvtsi32_si128(shift >= 33 ? shift - 32 : shift)), split(shift >= 33) {}
+  ISPSIM_AVX2 __m256i operator()(__m256i v) const {
+    if (!split) return srai64(_mm256_add_epi64(mullo64(v, mult), half), count);
+    const __m256i high = _mm256_add_epi64(_mm256_mul_epi32(v, mult_hi), half);
+    return srai64(_mm256_add_epi64(high, srai64(mullo64(v, mult_lo), _mm_cvtsi32_si128(32))), count);
+  }
+};
+
 // Four squares (< 2^62) split into their high and low 32 bits, each half summed in int64 lanes.
 ISPSIM_AVX2 inline void add_squares(__m128i x4, __m256i& hi, __m256i& lo) {
   const __m256i x = _mm256_cvtepi32_epi64(x4), square = _mm256_mul_epi32(x, x);
@@ -63,13 +79,13 @@ T lanes_sum(const T (&lane)[N]) {
 
 ISPSIM_AVX2 void norm_scale_avx2(const int32_t* v, int n, int64_t mult, int shift1, const int32_t* gamma, int shift2,
                                  const int32_t* beta, int32_t* out) {
-  const __m256i m = _mm256_set1_epi64x(mult), half1 = _mm256_set1_epi64x(int64_t{1} << (shift1 - 1));
+  const RoundedProductAvx2 scale(mult, shift1);
   const __m256i half2 = _mm256_set1_epi64x(int64_t{1} << (shift2 - 1));
-  const __m128i count1 = _mm_cvtsi32_si128(shift1), count2 = _mm_cvtsi32_si128(shift2);
+  const __m128i count2 = _mm_cvtsi32_si128(shift2);
   const __m256i even_lanes = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
   int i = 0;
   for (; i + 4 <= n; i += 4) {
-    const __m256i normalized = clamp_int32(srai64(_mm256_add_epi64(mullo64(load4(v + i), m), half1), count1));
+    const __m256i normalized = clamp_int32(scale(load4(v + i)));
     __m256i y = srai64(_mm256_add_epi64(_mm256_mul_epi32(normalized, load4(gamma + i)), half2), count2);
     if (beta) y = _mm256_add_epi64(y, load4(beta + i));
     const __m256i packed = _mm256_permutevar8x32_epi32(clamp_int32(y), even_lanes);
@@ -178,18 +194,32 @@ ISPSIM_AVX512 inline __mmask16 mask16(int n) {
 ISPSIM_AVX512 inline __m512i load8(__mmask8 valid, const int32_t* p) {
   return _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, p));
 }
+
+struct RoundedProductAvx512 {
+  __m512i mult, mult_hi, mult_lo, half;
+  unsigned count;
+  bool split;
+  ISPSIM_AVX512 RoundedProductAvx512(int64_t m, int shift)
+      : mult(_mm512_set1_epi64(m)), mult_hi(_mm512_set1_epi64(m >> 32)), mult_lo(_mm512_set1_epi64(m & 0xFFFFFFFF)),
+        half(_mm512_set1_epi64(int64_t{1} << (shift >= 33 ? shift - 33 : shift - 1))),
+        count(static_cast<unsigned>(shift >= 33 ? shift - 32 : shift)), split(shift >= 33) {}
+  ISPSIM_AVX512 __m512i operator()(__m512i v) const {
+    if (!split) return _mm512_srai_epi64(_mm512_add_epi64(_mm512_mullo_epi64(v, mult), half), count);
+    const __m512i high = _mm512_add_epi64(_mm512_mul_epi32(v, mult_hi), half);
+    return _mm512_srai_epi64(_mm512_add_epi64(high, _mm512_srai_epi64(_mm512_mullo_epi64(v, mult_lo), 32)), count);
+  }
+};
 }  // namespace
 
 ISPSIM_AVX512 void norm_scale_avx512(const int32_t* v, int n, int64_t mult, int shift1, const int32_t* gamma,
                                      int shift2, const int32_t* beta, int32_t* out) {
-  const __m512i m = _mm512_set1_epi64(mult), half1 = _mm512_set1_epi64(int64_t{1} << (shift1 - 1));
+  const RoundedProductAvx512 scale(mult, shift1);
   const __m512i half2 = _mm512_set1_epi64(int64_t{1} << (shift2 - 1));
   const __m512i lo = _mm512_set1_epi64(INT32_MIN), hi = _mm512_set1_epi64(INT32_MAX);
-  const unsigned count1 = static_cast<unsigned>(shift1), count2 = static_cast<unsigned>(shift2);
+  const unsigned count2 = static_cast<unsigned>(shift2);
   for (int i = 0; i < n; i += 8) {
     const __mmask8 valid = mask8(n - i);
-    const __m512i product = _mm512_add_epi64(_mm512_mullo_epi64(load8(valid, v + i), m), half1);
-    const __m512i normalized = _mm512_min_epi64(_mm512_max_epi64(_mm512_srai_epi64(product, count1), lo), hi);
+    const __m512i normalized = _mm512_min_epi64(_mm512_max_epi64(scale(load8(valid, v + i)), lo), hi);
     __m512i y = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(normalized, load8(valid, gamma + i)), half2), count2);
     if (beta) y = _mm512_add_epi64(y, load8(valid, beta + i));
     _mm256_mask_storeu_epi32(out + i, valid, _mm512_cvtsepi64_epi32(y));

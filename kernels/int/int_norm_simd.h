@@ -16,8 +16,10 @@ struct SquareSums {
 
 #if defined(ISPSIM_HAVE_AVX2)
 // out[i] = saturate_int32(round_shift(clamp_int32(round_shift(v[i] · mult, shift1)) · gamma[i], shift2) + beta[i])
-// (beta may be null). Requires shift1, shift2 in [1, 62] and |v[i] · mult| + 2^(shift1−1) < 2^63.
-// v and out may be the same row.
+// (beta may be null), 0 <= mult < 2^63. Requires shift1, shift2 in [1, 62] and, for shift1 <= 32,
+// |v[i] · mult| + 2^(shift1−1) < 2^63. For shift1 >= 33 the product is exact for any v: with
+// mult = hi · 2^32 + lo, round_shift(v · mult, s) = (v · hi + 2^(s−33) + (v · lo >> 32)) >> (s − 32),
+// every term within int64. v and out may be the same row.
 void norm_scale_avx2(const int32_t* v, int n, int64_t mult, int shift1, const int32_t* gamma, int shift2,
                      const int32_t* beta, int32_t* out);
 SquareSums square_sums_avx2(const int32_t* v, int n);
