@@ -17,9 +17,9 @@ namespace ispsim::integer {
 namespace {
 #define ISPSIM_AVX2 __attribute__((target("avx2")))
 
-// One element of norm_scale_avx2, for the ragged end of a row.
+// One element of norm_scale_avx2, for the ragged end of a row (v · mult may pass int64).
 inline int32_t scale_one(int32_t v, int64_t mult, int shift1, int32_t gamma, int shift2, int32_t beta) {
-  const int64_t normalized = clamp64(round_shift(v * mult, shift1), INT32_MIN, INT32_MAX);
+  const int64_t normalized = clamp64(round_shift128(static_cast<__int128>(v) * mult, shift1), INT32_MIN, INT32_MAX);
   return saturate_int32(round_shift(normalized * gamma, shift2) + beta);
 }
 
@@ -150,7 +150,6 @@ ISPSIM_AVX2 uint32_t guarded_square_sum_avx2(const int32_t* v, int n, int guard)
   return r;
 }
 
-
 // round_shift(x, s) = (x >> s) + bit s−1 of x for s >= 1 (no overflow in int32
 // lanes), x << −s otherwise; then the clamp to ±limit.
 ISPSIM_AVX2 int requantize_token_avx2(const int32_t* x, int n, int bits, int32_t* out) {
@@ -262,7 +261,7 @@ ISPSIM_AVX512 uint32_t guarded_square_sum_avx512(const int32_t* v, int n, int gu
   return static_cast<uint32_t>(_mm512_reduce_add_epi32(s));
 }
 
-
+// As requantize_token_avx2, with masked ends.
 ISPSIM_AVX512 int requantize_token_avx512(const int32_t* x, int n, int bits, int32_t* out) {
   __m512i m = _mm512_setzero_si512();
   for (int i = 0; i < n; i += 16) m = _mm512_max_epu32(m, _mm512_abs_epi32(_mm512_maskz_loadu_epi32(mask16(n - i), x + i)));

@@ -1,6 +1,7 @@
 // The vector parts of the integer norms (int_norm.h) at the AVX2 and AVX-512
 // levels: the token-wise requantization of their input rows (requant.h), the
-// row reductions and the per-element scaling, integer intrinsics only. Compiled with target attributes; int_norm.cc checks the level first.
+// row reductions and the per-element scaling, integer intrinsics only.
+// Compiled with target attributes; the callers check the level first.
 #pragma once
 
 #include <cstdint>
