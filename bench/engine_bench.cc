@@ -16,7 +16,7 @@
 // machine they vary with the load, so compare ratios within one round.
 //
 //   ispsim_bench_engine [--model DIR --calib FILE] [--prefill N] [--prompt N] [--decode N] [--threads 1,2]
-//                       [--rounds N] [--no-random] [--kernels-only]
+//                       [--isa LEVEL] [--rounds N] [--no-random] [--kernels-only]
 //                       [--llama-bench BIN --gguf-q8 FILE --gguf-f32 FILE]
 #include <time.h>
 #if defined(__x86_64__)
@@ -123,7 +123,6 @@ void bench_gemv(int rows, int cols, int reps) {
     std::printf("  gemv int8 %6d x %-5d (%7.2f MB) %-7s group-wise  %8.3f ms  %6.2f GB/s of weights (per CPU second)\n",
                 rows, cols, W.size() / 1e6, model::isa_name(isa), t * 1e3, W.size() / t / 1e9);
   }
-  model::set_active_isa(model::best_isa());
 }
 
 double median(std::vector<double> v) {
@@ -303,7 +302,7 @@ std::vector<int> parse_threads(const std::string& text) {
 
 const char* kUsage =
     "usage: ispsim_bench_engine [--model DIR --calib FILE] [--prefill N] [--prompt N] [--decode N] [--threads 1,2]\n"
-    "                           [--rounds N] [--no-random] [--kernels-only]\n"
+    "                           [--isa scalar|avx2|avx512|amx|best] [--rounds N] [--no-random] [--kernels-only]\n"
     "                           [--llama-bench BIN --gguf-q8 FILE --gguf-f32 FILE]\n";
 
 }  // namespace
@@ -330,6 +329,7 @@ int main(int argc, char** argv) {
       else if (a == "--decode") o.decode = count(1);
       else if (a == "--rounds") o.rounds = count(1);
       else if (a == "--threads") o.threads = parse_threads(next());
+      else if (a == "--isa") model::set_active_isa(model::parse_isa(next(), "--isa"));
       else if (a == "--llama-bench") o.llama_bench = next();
       else if (a == "--gguf-q8") o.gguf_q8 = next();
       else if (a == "--gguf-f32") o.gguf_f32 = next();
@@ -355,8 +355,10 @@ int main(int argc, char** argv) {
     const double bw = stream_read_gbps();
     std::printf("memory: single-thread streaming read %.2f GB/s (512 MiB buffer, best of 5, per CPU second)\n", bw);
     std::printf("int8 GEMV kernel at each level:\n");
+    const model::Isa chosen = model::active_isa();  // the GEMV runs at every level, the models at this one
     bench_gemv(1536, 576, 2000);
     bench_gemv(49152, 576, 20);
+    model::set_active_isa(chosen);
     if (o.kernels_only) return 0;
     if (o.random) {
       model::Model m = integer::make_random_model(integer::smollm2_135m_config(), 7);

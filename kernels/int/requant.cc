@@ -1,6 +1,8 @@
 #include "kernels/int/requant.h"
 
+#include "kernels/int/gemv_int8_avx2.h"
 #include "kernels/int/gemv_int8_avx512.h"
+#include "kernels/int/int_norm_simd.h"
 #include "kernels/model/cpu_isa.h"
 
 namespace ispsim::integer {
@@ -31,7 +33,16 @@ int requantize(const T* x, int n, int bits, int32_t* out) {
 }  // namespace
 
 int requantize_token(const int64_t* x, int n, int bits, int32_t* out) { return requantize(x, n, bits, out); }
-int requantize_token(const int32_t* x, int n, int bits, int32_t* out) { return requantize(x, n, bits, out); }
+int requantize_token(const int32_t* x, int n, int bits, int32_t* out) {
+#if defined(ISPSIM_HAVE_X86_SIMD)
+  if (model::active_isa() >= model::Isa::kAvx512 && bits <= 31) return requantize_token_avx512(x, n, bits, out);
+#endif
+#if defined(ISPSIM_HAVE_AVX2)
+  if (model::active_isa() >= model::Isa::kAvx2 && avx2_supported() && bits <= 31)
+    return requantize_token_avx2(x, n, bits, out);
+#endif
+  return requantize(x, n, bits, out);
+}
 
 Dyadic int8_scale_for_max(int64_t max_abs) {
   // max_abs in [2^(b-1), 2^b): with shift = 21 - b, mult = round(max_abs * 2^shift

@@ -17,6 +17,7 @@
 #include "kernels/int/gemv_int8.h"
 #include "kernels/int/int_activation.h"
 #include "kernels/int/int_exp.h"
+#include "kernels/int/int_norm.h"
 #include "kernels/int/quantized_lm.h"
 #include "kernels/int/random_model.h"
 #include "kernels/int/requant.h"
@@ -288,6 +289,95 @@ TEST_P(IsaVariants, SwigluIsBitExactWithScalar) {
           int_swiglu(got.data(), gate_frac, up.data(), up_frac, n, got.data(), out_frac);  // in place
           ASSERT_EQ(got, want) << "gate frac " << gate_frac << ", shift " << out_shift << ", n " << n << ", range " << range;
         }
+}
+
+// Token-wise requantization of int32 rows (the norms' inputs): every level
+// gives the scalar shift and outputs, in place too, for rows that are shifted
+// left, not at all and right (up to int32 extremes), all-zero rows and
+// lengths around the vector widths.
+TEST_P(IsaVariants, RequantizeTokenIsBitExactWithScalar) {
+  std::mt19937 rng(41);
+  for (int bits : {8, 16})
+    for (int n : {1, 7, 8, 9, 17, 576, 1001})
+      for (int32_t range : {0, 1, 100, 32767, 32768, 1 << 20, INT32_MAX}) {
+        std::vector<int32_t> x(n);
+        std::uniform_int_distribution<int32_t> d(-range, range);
+        for (int32_t& v : x) v = d(rng);
+        if (range == INT32_MAX && n > 1) x[0] = INT32_MIN, x[n - 1] = INT32_MAX;
+        std::vector<int32_t> want(n), got = x;
+        model::set_active_isa(Isa::kScalar);
+        const int want_shift = requantize_token(x.data(), n, bits, want.data());
+        model::set_active_isa(GetParam());
+        ASSERT_EQ(requantize_token(got.data(), n, bits, got.data()), want_shift) << bits << " bits, n " << n << ", range " << range;
+        ASSERT_EQ(got, want) << bits << " bits, n " << n << ", range " << range;
+      }
+}
+
+// One norm row: input in [-range, range] (or a single ±range outlier in a
+// zero row), gamma anywhere in int32 or small, beta present or not.
+struct NormRow {
+  std::vector<int32_t> x, gamma, beta;
+  NormWeights weights() const {
+    NormWeights w;
+    w.gamma = gamma.data();
+    w.beta = beta.empty() ? nullptr : beta.data();
+    return w;
+  }
+};
+
+NormRow norm_row(int n, int32_t range, bool outlier, bool wide_gamma, bool with_beta, std::mt19937& rng) {
+  NormRow r;
+  std::uniform_int_distribution<int32_t> x(-range, range), any(INT32_MIN, INT32_MAX), small(-(1 << 16), 1 << 16);
+  r.x.resize(n);
+  for (int32_t& v : r.x) v = outlier ? 0 : x(rng);
+  if (outlier) r.x[n - 1] = n % 2 ? range : -range;  // last: the ragged end of the AVX2 rows
+  r.gamma.resize(n);
+  for (int32_t& g : r.gamma) g = wide_gamma ? any(rng) : small(rng);
+  if (with_beta) {
+    r.beta.resize(n);
+    for (int32_t& b : r.beta) b = any(rng);
+  }
+  return r;
+}
+
+// RMSNorm and LayerNorm, in 64-bit and 32-bit registers: every level gives the
+// scalar outputs, in place too, for rows of every length modulo the vector
+// widths (and 2^15, where a lone outlier's x / rms passes 2^31 and the vector
+// lanes must give way to the scalar products), inputs at each operator's
+// limit (LayerNorm's wide rows need the split product of norm_scale_*), eps at
+// and below resolution, output shifts inside and outside [1, 62], int32
+// gammas (saturating outputs) and biases.
+TEST_P(IsaVariants, NormsAreBitExactWithScalar) {
+  using Norm = void (*)(const int32_t*, int, int, const NormWeights&, int32_t*, int);
+  struct Op { const char* name; Norm norm; int32_t limit; int max_n; };  // |x| <= limit, n <= max_n
+  const Op ops[] = {{"rmsnorm", int_rmsnorm, (1 << 20) - 1, 1 << 15},
+                    {"layernorm", int_layernorm, (1 << 16) - 1, 1 << 14},
+                    {"rmsnorm_reg32", int_rmsnorm_reg32, (1 << 16) - 1, 1 << 14},
+                    {"layernorm_reg32", int_layernorm_reg32, (1 << 16) - 1, 1 << 14}};
+  std::mt19937 rng(37);
+  int cases = 0;
+  for (const Op& op : ops)
+    for (int n : {1, 3, 8, 13, 17, 576, 1001, 1 << 14, 1 << 15})
+      for (int32_t range : {0, 127, 32767, op.limit})
+        for (bool outlier : {false, true})
+          for (int frac : {0, 12, 26})
+            for (int out_shift : {-1, 1, 20, 62, 63}) {
+              if (n > op.max_n) continue;
+              const bool wide = (cases & 1) != 0, with_beta = (cases & 2) != 0;
+              NormRow row = norm_row(n, range, outlier, wide, with_beta, rng);
+              NormWeights w = row.weights();
+              w.gamma_frac_bits = 14;
+              w.eps_q40 = (cases & 4) ? 10995116 : 0;  // 1e-5 · 2^40, or none
+              const int out_frac = 24 + w.gamma_frac_bits - out_shift;
+              std::vector<int32_t> want(n), got = row.x;
+              model::set_active_isa(Isa::kScalar);
+              op.norm(row.x.data(), n, frac, w, want.data(), out_frac);
+              model::set_active_isa(GetParam());
+              op.norm(got.data(), n, frac, w, got.data(), out_frac);  // in place
+              ASSERT_EQ(got, want) << op.name << " n " << n << ", range " << range << (outlier ? " (outlier)" : "")
+                                   << ", frac " << frac << ", out shift " << out_shift << ", case " << cases;
+              ++cases;
+            }
 }
 
 // The integer attention's blocked weighted values equal per-pair int64
