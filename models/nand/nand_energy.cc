@@ -6,10 +6,12 @@
 namespace ispsim::nand {
 
 NandEnergy NandEnergy::from_params(const schema::NandParams& params, const std::string& where) {
-  const schema::NandParams& p = params;
   // tR and tPROG as the timing model uses them (rounded to picoseconds).
-  const FlashConfig timing = FlashConfig::from_params(p, where);
+  return from_params(params, FlashConfig::from_params(params, where));
+}
 
+NandEnergy NandEnergy::from_params(const schema::NandParams& params, const FlashConfig& timing) {
+  const schema::NandParams& p = params;
   NandEnergy e;
   const double t_read_s = timing.t_read.to_seconds();
   const double t_prog_s = timing.t_prog.to_seconds();

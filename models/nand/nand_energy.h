@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 
+#include "models/nand/flash_config.h"
 #include "schema/nand.pb.h"
 #include "schema/resolve.h"
 
@@ -32,6 +33,9 @@ struct NandEnergy {
   // `params` resolved (schema/resolve.h); unit conversions only. An unresolved
   // message is a programming error (std::logic_error naming `where`).
   static NandEnergy from_params(const schema::NandParams& params, const std::string& where = "nand");
+  // The same with tR and tPROG as the timing model already converted them (`timing`
+  // from the same `params`): the parameters are converted once per run.
+  static NandEnergy from_params(const schema::NandParams& params, const FlashConfig& timing);
 
   // Joules to sense `pages` pages.
   double read_joules(uint64_t pages) const { return read_j_per_page * static_cast<double>(pages); }

@@ -233,8 +233,8 @@ class Ssd : public sc_core::sc_module {
 
   const SsdConfig config_;
   const bool computational_;
-  const nand::NandEnergy nand_energy_;
   nand::FlashArray flash_;
+  const nand::NandEnergy nand_energy_;  // from flash_'s timing
   std::unique_ptr<isp::KvPlacement> placement_;
   link::Nvme& nvme_;
   core::EnergyLedger* ledger_;
