@@ -502,7 +502,9 @@ TEST(AttentionEngine, APassReadsNoPageThatNoneOfItsRowsCanSee) {
     for (const PlannedTile& tile : pass.tiles) {
       if (!tile.in_flash) continue;
       ++n;
-      if (op.causal) EXPECT_LT(tile.first_entry, 64u);
+      if (op.causal) {
+        EXPECT_LT(tile.first_entry, 64u);
+      }
     }
     return n;
   };

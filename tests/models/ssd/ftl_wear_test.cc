@@ -107,8 +107,9 @@ TEST(FtlWear, EveryParameterHasUnitDefaultSourceAndRange) {
     EXPECT_TRUE(doc.has_default);
     EXPECT_TRUE(f.has_presence());
     if (f.cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_ENUM &&
-        f.cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_BOOL)
+        f.cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_BOOL) {
       EXPECT_TRUE(doc.min && doc.max);
+    }
   }
 }
 
