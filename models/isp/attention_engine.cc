@@ -246,7 +246,7 @@ void AttentionEngine::count_bus(uint64_t bytes) {
 
 namespace {
 
-// Whether two ops have the same tiles: every field tiles_of() reads is equal.
+// Whether two ops have the same tiles: every field AttentionPlanner::tiles_of() reads is equal.
 bool same_tiling(const AttentionWork& a, const AttentionWork& b) {
   const bool same_mask = a.hkvd_mask == nullptr
                              ? b.hkvd_mask == nullptr
