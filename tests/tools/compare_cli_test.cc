@@ -133,6 +133,13 @@ TEST(CompareCli, TheSameTraceGivesTheSameBytes) {
   EXPECT_EQ(read_text(a), read_text(b));
   for (const char* name : {"GPU-FullCompute", "GPU-PreCompute", "MemLLM-Base", "MemLLM-Fused", "MemLLM-PerCh", "MemLLM"})
     EXPECT_NE(ra.out.find(std::string("\n") + name + " "), std::string::npos) << name;
+  // The default text table fits 120 columns on the reference platforms ("×" is one column).
+  std::istringstream table(ra.out);
+  for (std::string line; std::getline(table, line);) {
+    size_t width = 0;
+    for (unsigned char c : line) width += (c & 0xC0) != 0x80;
+    EXPECT_LE(width, 120u) << line;
+  }
   // Statistics of one platform, twice.
   const std::string s1 = (scratch_dir() / "s1.json").string(), s2 = (scratch_dir() / "s2.json").string();
   ASSERT_EQ(run_cli("run --platform memllm --trace " + shell_quote(trace) + " --stats " + shell_quote(s1)).exit_code, 0);
@@ -216,6 +223,8 @@ TEST(CompareCli, BadInputGivesOneLineAndExitCode2) {
            {"compare --trace " + shell_quote(trace) + " --platforms memllm,nope", "nope"},
            {"compare --trace /nonexistent.trace", "/nonexistent.trace"},
            {"compare --trace " + shell_quote(trace) + " --format xml", "--format"},
+           {"compare --trace " + shell_quote(trace) + " --columns latency,watts", "'watts' (known: program, latency"},
+           {"compare --trace " + shell_quote(trace) + " --platforms b1 --columns latency", "--columns"},
            {"compare --trace " + shell_quote(trace) + " --baseline Nobody", "--baseline"},
            {"compare --trace " + shell_quote(trace) + " --csv " + shell_quote(csv_dir), "no_such_dir"},
            {"compare --trace " + shell_quote(trace) + " --set ssd.organization=SIDEWAYS", "SIDEWAYS"},
