@@ -365,7 +365,9 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std
 
 }  // namespace
 
-std::vector<std::string> default_text_columns() { return {"program", "latency", "speedup", "prefill", "decode", "energy"}; }
+std::vector<std::string> default_text_columns() {
+  return {"program", "latency", "speedup", "prefill", "decode", "energy"};
+}
 
 std::vector<std::string> parse_text_columns(const std::string& list) {
   std::vector<std::string> known;
