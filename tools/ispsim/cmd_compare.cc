@@ -31,12 +31,14 @@ namespace po = boost::program_options;
 namespace ispsim::cli {
 namespace {
 
-// Without --platforms: the MemLLM study's systems (their platform files' group).
-std::string default_platforms() {
+std::string join(const std::vector<std::string>& names) {
   std::string list;
-  for (const std::string& name : schema::platforms_in_group("memllm_study")) list += (list.empty() ? "" : ",") + name;
+  for (const std::string& name : names) list += (list.empty() ? "" : ",") + name;
   return list;
 }
+
+// Without --platforms: the MemLLM study's systems (their platform files' group).
+std::string default_platforms() { return join(schema::platforms_in_group("memllm_study")); }
 
 }  // namespace
 
@@ -46,6 +48,8 @@ int compare(const Args& args) {
   std::vector<std::string> overrides;
   // Signed: boost would wrap "-1" into 4294967295 for an unsigned option.
   long long jobs = std::max(1u, std::thread::hardware_concurrency());
+  const std::string columns_help =
+      "text table columns, comma-separated, or 'all' (default " + join(systems::default_text_columns()) + ")";
   po::options_description desc("compare options");
   desc.add_options()
       ("help,h", "print this help")
@@ -54,8 +58,7 @@ int compare(const Args& args) {
                                                   "(default: the eight MemLLM systems)")
       ("baseline", po::value(&baseline), "platform name the speedup is measured against (default GPU-FullCompute; '' for none)")
       ("format", po::value(&format_name), "table on stdout: text, csv or json (default text)")
-      ("columns", po::value(&column_list), "text table columns, comma-separated, or 'all' "
-                                          "(default program,latency,speedup,prefill,decode,energy)")
+      ("columns", po::value(&column_list), columns_help.c_str())
       ("csv", po::value(&csv_path), "also write the table as CSV to this file")
       ("json", po::value(&json_path), "also write the table as JSON to this file")
       ("timeline-dir", po::value(&timeline_dir), "write one Chrome trace-event timeline per platform into this directory")
