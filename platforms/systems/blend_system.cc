@@ -175,17 +175,22 @@ class SsdPort : public StoragePort {
   // The SSD read, then one of the host's software paths (models/host/storage_read_path.h).
   void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
                     HostReadPath path, Done done) override {
-    Done usable = traced("SSD to host KV reads", "kv read L" + std::to_string(layer), std::move(done));
+    Done usable =
+        traced("SSD to host KV reads", "kv read L" + std::to_string(layer), std::move(done), args(layer, bytes));
     host::StorageReadPath& host_path = path == HostReadPath::kLoad ? load_path_ : swap_path_;
     ssd_.host_read(layer, region, token_begin, token_end, [&host_path, bytes, usable = std::move(usable)]() mutable {
       host_path.deliver(bytes, std::move(usable));
     });
   }
   void write_from_host(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
-    ssd_.host_write(layer, 0, tokens, bytes, traced("background KV writes", "write-through L" + std::to_string(layer), std::move(done)));
+    ssd_.host_write(layer, 0, tokens, bytes,
+                    traced("background KV writes", "write-through L" + std::to_string(layer), std::move(done),
+                           args(layer, bytes)));
   }
   void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
-    ssd_.append(layer, tokens, bytes, traced("background KV writes", "append L" + std::to_string(layer), std::move(done)));
+    ssd_.append(layer, tokens, bytes,
+                traced("background KV writes", "append L" + std::to_string(layer), std::move(done),
+                       args(layer, bytes)));
   }
   void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(w); }
   // AiF's vendor command: the input vector goes in where a fused command's Q
@@ -200,7 +205,8 @@ class SsdPort : public StoragePort {
         cmd,
         [this, weight_bytes, weight_elements, rows, input_bytes, output_bytes](Done backend_done) {
           ssd_.gemv_in_flash(weight_bytes, weight_elements, rows, input_bytes, output_bytes,
-                             traced("in-flash GEMV", "gemv", std::move(backend_done)));
+                             traced("in-flash GEMV", "gemv", std::move(backend_done),
+                                    {-1, -1, static_cast<int64_t>(weight_bytes)}));
         },
         std::move(done));
   }
@@ -214,18 +220,24 @@ class SsdPort : public StoragePort {
     nvme_.fused_attention(
         cmd,
         [this, work, name](Done backend_done) {
-          ssd_.attention(work, traced("SSD ISP attention", name, std::move(backend_done)));
+          ssd_.attention(work, traced("SSD ISP attention", name, std::move(backend_done), {-1, work.layer, -1}));
         },
-        traced("NVMe fused-attention commands", name, std::move(done)));
+        traced("NVMe fused-attention commands", name, std::move(done),
+               args(work.layer, cmd.mask_bytes + cmd.q_bytes + cmd.kv_bytes + cmd.output_bytes)));
   }
 
  private:
-  // Wraps `done` so that the span from now to its call lands on `track`.
-  Done traced(const char* track, std::string name, Done done) {
+  static core::SpanArgs args(uint32_t layer, uint64_t bytes) {
+    return {-1, static_cast<int64_t>(layer), static_cast<int64_t>(bytes)};
+  }
+  // Wraps `done` so that the span from now to its call lands on `track`, whose
+  // spans in flight (and bandwidth, where they carry bytes) become counters.
+  Done traced(const char* track, std::string name, Done done, core::SpanArgs span_args) {
     if (!timeline_) return done;
+    timeline_->derive_counters(track);
     const uint64_t start = now_ps();
-    return [this, track, name = std::move(name), start, done = std::move(done)] {
-      timeline_->span(track, name, track, start, now_ps());
+    return [this, track, name = std::move(name), start, done = std::move(done), span_args] {
+      timeline_->span(track, name, track, start, now_ps(), span_args);
       done();
     };
   }
@@ -593,18 +605,35 @@ void write_run_stats(const Runtime& runtime, const RunSummary& summary, const Ph
   write_stats(file);
 }
 
-// The devices' spans, plus the host GPU's ops and the phases.
-void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases, core::Timeline& timeline,
-                    AtomicFile& file) {
+// Each phase's average power (its energy over its time) from its start on,
+// and zero once the last phase ends: one sample per phase interval.
+void add_phase_power(const std::vector<PhaseSpan>& phases, const RunSummary& summary, core::Timeline& timeline) {
+  std::map<std::string, uint64_t> phase_ps;
+  for (const PhaseSpan& p : phases) phase_ps[p.name] += p.end_ps - p.start_ps;
+  for (const PhaseSpan& p : phases) {
+    const auto energy = summary.energy_j_by_phase.find(p.name);
+    const double joules = energy == summary.energy_j_by_phase.end() ? 0 : energy->second;
+    timeline.counter("power by phase (W)", p.start_ps, joules / (static_cast<double>(phase_ps[p.name]) * 1e-12));
+  }
+  if (!phases.empty()) timeline.counter("power by phase (W)", phases.back().end_ps, 0);
+}
+
+// The devices' spans, plus the host GPU's ops, the phases and their power.
+void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases, const RunSummary& summary,
+                    core::Timeline& timeline, AtomicFile& file) {
+  timeline.set_process(summary.platform);
+  timeline.derive_counters("host GPU");
   for (size_t i = 0; i < runtime.ops().size(); ++i) {
     const trace::Op& op = runtime.ops()[i];
     const OpTiming& t = runtime.timing()[i];
     if (!t.on_gpu) continue;
     std::string name = op.label().empty() ? op_kind(op) : op.label();
     if (op.has_layer()) name += " L" + std::to_string(op.layer());
-    timeline.span("host GPU", name, phase_name(op.phase()), t.start_ps, t.end_ps);
+    const core::SpanArgs args{static_cast<int64_t>(op.id()), op.has_layer() ? static_cast<int64_t>(op.layer()) : -1};
+    timeline.span("host GPU", name, phase_name(op.phase()), t.start_ps, t.end_ps, args);
   }
   for (const PhaseSpan& p : phases) timeline.span("phases", p.name, "phase", p.start_ps, p.end_ps);
+  add_phase_power(phases, summary, timeline);
   timeline.write(file.stream());
 }
 
@@ -613,7 +642,7 @@ void write_outputs(BlendRun& run, const RunSummary& summary, OutputFiles& output
                    AtomicFile* timeline_file) {
   if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()), outputs);
   if (stats_file) write_run_stats(run.runtime, summary, run.busy, *stats_file);
-  if (timeline_file) write_timeline(run.runtime, run.phases.spans(), run.timeline, *timeline_file);
+  if (timeline_file) write_timeline(run.runtime, run.phases.spans(), summary, run.timeline, *timeline_file);
 }
 
 }  // namespace

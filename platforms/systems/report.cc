@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/error.h"
@@ -126,70 +128,117 @@ size_t display_width(const std::string& s) {
   return n;
 }
 
-void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline) {
-  const double base_ns = baseline_latency(runs, baseline);
-  const std::vector<std::string> phases = phase_columns(runs);
+constexpr const char* kDecode = "decode";
 
-  std::vector<std::string> header = {"platform", "program", "latency (ms)", "speedup (×)"};
-  for (const std::string& p : phases) header.push_back(p + " (ms)");
-  for (const char* h : {"exposed NAND (ms)", "compute (ms)", "ISP compute (ms)", "NAND stream (ms)", "PCIe h2d (MB)", "PCIe d2h (MB)", "NAND read (MB)",
-                        "NAND written (MB)", "ctrl DRAM (MB)", "energy (J)", "avg power (W)", "peak power (W)"})
-    header.push_back(h);
-  const size_t text_columns = 2;  // platform and program are left-aligned
+// The time of every phase before decode, or "-" when a run has none.
+std::string prefill(const RunSummary& r) {
+  double ns = 0;
+  bool any = false;
+  for (const auto& [name, phase_ns] : r.phase_ns)
+    if (name != kDecode) {
+      ns += phase_ns;
+      any = true;
+    }
+  return any ? ms(ns) : "-";
+}
 
-  std::vector<std::vector<std::string>> rows;
+// One column of the text table: its header and its cell for a completed run.
+struct TextColumn {
+  std::string header;
+  std::function<std::string(const RunSummary&)> cell;
+};
+
+// The text table's columns by name, in table order; "phases" is one column per
+// phase before decode present in the runs, "prefill" their sum.
+std::vector<std::pair<std::string, std::vector<TextColumn>>> text_columns(const std::vector<RunSummary>& runs,
+                                                                          double base_ns) {
+  auto one = [](std::string header, std::function<std::string(const RunSummary&)> cell) {
+    return std::vector<TextColumn>{{std::move(header), std::move(cell)}};
+  };
+  auto phase = [](const std::string& p) {
+    return TextColumn{p + " (ms)", [p](const RunSummary& r) {
+                        const double* ns = find(r.phase_ns, p);
+                        return ns ? ms(*ns) : "-";
+                      }};
+  };
+  std::vector<TextColumn> prefill_phases;
+  for (const std::string& p : phase_columns(runs))
+    if (p != kDecode) prefill_phases.push_back(phase(p));
+  return {
+      {"program", one("program", [](const RunSummary& r) { return r.program; })},
+      {"latency", one("latency (ms)", [](const RunSummary& r) { return ms(r.latency_ns); })},
+      {"speedup", one("speedup (×)",
+                      [base_ns](const RunSummary& r) {
+                        const std::string s = speedup(base_ns, r, 2);
+                        return s.empty() ? "-" : s;
+                      })},
+      {"prefill", one("prefill (ms)", [](const RunSummary& r) { return prefill(r); })},
+      {"phases", prefill_phases},
+      {"decode", {phase(kDecode)}},
+      {"exposed_nand", one("exposed NAND (ms)", [](const RunSummary& r) { return ms(r.exposed_nand_ns); })},
+      {"compute", one("compute (ms)", [](const RunSummary& r) { return ms(r.compute_ns); })},
+      {"isp_compute", one("ISP compute (ms)", [](const RunSummary& r) { return ms(r.isp_compute_ns); })},
+      {"nand_stream", one("NAND stream (ms)", [](const RunSummary& r) { return ms(r.nand_stream_ns); })},
+      {"pcie_h2d", one("PCIe h2d (MB)", [](const RunSummary& r) { return mb(pcie_total(r, kH2dPrefix)); })},
+      {"pcie_d2h", one("PCIe d2h (MB)", [](const RunSummary& r) { return mb(pcie_total(r, kD2hPrefix)); })},
+      {"nand_read", one("NAND read (MB)", [](const RunSummary& r) { return mb(r.nand_read_bytes); })},
+      {"nand_written", one("NAND written (MB)", [](const RunSummary& r) { return mb(r.nand_written_bytes); })},
+      {"ctrl_dram", one("ctrl DRAM (MB)", [](const RunSummary& r) { return mb(r.controller_dram_bytes); })},
+      {"energy", one("energy (J)", [](const RunSummary& r) { return fixed(r.energy_j, 3); })},
+      {"avg_power", one("avg power (W)", [](const RunSummary& r) { return fixed(r.average_w, 3); })},
+      {"peak_power", one("peak power (W)", [](const RunSummary& r) { return fixed(r.peak_w, 3); })},
+  };
+}
+
+// Header and rows of the chosen columns; the platform always comes first.
+std::vector<std::vector<std::string>> text_cells(const std::vector<RunSummary>& runs, const std::string& baseline,
+                                                 const std::vector<std::string>& chosen) {
+  std::vector<TextColumn> columns;
+  for (auto& [name, group] : text_columns(runs, baseline_latency(runs, baseline)))
+    if (std::find(chosen.begin(), chosen.end(), name) != chosen.end())
+      columns.insert(columns.end(), group.begin(), group.end());
+  std::vector<std::vector<std::string>> rows(1, {"platform"});
+  for (const TextColumn& c : columns) rows[0].push_back(c.header);
   for (const RunSummary& r : runs) {
-    std::vector<std::string> row = {r.platform, r.program};
-    if (!completed(r)) {
-      row.push_back(r.out_of_memory ? "OOM" : "FAILED");
-      row.resize(header.size());
-      rows.push_back(row);
-      continue;
+    std::vector<std::string> row = {r.platform};
+    if (completed(r)) check_run(r);
+    bool marked = false;  // a run without numbers says why in its first numeric cell
+    for (const TextColumn& c : columns) {
+      if (completed(r) || c.header == "program") {
+        row.push_back(c.cell(r));
+      } else {
+        row.push_back(marked ? "" : r.out_of_memory ? "OOM" : "FAILED");
+        marked = true;
+      }
     }
-    check_run(r);
-    row.push_back(ms(r.latency_ns));
-    const std::string s = speedup(base_ns, r, 2);
-    row.push_back(s.empty() ? "-" : s);
-    for (const std::string& p : phases) {
-      const double* ns = find(r.phase_ns, p);
-      row.push_back(ns ? ms(*ns) : "-");
-    }
-    row.push_back(ms(r.exposed_nand_ns));
-    row.push_back(ms(r.compute_ns));
-    row.push_back(ms(r.isp_compute_ns));
-    row.push_back(ms(r.nand_stream_ns));
-    row.push_back(mb(pcie_total(r, kH2dPrefix)));
-    row.push_back(mb(pcie_total(r, kD2hPrefix)));
-    row.push_back(mb(r.nand_read_bytes));
-    row.push_back(mb(r.nand_written_bytes));
-    row.push_back(mb(r.controller_dram_bytes));
-    row.push_back(fixed(r.energy_j, 3));
-    row.push_back(fixed(r.average_w, 3));
-    row.push_back(fixed(r.peak_w, 3));
     rows.push_back(row);
   }
+  return rows;
+}
 
-  std::vector<size_t> width(header.size());
-  for (size_t c = 0; c < header.size(); ++c) {
-    width[c] = display_width(header[c]);
-    for (const auto& row : rows) width[c] = std::max(width[c], display_width(row[c]));
-  }
+void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
+                const std::vector<std::string>& chosen) {
+  const std::vector<std::vector<std::string>> rows = text_cells(runs, baseline, chosen);
+  const size_t left_aligned = rows[0].size() > 1 && rows[0][1] == "program" ? 2 : 1;
+  std::vector<size_t> width(rows[0].size());
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], display_width(row[c]));
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (size_t c = 0; c < cells.size(); ++c) {
       const std::string pad(width[c] - display_width(cells[c]), ' ');
       if (c > 0) out += "  ";
-      out += c < text_columns ? cells[c] + pad : pad + cells[c];
+      out += c < left_aligned ? cells[c] + pad : pad + cells[c];
     }
     // No trailing blanks (a left-aligned last cell or an OOM row's empty cells).
     out.erase(out.find_last_not_of(' ') + 1);
     os << out << '\n';
   };
-  line(header);
+  line(rows[0]);
   std::vector<std::string> rule;
   for (size_t w : width) rule.push_back(std::string(w, '-'));
   line(rule);
-  for (const auto& row : rows) line(row);
+  for (size_t i = 1; i < rows.size(); ++i) line(rows[i]);
   for (const RunSummary& r : runs)
     if (!r.failure.empty()) os << r.platform << ": " << r.failure << '\n';
 }
@@ -316,6 +365,29 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std
 
 }  // namespace
 
+std::vector<std::string> default_text_columns() {
+  return {"program", "latency", "speedup", "prefill", "decode", "energy"};
+}
+
+std::vector<std::string> parse_text_columns(const std::string& list) {
+  std::vector<std::string> known;
+  for (const auto& [name, group] : text_columns({}, -1)) known.push_back(name);
+  if (list == "all") return known;
+  std::vector<std::string> chosen;
+  std::string name;
+  std::istringstream in(list);
+  while (std::getline(in, name, ',')) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw BadInput("--columns", "unknown column '" + name + "' (known: " + names + ", or all)");
+    }
+    chosen.push_back(name);
+  }
+  if (chosen.empty()) throw BadInput("--columns", "no column given (known: see --columns all)");
+  return chosen;
+}
+
 Format parse_format(const std::string& name, const std::string& where) {
   if (name == "text") return Format::TEXT;
   if (name == "csv") return Format::CSV;
@@ -324,9 +396,9 @@ Format parse_format(const std::string& name, const std::string& where) {
 }
 
 void write_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
-                      Format format) {
+                      Format format, const std::vector<std::string>& columns) {
   switch (format) {
-    case Format::TEXT: return write_text(os, runs, baseline);
+    case Format::TEXT: return write_text(os, runs, baseline, columns);
     case Format::CSV: return write_csv(os, runs, baseline);
     case Format::JSON: return write_json(os, runs, baseline);
   }

@@ -50,6 +50,17 @@ enum class Format { TEXT, CSV, JSON };
 // Parses "text", "csv" or "json"; anything else throws BadInput(where, ...).
 Format parse_format(const std::string& name, const std::string& where = "--format");
 
+// The text table's columns a reader compares first; they fit 120 characters
+// for the reference platforms.
+std::vector<std::string> default_text_columns();
+
+// Parses --columns: comma-separated names of text columns (program, latency,
+// speedup, prefill, phases, decode, exposed_nand, compute, isp_compute,
+// nand_stream, pcie_h2d, pcie_d2h, nand_read, nand_written, ctrl_dram, energy,
+// avg_power, peak_power) or "all". "prefill" is the sum of the phases before
+// decode, "phases" each of them. An unknown name throws BadInput("--columns", ...) listing the known ones.
+std::vector<std::string> parse_text_columns(const std::string& list);
+
 // Writes one row (or JSON object) per summary, in the given order.
 //  - `baseline` names the platform the speedup is measured against
 //    (baseline latency / latency; the first run of that platform counts). An
@@ -71,7 +82,10 @@ Format parse_format(const std::string& name, const std::string& where = "--forma
 //    (latency_ms, ..._bytes, energy_j, ..._w).
 // Non-finite or negative numbers in a summary throw std::logic_error (a bug in
 // the producer), as does a PCIe key without a direction prefix.
+//  - TEXT shows the platform and then `columns` (names from
+//    parse_text_columns), in the table's own order; CSV and JSON always carry
+//    every column.
 void write_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
-                      Format format);
+                      Format format, const std::vector<std::string>& columns = default_text_columns());
 
 }  // namespace ispsim::systems

@@ -67,30 +67,69 @@ RunSummary oom() {
   return r;
 }
 
-std::string report(const std::vector<RunSummary>& runs, const std::string& baseline, Format format) {
+std::string report(const std::vector<RunSummary>& runs, const std::string& baseline, Format format,
+                   const std::vector<std::string>& columns = parse_text_columns("all")) {
   std::ostringstream os;
-  write_comparison(os, runs, baseline, format);
+  write_comparison(os, runs, baseline, format, columns);
   return os.str();
 }
 
 TEST(Report, TextIsAnAlignedTableWithUnitsAndOomRow) {
   // Phase columns: known phases in execution order; h2d = 4'000'000 + 1'234 B.
   const std::string expected =
-      "platform         program                  latency (ms)  speedup (×)  HKVD identification (ms)  fused prefill (ms)"
+      "platform         program                  latency (ms)  speedup (×)  prefill (ms)  HKVD identification (ms)  fused prefill (ms)"
       "  full prefill (ms)  decode (ms)  exposed NAND (ms)  compute (ms)  ISP compute (ms)  NAND stream (ms)  PCIe h2d (MB)  PCIe d2h (MB)  NAND read (MB)"
       "  NAND written (MB)  ctrl DRAM (MB)  energy (J)  avg power (W)  peak power (W)\n"
-      "---------------  -----------------------  ------------  -----------  ------------------------  ------------------"
+      "---------------  -----------------------  ------------  -----------  ------------  ------------------------  ------------------"
       "  -----------------  -----------  -----------------  ------------  ----------------  ----------------  -------------  -------------  --------------"
       "  -----------------  --------------  ----------  -------------  --------------\n"
-      "gpu_fullcompute  FULL_PREFILL                   12.000         1.00                         -                   -"
+      "gpu_fullcompute  FULL_PREFILL                   12.000         1.00        10.000                         -                   -"
       "             10.000        2.000              1.500         8.500             0.000             0.000          4.001        300.000         300.000"
       "              4.000           0.000       5.500        458.333         700.250\n"
-      "memllm_fused     PRECOMPUTED_BLEND_FUSED         4.800         2.50                     1.000               2.500"
+      "memllm_fused     PRECOMPUTED_BLEND_FUSED         4.800         2.50         3.500                     1.000               2.500"
       "                  -        1.300              0.000         3.500             2.000             1.250          0.066          0.066         150.000"
       "              2.000           1.049       0.012          2.572           3.000\n"
       "gpu_precompute   PRECOMPUTED_BLEND                 OOM\n"
       "gpu_precompute: KV cache 17.2 GB exceeds GPU memory 16 GB\n";
-  EXPECT_EQ(report({gpu(), memllm(), oom()}, "gpu_fullcompute", Format::TEXT), expected);
+  EXPECT_EQ(report({gpu(), memllm(), oom()}, "gpu_fullcompute", Format::TEXT), expected);  // --columns all
+}
+
+TEST(Report, TextDefaultsToLatencyPrefillDecodeAndEnergy) {
+  // prefill = the phases before decode: 10.000 ms; 1.000 + 2.500 = 3.500 ms.
+  const std::string expected =
+      "platform         program                  latency (ms)  speedup (×)  prefill (ms)  decode (ms)  energy (J)\n"
+      "---------------  -----------------------  ------------  -----------  ------------  -----------  ----------\n"
+      "gpu_fullcompute  FULL_PREFILL                   12.000         1.00        10.000        2.000       5.500\n"
+      "memllm_fused     PRECOMPUTED_BLEND_FUSED         4.800         2.50         3.500        1.300       0.012\n"
+      "gpu_precompute   PRECOMPUTED_BLEND                 OOM\n"
+      "gpu_precompute: KV cache 17.2 GB exceeds GPU memory 16 GB\n";
+  EXPECT_EQ(report({gpu(), memllm(), oom()}, "gpu_fullcompute", Format::TEXT, default_text_columns()), expected);
+}
+
+TEST(Report, TextColumnsAreChosenByNameInTableOrder) {
+  const std::string expected =
+      "platform         latency (ms)  NAND read (MB)  peak power (W)\n"
+      "---------------  ------------  --------------  --------------\n"
+      "gpu_fullcompute        12.000         300.000         700.250\n"
+      "memllm_fused            4.800         150.000           3.000\n"
+      "gpu_precompute            OOM\n"
+      "gpu_precompute: KV cache 17.2 GB exceeds GPU memory 16 GB\n";
+  EXPECT_EQ(report({gpu(), memllm(), oom()}, "", Format::TEXT, parse_text_columns("peak_power,latency,nand_read")),
+            expected);
+}
+
+TEST(Report, UnknownTextColumnIsRefusedWithTheKnownNames) {
+  try {
+    parse_text_columns("latency,latncy");
+    FAIL() << "no exception";
+  } catch (const BadInput& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("--columns"), std::string::npos) << what;
+    EXPECT_NE(what.find("'latncy'"), std::string::npos) << what;
+    EXPECT_NE(what.find("program, latency, speedup, prefill, phases, decode, exposed_nand"), std::string::npos) << what;
+  }
+  EXPECT_THROW(parse_text_columns(""), BadInput);
+  EXPECT_EQ(parse_text_columns("all").size(), 18u);
 }
 
 TEST(Report, CsvHasOneRowPerPlatformAndUnitsInTheHeader) {
@@ -170,10 +209,13 @@ TEST(Report, UnknownPhasesFollowTheKnownOnesAlphabetically) {
   RunSummary a = gpu(), b = memllm();
   a.phase_ns["zeta"] = 1;
   b.phase_ns["alpha"] = 1;
+  const std::string csv = report({a, b}, "", Format::CSV);
+  EXPECT_LT(csv.find("decode (ms)"), csv.find("alpha (ms)"));
+  // The text table keeps decode after the phases before it.
   const std::string text = report({a, b}, "", Format::TEXT);
   const std::string header = text.substr(0, text.find('\n'));
-  EXPECT_LT(header.find("decode (ms)"), header.find("alpha (ms)"));
   EXPECT_LT(header.find("alpha (ms)"), header.find("zeta (ms)"));
+  EXPECT_LT(header.find("zeta (ms)"), header.find("decode (ms)"));
   EXPECT_LT(header.find("HKVD identification (ms)"), header.find("fused prefill (ms)"));
 }
 

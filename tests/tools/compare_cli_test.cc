@@ -5,6 +5,9 @@
 // results are deterministic, and bad input fails with one line.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+#include <filesystem>
+
 #include <map>
 #include <sstream>
 
@@ -133,6 +136,13 @@ TEST(CompareCli, TheSameTraceGivesTheSameBytes) {
   EXPECT_EQ(read_text(a), read_text(b));
   for (const char* name : {"GPU-FullCompute", "GPU-PreCompute", "MemLLM-Base", "MemLLM-Fused", "MemLLM-PerCh", "MemLLM"})
     EXPECT_NE(ra.out.find(std::string("\n") + name + " "), std::string::npos) << name;
+  // The default text table fits 120 columns on the reference platforms ("×" is one column).
+  std::istringstream table(ra.out);
+  for (std::string line; std::getline(table, line);) {
+    size_t width = 0;
+    for (unsigned char c : line) width += (c & 0xC0) != 0x80;
+    EXPECT_LE(width, 120u) << line;
+  }
   // Statistics of one platform, twice.
   const std::string s1 = (scratch_dir() / "s1.json").string(), s2 = (scratch_dir() / "s2.json").string();
   ASSERT_EQ(run_cli("run --platform memllm --trace " + shell_quote(trace) + " --stats " + shell_quote(s1)).exit_code, 0);
@@ -216,6 +226,8 @@ TEST(CompareCli, BadInputGivesOneLineAndExitCode2) {
            {"compare --trace " + shell_quote(trace) + " --platforms memllm,nope", "nope"},
            {"compare --trace /nonexistent.trace", "/nonexistent.trace"},
            {"compare --trace " + shell_quote(trace) + " --format xml", "--format"},
+           {"compare --trace " + shell_quote(trace) + " --columns latency,watts", "'watts' (known: program, latency"},
+           {"compare --trace " + shell_quote(trace) + " --platforms b1 --columns latency", "--columns"},
            {"compare --trace " + shell_quote(trace) + " --baseline Nobody", "--baseline"},
            {"compare --trace " + shell_quote(trace) + " --csv " + shell_quote(csv_dir), "no_such_dir"},
            {"compare --trace " + shell_quote(trace) + " --set ssd.organization=SIDEWAYS", "SIDEWAYS"},
@@ -227,6 +239,11 @@ TEST(CompareCli, BadInputGivesOneLineAndExitCode2) {
     EXPECT_EQ(r.err_lines(), 1) << r.err;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
   }
+}
+
+// The events of a timeline file, parsed (so it is valid JSON).
+boost::json::array timeline_events(const std::filesystem::path& path) {
+  return boost::json::parse(read_text(path)).at("traceEvents").as_array();
 }
 
 TEST(CompareCli, TimelineHasOneTrackPerDevice) {
@@ -242,6 +259,54 @@ TEST(CompareCli, TimelineHasOneTrackPerDevice) {
     EXPECT_NE(memllm.find(std::string("\"") + track + "\""), std::string::npos) << track;
   const std::string gpu = read_text(dir / "GPU-PreCompute.json");
   EXPECT_NE(gpu.find("\"SSD to host KV reads\""), std::string::npos);
+  // One process per platform, named after it, with its own pid.
+  const boost::json::array memllm_events = timeline_events(dir / "MemLLM.json");
+  const boost::json::array gpu_events = timeline_events(dir / "GPU-PreCompute.json");
+  EXPECT_EQ(memllm_events.at(0).at("args").at("name").as_string(), "MemLLM");
+  EXPECT_EQ(gpu_events.at(0).at("args").at("name").as_string(), "GPU-PreCompute");
+  EXPECT_NE(memllm_events.at(0).at("pid"), gpu_events.at(0).at("pid"));
+}
+
+// A KV read carries its layer and bytes (two documents of 128 tokens); the
+// power counter of a phase is its energy over its time, as the JSON summary has them.
+TEST(CompareCli, TimelineSlicesCarryArgumentsAndPhasePowerIsACounter) {
+  const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
+  const auto dir = scratch_dir() / "timelines";
+  std::filesystem::create_directories(dir);
+  const CliResult r = run_cli("run --platform gpu_precompute --trace " + shell_quote(trace) +
+                              " --format json --timeline " + shell_quote((dir / "g.json").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const boost::json::value summary = boost::json::parse(r.out).at("runs").at(0);
+  const boost::json::array events = timeline_events(dir / "g.json");
+  std::map<std::string, double> phase_us;  // the "phases" track's spans, by phase
+  std::vector<std::pair<double, std::string>> phase_starts;
+  std::vector<std::pair<double, double>> power;  // ts (us), W
+  bool kv_read = false, gpu_op = false;
+  for (const auto& e : events) {
+    const std::string ph(e.at("ph").as_string()), name(e.at("name").as_string());
+    if (ph == "X" && e.at("cat") == "phase") {
+      phase_us[name] += e.at("dur").to_number<double>();
+      phase_starts.push_back({e.at("ts").to_number<double>(), name});
+    }
+    if (ph == "X" && name == "kv read L1") {
+      EXPECT_EQ(e.at("args").at("layer").as_int64(), 1);
+      EXPECT_EQ(e.at("args").at("bytes").as_int64(), static_cast<int64_t>(2 * 128 * kBytesPerToken));
+      kv_read = true;
+    }
+    if (ph == "X" && e.as_object().contains("args") && e.at("args").as_object().contains("op")) gpu_op = true;
+    if (ph == "C" && name == "power by phase (W)")
+      power.push_back({e.at("ts").to_number<double>(), e.at("args").at("value").to_number<double>()});
+  }
+  EXPECT_TRUE(kv_read);
+  EXPECT_TRUE(gpu_op);
+  ASSERT_EQ(power.size(), phase_starts.size() + 1);
+  for (size_t i = 0; i < phase_starts.size(); ++i) {
+    const auto& [ts, phase] = phase_starts[i];
+    const double watts = summary.at("energy_j_by_phase").at(phase).to_number<double>() / (phase_us[phase] * 1e-6);
+    EXPECT_DOUBLE_EQ(power[i].first, ts) << phase;
+    EXPECT_NEAR(power[i].second, watts, 1e-5 * watts) << phase;
+  }
+  EXPECT_EQ(power.back().second, 0.0);
 }
 
 TEST(CompareCli, RunWritesAValidWaveformOfEveryDevice) {

@@ -1,5 +1,5 @@
 // ispsim compare --trace T [--platforms A,B,...] [--baseline NAME] [--format text|csv|json]
-//                [--csv F] [--json F] [--timeline-dir D] [--jobs N] [--set path=value]...
+//                [--columns C,...|all] [--csv F] [--json F] [--timeline-dir D] [--jobs N] [--set path=value]...
 // Simulates one trace on several platforms, each in its own child process, and
 // prints the comparison table (platforms/systems/report.h).
 #include <boost/program_options.hpp>
@@ -31,21 +31,25 @@ namespace po = boost::program_options;
 namespace ispsim::cli {
 namespace {
 
-// Without --platforms: the MemLLM study's systems (their platform files' group).
-std::string default_platforms() {
+std::string join(const std::vector<std::string>& names) {
   std::string list;
-  for (const std::string& name : schema::platforms_in_group("memllm_study")) list += (list.empty() ? "" : ",") + name;
+  for (const std::string& name : names) list += (list.empty() ? "" : ",") + name;
   return list;
 }
+
+// Without --platforms: the MemLLM study's systems (their platform files' group).
+std::string default_platforms() { return join(schema::platforms_in_group("memllm_study")); }
 
 }  // namespace
 
 int compare(const Args& args) {
   std::string trace_path, platform_list, baseline = "GPU-FullCompute", format_name = "text";
-  std::string csv_path, json_path, timeline_dir;
+  std::string csv_path, json_path, timeline_dir, column_list;
   std::vector<std::string> overrides;
   // Signed: boost would wrap "-1" into 4294967295 for an unsigned option.
   long long jobs = std::max(1u, std::thread::hardware_concurrency());
+  const std::string columns_help =
+      "text table columns, comma-separated, or 'all' (default " + join(systems::default_text_columns()) + ")";
   po::options_description desc("compare options");
   desc.add_options()
       ("help,h", "print this help")
@@ -54,6 +58,7 @@ int compare(const Args& args) {
                                                   "(default: the eight MemLLM systems)")
       ("baseline", po::value(&baseline), "platform name the speedup is measured against (default GPU-FullCompute; '' for none)")
       ("format", po::value(&format_name), "table on stdout: text, csv or json (default text)")
+      ("columns", po::value(&column_list), columns_help.c_str())
       ("csv", po::value(&csv_path), "also write the table as CSV to this file")
       ("json", po::value(&json_path), "also write the table as JSON to this file")
       ("timeline-dir", po::value(&timeline_dir), "write one Chrome trace-event timeline per platform into this directory")
@@ -63,6 +68,8 @@ int compare(const Args& args) {
   if (!parse_options(args, "compare", desc, &vm)) return 0;
   if (!vm.count("platforms")) platform_list = default_platforms();
   const systems::Format format = systems::parse_format(format_name);
+  const std::vector<std::string> columns =
+      vm.count("columns") ? systems::parse_text_columns(column_list) : systems::default_text_columns();
   checked_count(jobs, "--jobs", 1, kMaxJobs);
   if (!timeline_dir.empty() && !std::filesystem::is_directory(timeline_dir))
     throw BadInput(timeline_dir, "--timeline-dir is not an existing directory");
@@ -97,6 +104,8 @@ int compare(const Args& args) {
     for (const auto& [path, count] : ignored_by)
       if (decode_systems == platforms.size() && count == platforms.size())
         throw BadInput("--set " + path, "none of the platforms compared uses this parameter");
+    if (decode_systems == platforms.size() && vm.count("columns"))
+      throw BadInput("--columns", "paper 1's decode systems print a fixed time-between-tokens table");
   }
   {
     trace::TraceReader trace(trace_path);
@@ -166,10 +175,13 @@ int compare(const Args& args) {
   // Paper 1's decode systems get the time-between-tokens table (cim_report.h).
   bool decode_systems = true;
   for (const schema::LoadedPlatform& p : platforms) decode_systems &= systems::system_for(p).decode_only;
-  const auto write = decode_systems ? systems::write_cim_comparison : systems::write_comparison;
-  write(std::cout, runs, baseline, format);
+  const auto write = [&](std::ostream& os, systems::Format f) {
+    if (decode_systems) return systems::write_cim_comparison(os, runs, baseline, f);
+    systems::write_comparison(os, runs, baseline, f, columns);
+  };
+  write(std::cout, format);
   for (auto [path, file_format] : {std::pair{&csv_path, systems::Format::CSV}, {&json_path, systems::Format::JSON}})
-    if (AtomicFile* file = output(*path)) write(file->stream(), runs, baseline, file_format);
+    if (AtomicFile* file = output(*path)) write(file->stream(), file_format);
   output_files.commit();
   return 0;
 }

@@ -87,7 +87,8 @@ int run(const Args& args) {
     if (system.decode_only)
       systems::write_cim_comparison(std::cout, {summary}, "", format);
     else
-      systems::write_comparison(std::cout, {summary}, "", format);
+      // One row: room for every column.
+      systems::write_comparison(std::cout, {summary}, "", format, systems::parse_text_columns("all"));
     std::cout.flush();
     printed = true;
     if (!std::cout) throw BadInput("stdout", "write failed");

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "common/error.h"
 #include "tests/support/files.h"
@@ -76,6 +77,65 @@ TEST(Timeline, EmptyTimelineIsValidJson) {
             "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"ispsim\"}}\n"
             "]}\n");
   EXPECT_NO_THROW(boost::json::parse(text));
+}
+
+TEST(Timeline, ProcessIsThePlatformWithAPidOfItsName) {
+  Timeline t;
+  t.set_process("MemLLM");
+  t.span("gpu", "x", "p", 0, 1'000'000);
+  // 32-bit FNV-1a of "MemLLM" is 1048370905 (below 2^31 - 2), plus one.
+  EXPECT_EQ(Timeline::pid_of("MemLLM"), 1048370906u);
+  EXPECT_NE(Timeline::pid_of("MemLLM"), Timeline::pid_of("GPU-PreCompute"));
+  const boost::json::value v = boost::json::parse(json_of(t));
+  for (const auto& e : v.at("traceEvents").as_array()) EXPECT_EQ(e.at("pid").as_int64(), 1048370906);
+  EXPECT_EQ(v.at("traceEvents").at(0).at("args").at("name").as_string(), "MemLLM");
+}
+
+TEST(Timeline, SpansCarryTheArgumentsTheyKnow) {
+  Timeline t;
+  t.span("gpu", "a", "p", 0, 1, {7, 3, 4096});
+  t.span("gpu", "b", "p", 1, 2, {-1, 0, -1});  // layer 0 is a layer
+  t.span("gpu", "c", "p", 2, 3);
+  const std::string text = json_of(t);
+  EXPECT_NE(text.find("\"name\":\"a\",\"cat\":\"p\",\"ts\":0.000000,\"dur\":0.000001,"
+                      "\"args\":{\"op\":7,\"layer\":3,\"bytes\":4096}}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"dur\":0.000001,\"args\":{\"layer\":0}}"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"name\":\"c\",\"cat\":\"p\",\"ts\":0.000002,\"dur\":0.000001}"), std::string::npos) << text;
+}
+
+TEST(Timeline, CountersAreSampledWithTheirUnitInTheName) {
+  Timeline t;
+  t.counter("power (W)", 2'500'000, 7.25);
+  t.counter("power (W)", 3'000'000, 0);
+  const std::string text = json_of(t);
+  EXPECT_NE(text.find("{\"ph\":\"C\",\"pid\":1,\"name\":\"power (W)\",\"ts\":2.500000,\"args\":{\"value\":7.250000}},\n"
+                      "{\"ph\":\"C\",\"pid\":1,\"name\":\"power (W)\",\"ts\":3.000000,\"args\":{\"value\":0.000000}}"),
+            std::string::npos)
+      << text;
+}
+
+// Two reads on one track: 1000 B over [0, 1000) ps is 1 B/ps = 1000 GB/s, 2000 B
+// over [500, 1500) ps is 2000 GB/s; both are open over [500, 1000).
+TEST(Timeline, DerivedCountersAreSpansInFlightAndTheirBandwidth) {
+  Timeline t;
+  t.derive_counters("reads");
+  t.derive_counters("never used");  // no spans, no counters
+  t.span("reads", "a", "p", 0, 1000, {-1, -1, 1000});
+  t.span("reads", "b", "p", 500, 1500, {-1, -1, 2000});
+  t.span("reads", "instant", "p", 700, 700, {-1, -1, 5});  // moves nothing over time
+  const boost::json::value v = boost::json::parse(json_of(t));
+  std::vector<std::tuple<std::string, double, double>> samples;  // name, ts (us), value
+  for (const auto& e : v.at("traceEvents").as_array())
+    if (e.at("ph").as_string() == "C")
+      samples.emplace_back(std::string(e.at("name").as_string()), e.at("ts").to_number<double>(),
+                           e.at("args").at("value").to_number<double>());
+  using S = std::tuple<std::string, double, double>;
+  EXPECT_EQ(samples, (std::vector<S>{{"reads in flight", 0, 1},         {"reads (GB/s)", 0, 1000},
+                                     {"reads in flight", 0.0005, 2},    {"reads (GB/s)", 0.0005, 3000},
+                                     {"reads in flight", 0.001, 1},     {"reads (GB/s)", 0.001, 2000},
+                                     {"reads in flight", 0.0015, 0},    {"reads (GB/s)", 0.0015, 0}}));
 }
 
 TEST(Timeline, ReversedSpanIsAProgrammingError) {
