@@ -275,6 +275,12 @@ PassOutcome AggregatedPasses::schedule(const PassRequest& request) {
   return std::move(pass.out);
 }
 
+// A tile's time on its channel, kept while its cycles and whether it is computed repeat.
+uint64_t AggregatedPasses::tile_time(Pass& pass, const PlannedTile& tile) const {
+  return pass.tile_times.get({tile.cost.cycles, tile.filter.kept > 0},
+                             [&] { return planner_.page_time_ps(tile, pass.row_heads, pass.act_bits); });
+}
+
 // Supplied tiles: each channel computes its own first (PER_CHANNEL); the mode
 // signals set at the command.
 void AggregatedPasses::schedule_supplied(Pass& pass) {
@@ -287,9 +293,7 @@ void AggregatedPasses::schedule_supplied(Pass& pass) {
   }
   planner_.for_each_tile(r.tiles, pass.supplied_run, r.tiles.runs.size(), r.nand_tiles,
                          [&](const PlannedTile& tile, uint64_t, const nand::PageAddress&, unsigned channel) {
-                           pass.supplied_end[channel] += pass.tile_times.get(
-                               {tile.cost.cycles, tile.filter.kept > 0},
-                               [&] { return planner_.page_time_ps(tile, pass.row_heads, pass.act_bits); });
+                           pass.supplied_end[channel] += tile_time(pass, tile);
                            pass.out.mode_set[channel] = 1;
                          });
   for (unsigned c = 0; c < channels_; ++c)
@@ -314,9 +318,7 @@ void AggregatedPasses::schedule_stream(Pass& pass) {
                            stream_pages_[i] = address;
                            stream_page_computed_[i] = tile.filter.kept > 0;
                            if (pass.per_channel)
-                             stream_page_ps_[i] = pass.tile_times.get(
-                                 {tile.cost.cycles, tile.filter.kept > 0},
-                                 [&] { return planner_.page_time_ps(tile, pass.row_heads, pass.act_bits); });
+                             stream_page_ps_[i] = tile_time(pass, tile);
                          });
   schedule_.assign(stream_pages_);
   const unsigned dies = flash_.config().dies_per_channel;

@@ -87,6 +87,7 @@ class AggregatedPasses {
   struct Pass;
   Key key_of(const PassRequest& request) const;
   PassOutcome schedule(const PassRequest& request);
+  uint64_t tile_time(Pass& pass, const PlannedTile& tile) const;
   void schedule_supplied(Pass& pass);
   void schedule_stream(Pass& pass);
   void queue_supplied_steps(Pass& pass);
