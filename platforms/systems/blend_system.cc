@@ -18,6 +18,7 @@
 #include "models/host/host_config.h"
 #include "models/host/host_memory.h"
 #include "models/host/storage_read_path.h"
+#include "models/isp/attention_planner.h"
 #include "models/isp/tiling.h"
 #include "models/link/nvme.h"
 #include "models/link/pcie_link.h"
@@ -443,12 +444,29 @@ uint64_t write_chunk_bytes(ssd::Ssd& ssd) {
   return uint64_t{flash.page_bytes} * flash.channels * flash.dies_per_channel;
 }
 
+// How many times attention `op` streams its KV: once, or once per row chunk of
+// an in-storage attention reduced in the coordinator's SRAM. Rows that do not
+// fit at all count once; the run refuses them.
+uint64_t kv_passes(const Runtime& runtime, ssd::Ssd& ssd, const trace::ModelShape& model, const trace::Op& op) {
+  const isp::AttentionPlanner& planner = ssd.engine().planner();
+  if (!op.has_attention() || runtime.attention_device(op) != schema::PlacementParams::SSD_ISP ||
+      planner.reduction() != isp::Reduction::GLOBAL_SRAM)
+    return 1;
+  try {
+    return planner.lse().chunk_rows(op.attention().query_rows(), model.heads(), model.head_dim(), model.activation_bits())
+        .passes;
+  } catch (const BadInput&) {
+    return 1;
+  }
+}
+
 // Each op's simulated work (progress.h) under this SSD's stream model.
-std::vector<uint64_t> op_works(const Runtime& runtime, ssd::Ssd& ssd) {
+std::vector<uint64_t> op_works(const Runtime& runtime, ssd::Ssd& ssd, const trace::ModelShape& model) {
   const uint64_t page_bytes = ssd.config().aggregated_streams ? 0 : ssd.flash().config().page_bytes;
   std::vector<uint64_t> work;
   work.reserve(runtime.ops().size());
-  for (const trace::Op& op : runtime.ops()) work.push_back(op_work(op, runtime.kv_bytes_per_token(), page_bytes));
+  for (const trace::Op& op : runtime.ops())
+    work.push_back(op_work(op, runtime.kv_bytes_per_token(), page_bytes, kv_passes(runtime, ssd, model, op)));
   return work;
 }
 
@@ -469,7 +487,7 @@ struct BlendRun {
         runtime(in.header, std::move(in.ops), loaded.platform.placement(), gpu_port, staging, ssd_port,
                 write_chunk_bytes(system.ssd)),
         phases(ledger),
-        progress(loaded.platform.name(), op_works(runtime, system.ssd), options.progress, options.progress_slot) {
+        progress(loaded.platform.name(), op_works(runtime, system.ssd, in.header.model()), options.progress, options.progress_slot) {
     system.ssd.engine().set_timeline(timeline_or_null);
     runtime.set_phase_listener([this](std::optional<trace::Phase> phase, uint64_t at_ps) {
       busy.change(phase_key(phases.current()), at_ps);

@@ -60,12 +60,12 @@ double TerminalLine::elapsed_s() const { return std::chrono::duration<double>(Cl
 
 // --- Progress -------------------------------------------------------------------
 
-uint64_t op_work(const trace::Op& op, uint64_t kv_bytes_per_token, uint64_t page_bytes) {
+uint64_t op_work(const trace::Op& op, uint64_t kv_bytes_per_token, uint64_t page_bytes, uint64_t kv_passes) {
   if (page_bytes == 0) return 1;
   uint64_t bytes = 0;
   if (op.has_attention())
     for (const trace::KvSpan& span : op.attention().kv())
-      bytes += (span.tokens().end() - span.tokens().begin()) * kv_bytes_per_token;
+      bytes += (span.tokens().end() - span.tokens().begin()) * kv_bytes_per_token * kv_passes;
   if (op.has_kv_load()) bytes += op.kv_load().bytes();
   if (op.has_kv_append()) bytes += op.kv_append().bytes();
   return 1 + (bytes + page_bytes - 1) / page_bytes;

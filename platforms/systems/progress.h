@@ -5,8 +5,7 @@
 // ops: an op that streams its KV page by page costs the simulator events per
 // page, a GPU op a few. The ETA comes from the wall-clock rate of work so far,
 // a guide, not a promise: the estimate does not see which device reads the KV
-// (a staging hit reads none) nor the row passes that re-read it (an in-storage
-// attention whose query rows exceed the coordinator's buffers).
+// (a staging hit reads none).
 //  - Progress: one run (`ispsim run`): ops completed, share of the work,
 //    simulated time, current phase.
 //  - CompareProgress: `ispsim compare`'s parent, over the platforms its child
@@ -28,8 +27,10 @@ namespace ispsim::systems {
 // The simulated work of one op, in page events: 1 for the op itself, plus, when
 // the SSD streams page by page (`page_bytes` > 0; 0 for the aggregated stream
 // model, whose cost does not grow with the bytes), one per flash page of KV the
-// op reads (its attention's KV spans, a kv_load) or writes (a kv_append).
-uint64_t op_work(const trace::Op& op, uint64_t kv_bytes_per_token, uint64_t page_bytes);
+// op reads (its attention's KV spans, a kv_load) or writes (a kv_append). An
+// attention's KV counts `kv_passes` times: the row chunks of an in-storage
+// attention whose query rows exceed the coordinator's buffers each stream it.
+uint64_t op_work(const trace::Op& op, uint64_t kv_bytes_per_token, uint64_t page_bytes, uint64_t kv_passes = 1);
 
 // The work of one run done so far, written by the run, read by another process.
 struct ProgressSlot {

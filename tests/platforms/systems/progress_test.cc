@@ -25,6 +25,8 @@ TEST(Progress, WorkIsOnePerOpPlusItsKvPagesWhenStreamedPageByPage) {
   const trace::Op attention = attention_over({{0, 100}, {100, 130}});
   EXPECT_EQ(op_work(attention, 1024, 16384), 1u + 9u);
   EXPECT_EQ(op_work(attention, 1024, 0), 1u);  // aggregated streams: the op only
+  // Three row chunks stream 3 x 133120 bytes = 24.375 pages: 25.
+  EXPECT_EQ(op_work(attention, 1024, 16384, 3), 1u + 25u);
   trace::Op append;
   append.mutable_kv_append()->set_bytes(3 * 16384);
   EXPECT_EQ(op_work(append, 1024, 16384), 1u + 3u);
