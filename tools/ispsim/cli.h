@@ -55,5 +55,7 @@ int reproduce(const Args& args); // cmd_reproduce.cc: a paper's figures into one
 int workload(const Args& args);  // cmd_workload.cc: workload gen | dump (request streams)
 int workload_gen(const Args& args);
 int workload_dump(const Args& args);
+int workload_serve(const Args& args);
+int workload_trace(const Args& args);
 
 }  // namespace ispsim::cli

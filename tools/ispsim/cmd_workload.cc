@@ -1,10 +1,14 @@
 // `ispsim workload gen | dump`: sustained workloads (traces/workload/README.md).
 #include <boost/program_options.hpp>
+#include <cstdio>
 #include <iostream>
 
 #include "common/error.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
+#include "platforms/systems/serving_blend.h"
+#include "schema/platform_loader.h"
+#include "traces/workload/request_trace.h"
 #include "traces/workload/stream_gen.h"
 #include "traces/workload/stream_io.h"
 
@@ -21,6 +25,14 @@ const char* kWorkloadUsage =
     "                           top-k Zipf documents, query/answer lengths, ingestion) from\n"
     "                           its seed and write it, in constant memory, atomically\n"
     "  dump S.stream            print the header, then one line per record\n"
+    "  serve --platform P --stream S.stream [--set path=value]... [--requests F.csv]\n"
+    "      [--stats F.json|F.csv]\n"
+    "                           serve the stream on a MemLLM-study platform: requests queue at\n"
+    "                           the host (FCFS, one at a time); prints queueing delay, TTFT,\n"
+    "                           TBT and latency (mean, p50, p95, p99, max) and throughput;\n"
+    "                           --requests writes one CSV row per request\n"
+    "  trace --stream S.stream --request I --out T.trace\n"
+    "                           the single-request trace that serve simulates for request I\n"
     "Workload files: traces/workload/README.md. A bad file ends the command with one\n"
     "error line and exit code 2.\n";
 
@@ -47,7 +59,72 @@ void print_record(const workload::StreamRecord& r) {
             << " answer_tokens " << q.answer_tokens() << "\n";
 }
 
+// The summary table: one row per metric, times in ms.
+void print_serving(const std::string& platform, const systems::ServingStatistics& s) {
+  std::printf("%s: %llu requests, %llu output tokens, throughput %.4f requests/s\n", platform.c_str(),
+              static_cast<unsigned long long>(s.requests), static_cast<unsigned long long>(s.tokens),
+              s.throughput_per_s());
+  std::printf("%-10s %12s %12s %12s %12s %12s\n", "(ms)", "mean", "p50", "p95", "p99", "max");
+  const auto row = [](const char* name, const QuantileSketch& q) {
+    std::printf("%-10s %12.4f %12.4f %12.4f %12.4f %12.4f\n", name, q.mean() / 1e6, q.quantile(0.5) / 1e6,
+                q.quantile(0.95) / 1e6, q.quantile(0.99) / 1e6, q.max() / 1e6);
+  };
+  row("queueing", s.queueing);
+  row("ttft", s.ttft);
+  row("tbt", s.tbt);
+  row("latency", s.latency);
+  std::printf("percentiles within %.1f %% (streaming sketch); mean and max exact\n",
+              s.ttft.relative_accuracy() * 100);
+  std::fflush(stdout);
+  if (std::ferror(stdout)) throw BadInput("stdout", "write failed");
+}
+
 }  // namespace
+
+int workload_serve(const Args& args) {
+  std::string platform_name, stream_path;
+  std::vector<std::string> overrides;
+  systems::ServeOptions options;
+  po::options_description desc("workload serve options");
+  desc.add_options()("help,h", "print this help")
+      ("platform,p", po::value(&platform_name)->required(), "platform name or .textproto file")
+      ("stream", po::value(&stream_path)->required(), "request stream file (ispsim workload gen)")
+      ("set", po::value(&overrides)->composing(), "override a parameter: path=value (repeatable)")
+      ("requests", po::value(&options.requests_csv), "write one CSV row per request to this file")
+      ("stats", po::value(&options.stats_path), "write statistics to this .json or .csv file");
+  if (!parse_options(args, "workload serve", desc)) return 0;
+  check_outputs_distinct({{"--requests", options.requests_csv}, {"--stats", options.stats_path}},
+                         {{"--stream", stream_path}, {"--platform", platform_name}});
+  const schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
+  bool printed = false;
+  options.before_commit = [&](const systems::ServingStatistics& s) {
+    print_serving(platform.platform.name(), s);
+    printed = true;
+  };
+  const systems::ServingStatistics s = systems::serve_blend_stream(platform, stream_path, options);
+  if (!printed) print_serving(platform.platform.name(), s);
+  return 0;
+}
+
+int workload_trace(const Args& args) {
+  std::string stream_path, out_path;
+  uint64_t index = 0;
+  po::options_description desc("workload trace options");
+  desc.add_options()("help,h", "print this help")
+      ("stream", po::value(&stream_path)->required(), "request stream file")
+      ("request", po::value(&index)->required(), "index of the request (0 = the first)")
+      ("out", po::value(&out_path)->required(), "trace file to write");
+  if (!parse_options(args, "workload trace", desc)) return 0;
+  check_outputs_distinct({{"--out", out_path}}, {{"--stream", stream_path}});
+  workload::StreamReader reader(stream_path);
+  workload::StreamRecord record;
+  while (reader.next(record)) {
+    if (!record.has_request() || record.request().index() != index) continue;
+    workload::write_request_trace(reader.header(), record.request(), out_path);
+    return 0;
+  }
+  throw BadInput("--request", std::to_string(index) + ": the stream " + stream_path + " has no such request");
+}
 
 int workload_gen(const Args& args) {
   std::string workload_path, out_path;

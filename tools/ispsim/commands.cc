@@ -42,6 +42,8 @@ const std::vector<Subcommand>& workload_actions() {
   static const std::vector<Subcommand> table = {
       {"gen", "draw the request stream of a workload file", workload_gen},
       {"dump", "print a request stream, one line per record", workload_dump},
+      {"serve", "serve a request stream on a platform: TTFT, TBT, latency, throughput", workload_serve},
+      {"trace", "the single-request trace that serve simulates for one request", workload_trace},
   };
   return table;
 }
