@@ -65,9 +65,6 @@ const char* op_kind(const trace::Op& op) {
   }
 }
 
-
-
-
 // KV of every layer: the precomputed context plus the most appended entries
 // any layer gets (HKVD substitutes, query, answer).
 uint64_t resident_kv_bytes(const ssd::KvSpace& space) {
@@ -91,8 +88,7 @@ void check_placement(const schema::LoadedPlatform& loaded) {
                                     ": weight GEMVs run on HOST_GPU or IN_FLASH");
 }
 
-// --- the runtime's view of the devices ----------------------------------------
-
+// The runtime's view of the devices and the devices: blend_devices.h.
 
 // --- the summary ------------------------------------------------------------
 

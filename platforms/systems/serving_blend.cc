@@ -94,7 +94,7 @@ class BlendExecutor : public RequestExecutor {
     runtime.start();
   }
 
-  // Runtimes whose background writes are still going; checks each finished cleanly.
+  // Every runtime still held (the last ones) completed its ops and drained its writes.
   void check_drained() {
     for (const auto& r : runtimes_) r->check_finished();
   }

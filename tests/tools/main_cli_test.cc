@@ -71,6 +71,6 @@ TEST(IspsimCli, EveryCommandAndActionIsInTheUsageAndHasItsOwnHelp) {
     }
   }
   EXPECT_EQ(commands, 8);
-  // trace: dump, stats, pack, gen, chakra-export, chakra-import; engine: eight; workload: gen, dump, serve, trace
-  EXPECT_EQ(actions, 6 + 8 + 4);
+  // trace: dump, stats, pack, gen, chakra-export, chakra-import; engine: eight; workload: gen, dump, serve, slo, trace
+  EXPECT_EQ(actions, 6 + 8 + 5);
 }

@@ -56,6 +56,7 @@ int workload(const Args& args);  // cmd_workload.cc: workload gen | dump (reques
 int workload_gen(const Args& args);
 int workload_dump(const Args& args);
 int workload_serve(const Args& args);
+int workload_slo(const Args& args);
 int workload_trace(const Args& args);
 
 }  // namespace ispsim::cli

@@ -1,16 +1,22 @@
 // `ispsim workload gen | dump`: sustained workloads (traces/workload/README.md).
 #include <boost/program_options.hpp>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "common/error.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
+#include "platforms/systems/child_process.h"
 #include "platforms/systems/serving_blend.h"
+#include "platforms/systems/slo_search.h"
 #include "schema/platform_loader.h"
 #include "traces/workload/request_trace.h"
 #include "traces/workload/stream_gen.h"
 #include "traces/workload/stream_io.h"
+#include "traces/workload/workload_file.h"
 
 namespace po = boost::program_options;
 
@@ -31,6 +37,12 @@ const char* kWorkloadUsage =
     "                           the host (FCFS, one at a time); prints queueing delay, TTFT,\n"
     "                           TBT and latency (mean, p50, p95, p99, max) and throughput;\n"
     "                           --requests writes one CSV row per request\n"
+    "  slo --platform P --workload W.txtpb --slo-ms X [--metric ttft|latency]\n"
+    "      [--quantile Q] [--low R] [--high R] [--steps N] [--set path=value]...\n"
+    "                           the highest Poisson rate (requests/s) at which the Q-quantile\n"
+    "                           of TTFT (or latency) stays within X ms, by bisection between\n"
+    "                           --low and --high (defaults: ttft, 0.99, 0.01, 10, 6 steps);\n"
+    "                           W must use poisson arrivals; prints every probe and the bracket\n"
     "  trace --stream S.stream --request I --out T.trace\n"
     "                           the single-request trace that serve simulates for request I\n"
     "Workload files: traces/workload/README.md. A bad file ends the command with one\n"
@@ -103,6 +115,81 @@ int workload_serve(const Args& args) {
   };
   const systems::ServingStatistics s = systems::serve_blend_stream(platform, stream_path, options);
   if (!printed) print_serving(platform.platform.name(), s);
+  return 0;
+}
+
+namespace {
+
+struct SloOptions {
+  std::string platform, workload, metric = "ttft";
+  std::vector<std::string> overrides;
+  double slo_ms = 0, quantile = 0.99, low = 0.01, high = 10;
+  unsigned steps = 6;
+};
+
+void check_slo_options(const SloOptions& o, const workload::Workload& w) {
+  if (!w.has_poisson()) throw BadInput(o.workload, "the SLO search varies the Poisson rate: use poisson arrivals");
+  if (!(o.slo_ms > 0)) throw BadInput("--slo-ms", "must be a positive number of milliseconds");
+  if (o.metric != "ttft" && o.metric != "latency") throw BadInput("--metric", "'" + o.metric + "': ttft or latency");
+  if (!(o.quantile > 0 && o.quantile < 1)) throw BadInput("--quantile", "must be within (0, 1)");
+  if (!(o.low > 0 && o.high > o.low)) throw BadInput("--low/--high", "need 0 < low < high (requests/s)");
+  if (o.steps > 30) throw BadInput("--steps", "at most 30");
+}
+
+// Serves the workload at `rate` in a child process (SystemC elaborates once
+// per process) and returns the chosen quantile in ns.
+double probe_rate(const SloOptions& o, const schema::LoadedPlatform& platform, workload::Workload w, double rate) {
+  w.mutable_poisson()->set_rate_per_s(rate);
+  const std::string stream = std::filesystem::temp_directory_path() /
+                             ("ispsim_slo_" + std::to_string(::getpid()) + ".stream");
+  workload::generate_stream(w, "", stream);
+  const auto results = systems::run_in_children(
+      {[&] {
+        const systems::ServingStatistics s = systems::serve_blend_stream(platform, stream, {});
+        const QuantileSketch& q = o.metric == "ttft" ? s.ttft : s.latency;
+        return std::to_string(q.quantile(o.quantile));
+      }},
+      1);
+  std::filesystem::remove(stream);
+  if (results[0].exit_code == 2) throw BadInput("ispsim workload slo", results[0].output);
+  if (results[0].exit_code != 0) throw std::runtime_error(results[0].output);
+  return std::stod(results[0].output);
+}
+
+}  // namespace
+
+int workload_slo(const Args& args) {
+  SloOptions o;
+  po::options_description desc("workload slo options");
+  desc.add_options()("help,h", "print this help")
+      ("platform,p", po::value(&o.platform)->required(), "platform name or .textproto file")
+      ("workload", po::value(&o.workload)->required(), "workload file with poisson arrivals")
+      ("slo-ms", po::value(&o.slo_ms)->required(), "the SLO, ms")
+      ("metric", po::value(&o.metric), "ttft (default) or latency")
+      ("quantile", po::value(&o.quantile), "quantile of the metric, default 0.99")
+      ("low", po::value(&o.low), "lowest rate probed, requests/s, default 0.01")
+      ("high", po::value(&o.high), "highest rate probed, requests/s, default 10")
+      ("steps", po::value(&o.steps), "bisection steps after the two ends, default 6")
+      ("set", po::value(&o.overrides)->composing(), "override a parameter: path=value (repeatable)");
+  if (!parse_options(args, "workload slo", desc)) return 0;
+  const workload::Workload w = workload::load_workload(o.workload);
+  check_slo_options(o, w);
+  const schema::LoadedPlatform platform = schema::load_platform(o.platform, o.overrides);
+  const systems::SloResult r = systems::search_slo(o.low, o.high, o.steps, o.slo_ms * 1e6,
+                                                   [&](double rate) { return probe_rate(o, platform, w, rate); });
+  std::printf("%s: p%g %s within %g ms (quantiles within %.1f %%)\n", platform.platform.name().c_str(),
+              o.quantile * 100, o.metric.c_str(), o.slo_ms, QuantileSketch().relative_accuracy() * 100);
+  for (const systems::SloProbe& p : r.probes)
+    std::printf("  %12.6f requests/s: %14.4f ms %s\n", p.rate_per_s, p.value_ns / 1e6, p.meets ? "meets" : "misses");
+  if (r.fails_at_low)
+    std::printf("highest rate within the SLO: below %g requests/s (the lowest probed misses it)\n", o.low);
+  else if (r.meets_at_high)
+    std::printf("highest rate within the SLO: at least %g requests/s (the highest probed meets it)\n", o.high);
+  else
+    std::printf("highest rate within the SLO: between %.6f and %.6f requests/s\n", r.met_rate_per_s,
+                r.missed_rate_per_s);
+  std::fflush(stdout);
+  if (std::ferror(stdout)) throw BadInput("stdout", "write failed");
   return 0;
 }
 

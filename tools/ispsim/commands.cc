@@ -43,6 +43,7 @@ const std::vector<Subcommand>& workload_actions() {
       {"gen", "draw the request stream of a workload file", workload_gen},
       {"dump", "print a request stream, one line per record", workload_dump},
       {"serve", "serve a request stream on a platform: TTFT, TBT, latency, throughput", workload_serve},
+      {"slo", "the highest Poisson rate whose p99 TTFT (or latency) meets an SLO, with its bracket", workload_slo},
       {"trace", "the single-request trace that serve simulates for one request", workload_trace},
   };
   return table;

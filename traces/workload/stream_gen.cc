@@ -180,6 +180,10 @@ void generate_records(const Workload& workload, const std::string& arrivals_path
 uint64_t generate_stream(const std::string& workload_path, const std::string& out_path) {
   const Workload workload = load_workload(workload_path);
   const std::string arrivals = workload.has_arrival_list() ? arrival_list_path(workload, workload_path) : "";
+  return generate_stream(workload, arrivals, out_path);
+}
+
+uint64_t generate_stream(const Workload& workload, const std::string& arrivals, const std::string& out_path) {
   StreamWriter writer(out_path, stream_header(workload));
   uint64_t requests = 0;
   generate_records(workload, arrivals, [&](const StreamRecord& r) {

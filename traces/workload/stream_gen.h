@@ -26,8 +26,10 @@ StreamHeader stream_header(const Workload& workload);
 // `arrivals_path` is the arrival list file of an arrival_list workload.
 void generate_records(const Workload& workload, const std::string& arrivals_path, const RecordSink& sink);
 
-// Loads the workload file and writes its stream to `out_path` (atomically);
-// returns the number of requests.
+// Writes the stream of a resolved workload to `out_path` (atomically); returns
+// the number of requests.
+uint64_t generate_stream(const Workload& workload, const std::string& arrivals_path, const std::string& out_path);
+// The same for a workload file.
 uint64_t generate_stream(const std::string& workload_path, const std::string& out_path);
 
 }  // namespace ispsim::workload

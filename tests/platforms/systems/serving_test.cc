@@ -9,6 +9,7 @@
 #include <systemc>
 
 #include "platforms/systems/serving.h"
+#include "platforms/systems/slo_search.h"
 #include "schema/textproto_file.h"
 #include "tests/support/files.h"
 #include "traces/workload/stream_gen.h"
@@ -126,6 +127,26 @@ TEST(Serving, QueueingTtftAndTbtOfAHandMadeStream) {
   EXPECT_EQ(server.statistics().tbt.count(), 4u);
   EXPECT_EQ(server.statistics().tbt.max(), 0.5e6);  // ns
   EXPECT_DOUBLE_EQ(server.statistics().throughput_per_s(), 2 / 6e-3);
+}
+
+}  // namespace
+
+namespace {
+
+// Bisection against a closed form: an M/M/1 mean response time S / (1 - λS),
+// S = 0.1 s, within an SLO of 1 s up to λ = 9/s.
+TEST(SloSearch, BracketsTheClosedFormRate) {
+  const auto response_ns = [](double rate) { return rate >= 10 ? 1e30 : 0.1e9 / (1 - rate * 0.1); };
+  const SloResult r = search_slo(0.1, 20, 10, 1e9, response_ns);
+  EXPECT_FALSE(r.fails_at_low || r.meets_at_high);
+  EXPECT_LE(r.met_rate_per_s, 9.0);
+  EXPECT_GT(r.missed_rate_per_s, 9.0);
+  EXPECT_LE(r.missed_rate_per_s - r.met_rate_per_s, (20 - 0.1) / 1024 * (1 + 1e-12));
+  EXPECT_EQ(r.probes.size(), 12u);
+  EXPECT_TRUE(search_slo(0.1, 5, 3, 1e9, response_ns).meets_at_high);
+  const SloResult low = search_slo(9.5, 20, 3, 1e9, response_ns);
+  EXPECT_TRUE(low.fails_at_low);
+  EXPECT_EQ(low.probes.size(), 1u);
 }
 
 }  // namespace
