@@ -9,6 +9,7 @@
 #include "common/crc32c.h"
 #include "common/error.h"
 #include "common/input_file.h"
+#include "traces/record_framing.h"
 
 namespace ispsim::trace {
 
@@ -58,6 +59,10 @@ bool parse_quietly(Message& message, const std::string& bytes) {
 }
 
 }  // namespace
+
+void append_record_checksum(std::string& record) { append_checksum(record); }
+bool record_checksum_matches(const std::string& record) { return checksum_matches(record); }
+void append_record_length(std::string& out, uint64_t length) { append_varint(out, length); }
 
 // ---------------------------------------------------------------- reader
 

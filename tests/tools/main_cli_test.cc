@@ -14,7 +14,7 @@ TEST(IspsimCli, UnknownCommandIsOneStderrLineAndExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "ispsim: error: unknown command 'frobnicate' (commands: run, compare, trace, describe, engine, sweep, reproduce; "
+            "ispsim: error: unknown command 'frobnicate' (commands: run, compare, trace, describe, engine, sweep, reproduce, workload; "
             "see ispsim --help)\n");
 }
 
@@ -39,7 +39,7 @@ TEST(IspsimCli, NoCommandPrintsUsageAndExitsTwo) {
 }
 
 // One command table behind the usage and the dispatch (tools/ispsim/commands.cc):
-// `ispsim --help` lists every command, and under `trace` and `engine` their
+// `ispsim --help` lists every command, and under `trace`, `engine` and `workload` their
 // actions; each has a --help of its own that exits 0, and each action is in its
 // command's --help too.
 TEST(IspsimCli, EveryCommandAndActionIsInTheUsageAndHasItsOwnHelp) {
@@ -70,6 +70,7 @@ TEST(IspsimCli, EveryCommandAndActionIsInTheUsageAndHasItsOwnHelp) {
       EXPECT_FALSE(help.out.empty()) << command << " " << name;
     }
   }
-  EXPECT_EQ(commands, 7);
-  EXPECT_EQ(actions, 6 + 8);  // trace: dump, stats, pack, gen, chakra-export, chakra-import; engine: eight
+  EXPECT_EQ(commands, 8);
+  // trace: dump, stats, pack, gen, chakra-export, chakra-import; engine: eight; workload: gen, dump, serve, slo, trace
+  EXPECT_EQ(actions, 6 + 8 + 5);
 }

@@ -25,6 +25,7 @@ struct Subcommand {
 const std::vector<Subcommand>& commands();       // ispsim <command>
 const std::vector<Subcommand>& trace_actions();  // ispsim trace <action>
 const std::vector<Subcommand>& engine_actions(); // ispsim engine <action>
+const std::vector<Subcommand>& workload_actions();  // ispsim workload <action>
 // `ispsim --help`: every command with its summary, and the actions of those that have them.
 std::string usage();
 // Runs the entry of `table` that `args[0]` names with the rest of `args`;
@@ -51,5 +52,11 @@ int engine_blend(const Args& args);
 int trace_gen_decode(const Args& args);  // cmd_trace_decode.cc: trace gen --decode (paper 1 decode programs)
 int sweep(const Args& args);     // cmd_sweep.cc: many runs from a sweep file, Slurm shards
 int reproduce(const Args& args); // cmd_reproduce.cc: a paper's figures into one folder
+int workload(const Args& args);  // cmd_workload.cc: workload gen | dump (request streams)
+int workload_gen(const Args& args);
+int workload_dump(const Args& args);
+int workload_serve(const Args& args);
+int workload_slo(const Args& args);
+int workload_trace(const Args& args);
 
 }  // namespace ispsim::cli

@@ -19,6 +19,7 @@ const std::vector<Subcommand>& commands() {
       {"engine", "the functional integer-only LLM engine", engine},
       {"sweep", "many simulations from a sweep file, locally (-j) or as a Slurm job array", sweep},
       {"reproduce", "a paper's figures and tables into one folder: memllm | cim", reproduce},
+      {"workload", "sustained workloads: draw a request stream from a workload file", workload},
   };
   return table;
 }
@@ -33,6 +34,17 @@ const std::vector<Subcommand>& trace_actions() {
       {"chakra-export", "write a trace as a Chakra execution trace", trace_chakra_export},
       {"chakra-import", "read a Chakra execution trace into a trace, reporting the ops not modelled",
        trace_chakra_import},
+  };
+  return table;
+}
+
+const std::vector<Subcommand>& workload_actions() {
+  static const std::vector<Subcommand> table = {
+      {"gen", "draw the request stream of a workload file", workload_gen},
+      {"dump", "print a request stream, one line per record", workload_dump},
+      {"serve", "serve a request stream on a platform: TTFT, TBT, latency, throughput", workload_serve},
+      {"slo", "the highest Poisson rate whose p99 TTFT (or latency) meets an SLO, with its bracket", workload_slo},
+      {"trace", "the single-request trace that serve simulates for one request", workload_trace},
   };
   return table;
 }
@@ -62,9 +74,12 @@ std::string usage() {
   std::ostringstream s;
   s << "usage: ispsim <command> [options]\ncommands:\n";
   for (const Subcommand& c : commands()) {
-    s << "  " << c.name << std::string(c.name == std::string("reproduce") ? 1 : 10 - std::string(c.name).size(), ' ')
+    s << "  " << c.name << std::string(std::string(c.name).size() >= 9 ? 1 : 10 - std::string(c.name).size(), ' ')
       << c.summary << "\n";
-    const std::vector<Subcommand>* actions = c.run == trace ? &trace_actions() : c.run == engine ? &engine_actions() : nullptr;
+    const std::vector<Subcommand>* actions = c.run == trace      ? &trace_actions()
+                                             : c.run == engine   ? &engine_actions()
+                                             : c.run == workload ? &workload_actions()
+                                                                 : nullptr;
     if (actions) s << "            " << names_of(*actions, " | ", " | ") << "\n";
   }
   s << "run 'ispsim <command> --help' for the options of a command; 'ispsim --version' for the version\n";

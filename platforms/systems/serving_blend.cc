@@ -1,0 +1,166 @@
+#include "platforms/systems/serving_blend.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <list>
+#include <memory>
+#include <sstream>
+
+#include "common/error.h"
+#include "common/output_files.h"
+#include "models/core/sim_time.h"
+#include "platforms/systems/blend_devices.h"
+#include "platforms/systems/blend_system.h"
+#include "platforms/systems/stats_output.h"
+#include "traces/workload/request_trace.h"
+
+namespace ispsim::systems {
+namespace {
+
+trace::Program platform_program(const schema::LoadedPlatform& loaded) {
+  trace::Program program;
+  const std::string name = schema::Platform::Program_Name(loaded.platform.program());
+  if (!trace::Program_Parse(name, &program) ||
+      (program != trace::FULL_PREFILL && program != trace::PRECOMPUTED_BLEND &&
+       program != trace::PRECOMPUTED_BLEND_FUSED))
+    throw BadInput(loaded.file, "program " + name + " does not serve request streams (the MemLLM-study "
+                                "platforms do: FULL_PREFILL, PRECOMPUTED_BLEND, PRECOMPUTED_BLEND_FUSED)");
+  return program;
+}
+
+// The platform's program of one request: its trace is written to a scratch
+// file (the same bytes `ispsim workload trace` writes) and read back checked.
+struct RequestProgram {
+  trace::Header header;
+  std::vector<trace::Op> ops;
+};
+
+RequestProgram request_program(const workload::StreamHeader& stream, const workload::StreamRequest& request,
+                               trace::Program program, const std::string& platform) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("ispsim_serve_" + std::to_string(::getpid()) + ".trace")).string();
+  workload::write_request_trace(stream, request, path);
+  RequestProgram p;
+  p.ops = read_program(path, program, platform, p.header);
+  std::filesystem::remove(path);
+  return p;
+}
+
+// The KV regions the SSD must hold for the stream (a first pass over it): the
+// longest context, and every request's appended KV one after the other (the
+// drive does not trim a finished request's KV yet).
+ssd::KvSpace stream_kv_space(const std::string& stream_path, trace::Program program, const std::string& platform) {
+  workload::StreamReader reader(stream_path);
+  ssd::KvSpace space;
+  space.shape = reader.header().model();
+  workload::StreamRecord record;
+  while (reader.next(record)) {
+    if (!record.has_request()) continue;
+    const RequestProgram p = request_program(reader.header(), record.request(), program, platform);
+    const ssd::KvSpace one = kv_space(p.header, p.ops);
+    space.precomputed_tokens = std::max(space.precomputed_tokens, one.precomputed_tokens);
+    space.appended_capacity += one.appended_capacity;
+  }
+  return space;
+}
+
+class BlendExecutor : public RequestExecutor {
+ public:
+  BlendExecutor(const schema::LoadedPlatform& loaded, const workload::StreamHeader& stream, trace::Program program,
+                const ssd::KvSpace& space)
+      : loaded_(loaded),
+        stream_(stream),
+        program_(program),
+        host_config_(host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host")),
+        system_("system", loaded, host_config_, stream.model(), space, ledger_),
+        gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
+        ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr) {}
+
+  void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
+    prune();
+    RequestProgram p = request_program(stream_, request, program_, loaded_.platform.name());
+    staging_.reset();  // a fresh staging area: the previous request's is gone first (its stats names)
+    memory_.reset();
+    memory_ = std::make_unique<host::HostMemory>("system.serving.host_memory", host_config_, stream_.model());
+    staging_ = std::make_unique<StagingAdapter>(*memory_);
+    runtimes_.push_back(std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), gpu_port_,
+                                                  *staging_, ssd_port_, write_chunk_bytes(system_.ssd)));
+    Runtime& runtime = *runtimes_.back();
+    runtime.set_completion_listener([&runtime, callbacks](size_t index) {
+      if (runtime.ops()[index].has_lm_head()) callbacks.token();
+      if (runtime.finished()) callbacks.done();
+    });
+    runtime.start();
+  }
+
+  // Every runtime still held (the last ones) completed its ops and drained its writes.
+  void check_drained() {
+    for (const auto& r : runtimes_) r->check_finished();
+  }
+
+ private:
+  // Drops the runtimes that finished and drained their background writes.
+  void prune() {
+    runtimes_.remove_if([](const std::unique_ptr<Runtime>& r) { return r->finished() && r->drained_ps() > 0; });
+  }
+
+  const schema::LoadedPlatform& loaded_;
+  const workload::StreamHeader stream_;
+  const trace::Program program_;
+  const host::HostConfig host_config_;
+  SimulationLedger ledger_;
+  System system_;
+  GpuPort gpu_port_;
+  SsdPort ssd_port_;
+  std::unique_ptr<host::HostMemory> memory_;
+  std::unique_ptr<StagingAdapter> staging_;
+  std::list<std::unique_ptr<Runtime>> runtimes_;
+};
+
+}  // namespace
+
+std::string served_csv_header() {
+  return "request,arrival_ns,start_ns,queueing_ns,ttft_ns,mean_tbt_ns,max_tbt_ns,latency_ns,end_ns,output_tokens,"
+         "context_tokens,query_tokens,answer_tokens";
+}
+
+std::string served_csv_row(const ServedRequest& r) {
+  std::ostringstream s;
+  s.precision(15);
+  const auto ns = [](uint64_t ps) { return static_cast<double>(ps) / 1e3; };
+  s << r.index << ',' << ns(r.arrival_ps) << ',' << ns(r.start_ps) << ',' << ns(r.queueing_ps()) << ','
+    << ns(r.ttft_ps()) << ',' << r.mean_tbt_ps() / 1e3 << ',' << ns(r.max_token_gap_ps) << ',' << ns(r.latency_ps())
+    << ',' << ns(r.end_ps) << ',' << r.tokens << ',' << r.context_tokens << ',' << r.query_tokens << ','
+    << r.answer_tokens;
+  return s.str();
+}
+
+ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const std::string& stream_path,
+                                     const ServeOptions& options) {
+  const trace::Program program = platform_program(loaded);
+  check_blend_platform(loaded);
+  const ssd::KvSpace space = stream_kv_space(stream_path, program, loaded.platform.name());
+  OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
+  AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
+  AtomicFile* csv = outputs.open(options.requests_csv);
+  if (csv) csv->stream() << served_csv_header() << '\n';
+  workload::StreamReader stream(stream_path);
+  BlendExecutor executor(loaded, stream.header(), program, space);
+  Server server("server", stream, executor, 1, [csv](const ServedRequest& r) {
+    if (csv) csv->stream() << served_csv_row(r) << '\n';
+  });
+  sc_core::sc_start();
+  core::refuse_if_time_overflowed(stream_path);
+  if (server.unfinished() != 0)
+    throw std::logic_error("serve: " + std::to_string(server.unfinished()) + " requests never completed");
+  executor.check_drained();
+  stats::Group group("system.serving");
+  server.statistics().declare(group);
+  if (stats_file) write_stats(*stats_file);
+  if (options.before_commit) options.before_commit(server.statistics());
+  outputs.commit();
+  return server.statistics();
+}
+
+}  // namespace ispsim::systems

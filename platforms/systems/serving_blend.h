@@ -1,0 +1,36 @@
+// A request stream served by a MemLLM-study platform (`ispsim workload serve`):
+// one host runtime per request over the platform's devices, which persist for
+// the whole stream (the GPU's queue, the PCIe link, the SSD with its
+// background writes). Each request runs the platform's program of its
+// single-request trace (traces/workload/request_trace.h). The host serves one
+// request at a time (FCFS); each request starts with an empty host DRAM staging
+// area and reads its documents' KV from the drive, which is stateless between
+// requests (the FTL is not in the SSD's timing yet).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "platforms/systems/serving.h"
+#include "schema/platform_loader.h"
+
+namespace ispsim::systems {
+
+struct ServeOptions {
+  std::string requests_csv;  // per-request CSV, written atomically; "" for none
+  std::string stats_path;    // statistics (.json or .csv); "" for none
+  // Called with the statistics before the output files are committed.
+  std::function<void(const ServingStatistics&)> before_commit;
+};
+
+// Serves the stream at `stream_path` on the platform (call once per process).
+// Throws BadInput for a platform whose program is not a MemLLM-study one, a
+// stream or a request it cannot run.
+ServingStatistics serve_blend_stream(const schema::LoadedPlatform& platform, const std::string& stream_path,
+                                     const ServeOptions& options);
+
+// The per-request CSV's header line and one row (times in ns).
+std::string served_csv_header();
+std::string served_csv_row(const ServedRequest& r);
+
+}  // namespace ispsim::systems

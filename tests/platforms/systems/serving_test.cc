@@ -1,0 +1,152 @@
+// The request stream server (platforms/systems/serving.h) with an executor of
+// fixed service times: the queue against M/D/1 (Pollaczek-Khinchine) and the
+// closed-loop interactive response-time law; TTFT, TBT and queueing exactly
+// for a hand-made stream.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <systemc>
+
+#include "platforms/systems/serving.h"
+#include "platforms/systems/slo_search.h"
+#include "schema/textproto_file.h"
+#include "tests/support/files.h"
+#include "traces/workload/stream_gen.h"
+#include "traces/workload/workload_file.h"
+
+using namespace ispsim;
+using namespace ispsim::systems;
+using ispsim::testing::scratch_dir;
+
+namespace {
+
+// Serves every request in `prefill_ps`, then one token every `decode_ps` per
+// answer token: tokens at prefill, prefill + decode, ...; done with the last.
+class FixedExecutor : public sc_core::sc_module, public RequestExecutor {
+ public:
+  SC_HAS_PROCESS(FixedExecutor);
+  FixedExecutor(sc_core::sc_module_name name, uint64_t prefill_ps, uint64_t decode_ps)
+      : sc_module(name), prefill_ps_(prefill_ps), decode_ps_(decode_ps) {
+    SC_METHOD(step);
+    sensitive << event_;
+    dont_initialize();
+  }
+  void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
+    callbacks_ = std::move(callbacks);
+    left_ = request.answer_tokens();
+    event_.notify(sc_core::sc_time::from_value(prefill_ps_));
+  }
+
+ private:
+  void step() {
+    callbacks_.token();
+    if (left_ == 0) return callbacks_.done();
+    --left_;
+    event_.notify(sc_core::sc_time::from_value(decode_ps_));
+  }
+  uint64_t prefill_ps_, decode_ps_, left_ = 0;
+  Callbacks callbacks_;
+  sc_core::sc_event event_;
+};
+
+std::string stream_of(const std::string& text) {
+  const std::string spec = (scratch_dir() / "w.txtpb").string(), out = (scratch_dir() / "w.stream").string();
+  std::ofstream(spec) << text;
+  workload::generate_stream(spec, out);
+  return out;
+}
+
+// M/D/1 at ρ = 0.5: S = 10 ms, λ = 50/s. Pollaczek-Khinchine: the mean wait is
+// ρ S / (2 (1 - ρ)) = 5 ms. The run's 95 % confidence interval comes from 20
+// batch means of 5,000 requests (the first batch, the warm-up, dropped).
+TEST(Serving, PoissonArrivalsWithDeterministicServiceMatchPollaczekKhinchine) {
+  workload::StreamReader stream(stream_of("model: 'SmolLM2-135M' dataset: 'hpt' documents: 10 requests: 105000 "
+                                          "answer_tokens: 0 poisson { rate_per_s: 50 }"));
+  FixedExecutor executor("executor", 10'000'000'000, 0);
+  const uint64_t batch = 5000;
+  std::vector<double> batch_sum(21, 0.0);
+  Server server("server", stream, executor, 1, [&](const ServedRequest& r) {
+    batch_sum[r.index / batch] += static_cast<double>(r.queueing_ps()) * 1e-9;  // ms
+  });
+  sc_core::sc_start();
+  ASSERT_EQ(server.statistics().requests, 105000u);
+  double mean = 0, square = 0;
+  for (size_t b = 1; b < batch_sum.size(); ++b) mean += batch_sum[b] / batch / 20;
+  for (size_t b = 1; b < batch_sum.size(); ++b) square += std::pow(batch_sum[b] / batch - mean, 2);
+  const double half_width = 2.093 * std::sqrt(square / 19 / 20);  // Student t, 19 degrees of freedom
+  const double rho = 0.5, service_ms = 10, pk_ms = rho * service_ms / (2 * (1 - rho));
+  EXPECT_NEAR(mean, pk_ms, half_width) << "half width " << half_width << " ms";
+  EXPECT_LT(half_width, 0.1 * pk_ms);  // the interval is tight enough to mean something
+  EXPECT_DOUBLE_EQ(server.statistics().latency.min(), 10e6);  // ns: an idle server serves at once
+}
+
+// Closed loop: N users, think time Z: throughput X = N / (R + Z), R the mean
+// response time, exact up to the end of the run (every user busy or thinking).
+TEST(Serving, ClosedLoopThroughputIsUsersOverResponsePlusThinkTime) {
+  workload::StreamReader stream(stream_of("model: 'SmolLM2-135M' dataset: 'hpt' documents: 10 requests: 20000 "
+                                          "answer_tokens: 0 closed_loop { users: 8 think_time_s: 0.05 }"));
+  FixedExecutor executor("executor", 10'000'000'000, 0);
+  double think_s = 0;
+  Server server("server", stream, executor, 1, [](const ServedRequest&) {});
+  sc_core::sc_start();
+  const ServingStatistics& s = server.statistics();
+  ASSERT_EQ(s.requests, 20000u);
+  // The generated think times' mean (the law uses the realized Z).
+  workload::StreamReader again((scratch_dir() / "w.stream").string());
+  workload::StreamRecord record;
+  while (again.next(record)) think_s += record.has_request() ? record.request().think_ns() * 1e-9 : 0.0;
+  think_s /= 20000;
+  const double response_s = s.latency.mean() * 1e-9;
+  const double law = 8 / (response_s + think_s);
+  EXPECT_NEAR(s.throughput_per_s(), law, 0.01 * law);
+  // Saturated: 8 users thinking 50 ms keep a 10 ms server about 100 % busy: X ≈ 1/S.
+  EXPECT_NEAR(s.throughput_per_s(), 100, 5);
+}
+
+// Arrivals at 0 and 1 ms, prefill 2 ms, two decode tokens of 0.5 ms each: the
+// second waits 1 ms (2 ms - 1 ms) and then takes 3 ms.
+TEST(Serving, QueueingTtftAndTbtOfAHandMadeStream) {
+  std::ofstream((scratch_dir() / "arrivals.txt").string()) << "0\n0.001\n";
+  workload::StreamReader stream(stream_of("model: 'SmolLM2-135M' dataset: 'hpt' documents: 10 answer_tokens: 2 "
+                                          "arrival_list { file: 'arrivals.txt' }"));
+  FixedExecutor executor("executor", 2'000'000'000, 500'000'000);
+  std::vector<ServedRequest> served;
+  Server server("server", stream, executor, 1, [&](const ServedRequest& r) { served.push_back(r); });
+  sc_core::sc_start();
+  ASSERT_EQ(served.size(), 2u);
+  EXPECT_EQ(served[0].queueing_ps(), 0u);
+  EXPECT_EQ(served[0].ttft_ps(), 2'000'000'000u);
+  EXPECT_EQ(served[0].latency_ps(), 3'000'000'000u);
+  EXPECT_EQ(served[0].tokens, 3u);
+  EXPECT_EQ(served[0].mean_tbt_ps(), 500'000'000.0);
+  EXPECT_EQ(served[1].arrival_ps, 1'000'000'000u);
+  EXPECT_EQ(served[1].queueing_ps(), 2'000'000'000u);
+  EXPECT_EQ(served[1].ttft_ps(), 4'000'000'000u);
+  EXPECT_EQ(served[1].latency_ps(), 5'000'000'000u);
+  EXPECT_EQ(server.statistics().tbt.count(), 4u);
+  EXPECT_EQ(server.statistics().tbt.max(), 0.5e6);  // ns
+  EXPECT_DOUBLE_EQ(server.statistics().throughput_per_s(), 2 / 6e-3);
+}
+
+}  // namespace
+
+namespace {
+
+// Bisection against a closed form: an M/M/1 mean response time S / (1 - λS),
+// S = 0.1 s, within an SLO of 1 s up to λ = 9/s.
+TEST(SloSearch, BracketsTheClosedFormRate) {
+  const auto response_ns = [](double rate) { return rate >= 10 ? 1e30 : 0.1e9 / (1 - rate * 0.1); };
+  const SloResult r = search_slo(0.1, 20, 10, 1e9, response_ns);
+  EXPECT_FALSE(r.fails_at_low || r.meets_at_high);
+  EXPECT_LE(r.met_rate_per_s, 9.0);
+  EXPECT_GT(r.missed_rate_per_s, 9.0);
+  EXPECT_LE(r.missed_rate_per_s - r.met_rate_per_s, (20 - 0.1) / 1024 * (1 + 1e-12));
+  EXPECT_EQ(r.probes.size(), 12u);
+  EXPECT_TRUE(search_slo(0.1, 5, 3, 1e9, response_ns).meets_at_high);
+  const SloResult low = search_slo(9.5, 20, 3, 1e9, response_ns);
+  EXPECT_TRUE(low.fails_at_low);
+  EXPECT_EQ(low.probes.size(), 1u);
+}
+
+}  // namespace

@@ -1,0 +1,138 @@
+// `ispsim workload serve` through the CLI: a stream of one request reproduces
+// `ispsim run` of that request's trace exactly on every MemLLM-study platform;
+// a queue forms behind a busy host; outputs and bad inputs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/cli.h"
+#include "tests/support/files.h"
+
+namespace fs = std::filesystem;
+using ispsim::testing::CliResult;
+using ispsim::testing::read_text;
+using ispsim::testing::run_cli;
+using ispsim::testing::scratch_dir;
+using ispsim::testing::shell_quote;
+
+namespace {
+
+std::string path(const std::string& name) { return (scratch_dir() / name).string(); }
+
+// Generates the stream of `workload` (text) into `name`.stream.
+std::string stream(const std::string& name, const std::string& workload) {
+  std::ofstream(path(name + ".txtpb")) << workload;
+  const CliResult r = run_cli("workload gen --workload " + shell_quote(path(name + ".txtpb")) + " --out " +
+                              shell_quote(path(name + ".stream")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return path(name + ".stream");
+}
+
+// The value column of statistic `name` in a statistics CSV ("" if absent).
+std::string statistic(const std::string& csv, const std::string& name) {
+  std::istringstream lines(read_text(csv));
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.rfind(name + ",", 0) == 0) return line.substr(name.size() + 1, line.find(',', name.size() + 1) - name.size() - 1);
+  return "";
+}
+
+const char* kOne = "model: 'SmolLM2-135M' dataset: 'hpt' documents: 50 requests: 1 poisson { rate_per_s: 1 }";
+
+TEST(WorkloadServe, OneRequestStreamReproducesRunExactlyOnEveryMemLlmPlatform) {
+  const std::string one = stream("one", kOne);
+  const CliResult t = run_cli("workload trace --stream " + shell_quote(one) + " --request 0 --out " +
+                              shell_quote(path("one.trace")));
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (const char* platform : {"gpu_fullcompute", "gpu_precompute", "instattention", "aif", "memllm_base",
+                               "memllm_fused", "memllm_perch", "memllm"}) {
+    const std::string p = platform;
+    const CliResult run = run_cli("run --platform " + p + " --trace " + shell_quote(path("one.trace")) +
+                                  " --stats " + shell_quote(path(p + "_run.csv")));
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const CliResult serve = run_cli("workload serve --platform " + p + " --stream " + shell_quote(one) +
+                                    " --stats " + shell_quote(path(p + "_serve.csv")));
+    ASSERT_EQ(serve.exit_code, 0) << serve.err;
+    const std::string latency = statistic(path(p + "_run.csv"), "system.run.latency");
+    ASSERT_FALSE(latency.empty());
+    EXPECT_EQ(statistic(path(p + "_serve.csv"), "system.serving.latency.max"), latency) << p;
+    EXPECT_EQ(statistic(path(p + "_serve.csv"), "system.serving.queueing.max"), "0") << p;
+  }
+}
+
+// Ten requests at once (an arrival list of zeros): request i waits for the i
+// before it, so its queueing delay is the sum of their latencies and the
+// latencies grow; the CSV has one row per request and is complete.
+TEST(WorkloadServe, SimultaneousArrivalsQueueInOrder) {
+  std::ofstream(path("zeros.txt")) << "0\n0\n0\n0\n0\n0\n0\n0\n0\n0\n";
+  const std::string s = stream("zeros", "model: 'SmolLM2-135M' dataset: 'hpt' documents: 50 document_tokens: 100 "
+                                        "query_tokens: 20 answer_tokens: 2 arrival_list { file: 'zeros.txt' }");
+  const CliResult r = run_cli("workload serve --platform memllm --stream " + shell_quote(s) + " --requests " +
+                              shell_quote(path("r.csv")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("MemLLM: 10 requests, 30 output tokens"), std::string::npos) << r.out;
+  std::istringstream lines(read_text(path("r.csv")));
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line.rfind("request,arrival_ns,start_ns,queueing_ns,ttft_ns,", 0), 0u) << line;
+  double previous_end = 0;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    std::vector<double> v;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) v.push_back(std::stod(cell));
+    ASSERT_EQ(v.size(), 13u) << line;
+    EXPECT_EQ(v[0], rows);
+    EXPECT_EQ(v[1], 0);                     // arrival
+    EXPECT_EQ(v[2], previous_end) << line;  // starts when the previous one ends (FCFS, one at a time)
+    EXPECT_EQ(v[3], v[2]);                  // queueing = start - arrival
+    previous_end = v[8];
+    ++rows;
+  }
+  EXPECT_EQ(rows, 10);
+}
+
+TEST(WorkloadServe, BadInputs) {
+  const std::string one = stream("one", kOne);
+  CliResult r = run_cli("workload serve --platform b1 --stream " + shell_quote(one));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_NE(r.err.find("does not serve request streams"), std::string::npos) << r.err;
+  r = run_cli("workload serve --platform memllm --stream " + shell_quote(one) + " --requests " + shell_quote(one));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  r = run_cli("workload trace --stream " + shell_quote(one) + " --request 3 --out " + shell_quote(path("x.trace")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("has no such request"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("x.trace")));
+}
+
+}  // namespace
+
+namespace {
+
+// The SLO search on a real platform: the probes at the two ends and the
+// bisection's, a bracket printed, exit 0; closed-loop workloads are refused.
+TEST(WorkloadSlo, PrintsProbesAndABracket) {
+  std::ofstream(path("w.txtpb")) << "model: 'SmolLM2-135M' dataset: 'hpt' documents: 50 requests: 8 "
+                                    "poisson { rate_per_s: 1 }";
+  const CliResult r = run_cli("workload slo --platform memllm --workload " + shell_quote(path("w.txtpb")) +
+                              " --slo-ms 400 --low 0.5 --high 200 --steps 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("MemLLM: p99 ttft within 400 ms", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("highest rate within the SLO: between "), std::string::npos) << r.out;
+  int probes = 0;
+  for (size_t at = r.out.find("requests/s: "); at != std::string::npos; at = r.out.find("requests/s: ", at + 1))
+    ++probes;
+  EXPECT_EQ(probes, 3);
+  std::ofstream(path("c.txtpb")) << "model: 'SmolLM2-135M' dataset: 'hpt' documents: 50 requests: 3 "
+                                    "closed_loop { users: 1 }";
+  const CliResult c = run_cli("workload slo --platform memllm --workload " + shell_quote(path("c.txtpb")) +
+                              " --slo-ms 400");
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("use poisson arrivals"), std::string::npos) << c.err;
+}
+
+}  // namespace
