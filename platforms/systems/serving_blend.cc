@@ -1,8 +1,5 @@
 #include "platforms/systems/serving_blend.h"
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <list>
 #include <memory>
 #include <sstream>
@@ -29,35 +26,23 @@ trace::Program platform_program(const schema::LoadedPlatform& loaded) {
   return program;
 }
 
-// The platform's program of one request: its trace is written to a scratch
-// file (the same bytes `ispsim workload trace` writes) and read back checked.
-struct RequestProgram {
-  trace::Header header;
-  std::vector<trace::Op> ops;
-};
-
-RequestProgram request_program(const workload::StreamHeader& stream, const workload::StreamRequest& request,
-                               trace::Program program, const std::string& platform) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("ispsim_serve_" + std::to_string(::getpid()) + ".trace")).string();
-  workload::write_request_trace(stream, request, path);
-  RequestProgram p;
-  p.ops = read_program(path, program, platform, p.header);
-  std::filesystem::remove(path);
-  return p;
+// Where a request's checks point: the stream's request.
+std::string request_where(const workload::StreamRequest& request) {
+  return "request " + std::to_string(request.index()) + " of the stream";
 }
 
 // The KV regions the SSD must hold for the stream (a first pass over it): the
 // longest context, and every request's appended KV one after the other (the
 // drive does not trim a finished request's KV yet).
-ssd::KvSpace stream_kv_space(const std::string& stream_path, trace::Program program, const std::string& platform) {
+ssd::KvSpace stream_kv_space(const std::string& stream_path, trace::Program program) {
   workload::StreamReader reader(stream_path);
   ssd::KvSpace space;
   space.shape = reader.header().model();
   workload::StreamRecord record;
   while (reader.next(record)) {
     if (!record.has_request()) continue;
-    const RequestProgram p = request_program(reader.header(), record.request(), program, platform);
+    const workload::RequestProgram p =
+        workload::request_program(reader.header(), record.request(), program, request_where(record.request()));
     const ssd::KvSpace one = kv_space(p.header, p.ops);
     space.precomputed_tokens = std::max(space.precomputed_tokens, one.precomputed_tokens);
     space.appended_capacity += one.appended_capacity;
@@ -79,7 +64,7 @@ class BlendExecutor : public RequestExecutor {
 
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
     prune();
-    RequestProgram p = request_program(stream_, request, program_, loaded_.platform.name());
+    workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     staging_.reset();  // a fresh staging area: the previous request's is gone first (its stats names)
     memory_.reset();
     memory_ = std::make_unique<host::HostMemory>("system.serving.host_memory", host_config_, stream_.model());
@@ -140,7 +125,7 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);
   check_blend_platform(loaded);
-  const ssd::KvSpace space = stream_kv_space(stream_path, program, loaded.platform.name());
+  const ssd::KvSpace space = stream_kv_space(stream_path, program);
   OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   AtomicFile* csv = outputs.open(options.requests_csv);

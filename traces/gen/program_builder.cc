@@ -88,8 +88,9 @@ struct BlockIds {
 // Writes the ops of one program with consecutive ids.
 class ProgramEmitter {
  public:
-  ProgramEmitter(trace::TraceWriter& writer, const BlendRequest& request, trace::Program program, uint64_t& next_id)
-      : writer_(writer), request_(request), model_(request.model), program_(program), next_id_(next_id) {
+  ProgramEmitter(const std::function<void(const trace::Op&)>& sink, const BlendRequest& request,
+                 trace::Program program, uint64_t& next_id)
+      : sink_(sink), request_(request), model_(request.model), program_(program), next_id_(next_id) {
     context_ = context_of(request);
     prompt_ = context_ + request.query_tokens;
     act_ = dtype_for_bits(model_.activation_bits());
@@ -125,7 +126,7 @@ class ProgramEmitter {
 
   uint64_t emit(Op& op) {
     op.set_id(next_id_++);
-    writer_.write(op);
+    sink_(op);
     return op.id();
   }
 
@@ -416,7 +417,7 @@ class ProgramEmitter {
     decode(head(last_phase, prev, std::nullopt), true);
   }
 
-  trace::TraceWriter& writer_;
+  const std::function<void(const trace::Op&)>& sink_;
   const BlendRequest& request_;
   const trace::ModelShape& model_;
   trace::Program program_;
@@ -569,11 +570,16 @@ trace::Header make_header(const BlendRequest& request, const std::vector<trace::
   return header;
 }
 
-void write_programs(trace::TraceWriter& writer, const BlendRequest& request,
-                    const std::vector<trace::Program>& programs) {
+void emit_programs(const std::function<void(const trace::Op&)>& sink, const BlendRequest& request,
+                   const std::vector<trace::Program>& programs) {
   check_blend_request(request, programs);
   uint64_t next_id = 0;
-  for (trace::Program p : programs) ProgramEmitter(writer, request, p, next_id).write();
+  for (trace::Program p : programs) ProgramEmitter(sink, request, p, next_id).write();
+}
+
+void write_programs(trace::TraceWriter& writer, const BlendRequest& request,
+                    const std::vector<trace::Program>& programs) {
+  emit_programs([&writer](const trace::Op& op) { writer.write(op); }, request, programs);
 }
 
 }  // namespace ispsim::tracegen

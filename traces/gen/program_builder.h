@@ -3,14 +3,14 @@
 // shape-only generator (synthetic HKVD masks) and the functional engine (real
 // masks from real activations), so both emit exactly the same op structure.
 //
-// The op structure is the one of /work/notes/contract4.md, "Trace programs"
-// (summarized in traces/README.md, section "Generated traces"):
+// The op structure (traces/README.md, section "Generated traces"):
 //   C = sum of doc_tokens (positions 0..C-1), Qn query tokens (C..P-1, P = C+Qn),
 //   A answer tokens (decode step s has position P+s), L layers, H = popcount of
 //   every mask hkvd_masks[1..L-1] (index 0 is unused: layer 0 is recomputed fully).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,5 +82,8 @@ trace::Header make_header(const BlendRequest& request, const std::vector<trace::
 // same program. Checks the request first (check_blend_request).
 void write_programs(trace::TraceWriter& writer, const BlendRequest& request,
                     const std::vector<trace::Program>& programs);
+// The same ops, in the same order, handed to `sink` (a trace built in memory).
+void emit_programs(const std::function<void(const trace::Op&)>& sink, const BlendRequest& request,
+                   const std::vector<trace::Program>& programs);
 
 }  // namespace ispsim::tracegen

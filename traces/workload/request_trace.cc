@@ -3,11 +3,23 @@
 #include "traces/gen/seeded_random.h"
 #include "traces/gen/shape_generator.h"
 #include "traces/trace_io.h"
+#include "traces/trace_validator.h"
 
 namespace ispsim::workload {
 namespace {
 
 constexpr uint64_t kMaskStream = 5;  // after the generator's streams (stream_gen.h)
+
+trace::Header request_header(const StreamHeader& header, const StreamRequest& request,
+                             const tracegen::BlendRequest& r) {
+  trace::Producer producer;
+  producer.set_kind(trace::PRODUCER_SHAPE_GENERATOR);
+  producer.set_tool("ispsim workload trace");
+  trace::Setting* s = producer.add_settings();
+  s->set_key("request");
+  s->set_value(std::to_string(request.index()));
+  return tracegen::make_header(r, tracegen::all_programs(), producer, header.workload().dataset());
+}
 
 }  // namespace
 
@@ -32,16 +44,27 @@ tracegen::BlendRequest blend_request(const StreamHeader& header, const StreamReq
 
 void write_request_trace(const StreamHeader& header, const StreamRequest& request, const std::string& path) {
   const tracegen::BlendRequest r = blend_request(header, request);
-  trace::Producer producer;
-  producer.set_kind(trace::PRODUCER_SHAPE_GENERATOR);
-  producer.set_tool("ispsim workload trace");
-  trace::Setting* s = producer.add_settings();
-  s->set_key("request");
-  s->set_value(std::to_string(request.index()));
-  const auto programs = tracegen::all_programs();
-  trace::TraceWriter writer(path, tracegen::make_header(r, programs, producer, header.workload().dataset()));
-  tracegen::write_programs(writer, r, programs);
+  trace::TraceWriter writer(path, request_header(header, request, r));
+  tracegen::write_programs(writer, r, tracegen::all_programs());
   writer.close();
+}
+
+RequestProgram request_program(const StreamHeader& header, const StreamRequest& request, trace::Program program,
+                               const std::string& where) {
+  const tracegen::BlendRequest r = blend_request(header, request);
+  RequestProgram p;
+  p.header = request_header(header, request, r);
+  trace::TraceValidator validator(where);
+  validator.check_header(p.header);
+  tracegen::emit_programs(
+      [&](const trace::Op& op) {
+        validator.check_op(op);
+        if (op.program() == program) p.ops.push_back(op);
+      },
+      r, tracegen::all_programs());
+  validator.check_end(false);
+  for (trace::ProgramInfo& info : *p.header.mutable_programs()) info.set_op_count(validator.ops_of(info.program()));
+  return p;
 }
 
 }  // namespace ispsim::workload

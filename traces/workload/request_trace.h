@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "traces/gen/program_builder.h"
 #include "traces/workload/workload.pb.h"
@@ -16,5 +17,14 @@ tracegen::BlendRequest blend_request(const StreamHeader& header, const StreamReq
 
 // Writes the trace of `request` (all three programs) to `path`, atomically.
 void write_request_trace(const StreamHeader& header, const StreamRequest& request, const std::string& path);
+
+// The same trace in memory: its header (op counts filled in) and the ops of
+// `program`, checked op by op as a trace file is (BadInput names `where`).
+struct RequestProgram {
+  trace::Header header;
+  std::vector<trace::Op> ops;
+};
+RequestProgram request_program(const StreamHeader& header, const StreamRequest& request, trace::Program program,
+                               const std::string& where);
 
 }  // namespace ispsim::workload
