@@ -321,6 +321,13 @@ ISPSIM_AVX512 void int_softmax_avx512(const int32_t* x, int n, const IExpParams&
 }
 
 namespace {
+// One step of the normalisation: lanes below 2^(31 − bits) shift left by bits.
+ISPSIM_AVX512 inline void normalise_step(int bits, __m512i& dn, __m512i& s) {
+  const __mmask8 m = _mm512_cmplt_epu64_mask(dn, _mm512_set1_epi64(int64_t{1} << (31 - bits)));
+  dn = _mm512_mask_sllv_epi64(dn, m, dn, _mm512_set1_epi64(bits));
+  s = _mm512_mask_add_epi64(s, m, s, _mm512_set1_epi64(bits));
+}
+
 // ⌊e · 2^30 / d⌋ on 8 lanes, for 0 <= e < d and 2^23 <= d < 2^31 (the
 // sigmoid's quotient: d = one + e, one > 2^25). AVX-512 has no integer
 // division: d is normalised to dn = d · 2^s in [2^30, 2^31), its reciprocal
@@ -330,13 +337,6 @@ namespace {
 // estimate e · Y / 2^(31 − s) is then corrected with the exact remainder until
 // 0 <= e · 2^30 − q · d < d, so the result is the division's whatever the
 // estimate's error (a few units). Every product is 32 x 32 bits (vpmuludq).
-// One step of the normalisation: lanes below 2^(31 − bits) shift left by bits.
-ISPSIM_AVX512 inline void normalise_step(int bits, __m512i& dn, __m512i& s) {
-  const __mmask8 m = _mm512_cmplt_epu64_mask(dn, _mm512_set1_epi64(int64_t{1} << (31 - bits)));
-  dn = _mm512_mask_sllv_epi64(dn, m, dn, _mm512_set1_epi64(bits));
-  s = _mm512_mask_add_epi64(s, m, s, _mm512_set1_epi64(bits));
-}
-
 ISPSIM_AVX512 inline __m512i quotient_q30_lanes(__m512i e, __m512i d) {
   __m512i dn = d, s = _mm512_setzero_si512();
   for (int bits : {4, 2, 1}) normalise_step(bits, dn, s);
