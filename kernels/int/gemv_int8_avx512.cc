@@ -320,65 +320,25 @@ ISPSIM_AVX512 void int_softmax_avx512(const int32_t* x, int n, const IExpParams&
   normalize_probs(out, n, _mm512_reduce_add_epi64(sum), out_frac_bits);
 }
 
-namespace {
-// One step of the normalisation: lanes below 2^(31 − bits) shift left by bits.
-ISPSIM_AVX512 inline void normalise_step(int bits, __m512i& dn, __m512i& s) {
-  const __mmask8 m = _mm512_cmplt_epu64_mask(dn, _mm512_set1_epi64(int64_t{1} << (31 - bits)));
-  dn = _mm512_mask_sllv_epi64(dn, m, dn, _mm512_set1_epi64(bits));
-  s = _mm512_mask_add_epi64(s, m, s, _mm512_set1_epi64(bits));
-}
-
-// ⌊e · 2^30 / d⌋ on 8 lanes, for 0 <= e < d and 2^23 <= d < 2^31 (the
-// sigmoid's quotient: d = one + e, one > 2^25). AVX-512 has no integer
-// division: d is normalised to dn = d · 2^s in [2^30, 2^31), its reciprocal
-// Y ≈ 2^61 / dn (Q30 of 2^31 / dn) starts from the linear 48/17 − 32/17 · x
-// (relative error <= 1/17 for x = dn / 2^31 in [0.5, 1)) and takes three Newton
-// steps Y · (2 − x · Y) (1/17 → 2^-8 → 2^-16 → 2^-30, the Q30 rounding); the
-// estimate e · Y / 2^(31 − s) is then corrected with the exact remainder until
-// 0 <= e · 2^30 − q · d < d, so the result is the division's whatever the
-// estimate's error (a few units). Every product is 32 x 32 bits (vpmuludq).
-ISPSIM_AVX512 inline __m512i quotient_q30_lanes(__m512i e, __m512i d) {
-  __m512i dn = d, s = _mm512_setzero_si512();
-  for (int bits : {4, 2, 1}) normalise_step(bits, dn, s);
-  constexpr int64_t k48_17 = 3031741621, k32_17 = 2021161080;  // round(48 / 17 · 2^30), round(32 / 17 · 2^30)
-  __m512i y = _mm512_sub_epi64(_mm512_set1_epi64(k48_17), _mm512_srli_epi64(_mm512_mul_epu32(dn, _mm512_set1_epi64(k32_17)), 31));
-  for (int step = 0; step < 3; ++step) {
-    const __m512i xy = _mm512_srli_epi64(_mm512_mul_epu32(dn, y), 31);
-    y = _mm512_srli_epi64(_mm512_mul_epu32(y, _mm512_sub_epi64(_mm512_set1_epi64(int64_t{1} << 31), xy)), 30);
-  }
-  __m512i q = _mm512_srlv_epi64(_mm512_mul_epu32(e, y), _mm512_sub_epi64(_mm512_set1_epi64(31), s));
-  __m512i rem = _mm512_sub_epi64(_mm512_slli_epi64(e, 30), _mm512_mul_epu32(q, d));
-  const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
-  for (__mmask8 m; (m = _mm512_cmplt_epi64_mask(rem, zero));)
-    q = _mm512_mask_sub_epi64(q, m, q, one), rem = _mm512_mask_add_epi64(rem, m, rem, d);
-  for (__mmask8 m; (m = _mm512_cmpge_epi64_mask(rem, d));)
-    q = _mm512_mask_add_epi64(q, m, q, one), rem = _mm512_mask_sub_epi64(rem, m, rem, d);
-  return q;
-}
-}  // namespace
-
-ISPSIM_AVX512 void sigmoid_quotients_avx512(const int64_t* e, int n, int64_t one, int64_t* q) {
-  for (int i = 0; i < n; i += 8) {
-    const __mmask8 valid = mask8(n - i);
-    const __m512i ev = _mm512_maskz_loadu_epi64(valid, e + i);
-    _mm512_mask_storeu_epi64(q + i, valid, quotient_q30_lanes(ev, _mm512_add_epi64(_mm512_set1_epi64(one), ev)));
-  }
-}
-
 // SwiGLU on 8 int64 lanes, step for step as int_swiglu: i-exp of −|gate|,
-// sigmoid(−|gate|) = ⌊e · 2^30 / (one + e)⌋ (quotient_q30_lanes), the sign
-// mirror, SiLU and the product with up, all within int64 (|gate|, |silu| <
-// 2^31, sigmoid <= 2^30).
+// sigmoid(−|gate|) = ⌊e · 2^30 / (one + e)⌋ (the divisor differs per
+// element and AVX-512 has no integer division, so the 8 quotients are taken
+// in scalar registers), the sign mirror, SiLU and the product with up, all
+// within int64 (|gate|, |silu| < 2^31, sigmoid <= 2^30).
 ISPSIM_AVX512 void int_swiglu_avx512(const int32_t* gate, const int32_t* up, int n, const IExpParams& params, int shift,
                                      int32_t* out) {
   const __m512i one = _mm512_set1_epi64(params.one), q30 = _mm512_set1_epi64(int64_t{1} << 30);
   const __m512i half30 = _mm512_set1_epi64(int64_t{1} << 29), half = _mm512_set1_epi64(int64_t{1} << (shift - 1));
+  alignas(64) uint64_t num[8], den[8];
   for (int i = 0; i < n; i += 8) {
     const __mmask8 valid = mask8(n - i);
     const __m512i g = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, gate + i));
     const __m512i u = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(valid, up + i));
     const __m512i e = i_exp_lanes(_mm512_sub_epi64(_mm512_setzero_si512(), _mm512_abs_epi64(g)), params);
-    const __m512i nh = quotient_q30_lanes(e, _mm512_add_epi64(one, e));
+    _mm512_store_si512(num, _mm512_slli_epi64(e, 30));
+    _mm512_store_si512(den, _mm512_add_epi64(one, e));
+    for (int l = 0; l < 8; ++l) num[l] /= den[l];
+    const __m512i nh = _mm512_load_si512(num);
     const __m512i sig = _mm512_mask_sub_epi64(nh, _mm512_cmpge_epi64_mask(g, _mm512_setzero_si512()), q30, nh);
     const __m512i silu = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(g, sig), half30), 30);
     const __m512i y = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(silu, u), half), static_cast<unsigned>(shift));

@@ -36,9 +36,6 @@ void weighted_sum_s32_avx512(const int32_t* p, int ldp, int nq, const int32_t* v
 // int_swiglu of int_activation.h for out shifts in [1, 62] (params = i_exp_params(gate_frac_bits)).
 void int_swiglu_avx512(const int32_t* gate, const int32_t* up, int n, const IExpParams& params, int shift,
                        int32_t* out);
-// q[i] = ⌊e[i] · 2^30 / (one + e[i])⌋ for 0 <= e[i] <= one, 2^23 <= one < 2^30:
-// the SwiGLU's sigmoid quotient in vector lanes (exposed for its test).
-void sigmoid_quotients_avx512(const int64_t* e, int n, int64_t one, int64_t* q);
 // score_tiles_s32 / scores_to_probs of int_attention.h (the row maxima fused into the score tiles).
 void score_tiles_s32_avx512(const int32_t* q, int ldq, int nq, const int32_t* key_tiles, int head_dim, int tiles,
                             const int* len, int64_t* s, int lds, ScoreMax* max);

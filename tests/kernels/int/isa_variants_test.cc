@@ -15,7 +15,6 @@
 
 #include "common/error.h"
 #include "kernels/int/gemv_int8.h"
-#include "kernels/int/gemv_int8_avx512.h"
 #include "kernels/int/int_activation.h"
 #include "kernels/int/int_exp.h"
 #include "kernels/int/int_norm.h"
@@ -255,26 +254,6 @@ TEST_P(IsaVariants, SwigluIsBitExactWithScalar) {
           int_swiglu(got.data(), gate_frac, up.data(), up_frac, n, got.data(), out_frac);  // in place
           ASSERT_EQ(got, want) << "gate frac " << gate_frac << ", shift " << out_shift << ", n " << n << ", range " << range;
         }
-}
-
-// The sigmoid's quotient ⌊e · 2^30 / (one + e)⌋ in vector lanes against the
-// division, for every e that i-exp can produce: all inputs above the underflow
-// bound at the working scales 12-14 (every input scale maps onto one of them).
-TEST_P(IsaVariants, SwigluQuotientEqualsDivisionForEveryExponential) {
-#if defined(ISPSIM_HAVE_X86_SIMD)
-  if (GetParam() < Isa::kAvx512) GTEST_SKIP() << "the vector quotient runs at avx512 and above";
-  for (int frac : {12, 13, 14}) {
-    const IExpParams params = i_exp_params(frac);
-    std::vector<int64_t> e, got;
-    for (int64_t a = 0; a <= params.underflow + 1; ++a) e.push_back(i_exp(-a, params));
-    got.resize(e.size());
-    sigmoid_quotients_avx512(e.data(), static_cast<int>(e.size()), params.one, got.data());
-    for (size_t i = 0; i < e.size(); ++i)
-      ASSERT_EQ(got[i], (e[i] << 30) / (params.one + e[i])) << "frac " << frac << ", e " << e[i];
-  }
-#else
-  GTEST_SKIP() << "not an x86-64 build";
-#endif
 }
 
 // Token-wise requantization of int32 rows (the norms' inputs): every level
