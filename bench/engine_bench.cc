@@ -3,7 +3,8 @@
 // and GGUF files of the same shape, against llama.cpp in the same run.
 //   1. ISA levels this CPU/OS supports (kernels/model/cpu_isa.h);
 //   2. single-thread streaming read bandwidth (sum over a 512 MiB buffer, best of 5);
-//   3. the int8 GEMV kernel alone at every supported level, from DRAM;
+//   3. the int8 GEMV kernel alone at every supported level, from DRAM, and the
+//      prefill GEMM (512 tokens) at every level;
 //   4. a random-weight model with SmolLM2-135M's shape (and, with --model, a
 //      trained one): prefill tokens/s of a --prefill-token prompt (default 512,
 //      one batched forward) and decode tokens/s after a --prompt-token prompt
@@ -102,26 +103,35 @@ double stream_read_gbps() {
   return best;
 }
 
-void bench_gemv(int rows, int cols, int reps) {
+// The int8 kernel on `tokens` input rows at every supported level: decode's
+// GEMV (tokens = 1, weights from DRAM when they exceed the caches) and the
+// prefill GEMM (the amx level runs it on AMX tiles).
+void bench_gemm(int tokens, int rows, int cols, int reps) {
   std::mt19937 rng(1);
   std::uniform_int_distribution<int> d(-127, 127);
-  std::vector<int8_t> W(static_cast<size_t>(rows) * cols), x(cols);
+  std::vector<int8_t> W(static_cast<size_t>(rows) * cols), X(static_cast<size_t>(tokens) * cols);
   for (auto& v : W) v = static_cast<int8_t>(d(rng));
-  for (auto& v : x) v = static_cast<int8_t>(d(rng));
+  for (auto& v : X) v = static_cast<int8_t>(d(rng));
   const int groups = (cols + 127) / 128;
-  std::vector<integer::Dyadic> act(groups, integer::Dyadic{12345, 20}),
+  std::vector<integer::Dyadic> act(static_cast<size_t>(tokens) * groups, integer::Dyadic{12345, 20}),
       wsc(static_cast<size_t>(rows) * groups, integer::Dyadic{1234567, 30});
   const integer::PackedS8 packed = integer::pack_s8(W.data(), rows, cols, 128, wsc.data());
-  std::vector<int32_t> y(rows);
+  std::vector<int32_t> Y(static_cast<size_t>(tokens) * rows);
   for (model::Isa isa : model::supported_isas()) {
     model::set_active_isa(isa);
-    integer::gemm_s8_grouped(W.data(), x.data(), 1, rows, cols, 128, act.data(), wsc.data(), y.data(), &packed);
+    auto run = [&] {
+      integer::gemm_s8_grouped(W.data(), X.data(), tokens, rows, cols, 128, act.data(), wsc.data(), Y.data(), &packed);
+    };
+    run();
     const double c0 = thread_cpu_seconds();
-    for (int r = 0; r < reps; ++r)
-      integer::gemm_s8_grouped(W.data(), x.data(), 1, rows, cols, 128, act.data(), wsc.data(), y.data(), &packed);
+    for (int r = 0; r < reps; ++r) run();
     const double t = (thread_cpu_seconds() - c0) / reps;
-    std::printf("  gemv int8 %6d x %-5d (%7.2f MB) %-7s group-wise  %8.3f ms  %6.2f GB/s of weights (per CPU second)\n",
-                rows, cols, W.size() / 1e6, model::isa_name(isa), t * 1e3, W.size() / t / 1e9);
+    if (tokens == 1)
+      std::printf("  gemv int8 %6d x %-5d (%7.2f MB) %-7s group-wise  %8.3f ms  %6.2f GB/s of weights (per CPU second)\n",
+                  rows, cols, W.size() / 1e6, model::isa_name(isa), t * 1e3, W.size() / t / 1e9);
+    else
+      std::printf("  gemm int8 %d tokens x %d x %-5d %-7s group-wise  %8.3f ms  %7.1f G multiply-adds/s (per CPU second)\n",
+                  tokens, rows, cols, model::isa_name(isa), t * 1e3, static_cast<double>(tokens) * W.size() / t / 1e9);
   }
 }
 
@@ -354,10 +364,11 @@ int main(int argc, char** argv) {
                   "at GGUF files of the same shape; see bench/README.md)\n");
     const double bw = stream_read_gbps();
     std::printf("memory: single-thread streaming read %.2f GB/s (512 MiB buffer, best of 5, per CPU second)\n", bw);
-    std::printf("int8 GEMV kernel at each level:\n");
-    const model::Isa chosen = model::active_isa();  // the GEMV runs at every level, the models at this one
-    bench_gemv(1536, 576, 2000);
-    bench_gemv(49152, 576, 20);
+    std::printf("int8 GEMV and prefill GEMM kernels at each level:\n");
+    const model::Isa chosen = model::active_isa();  // the kernels run at every level, the models at this one
+    bench_gemm(1, 1536, 576, 2000);
+    bench_gemm(1, 49152, 576, 20);
+    bench_gemm(512, 1536, 576, 3);
     model::set_active_isa(chosen);
     if (o.kernels_only) return 0;
     if (o.random) {

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/int/amx_gemm.h"
 #include "kernels/int/gemv_int8_avx2.h"
 #include "kernels/int/gemv_int8_avx512.h"
 #include "kernels/model/cpu_isa.h"
@@ -84,12 +85,20 @@ void weighted_sum_s32(const int32_t* p, int ldp, int nq, const int32_t* v, int l
 }
 
 PackedS8 pack_s8(const int8_t* W, int rows, int cols, int group, const Dyadic* weight_scale) {
+  if (!model::isa_supported(Isa::kAvx512)) return PackedS8{};
+  return pack_s8_any_cpu(W, rows, cols, group, weight_scale);
+}
+
+PackedS8 pack_s8_any_cpu(const int8_t* W, int rows, int cols, int group, const Dyadic* weight_scale) {
   PackedS8 p;
-  if (!model::isa_supported(Isa::kAvx512) || group % 4 != 0 || group > 256 || rows <= 0 || cols <= 0) return p;
+  if (group % 4 != 0 || group > 256 || rows <= 0 || cols <= 0) return p;
   p.rows = rows, p.cols = cols, p.group = group, p.groups = (cols + group - 1) / group;
   p.cols_padded = (cols + 3) / 4 * 4;
   const int blocks = (rows + 15) / 16, kq = p.cols_padded / 4;
-  p.data.assign(static_cast<size_t>(blocks) * kq * 64, 0);
+  // Zeros past the last block: a tile load of the last group's last chunk
+  // reads up to groups · group columns (amx_gemm_kernel.h).
+  const int tail_quads = p.groups * group / 4 - kq;
+  p.data.assign((static_cast<size_t>(blocks) * kq + tail_quads) * 64, 0);
   p.wsum128.assign(static_cast<size_t>(blocks) * p.groups * 16, 0);
   p.wmult.assign(p.wsum128.size(), 0);
   p.wshift.assign(p.wsum128.size(), 1);
@@ -143,6 +152,8 @@ thread_local std::vector<uint8_t> t_biased;  // X + 128 for the VNNI kernel (reu
 
 void gemm_s8_grouped(const int8_t* W, const int8_t* X, int tokens, int rows, int cols, int group,
                      const Dyadic* act_scale, const Dyadic* weight_scale, int32_t* Y, const PackedS8* packed) {
+  if (packed && !packed->empty() && tokens >= kAmxMinTokens && model::active_isa() >= Isa::kAmx && amx_hardware_built())
+    return gemm_s8_tiles(*packed, X, tokens, act_scale, Y, TileBackend::kHardware);
 #if defined(ISPSIM_HAVE_X86_SIMD)
   if (packed && !packed->empty() && model::active_isa() >= Isa::kAvx512) {
     const int stride = packed->cols_padded;

@@ -8,7 +8,8 @@
 //
 // Dispatch follows model::active_isa() (kernels/model/cpu_isa.h): scalar, AVX2
 // (maddubs on the row-major weights), AVX-512 VNNI (vpdpbusd on a packed copy
-// of the weights, PackedS8). Every variant computes the exact int32 partial
+// of the weights, PackedS8), AMX-INT8 (tiles on the same packed copy, for
+// batches of kAmxMinTokens or more: amx_gemm.h). Every variant computes the exact int32 partial
 // sums and the same int64 rounding, so all are bit-identical. Threads
 // (model::engine_threads()) split the weight rows; results do not depend on it.
 #pragma once
@@ -26,7 +27,8 @@ namespace ispsim::integer {
 // four bytes broadcast yields 16 rows' partial sums. Per (block, group, row):
 // 128·Σw (the x + 128 unsigned-operand correction) and the weight scale as
 // int64 vectors. Built once per matrix at load (pack_s8); empty when the CPU
-// lacks AVX-512 VNNI or the group is not a multiple of 4 or exceeds 256.
+// lacks AVX-512 VNNI or the group is not a multiple of 4 or exceeds 256. A
+// block's 16 consecutive column quads are also an AMX B tile (amx_gemm.h).
 struct PackedS8 {
   int rows = 0, cols = 0, group = 0, groups = 0, cols_padded = 0;
   std::vector<int8_t> data;
@@ -35,6 +37,8 @@ struct PackedS8 {
   bool empty() const { return data.empty(); }
 };
 PackedS8 pack_s8(const int8_t* W, int rows, int cols, int group, const Dyadic* weight_scale);
+// The same layout whatever the CPU (the AMX tile emulation's tests).
+PackedS8 pack_s8_any_cpu(const int8_t* W, int rows, int cols, int group, const Dyadic* weight_scale);
 
 // Which dot-product kernel runs; set_simd_enabled(false) forces the portable one
 // (it sets model::active_isa() to scalar, true to the best level).

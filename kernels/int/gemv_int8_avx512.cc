@@ -114,6 +114,19 @@ const BlockFn kBlocks[kTokenTile] = {block_tokens<1>, block_tokens<2>, block_tok
 
 }  // namespace
 
+ISPSIM_AVX512 void scale_add_rows_avx512(const int32_t* partial, int ld_partial, int tokens, const Dyadic* act,
+                                         int act_stride, const int64_t* wmult, const int64_t* wshift, int64_t* sums,
+                                         int ld_sums) {
+  for (int t = 0; t < tokens; ++t) {
+    int64_t* s = sums + static_cast<int64_t>(t) * ld_sums;
+    __m512i lo = _mm512_loadu_si512(s), hi = _mm512_loadu_si512(s + 8);
+    scale_and_add(_mm512_loadu_si512(partial + static_cast<int64_t>(t) * ld_partial),
+                  act[static_cast<int64_t>(t) * act_stride], wmult, wshift, lo, hi);
+    _mm512_storeu_si512(s, lo);
+    _mm512_storeu_si512(s + 8, hi);
+  }
+}
+
 void gemm_s8_packed_avx512(const PackedS8& pk, const uint8_t* X, int tokens, const Dyadic* act, int r0, int r1,
                            int32_t* Y) {
   // Blocks of 16 rows in the outer loop: one block's weights (16 x cols bytes)

@@ -19,6 +19,10 @@ struct ScoreMax;
 // tokens; X_biased is X + 128 as bytes, [tokens][packed.cols_padded].
 void gemm_s8_packed_avx512(const PackedS8& packed, const uint8_t* X_biased, int tokens, const Dyadic* act_scale,
                            int r0, int r1, int32_t* Y);
+// The AMX kernel's scaling of one group (ScaleRowsFn of amx_gemm_kernel.h):
+// sums[t][r] += round(partial[t][r] · act[t].mult · wmult[r], act[t].shift + wshift[r]), r < 16.
+void scale_add_rows_avx512(const int32_t* partial, int ld_partial, int tokens, const Dyadic* act, int act_stride,
+                           const int64_t* wmult, const int64_t* wshift, int64_t* sums, int ld_sums);
 // dot_s32 / axpy_s32 of gemv_int8.h.
 int64_t dot_s32_avx512(const int32_t* a, const int32_t* b, int n);
 void axpy_s32_avx512(int64_t p, const int32_t* v, int n, int64_t* acc);

@@ -26,11 +26,13 @@ unsigned long long read_xcr0() {
   return (static_cast<unsigned long long>(edx) << 32) | eax;
 }
 
-// Linux keeps AMX tile data disabled per process until it is requested
-// (ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18).
+// Linux keeps AMX tile data disabled per process until it is requested; the
+// permission then holds for every thread of the process (values from the
+// kernel's arch/x86/include/uapi/asm/prctl.h and fpu/xstate.h).
 bool request_amx_permission() {
 #if defined(__linux__)
-  return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 #else
   return false;
 #endif

@@ -8,8 +8,8 @@
 //   scalar   portable C++ (the reference every other variant is tested against)
 //   avx2     AVX2 + FMA (FP32), AVX2 maddubs (INT8)
 //   avx512   AVX-512 F/BW/DQ/VL + VNNI (INT8 vpdpbusd), 512-bit FP32 FMA
-//   amx      AVX-512 level plus AMX-INT8 tiles (detected and reported; the
-//            INT8 kernels run the avx512 code at this level, see README)
+//   amx      AVX-512 level plus AMX-INT8 tiles (the INT8 prefill GEMM on
+//            tiles, kernels/int/amx_gemm.h; everything else as avx512)
 #pragma once
 
 #include <ostream>
