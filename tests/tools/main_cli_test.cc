@@ -14,7 +14,7 @@ TEST(IspsimCli, UnknownCommandIsOneStderrLineAndExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "ispsim: error: unknown command 'frobnicate' (commands: run, compare, trace, describe, engine, sweep, reproduce; "
+            "ispsim: error: unknown command 'frobnicate' (commands: run, compare, trace, describe, engine, sweep, reproduce, rerun; "
             "see ispsim --help)\n");
 }
 
@@ -70,6 +70,6 @@ TEST(IspsimCli, EveryCommandAndActionIsInTheUsageAndHasItsOwnHelp) {
       EXPECT_FALSE(help.out.empty()) << command << " " << name;
     }
   }
-  EXPECT_EQ(commands, 7);
+  EXPECT_EQ(commands, 8);
   EXPECT_EQ(actions, 6 + 8);  // trace: dump, stats, pack, gen, chakra-export, chakra-import; engine: eight
 }

@@ -51,5 +51,6 @@ int engine_blend(const Args& args);
 int trace_gen_decode(const Args& args);  // cmd_trace_decode.cc: trace gen --decode (paper 1 decode programs)
 int sweep(const Args& args);     // cmd_sweep.cc: many runs from a sweep file, Slurm shards
 int reproduce(const Args& args); // cmd_reproduce.cc: a paper's figures into one folder
+int rerun(const Args& args);     // cmd_rerun.cc: a result file's runs again, checked against it
 
 }  // namespace ispsim::cli

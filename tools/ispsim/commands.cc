@@ -19,6 +19,7 @@ const std::vector<Subcommand>& commands() {
       {"engine", "the functional integer-only LLM engine", engine},
       {"sweep", "many simulations from a sweep file, locally (-j) or as a Slurm job array", sweep},
       {"reproduce", "a paper's figures and tables into one folder: memllm | cim", reproduce},
+      {"rerun", "rerun a result file's runs from its recorded configuration and check the numbers", rerun},
   };
   return table;
 }
