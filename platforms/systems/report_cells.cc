@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include <boost/json.hpp>
 
@@ -27,6 +28,13 @@ std::string shortest_number(double value) {
     if (std::strtod(buf, nullptr) == value) break;
   }
   return buf;
+}
+
+double exact_number(const std::string& text) {
+  char* end = nullptr;
+  const double d = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) throw std::runtime_error("'" + text + "' is not a number");
+  return d;
 }
 
 std::string csv_cell(const std::string& s) {

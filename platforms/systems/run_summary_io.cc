@@ -2,7 +2,6 @@
 
 #include <boost/json.hpp>
 
-#include <cstdlib>
 #include <stdexcept>
 
 #include "common/error.h"
@@ -25,13 +24,7 @@ json::object map_to_json(const Map& m) {
   return o;
 }
 
-double double_of(const json::value& v) {
-  const json::string& text = v.as_string();
-  char* end = nullptr;
-  const double d = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) throw std::runtime_error("not a number: " + std::string(text));
-  return d;
-}
+double double_of(const json::value& v) { return exact_number(std::string(v.as_string())); }
 
 }  // namespace
 

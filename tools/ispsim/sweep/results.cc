@@ -2,7 +2,6 @@
 
 #include <boost/json.hpp>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -78,12 +77,7 @@ const double* find_metric(const Metrics& m, const std::string& name) {
 // A run file's metric: its shortest exact text (Boost.JSON's parser may read a
 // number 1 ulp off), or a number (files of earlier versions, shard tables).
 double metric_value(const json::value& v) {
-  if (!v.is_string()) return v.to_number<double>();
-  const std::string text(v.as_string());
-  char* end = nullptr;
-  const double d = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) throw std::runtime_error("metric value " + text + " is not a number");
-  return d;
+  return v.is_string() ? systems::exact_number(std::string(v.as_string())) : v.to_number<double>();
 }
 
 }  // namespace
