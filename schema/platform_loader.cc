@@ -5,6 +5,10 @@
 #include <filesystem>
 #include <map>
 
+#include <google/protobuf/field_mask.pb.h>
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/util/field_mask_util.h>
+
 #include "common/data_dir.h"
 #include "common/error.h"
 #include "schema/defaults.h"
@@ -195,6 +199,24 @@ LoadedPlatform load_platform_text(const std::string& text, const std::string& wh
 LoadedPlatform load_platform(const std::string& name_or_path,
                              const std::vector<std::string>& overrides) {
   return load_platform_file(find_platform_file(name_or_path), overrides);
+}
+
+std::string configuration_text(const LoadedPlatform& loaded) {
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(loaded.platform, &text);
+  return text;
+}
+
+std::string settings_text(const LoadedPlatform& loaded) {
+  google::protobuf::FieldMask mask;
+  for (const auto* paths : {&loaded.from_file, &loaded.from_presets, &loaded.from_overrides})
+    for (const std::string& path : *paths)
+      if (path != "host_preset" && path != "ssd_preset") mask.add_paths(path);
+  Platform settings;  // presets merged in: named again they would apply over --set values
+  google::protobuf::util::FieldMaskUtil::MergeMessageTo(loaded.platform, mask, {}, &settings);
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(settings, &text);
+  return text;
 }
 
 }  // namespace ispsim::schema

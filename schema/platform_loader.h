@@ -58,4 +58,12 @@ LoadedPlatform load_platform_text(const std::string& text, const std::string& wh
 LoadedPlatform load_platform(const std::string& name_or_path,
                              const std::vector<std::string>& overrides = {});
 
+// The platform after defaults, presets and overrides as textproto: every
+// parameter's value, the configuration a result records.
+std::string configuration_text(const LoadedPlatform& loaded);
+// Only what the file, its presets and the overrides set, with their values
+// (presets merged in, not named): load_platform_text of it gives the same
+// platform wherever the defaults are the same.
+std::string settings_text(const LoadedPlatform& loaded);
+
 }  // namespace ispsim::schema

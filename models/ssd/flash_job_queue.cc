@@ -11,8 +11,6 @@ FlashJobQueue::FlashJobQueue(sc_core::sc_module_name name, bool programs_beside_
   SC_METHOD(start_next);
   sensitive << kick_;
   dont_initialize();
-  stats_.formula_integer("jobs", "count", "flash jobs started (reads, appends, attention passes, in-flash GEMVs)",
-                         [this] { return started_; });
   stats_.formula("busy_time", "ns", "time some job held the flash", [this] { return busy_ps_ * 1e-3; });
   stats_.formula("utilization", "ratio", "busy time / simulated time", [this] {
     const double now = double(sc_core::sc_time_stamp().value());

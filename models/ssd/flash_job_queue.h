@@ -38,7 +38,7 @@ class FlashJobQueue : public sc_core::sc_module {
 
   bool idle() const;
   bool programs_beside_reads() const { return two_lanes_; }
-  uint64_t jobs_started() const { return started_; }
+  uint64_t jobs_started() const { return started_.value(); }
   // Simulated time some job held the flash (overlapping jobs of the two lanes count once).
   sc_core::sc_time busy_time() const { return sc_core::sc_time::from_value(busy_ps_); }
   // Kinds of the first kHistoryKept jobs in the order they started (for tests
@@ -63,10 +63,11 @@ class FlashJobQueue : public sc_core::sc_module {
   unsigned running_ = 0;
   uint64_t running_since_ps_ = 0;
   sc_core::sc_event kick_;
-  uint64_t started_ = 0;
+  stats::Group stats_;  // before the statistics that register in it
+  stats::Counter& started_ =
+      stats_.counter("jobs", "count", "flash jobs started (reads, appends, attention passes, in-flash GEMVs)");
   uint64_t busy_ps_ = 0;
   std::vector<std::string> history_;
-  stats::Group stats_;
 };
 
 }  // namespace ispsim::ssd

@@ -396,12 +396,14 @@ void summarise(BlendRun& run, RunSummary& summary) {
   summarise_traffic(run.system.pcie, run.system.ssd, summary);
   // Energy until the background writes finished, which may be after the last op.
   summarise_energy(run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps())), summary);
+  capture_stats(summary);
 }
 
 // --- write ------------------------------------------------------------------
 
 // The run's own statistics next to the devices', then all of them.
-void write_run_stats(const Runtime& runtime, const RunSummary& summary, const PhaseBusy& phase_busy, AtomicFile& file) {
+void write_run_stats(const Runtime& runtime, const RunSummary& summary, const PhaseBusy& phase_busy, AtomicFile& file,
+                     const std::string& provenance) {
   stats::Group run("system.run");
   run.formula("latency", "ns", "end-to-end latency of the request (completion of its last op)",
               [&] { return summary.latency_ns; });
@@ -429,7 +431,7 @@ void write_run_stats(const Runtime& runtime, const RunSummary& summary, const Ph
   run.formula_integer("ssd_attention_prefetches", "count",
                       "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
                       [&] { return runtime.ssd_prefetches(); });
-  write_stats(file);
+  write_stats(file, provenance);
 }
 
 // Each phase's average power (its energy over its time) from its start on,
@@ -466,9 +468,9 @@ void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases
 
 // Writes the files that `outputs` commits, the waveform's among them.
 void write_outputs(BlendRun& run, const RunSummary& summary, OutputFiles& outputs, AtomicFile* stats_file,
-                   AtomicFile* timeline_file) {
+                   AtomicFile* timeline_file, const std::string& stats_provenance) {
   if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()), outputs);
-  if (stats_file) write_run_stats(run.runtime, summary, run.busy, *stats_file);
+  if (stats_file) write_run_stats(run.runtime, summary, run.busy, *stats_file, stats_provenance);
   if (timeline_file) write_timeline(run.runtime, run.phases.spans(), summary, run.timeline, *timeline_file);
 }
 
@@ -497,7 +499,7 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   BlendRun run(loaded, input, options, timeline_file != nullptr);
   simulate(run.runtime, trace_path);
   summarise(run, summary);
-  write_outputs(run, summary, outputs, stats_file, timeline_file);
+  write_outputs(run, summary, outputs, stats_file, timeline_file, options.stats_provenance);
   if (options.before_commit) options.before_commit(summary);
   outputs.commit();
   return summary;

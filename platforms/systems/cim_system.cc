@@ -396,9 +396,11 @@ void summarise(CimRun& run, RunSummary& summary) {
   summary.energy_j_by_phase = energy.j_by_phase;
   summary.average_w = energy.average_w;
   summary.peak_w = energy.peak_w;
+  capture_stats(summary);
 }
 
-void write_run_stats(const CimRun& run, const RunSummary& summary, uint64_t max_context, AtomicFile& file) {
+void write_run_stats(const CimRun& run, const RunSummary& summary, uint64_t max_context, AtomicFile& file,
+                     const std::string& provenance) {
   stats::Group group("system.run");
   group.formula("latency", "ns", "simulated time of the decode steps", [&] { return summary.latency_ns; });
   group.formula("analytic_latency", "ns", "the same steps timed with paper 1's eq. (4) model",
@@ -416,7 +418,7 @@ void write_run_stats(const CimRun& run, const RunSummary& summary, uint64_t max_
     group.formula_integer("sram_code_capacity_tokens", "count",
                           "compressed tokens whose codes fit in controller SRAM beside window and pursuit state",
                           [&] { return run.planner.footprint(max_context).sram_code_capacity_tokens; });
-  write_stats(file);
+  write_stats(file, provenance);
 }
 
 }  // namespace
@@ -449,7 +451,7 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   CimRun run(p, link_config, in, loaded.file, trace_path);
   simulate(run, trace_path, check_ops(run.planner, trace_path, in.source), options.waveform, outputs);
   summarise(run, summary);
-  if (stats_file) write_run_stats(run, summary, in.max_context, *stats_file);
+  if (stats_file) write_run_stats(run, summary, in.max_context, *stats_file, options.stats_provenance);
   if (options.before_commit) options.before_commit(summary);
   outputs.commit();
   return summary;

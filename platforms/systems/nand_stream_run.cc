@@ -113,7 +113,7 @@ void run_nand_stream(const schema::LoadedPlatform& loaded, trace::TraceReader& t
       markers.push_back({static_cast<uint64_t>(result.steps[i].start.value()), result.steps[i].what + " " + std::to_string(i)});
     waveform->close(markers, outputs);
   }
-  if (stats_file) write_stats(*stats_file);
+  if (stats_file) write_stats(*stats_file, options.stats_provenance);
 
   const auto mode = schema::NandStreamParams::ReadMode_Name(platform.stream().read_mode());
   report << std::fixed << std::setprecision(3);

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "platforms/systems/metrics.h"
 #include "platforms/systems/report_cells.h"
 
 namespace ispsim::systems {
@@ -81,21 +82,6 @@ std::vector<std::string> phase_columns(const std::vector<RunSummary>& runs) {
   return columns;
 }
 
-std::vector<std::string> union_of_keys(const std::vector<RunSummary>& runs,
-                                       const std::map<std::string, double> RunSummary::*member) {
-  std::set<std::string> keys;
-  for (const RunSummary& r : runs)
-    for (const auto& [k, v] : r.*member) keys.insert(k);
-  return {keys.begin(), keys.end()};
-}
-
-std::vector<std::string> pcie_columns(const std::vector<RunSummary>& runs) {
-  std::set<std::string> keys;
-  for (const RunSummary& r : runs)
-    for (const auto& [k, v] : r.pcie_bytes) keys.insert(k);
-  return {keys.begin(), keys.end()};
-}
-
 // The baseline's latency, or a negative value when there is no usable baseline.
 // A named baseline that is not among the runs is bad input.
 double baseline_latency(const std::vector<RunSummary>& runs, const std::string& baseline) {
@@ -107,9 +93,11 @@ double baseline_latency(const std::vector<RunSummary>& runs, const std::string& 
   throw BadInput("--baseline", "no run of platform '" + baseline + "' (runs: " + (names.empty() ? "none" : names) + ")");
 }
 
-std::string speedup(double base_ns, const RunSummary& run, int decimals) {
+// Baseline latency / latency: with `decimals` decimals, or (-1) in its shortest exact form.
+std::string speedup(double base_ns, const RunSummary& run, int decimals = -1) {
   if (base_ns <= 0 || !completed(run) || run.latency_ns <= 0) return "";
-  return fixed(base_ns / run.latency_ns, decimals);
+  const double ratio = base_ns / run.latency_ns;
+  return decimals < 0 ? shortest_number(ratio) : fixed(ratio, decimals);
 }
 
 template <typename Map>
@@ -243,122 +231,73 @@ void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const std
     if (!r.failure.empty()) os << r.platform << ": " << r.failure << '\n';
 }
 
-// ---- CSV -----------------------------------------------------------------
+// ---- CSV and JSON: the metric list in SI units ----------------------------
 
-void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline) {
-  const double base_ns = baseline_latency(runs, baseline);
-  const std::vector<std::string> phases = phase_columns(runs);
-  const std::vector<std::string> pcie = pcie_columns(runs);
-  const std::vector<std::string> energy_phases = union_of_keys(runs, &RunSummary::energy_j_by_phase);
-  const std::vector<std::string> components = union_of_keys(runs, &RunSummary::energy_j_by_component);
-
-  std::vector<std::string> header = {"platform", "program", "status", "failure", "latency (ms)", "speedup (x)"};
-  for (const std::string& p : phases) header.push_back(p + " (ms)");
-  header.push_back("exposed NAND (ms)");
-  header.push_back("compute (ms)");
-  header.push_back("ISP compute (ms)");
-  header.push_back("NAND stream (ms)");
-  for (const std::string& k : pcie) header.push_back("PCIe " + k + " (bytes)");
-  for (const char* h : {"PCIe host_to_device (bytes)", "PCIe device_to_host (bytes)", "NAND read (bytes)",
-                        "NAND written (bytes)", "ctrl DRAM (bytes)", "energy (J)"})
-    header.push_back(h);
-  for (const std::string& p : energy_phases) header.push_back("energy " + p + " (J)");
-  for (const std::string& c : components) header.push_back("energy " + c + " (J)");
-  header.push_back("avg power (W)");
-  header.push_back("peak power (W)");
-
-  auto line = [&](const std::vector<std::string>& cells) {
-    for (size_t c = 0; c < cells.size(); ++c) os << (c ? "," : "") << csv_cell(cells[c]);
-    os << '\n';
-  };
-  line(header);
+// Each run's metrics (none for a run without numbers) and the columns they make.
+std::vector<MetricValues> run_metrics(const std::vector<RunSummary>& runs) {
+  std::vector<MetricValues> out;
   for (const RunSummary& r : runs) {
-    std::vector<std::string> row = {r.platform, r.program, status(r), r.failure};
-    if (!completed(r)) {
-      row.resize(header.size());
-      line(row);
-      continue;
+    if (completed(r)) check_run(r);
+    out.push_back(metric_values(r));
+  }
+  return out;
+}
+
+const double* find_value(const MetricValues& values, const std::string& name) {
+  for (const auto& [n, v] : values)
+    if (n == name) return &v;
+  return nullptr;
+}
+
+void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
+               const Provenance* provenance) {
+  const double base_ns = baseline_latency(runs, baseline);
+  const std::vector<MetricValues> values = run_metrics(runs);
+  const std::vector<std::string> columns = metric_columns(values);
+  os << "platform,program,status,failure,speedup";
+  for (const std::string& c : columns) os << ',' << c;
+  os << (provenance ? std::string(",") + provenance_csv_header() : "") << '\n';
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunSummary& r = runs[i];
+    os << csv_cell(r.platform) << ',' << csv_cell(r.program) << ',' << status(r) << ',' << csv_cell(r.failure) << ','
+       << speedup(base_ns, r);
+    for (const std::string& c : columns) {
+      const double* v = find_value(values[i], c);
+      os << ',' << (v ? shortest_number(*v) : "");
     }
-    check_run(r);
-    // Six decimals of a millisecond keep the nanosecond.
-    auto ms6 = [](double ns) { return fixed(ns / 1e6, 6); };
-    row.push_back(ms6(r.latency_ns));
-    row.push_back(speedup(base_ns, r, 6));
-    for (const std::string& p : phases) {
-      const double* ns = find(r.phase_ns, p);
-      row.push_back(ns ? ms6(*ns) : "");
-    }
-    row.push_back(ms6(r.exposed_nand_ns));
-    row.push_back(ms6(r.compute_ns));
-    row.push_back(ms6(r.isp_compute_ns));
-    row.push_back(ms6(r.nand_stream_ns));
-    for (const std::string& k : pcie) {
-      const uint64_t* b = find(r.pcie_bytes, k);
-      row.push_back(b ? std::to_string(*b) : "");
-    }
-    row.push_back(std::to_string(pcie_total(r, kH2dPrefix)));
-    row.push_back(std::to_string(pcie_total(r, kD2hPrefix)));
-    row.push_back(std::to_string(r.nand_read_bytes));
-    row.push_back(std::to_string(r.nand_written_bytes));
-    row.push_back(std::to_string(r.controller_dram_bytes));
-    row.push_back(fixed(r.energy_j, 9));
-    for (const std::string& p : energy_phases) {
-      const double* j = find(r.energy_j_by_phase, p);
-      row.push_back(j ? fixed(*j, 9) : "");
-    }
-    for (const std::string& c : components) {
-      const double* j = find(r.energy_j_by_component, c);
-      row.push_back(j ? fixed(*j, 9) : "");
-    }
-    row.push_back(fixed(r.average_w, 6));
-    row.push_back(fixed(r.peak_w, 6));
-    line(row);
+    if (provenance) os << ',' << provenance_csv_cells(*provenance, r.configuration);
+    os << '\n';
   }
 }
 
-// ---- JSON ----------------------------------------------------------------
-
-void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline) {
+void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
+                const Provenance* provenance) {
   const double base_ns = baseline_latency(runs, baseline);
-  os << "{\n  \"baseline\": " << (baseline.empty() ? "null" : json_quoted(baseline)) << ",\n  \"runs\": [";
+  const std::vector<MetricValues> values = run_metrics(runs);
+  os << "{\n  ";
+  if (provenance) {
+    write_provenance_json(os, *provenance);
+    os << ",\n  ";
+  }
+  os << "\"baseline\": " << (baseline.empty() ? "null" : json_quoted(baseline)) << ",\n  \"runs\": [";
   const char* run_sep = "\n";
-  for (const RunSummary& r : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunSummary& r = runs[i];
     os << run_sep << "    {\"platform\": " << json_quoted(r.platform) << ", \"program\": " << json_quoted(r.program)
        << ", \"status\": " << json_quoted(status(r));
     run_sep = ",\n";
     if (!r.failure.empty()) os << ", \"failure\": " << json_quoted(r.failure);
-    if (!completed(r)) {
-      os << "}";
-      continue;
+    const std::string s = speedup(base_ns, r);
+    os << ", \"speedup\": " << (s.empty() ? "null" : s) << ",\n     \"metrics\": {";
+    const char* sep = "";
+    for (const auto& [name, v] : values[i]) {
+      os << sep << json_quoted(name) << ": " << shortest_number(v);
+      sep = ", ";
     }
-    check_run(r);
-    auto ms6 = [](double ns) { return fixed(ns / 1e6, 6); };
-    auto object = [&](const char* key, const auto& map, auto format) {
-      os << ",\n     \"" << key << "\": {";
-      const char* sep = "";
-      for (const auto& [k, v] : map) {
-        os << sep << json_quoted(k) << ": " << format(v);
-        sep = ", ";
-      }
-      os << "}";
-    };
-    const std::string s = speedup(base_ns, r, 6);
-    os << ",\n     \"latency_ms\": " << ms6(r.latency_ns) << ", \"speedup\": " << (s.empty() ? "null" : s);
-    object("phase_ms", r.phase_ns, ms6);
-    os << ",\n     \"exposed_nand_ms\": " << ms6(r.exposed_nand_ns) << ", \"compute_ms\": " << ms6(r.compute_ns)
-       << ", \"isp_compute_ms\": " << ms6(r.isp_compute_ns) << ", \"nand_stream_ms\": " << ms6(r.nand_stream_ns);
-    auto bytes = [](uint64_t b) { return std::to_string(b); };
-    object("pcie_bytes", r.pcie_bytes, bytes);
-    os << ",\n     \"pcie_host_to_device_bytes\": " << pcie_total(r, kH2dPrefix)
-       << ", \"pcie_device_to_host_bytes\": " << pcie_total(r, kD2hPrefix);
-    os << ",\n     \"nand_read_bytes\": " << r.nand_read_bytes << ", \"nand_written_bytes\": " << r.nand_written_bytes
-       << ", \"controller_dram_bytes\": " << r.controller_dram_bytes;
-    auto joules = [](double j) { return fixed(j, 9); };
-    os << ",\n     \"energy_j\": " << joules(r.energy_j);
-    object("energy_j_by_phase", r.energy_j_by_phase, joules);
-    object("energy_j_by_component", r.energy_j_by_component, joules);
-    os << ",\n     \"average_power_w\": " << fixed(r.average_w, 6) << ", \"peak_power_w\": " << fixed(r.peak_w, 6)
-       << "}";
+    os << "}";
+    if (provenance)
+      os << ",\n     \"configuration\": " << json_quoted(r.configuration) << ",\n     \"settings\": " << json_quoted(r.settings);
+    os << "}";
   }
   os << (runs.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
@@ -396,11 +335,11 @@ Format parse_format(const std::string& name, const std::string& where) {
 }
 
 void write_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
-                      Format format, const std::vector<std::string>& columns) {
+                      Format format, const std::vector<std::string>& columns, const Provenance* provenance) {
   switch (format) {
     case Format::TEXT: return write_text(os, runs, baseline, columns);
-    case Format::CSV: return write_csv(os, runs, baseline);
-    case Format::JSON: return write_json(os, runs, baseline);
+    case Format::CSV: return write_csv(os, runs, baseline, provenance);
+    case Format::JSON: return write_json(os, runs, baseline, provenance);
   }
   throw std::logic_error("report: unknown format");
 }

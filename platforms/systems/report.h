@@ -1,11 +1,10 @@
 // The summary of one simulated run and the comparison of several runs (one per
 // platform) as an aligned text table, CSV or JSON.
 //
-// Units: the summary keeps nanoseconds, bytes, joules and watts; the writers
-// print milliseconds, megabytes (1 MB = 1e6 bytes), joules and watts, every
-// unit named in the header (TEXT, CSV) or in the key (JSON). Numbers are printed
-// with a fixed number of decimals ("%.3f" style, C locale), so the same runs give
-// the same bytes.
+// Units: the summary keeps nanoseconds, bytes, joules and watts; the text table
+// prints milliseconds and megabytes (1 MB = 1e6 bytes) with a fixed number of
+// decimals, CSV and JSON the SI units of the metric list (metrics.h). The same
+// runs give the same bytes.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +12,8 @@
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "platforms/systems/result_schema.h"
 
 namespace ispsim::systems {
 
@@ -43,6 +44,13 @@ struct RunSummary {
   double analytic_latency_ns = 0;
   std::map<std::string, double> stage_ns, stage_analytic_ns, stage_j;
   std::string note;  // physical checks worth a line under the table (e.g. SRAM code capacity)
+  // Registry statistics the metric list (metrics.h) reads, by name, in SI units,
+  // captured at the end of the run.
+  std::map<std::string, double> stats;
+  // For the provenance of machine outputs, set by the caller that loaded the
+  // platform (schema/platform_loader.h): the resolved configuration (every
+  // parameter, textproto) and the settings that make it (file, presets, --set).
+  std::string configuration, settings;
 };
 
 enum class Format { TEXT, CSV, JSON };
@@ -74,18 +82,22 @@ std::vector<std::string> parse_text_columns(const std::string& list);
 //    (CSV, JSON) and no numbers; a run with a failure but not OOM shows
 //    "FAILED" / "failed". TEXT lists each failure below the table.
 //  - TEXT: aligned columns (two blanks apart), header with units, a rule of
-//    dashes, 3 decimals (speedup 2); PCIe bytes totalled by direction.
-//    CSV: RFC 4180, header with units, times in ms and speedup with 6
-//    decimals, energy in J with 9, power in W with 6, bytes as
-//    integers, per-purpose PCIe bytes and energy by phase and by component as
-//    extra columns. JSON: {"baseline", "runs": [...]}, keys carry the unit
-//    (latency_ms, ..._bytes, energy_j, ..._w).
+//    dashes, 3 decimals (speedup 2); PCIe bytes totalled by direction; times in
+//    ms and bytes in MB.
+//  - CSV and JSON carry the metrics of metrics.h in SI units under their names
+//    (latency_s, energy_j, ...), numbers in their shortest exact form. CSV:
+//    RFC 4180, columns platform, program, status, failure, speedup, the metric
+//    columns (metric_columns), then the provenance columns. JSON:
+//    {"schema_version", "provenance", "baseline", "runs": [{"platform",
+//    "program", "status", ["failure",] "speedup", "metrics": {...},
+//    "configuration", "settings"}]}. Without `provenance` (nullptr) both leave it out.
 // Non-finite or negative numbers in a summary throw std::logic_error (a bug in
 // the producer), as does a PCIe key without a direction prefix.
 //  - TEXT shows the platform and then `columns` (names from
 //    parse_text_columns), in the table's own order; CSV and JSON always carry
 //    every column.
 void write_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
-                      Format format, const std::vector<std::string>& columns = default_text_columns());
+                      Format format, const std::vector<std::string>& columns = default_text_columns(),
+                      const Provenance* provenance = nullptr);
 
 }  // namespace ispsim::systems

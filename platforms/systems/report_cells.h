@@ -11,6 +11,12 @@ namespace ispsim::systems {
 // becomes "0.000" so that a rounding sign never differs between runs.
 std::string fixed(double value, int decimals);
 
+// The shortest text that reads back to exactly `value` (%g with the fewest
+// digits); whole numbers below 1e15 in full, without exponent.
+std::string shortest_number(double value);
+// The number `text` holds, exactly (strtod); std::runtime_error when it holds more or other.
+double exact_number(const std::string& text);
+
 // One RFC 4180 CSV field: quoted (with "" for ") when it holds , " CR or LF.
 std::string csv_cell(const std::string& s);
 

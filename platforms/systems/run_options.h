@@ -21,6 +21,9 @@ struct RunOptions {
   // they are committed (e.g. `run` prints the table there): when it throws,
   // none of them is committed.
   std::function<void(const RunSummary&)> before_commit;
+  // JSON members put first in a .json statistics file (the CLI's provenance:
+  // "schema_version": ..., "provenance": {...}, "configuration": ...); none if empty.
+  std::string stats_provenance;
 };
 
 }  // namespace ispsim::systems

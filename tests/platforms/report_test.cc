@@ -132,25 +132,45 @@ TEST(Report, UnknownTextColumnIsRefusedWithTheKnownNames) {
   EXPECT_EQ(parse_text_columns("all").size(), 18u);
 }
 
-TEST(Report, CsvHasOneRowPerPlatformAndUnitsInTheHeader) {
+TEST(Report, CsvHasTheMetricsInSiUnitsUnderTheirNames) {
+  // Every metric of the list is a column whatever ran; families (phase.*,
+  // pcie.*, energy.*, energy_phase.*) have the keys present, in natural order.
   const std::string expected =
-      "platform,program,status,failure,latency (ms),speedup (x),HKVD identification (ms),fused prefill (ms),"
-      "full prefill (ms),decode (ms),exposed NAND (ms),compute (ms),ISP compute (ms),NAND stream (ms),"
-      "PCIe device_to_host.kv_read (bytes),PCIe device_to_host.o (bytes),PCIe host_to_device.command (bytes),"
-      "PCIe host_to_device.kv_write (bytes),PCIe host_to_device.q (bytes),"
-      "PCIe host_to_device (bytes),PCIe device_to_host (bytes),NAND read (bytes),NAND written (bytes),"
-      "ctrl DRAM (bytes),energy (J),energy decode (J),energy full prefill (J),energy fused prefill (J),"
-      "energy system.gpu (J),energy system.ssd (J),energy system.ssd.ch0.simd (J),avg power (W),peak power (W)\n"
-      "gpu_fullcompute,FULL_PREFILL,ok,,12.000000,,,,10.000000,2.000000,1.500000,8.500000,0.000000,0.000000,"
-      "300000000,,1234,4000000,,4001234,300000000,300000000,4000000,0,5.500000000,1.000000000,4.500000000,,"
-      "5.000000000,0.500000000,,458.333333,700.250000\n"
-      "memllm_fused,PRECOMPUTED_BLEND_FUSED,ok,,4.800000,,1.000000,2.500000,,1.300000,0.000000,3.500000,2.000000,1.250000,"
-      ",65536,,,65536,65536,65536,150000000,2000000,1048576,0.012345679,,,0.012345679,"
-      ",0.002345679,0.010000000,2.572016,3.000000\n"
+      "platform,program,status,failure,speedup,latency_s,phase.decode_s,phase.full_prefill_s,phase.fused_prefill_s,"
+      "phase.hkvd_identification_s,exposed_nand_s,compute_s,isp_compute_s,nand_stream_s,pcie_host_to_device_bytes,"
+      "pcie_device_to_host_bytes,pcie.device_to_host.kv_read_bytes,pcie.device_to_host.o_bytes,"
+      "pcie.host_to_device.command_bytes,pcie.host_to_device.kv_write_bytes,pcie.host_to_device.q_bytes,"
+      "nand_read_bytes,nand_written_bytes,controller_dram_bytes,ssd_attention_macs,energy_j,energy.system.gpu_j,"
+      "energy.system.ssd.ch0.simd_j,energy.system.ssd_j,energy_phase.decode_j,energy_phase.full_prefill_j,"
+      "energy_phase.fused_prefill_j,average_power_w,peak_power_w,tbt_s,tbt_eq4_s,energy_per_token_j,end_to_end_s,"
+      "nand_stream_read_bandwidth_bytes_per_s,nand_stream_read_bytes\n"
+      "gpu_fullcompute,FULL_PREFILL,ok,,,0.012,0.002,0.01,,,0.0015,0.0085,0,0,4001234,300000000,300000000,,1234,"
+      "4000000,,300000000,4000000,0,,5.5,5,,0.5,1,4.5,,458.3333333,700.25,,,,,,\n"
+      "memllm_fused,PRECOMPUTED_BLEND_FUSED,ok,,,0.0048,0.0013,,0.0025,0.001,0,0.0035,0.002,0.00125,65536,65536,,"
+      "65536,,,65536,150000000,2000000,1048576,,0.0123456789,,0.01,0.0023456789,,,0.0123456789,2.572016,3,,,,,,\n"
       "gpu_precompute,PRECOMPUTED_BLEND,out_of_memory,KV cache 17.2 GB exceeds GPU memory 16 GB"
-      ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n";  // 33 columns, 4 filled
+      ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n";  // speedup and 35 metrics empty
   // No baseline: the speedup column stays empty.
   EXPECT_EQ(report({gpu(), memllm(), oom()}, "", Format::CSV), expected);
+}
+
+TEST(Report, ProvenanceFollowsTheMetrics) {
+  Provenance p{"1.2.3+gabc", "ispsim compare --trace 'a b.trace'", "a b.trace", std::string(40, 'f'), "7"};
+  RunSummary r = gpu();
+  r.configuration = "name: \"x\"\n";
+  std::ostringstream csv, json;
+  write_comparison(csv, {r}, "", Format::CSV, default_text_columns(), &p);
+  write_comparison(json, {r}, "", Format::JSON, default_text_columns(), &p);
+  // sha1("name: \"x\"\n") as printed by sha1sum.
+  EXPECT_NE(csv.str().find(",700.25,,,,,,,1,1.2.3+gabc," + std::string(40, 'f') +
+                           ",7,610e3021a6358d63958a1c5e9205d5ad9b69f52c\n"),
+            std::string::npos)
+      << csv.str();
+  const boost::json::value v = boost::json::parse(json.str());
+  EXPECT_EQ(v.at("schema_version").to_number<int>(), kResultSchemaVersion);
+  EXPECT_EQ(v.at("provenance").at("trace_seed").to_number<int>(), 7);
+  EXPECT_EQ(v.at("provenance").at("command_line").as_string(), p.command_line);
+  EXPECT_EQ(v.at("runs").at(0).at("configuration").as_string(), r.configuration);
 }
 
 TEST(Report, CsvQuotesCellsWithCommasAndQuotes) {
@@ -162,25 +182,23 @@ TEST(Report, CsvQuotesCellsWithCommasAndQuotes) {
       << csv;
 }
 
-TEST(Report, JsonIsStructuredWithUnitsInTheKeys) {
+TEST(Report, JsonHasTheMetricsInSiUnitsUnderTheirNames) {
   const std::string expected =
       "{\n"
       "  \"baseline\": \"gpu_fullcompute\",\n"
       "  \"runs\": [\n"
-      "    {\"platform\": \"gpu_fullcompute\", \"program\": \"FULL_PREFILL\", \"status\": \"ok\",\n"
-      "     \"latency_ms\": 12.000000, \"speedup\": 1.000000,\n"
-      "     \"phase_ms\": {\"decode\": 2.000000, \"full prefill\": 10.000000},\n"
-      "     \"exposed_nand_ms\": 1.500000, \"compute_ms\": 8.500000, \"isp_compute_ms\": 0.000000, \"nand_stream_ms\": 0.000000,\n"
-      "     \"pcie_bytes\": {\"device_to_host.kv_read\": 300000000, \"host_to_device.command\": 1234, "
-      "\"host_to_device.kv_write\": 4000000},\n"
-      "     \"pcie_host_to_device_bytes\": 4001234, \"pcie_device_to_host_bytes\": 300000000,\n"
-      "     \"nand_read_bytes\": 300000000, \"nand_written_bytes\": 4000000, \"controller_dram_bytes\": 0,\n"
-      "     \"energy_j\": 5.500000000,\n"
-      "     \"energy_j_by_phase\": {\"decode\": 1.000000000, \"full prefill\": 4.500000000},\n"
-      "     \"energy_j_by_component\": {\"system.gpu\": 5.000000000, \"system.ssd\": 0.500000000},\n"
-      "     \"average_power_w\": 458.333333, \"peak_power_w\": 700.250000},\n"
+      "    {\"platform\": \"gpu_fullcompute\", \"program\": \"FULL_PREFILL\", \"status\": \"ok\", \"speedup\": 1,\n"
+      "     \"metrics\": {\"latency_s\": 0.012, \"phase.decode_s\": 0.002, \"phase.full_prefill_s\": 0.01, "
+      "\"exposed_nand_s\": 0.0015, \"compute_s\": 0.0085, \"isp_compute_s\": 0, \"nand_stream_s\": 0, "
+      "\"pcie_host_to_device_bytes\": 4001234, \"pcie_device_to_host_bytes\": 300000000, "
+      "\"pcie.device_to_host.kv_read_bytes\": 300000000, \"pcie.host_to_device.command_bytes\": 1234, "
+      "\"pcie.host_to_device.kv_write_bytes\": 4000000, \"nand_read_bytes\": 300000000, "
+      "\"nand_written_bytes\": 4000000, \"controller_dram_bytes\": 0, \"energy_j\": 5.5, "
+      "\"energy.system.gpu_j\": 5, \"energy.system.ssd_j\": 0.5, \"energy_phase.decode_j\": 1, "
+      "\"energy_phase.full_prefill_j\": 4.5, \"average_power_w\": 458.3333333, \"peak_power_w\": 700.25}},\n"
       "    {\"platform\": \"gpu_precompute\", \"program\": \"PRECOMPUTED_BLEND\", \"status\": \"out_of_memory\", "
-      "\"failure\": \"KV cache 17.2 GB exceeds GPU memory 16 GB\"}\n"
+      "\"failure\": \"KV cache 17.2 GB exceeds GPU memory 16 GB\", \"speedup\": null,\n"
+      "     \"metrics\": {}}\n"
       "  ]\n"
       "}\n";
   EXPECT_EQ(report({gpu(), oom()}, "gpu_fullcompute", Format::JSON), expected);
@@ -191,12 +209,13 @@ TEST(Report, JsonIsStructuredWithUnitsInTheKeys) {
   ASSERT_EQ(runs.size(), 3u);
   EXPECT_DOUBLE_EQ(runs[0].at("speedup").to_number<double>(), 0.4);
   EXPECT_DOUBLE_EQ(runs[1].at("speedup").to_number<double>(), 1.0);
-  EXPECT_DOUBLE_EQ(runs[1].at("phase_ms").at("HKVD identification").to_number<double>(), 1.0);
-  EXPECT_EQ(runs[1].at("controller_dram_bytes").to_number<uint64_t>(), 1048576u);
-  EXPECT_DOUBLE_EQ(runs[1].at("isp_compute_ms").to_number<double>(), 2.0);
-  EXPECT_DOUBLE_EQ(runs[1].at("nand_stream_ms").to_number<double>(), 1.25);
+  const auto& m = runs[1].at("metrics");
+  EXPECT_DOUBLE_EQ(m.at("phase.hkvd_identification_s").to_number<double>(), 0.001);
+  EXPECT_EQ(m.at("controller_dram_bytes").to_number<uint64_t>(), 1048576u);
+  EXPECT_DOUBLE_EQ(m.at("isp_compute_s").to_number<double>(), 0.002);
+  EXPECT_DOUBLE_EQ(m.at("nand_stream_s").to_number<double>(), 0.00125);
   EXPECT_EQ(runs[2].at("status").as_string(), "out_of_memory");
-  EXPECT_FALSE(runs[2].as_object().contains("latency_ms"));
+  EXPECT_TRUE(runs[2].at("metrics").as_object().empty());
 }
 
 TEST(Report, JsonWithoutBaselineOrRuns) {
@@ -209,8 +228,10 @@ TEST(Report, UnknownPhasesFollowTheKnownOnesAlphabetically) {
   RunSummary a = gpu(), b = memllm();
   a.phase_ns["zeta"] = 1;
   b.phase_ns["alpha"] = 1;
+  // Machine outputs list family members in natural order.
   const std::string csv = report({a, b}, "", Format::CSV);
-  EXPECT_LT(csv.find("decode (ms)"), csv.find("alpha (ms)"));
+  EXPECT_LT(csv.find("phase.alpha_s"), csv.find("phase.decode_s"));
+  EXPECT_LT(csv.find("phase.decode_s"), csv.find("phase.zeta_s"));
   // The text table keeps decode after the phases before it.
   const std::string text = report({a, b}, "", Format::TEXT);
   const std::string header = text.substr(0, text.find('\n'));

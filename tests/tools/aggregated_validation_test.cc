@@ -69,11 +69,14 @@ struct ColumnClass {
   double bound;
 };
 ColumnClass class_of(const std::string& column) {
-  if (column == "latency (ms)") return {"end-to-end latency", 0.005};
-  if (column.find("(ms)") != std::string::npos) return {"phase latency (share of the run's latency)", 0.005};
-  if (column.find("(bytes)") != std::string::npos) return {"bytes", 0.001};
-  if (column.find("(J)") != std::string::npos) return {"energy (share of the run's energy)", 0.001};
-  if (column == "avg power (W)") return {"average power", 0.001};
+  const auto ends_with = [&column](const std::string& suffix) {
+    return column.size() > suffix.size() && column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (column == "latency_s") return {"end-to-end latency", 0.005};
+  if (ends_with("_s")) return {"phase latency (share of the run's latency)", 0.005};
+  if (ends_with("_bytes")) return {"bytes", 0.001};
+  if (ends_with("_j")) return {"energy (share of the run's energy)", 0.001};
+  if (column == "average_power_w") return {"average power", 0.001};
   return {nullptr, 0};  // not compared (names, status, speedup, peak power)
 }
 
@@ -105,12 +108,12 @@ void validate(const std::string& model, const std::string& dataset, const std::s
       const double a = std::stod(cell), b = std::stod(other.at(column));
       // Energies by phase or component against the run's total (a phase of a
       // few microjoules, "other", would otherwise weigh as much as the run).
-      const bool energy = column.find("(J)") != std::string::npos;
-      const bool phase = column != "latency (ms)" && column.find("(ms)") != std::string::npos;
-      const double scale = energy  ? std::stod(row.at("energy (J)"))
-                           : phase ? std::stod(row.at("latency (ms)"))
+      const bool energy = class_of(column).name == class_of("energy_j").name;
+      const bool phase = class_of(column).name == class_of("phase_s").name;
+      const double scale = energy  ? std::stod(row.at("energy_j"))
+                           : phase ? std::stod(row.at("latency_s"))
                                    : std::abs(a);
-      EXPECT_NEAR(b, a, scale * c.bound + 1e-6) << column;
+      EXPECT_NEAR(b, a, scale * c.bound + 1e-12) << column;
       const double relative = scale != 0 ? std::abs(b - a) / scale : 0;
       if (relative >= worst[c.name].first) worst[c.name] = {relative, platform + " " + column};
       const double own = a != 0 ? std::abs(b - a) / std::abs(a) : 0;

@@ -14,7 +14,7 @@ TEST(IspsimCli, UnknownCommandIsOneStderrLineAndExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "ispsim: error: unknown command 'frobnicate' (commands: run, compare, trace, describe, engine, sweep, reproduce, workload; "
+            "ispsim: error: unknown command 'frobnicate' (commands: run, compare, trace, describe, engine, sweep, reproduce, workload, rerun; "
             "see ispsim --help)\n");
 }
 

@@ -29,10 +29,11 @@ def run(*args):
 
 def row(dataset, system, ratio="0.1", status="ok", latency=10.0, extra=None):
     platform = {"GPU-FullCompute": "gpu_fullcompute", "MemLLM-Base": "memllm_base", "MemLLM": "memllm"}[system]
+    seconds = latency / 1e3  # `latency` in ms; results carry SI units
     metrics = {} if status != "ok" else {
-        "latency_ms": latency, "compute_ms": latency * 0.3, "exposed_nand_ms": latency * 0.2,
-        "phase.decode_ms": latency * 0.5, "pcie_h2d_bytes": 2e6, "pcie_d2h_bytes": 1e6,
-        "controller_dram_bytes": 5e6, "average_w": 8.0, "peak_w": 18.0, "energy_j": 0.5}
+        "latency_s": seconds, "compute_s": seconds * 0.3, "exposed_nand_s": seconds * 0.2,
+        "phase.decode_s": seconds * 0.5, "pcie_host_to_device_bytes": 2e6, "pcie_device_to_host_bytes": 1e6,
+        "controller_dram_bytes": 5e6, "average_power_w": 8.0, "peak_power_w": 18.0, "energy_j": 0.5}
     metrics.update(extra or {})
     return {"id": f"{dataset}{system}{ratio}", "inputs": {"trace.dataset": dataset, "platform": platform, "trace.ratio": ratio},
             "system": system, "status": status, "message": "weights exceed the host DRAM budget" if status == "oom" else "",
@@ -114,11 +115,11 @@ def main():
         figure(tmp, "bars", results(base), ["--figure", "bars", "--y", "controller_dram_bytes"],
                {"bar-": 5, "oom-bar-": 1}, ["controller_dram (bytes)"])
         # Any metrics of one unit stacked: 5 cells x 2 parts, the OOM cell one marker; mixed units are refused.
-        figure(tmp, "stack", results(base), ["--figure", "stack", "--parts", "compute_ms,exposed_nand_ms",
+        figure(tmp, "stack", results(base), ["--figure", "stack", "--parts", "compute_s,exposed_nand_s",
                                              "--y-label", "prefill time (ms)"],
                {"bar-": 10, "oom-bar-": 1}, ["prefill time (ms)"])
         r = run(os.path.join(tmp, "stack.json"), "--out", os.path.join(tmp, "mixed"), "--figure", "stack",
-                "--parts", "compute_ms,energy_j")
+                "--parts", "compute_s,energy_j")
         check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, f"stack of mixed units: {r.stderr}")
         figure(tmp, "where", results(base), ["--figure", "speedup", "--where", "trace.dataset=cov"], {"bar-": 3}, ["(x)"])
         # A line per system over 3 ratios, one point OOM.
@@ -131,7 +132,7 @@ def main():
                {"point-": 5, "oom-point-": 1}, ["speedup over GPU-FullCompute (x)"])
         # NAND bandwidth: one bar per read mode.
         bw = [{"id": m, "inputs": {"platform": "nand_stream", "stream.read_mode": m}, "system": "NAND-Stream",
-               "status": "ok", "message": "", "metrics": {"nand_read_gbps": g}, "version": "test"}
+               "status": "ok", "message": "", "metrics": {"nand_stream_read_bandwidth_bytes_per_s": g * 1e9}, "version": "test"}
               for m, g in (("SEQUENTIAL", 11.0), ("PIPELINED", 19.2))]
         figure(tmp, "nand_bw", results(bw, axes=("platform", "stream.read_mode")),
                ["--figure", "nand_bw", "--x", "stream.read_mode"], {"bar-": 2}, ["(GB/s)"])
@@ -148,7 +149,7 @@ def main():
             check("| 0.1 | 1.25 | OOM |" in table, f"table: row not as expected:\n{table}")
         # Several systems: a column per system and column value; --columns platform: one per system.
         r = run(path, "--out", os.path.join(tmp, "table2"), "--figure", "table", "--rows", "trace.ratio",
-                "--columns", "platform", "--systems", "MemLLM-Base,MemLLM", "--y", "latency_ms", "--where", "trace.dataset=cov")
+                "--columns", "platform", "--systems", "MemLLM-Base,MemLLM", "--y", "latency_s", "--where", "trace.dataset=cov")
         check(r.returncode == 0, f"table of two systems: {r.stderr.strip()}")
         if r.returncode == 0:
             table = open(os.path.join(tmp, "table2.md")).read()

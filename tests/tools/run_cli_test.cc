@@ -1,9 +1,12 @@
 // End-to-end tests of `ispsim run` on the shipped NAND streaming microbenchmark.
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
 #include <utility>
 
@@ -47,8 +50,13 @@ TEST(RunCli, StatisticsAreByteIdenticalAcrossRuns) {
   ASSERT_EQ(run_cli(kDemo + " --stats " + a).exit_code, 0);
   ASSERT_EQ(run_cli(kDemo + " --stats " + b).exit_code, 0);
   ASSERT_EQ(run_cli(kDemo + " --stats " + c).exit_code, 0);
-  const std::string json = ispsim::testing::read_text(a);
-  EXPECT_EQ(json, ispsim::testing::read_text(b));
+  // The same but for the command line in the provenance, which names the file.
+  const auto without_command = [](const std::string& path) {
+    return std::regex_replace(ispsim::testing::read_text(path), std::regex("\"command_line\": \"[^\"]*\""), "");
+  };
+  const std::string json = without_command(a);
+  EXPECT_NE(json, ispsim::testing::read_text(a));
+  EXPECT_EQ(json, without_command(b));
   EXPECT_NE(json.find("\"unit\": \"GB/s\""), std::string::npos);
   EXPECT_EQ(ispsim::testing::read_text(c).rfind("name,value,unit,description\n", 0), 0u);
 }
@@ -244,4 +252,89 @@ TEST(RunCli, ACimPlatformOutOfMemoryExitsThree) {
   EXPECT_EQ(b1.exit_code, 3) << b1.err;
   EXPECT_NE(b1.out.find("OOM"), std::string::npos) << b1.out;
   EXPECT_EQ(run_cli("run --platform b2 --trace " + trace).exit_code, 0);
+}
+
+namespace {
+
+const std::string kBlend = " --trace traces/samples/blend_small.trace";
+
+// `text` with the first `count` occurrences of `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to, int count) {
+  for (size_t at = 0; count-- > 0;) {
+    at = text.find(from, at);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at == std::string::npos) break;
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+}  // namespace
+
+// A result file alone is enough to rerun it: the configuration it records
+// (--set applied) rebuilds the platform, the trace is checked by its SHA-1,
+// and every metric comes out identical.
+TEST(RunCli, AResultFileAloneRerunsItExactly) {
+  const auto r = run_cli("run --platform memllm --set nand.t_read_us=40 --format json" + kBlend);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string result = out_path("r.json");
+  std::ofstream(result) << r.out;
+  const auto again = run_cli("rerun " + result);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out.rfind("MemLLM: reproduced (", 0), 0u) << again.out;
+
+  // The --set lives in the recorded settings and configuration: another value
+  // in both gives other numbers (exit 1); in the configuration only, settings
+  // that no longer resolve to it (exit 2).
+  const std::string changed = out_path("changed.json"), inconsistent = out_path("inconsistent.json");
+  std::ofstream(changed) << replaced(r.out, "t_read_us: 40", "t_read_us: 20", 2);
+  const auto differs = run_cli("rerun " + changed);
+  EXPECT_EQ(differs.exit_code, 1) << differs.err;
+  EXPECT_NE(differs.out.find("MemLLM: DIFFERS: latency_s was "), std::string::npos) << differs.out;
+  std::ofstream(inconsistent) << replaced(r.out, "t_read_us: 40", "t_read_us: 20", 1);
+  const auto refused = run_cli("rerun " + inconsistent);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("resolves the settings differently"), std::string::npos) << refused.err;
+
+  // Another trace is refused before anything runs.
+  const auto other = run_cli("rerun " + result + " --trace traces/samples/blend_toy.trace");
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("differs from the result's trace"), std::string::npos) << other.err;
+  EXPECT_EQ(run_cli("rerun " + out_path("missing.json")).exit_code, 2);
+}
+
+// Every machine output says how it was made: version, command line, trace hash, configuration.
+TEST(RunCli, ResultsCarryTheirProvenance) {
+  const std::string stats = out_path("s.json");
+  const auto r = run_cli("run --platform gpu_precompute --format json --stats " + stats + kBlend);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto version = run_cli("--version");
+  ASSERT_EQ(version.exit_code, 0);
+  for (const std::string& text : {r.out, ispsim::testing::read_text(stats)}) {
+    const boost::json::value v = boost::json::parse(text);
+    EXPECT_EQ(v.at("schema_version").as_int64(), 1);
+    const auto& p = v.at("provenance");
+    EXPECT_EQ("ispsim " + std::string(p.at("ispsim_version").as_string()) + "\n", version.out);
+    EXPECT_EQ(p.at("command_line").as_string(),
+              "ispsim run --platform gpu_precompute --format json --stats " + stats + kBlend);
+    EXPECT_EQ(p.at("trace").as_string(), "traces/samples/blend_small.trace");
+    EXPECT_EQ(p.at("trace_sha1").as_string().size(), 40u);
+  }
+  EXPECT_NE(ispsim::testing::read_text(stats).find("\"system\": {"), std::string::npos);  // the statistics follow
+  const auto csv = run_cli("run --platform gpu_precompute --format csv" + kBlend);
+  EXPECT_NE(csv.out.find(",schema_version,ispsim_version,trace_sha1,trace_seed,configuration_sha1\n"),
+            std::string::npos)
+      << csv.out;
+}
+
+TEST(RunCli, DescribeMetricsListsNameUnitAndMeaning) {
+  const auto text = run_cli("describe metrics");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("latency_s ", 0), 0u) << text.out;
+  const auto json = run_cli("describe metrics --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const boost::json::value v = boost::json::parse(json.out);
+  EXPECT_EQ(v.at("metrics").at(0).at("unit").as_string(), "s");
+  EXPECT_EQ(run_cli("describe metrics --format xml").exit_code, 2);
+  EXPECT_EQ(run_cli("describe memllm --format json").exit_code, 2);
 }

@@ -35,5 +35,25 @@ TEST(SweepResults, RawBytesInAMessageAreWrittenAsTextAndReadBack) {
   EXPECT_EQ(back->status, "error");
 }
 
+// A run's provenance reads back; a result of a version before provenance still reads.
+TEST(SweepResults, ProvenanceReadsBackAndOlderResultsStillRead) {
+  RunResult r;
+  r.id = "fedcba9876543210";
+  r.system = "MemLLM";
+  r.status = "ok";
+  r.metrics = {{"latency_s", 0.125}};
+  r.version = "0.1.0";
+  r.configuration = "name: \"MemLLM\"\n";
+  r.trace_sha1 = std::string(40, 'a');
+  const RunResult back = result_from_json(result_to_json(r), "test");
+  EXPECT_EQ(back.configuration, r.configuration);
+  EXPECT_EQ(back.trace_sha1, r.trace_sha1);
+  EXPECT_EQ(back.metrics, r.metrics);
+  const RunResult old = result_from_json(
+      R"({"id":"x","system":"s","status":"ok","message":"","metrics":{"latency_ms":1},"version":"0.0.9"})", "old");
+  EXPECT_TRUE(old.configuration.empty());
+  EXPECT_TRUE(old.trace_sha1.empty());
+}
+
 }  // namespace
 }  // namespace ispsim::sweep

@@ -97,8 +97,8 @@ def run(ispsim, trace, accelerator, overrides, stats):
         "compute_ms": attention["isp_compute_time"]["value"] * 1e-6,
         "sram_io_ms": attention["isp_sram_io_time"]["value"] * 1e-6,
         "macs": attention["macs"]["value"],
-        "prefill_ms": summary["phase_ms"].get("fused prefill", 0.0),
-        "latency_ms": summary["latency_ms"],
+        "prefill_ms": summary["metrics"].get("phase.fused_prefill_s", 0.0) * 1e3,
+        "latency_ms": summary["metrics"]["latency_s"] * 1e3,
     }
 
 

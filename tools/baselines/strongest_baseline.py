@@ -63,13 +63,13 @@ def main(grid_csv, knobs_csv):
     for r in grid:
         if r["status"] not in ("ok", "oom"):
             sys.exit(f"strongest_baseline: {grid_csv}: run {r['id']} failed: {r.get('error', r['status'])}")
-        latency[(cell_of(r), r["system"])] = float(r["latency_ms"]) if r["status"] == "ok" else None
+        latency[(cell_of(r), r["system"])] = float(r["latency_s"]) * 1e3 if r["status"] == "ok" else None
     default = {cell: ms for (cell, system), ms in latency.items() if system == "GPU-FullCompute"}
     best = {}  # cell -> (ms, description)
     for r in knobs:
         if r["status"] != "ok":
             continue
-        ms = float(r["latency_ms"])
+        ms = float(r["latency_s"]) * 1e3
         what = r["system"] + " " + ", ".join(f"{k.split('.')[-1]}={r[k]}" for k in KNOBS)
         cell = cell_of(r)
         if cell not in best or ms < best[cell][0]:

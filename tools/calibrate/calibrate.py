@@ -194,8 +194,8 @@ def mean(values):
     return sum(values) / len(values)
 
 
-def share(part_ms, total_ms):
-    return 100.0 * part_ms / total_ms
+def share(part, total):
+    return 100.0 * part / total
 
 
 def assignments(values):
@@ -218,20 +218,20 @@ def resident_cells(sim, models, datasets):
 
 def evaluate_fc(sim, host, cells, values):
     runs = sim.run_all([(HOSTS[host]["fc"], t, RESIDENT + SCENARIO + assignments(values)) for t in cells])
-    return runs, mean([share(r["compute_ms"], r["latency_ms"]) for r in runs])
+    return runs, mean([share(r["metrics"]["compute_s"], r["metrics"]["latency_s"]) for r in runs])
 
 
 def evaluate_pc(sim, host, cells, values):
     runs = sim.run_all([(HOSTS[host]["pc"], t, RESIDENT + SCENARIO + assignments(values)) for t in cells])
-    return runs, mean([share(r["exposed_nand_ms"], r["latency_ms"]) for r in runs])
+    return runs, mean([share(r["metrics"]["exposed_nand_s"], r["metrics"]["latency_s"]) for r in runs])
 
 
 def resident_metrics(fc_runs, pc_runs):
     return {
-        "fc_compute_share": mean([share(r["compute_ms"], r["latency_ms"]) for r in fc_runs]),
-        "pc_storage_share": mean([share(r["exposed_nand_ms"], r["latency_ms"]) for r in pc_runs]),
-        "pc_compute_share": mean([share(r["compute_ms"], r["latency_ms"]) for r in pc_runs]),
-        "speedup": mean([f["latency_ms"] / p["latency_ms"] for f, p in zip(fc_runs, pc_runs)]),
+        "fc_compute_share": mean([share(r["metrics"]["compute_s"], r["metrics"]["latency_s"]) for r in fc_runs]),
+        "pc_storage_share": mean([share(r["metrics"]["exposed_nand_s"], r["metrics"]["latency_s"]) for r in pc_runs]),
+        "pc_compute_share": mean([share(r["metrics"]["compute_s"], r["metrics"]["latency_s"]) for r in pc_runs]),
+        "speedup": mean([f["metrics"]["latency_s"] / p["metrics"]["latency_s"] for f, p in zip(fc_runs, pc_runs)]),
     }
 
 
@@ -242,8 +242,8 @@ def offloaded_metrics(sim, values, doc_tokens=OFFLOADED_DOC_TOKENS):
     fc = sim.run_all([(HOSTS["jetson"]["fc"], t, SCENARIO + assignments(values)) for t in cells])
     pc = sim.run_all([(HOSTS["jetson"]["pc"], t, SCENARIO + assignments(values)) for t in cells])
     return {
-        "fc_decode_share": mean([share(r["phase_ms"].get("decode", 0.0), r["latency_ms"]) for r in fc]),
-        "pc_prefill_io_share": mean([share(r["exposed_nand_ms"], r["exposed_nand_ms"] + r["compute_ms"]) for r in pc]),
+        "fc_decode_share": mean([share(r["metrics"].get("phase.decode_s", 0.0), r["metrics"]["latency_s"]) for r in fc]),
+        "pc_prefill_io_share": mean([share(r["metrics"]["exposed_nand_s"], r["metrics"]["exposed_nand_s"] + r["metrics"]["compute_s"]) for r in pc]),
     }
 
 

@@ -58,5 +58,6 @@ int workload_dump(const Args& args);
 int workload_serve(const Args& args);
 int workload_slo(const Args& args);
 int workload_trace(const Args& args);
+int rerun(const Args& args);     // cmd_rerun.cc: a result file's runs again, checked against it
 
 }  // namespace ispsim::cli

@@ -24,6 +24,7 @@
 #include "tools/ispsim/cli.h"
 #include "platforms/systems/system_registry.h"
 #include "tools/ispsim/cli_common.h"
+#include "tools/ispsim/provenance.h"
 #include "traces/trace_io.h"
 
 namespace po = boost::program_options;
@@ -171,13 +172,16 @@ int compare(const Args& args) {
     if (results[i].exit_code != 0)
       throw std::runtime_error("platform " + name + ": " + results[i].output);
     runs.push_back(systems::summary_from_json(results[i].output, "platform " + name));
+    runs.back().configuration = schema::configuration_text(platforms[i]);
+    runs.back().settings = schema::settings_text(platforms[i]);
   }
+  const systems::Provenance provenance = cli::provenance(trace_path);
   // Paper 1's decode systems get the time-between-tokens table (cim_report.h).
   bool decode_systems = true;
   for (const schema::LoadedPlatform& p : platforms) decode_systems &= systems::system_for(p).decode_only;
   const auto write = [&](std::ostream& os, systems::Format f) {
     if (decode_systems) return systems::write_cim_comparison(os, runs, baseline, f);
-    systems::write_comparison(os, runs, baseline, f, columns);
+    systems::write_comparison(os, runs, baseline, f, columns, &provenance);
   };
   write(std::cout, format);
   for (auto [path, file_format] : {std::pair{&csv_path, systems::Format::CSV}, {&json_path, systems::Format::JSON}})

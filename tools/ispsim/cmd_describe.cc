@@ -25,6 +25,7 @@
 #include "schema/overrides.h"
 #include "schema/hardware_presets.h"
 #include "schema/parameter_table.h"
+#include "platforms/systems/metrics.h"
 #include "platforms/systems/system_registry.h"
 #include "schema/platform_loader.h"
 #include "tools/ispsim/cli.h"
@@ -38,8 +39,10 @@ using google::protobuf::FieldDescriptor;
 using schema::ParameterRow;
 
 const char* kUsage =
-    "usage: ispsim describe [PLATFORM|MODULE] [--set path=value]...\n"
+    "usage: ispsim describe [PLATFORM|MODULE|ROLE|metrics] [--set path=value]... [--format F]\n"
     "  (none)     list the platforms and the modules\n"
+    "  metrics    the metrics of the result files: name, SI unit, meaning and the\n"
+    "             statistic each reads (--format text, csv or json)\n"
     "  PLATFORM   a platform name (see the list) or a .textproto file: every parameter\n"
     "             with value, unit, origin (file, default or --set), default, range,\n"
     "             meaning and source (long text values are abbreviated in the table)\n"
@@ -227,6 +230,7 @@ int describe(const Args& args) {
       ("help,h", "print this help")
       ("set", po::value<std::vector<std::string>>()->composing(),
        "override a platform parameter, e.g. --set nand.t_read_us=20 (repeatable)")
+      ("format", po::value<std::string>(), "for metrics: text, csv or json (default text)")
       ("target", po::value<std::string>(), "platform or module");
   po::positional_options_description positional;
   positional.add("target", 1);
@@ -239,7 +243,8 @@ int describe(const Args& args) {
   }
   if (vm.count("help")) {
     std::cout << kUsage << "options:\n"
-              << "  --set path=value  override a platform parameter (repeatable)\n";
+              << "  --set path=value  override a platform parameter (repeatable)\n"
+              << "  --format F        for metrics: text, csv or json (default text)\n";
     return 0;
   }
   const std::vector<std::string> sets =
@@ -249,6 +254,11 @@ int describe(const Args& args) {
     return list_all();
   }
   const std::string target = vm["target"].as<std::string>();
+  if (target == "metrics" && sets.empty()) {
+    systems::write_metric_list(std::cout, systems::parse_format(vm.count("format") ? vm["format"].as<std::string>() : "text"));
+    return 0;
+  }
+  if (vm.count("format")) throw BadInput("--format", "applies to describe metrics only");
   // Module names are a small fixed set; a platform of the same name is still
   // reachable by its file path.
   if (!schema::looks_like_path(target)) {

@@ -25,6 +25,7 @@
 #include "schema/platform_loader.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
+#include "tools/ispsim/provenance.h"
 #include "tools/ispsim/sweep/results.h"
 #include "tools/ispsim/sweep/runner.h"
 #include "tools/ispsim/sweep/slurm.h"
@@ -146,7 +147,7 @@ Paper memllm_paper(bool full) {
       return more;
     };
     e.figures = {{stem + "_speedup", title + ": speedup over GPU-FullCompute", with({"--y", "speedup"})},
-                 {stem + "_latency", title + ": end-to-end latency", with({"--y", "latency_ms"})}};
+                 {stem + "_latency", title + ": end-to-end latency", with({"--y", "latency_s"})}};
     paper.experiments.push_back(e);
   };
   line("memllm-ratio", "Recomputation ratio 5-25 % (" + model + ", " + dataset + ")", "trace.ratio",
@@ -242,17 +243,17 @@ Paper cim_paper(const CimRequest& request) {
     };
     e.figures = {
         {"cim_tbt", "Time between tokens per context length (simulated; S1 out of controller SRAM is marked OOM)",
-         with({"--figure", "bars", "--y", "tbt_ms"})},
-        {"cim_energy", "Energy per token per context length", with({"--figure", "bars", "--y", "energy_per_token_mj"})},
+         with({"--figure", "bars", "--y", "tbt_s"})},
+        {"cim_energy", "Energy per token per context length", with({"--figure", "bars", "--y", "energy_per_token_j"})},
         {"cim_stage_time", "Stage breakdown of the time between tokens (ms per token)",
-         with({"--figure", "stack", "--parts", stage_metrics("stage.", "_ms"), "--y-label", "time per token (ms)"})},
-        {"cim_stage_energy", "Stage breakdown of the energy per token (mJ per token)",
-         with({"--figure", "stack", "--parts", stage_metrics("stage_energy.", "_mj"), "--y-label",
-               "energy per token (mJ)"})},
-        {"cim_tbt_table", "Time between tokens, simulated (ms)", table("tbt_ms", "platform", systems)},
+         with({"--figure", "stack", "--parts", stage_metrics("stage.", "_s"), "--y-label", "time per token (ms)"})},
+        {"cim_stage_energy", "Stage breakdown of the energy per token (J per token)",
+         with({"--figure", "stack", "--parts", stage_metrics("stage_energy.", "_j"), "--y-label",
+               "energy per token (J)"})},
+        {"cim_tbt_table", "Time between tokens, simulated (ms)", table("tbt_s", "platform", systems)},
         {"cim_tbt_eq4_table", "Time between tokens with paper 1's eq. (4) model (ms)",
-         table("tbt_eq4_ms", "platform", systems)},
-        {"cim_energy_table", "Energy per token (mJ)", table("energy_per_token_mj", "platform", systems)},
+         table("tbt_eq4_s", "platform", systems)},
+        {"cim_energy_table", "Energy per token (J)", table("energy_per_token_j", "platform", systems)},
     };
     if (has_platform("b1")) {
       e.figures.push_back({"cim_speedup", "Speedup of the time between tokens over B1",
@@ -283,11 +284,11 @@ Paper cim_paper(const CimRequest& request) {
                  {}};
     e.figures = {
         {"nonlinear_share", "Share of the time between tokens spent in nonlinear ops (%), per placement",
-         table("stage_share.nonlinear_pct", "cim.nonlinear_device", ssd_systems)},
+         table("stage_share.nonlinear", "cim.nonlinear_device", ssd_systems)},
         {"nonlinear_tbt", "Time between tokens (ms), per placement of the nonlinear ops",
-         table("tbt_ms", "cim.nonlinear_device", ssd_systems)},
-        {"nonlinear_energy", "Energy per token (mJ), per placement of the nonlinear ops",
-         table("energy_per_token_mj", "cim.nonlinear_device", ssd_systems)},
+         table("tbt_s", "cim.nonlinear_device", ssd_systems)},
+        {"nonlinear_energy", "Energy per token (J), per placement of the nonlinear ops",
+         table("energy_per_token_j", "cim.nonlinear_device", ssd_systems)},
     };
     paper.experiments.push_back(e);
   } else {
@@ -477,7 +478,7 @@ int reproduce(const Args& args) {
       o.cpus_per_task = 1;
       const std::string script = sweep::write_slurm_script(plan, o);
       sweep::submit_slurm_script(script, true);
-      const sweep::CollectReport report = sweep::collect_shards(plan, results_dir, o.shards);
+      const sweep::CollectReport report = sweep::collect_shards(plan, results_dir, o.shards, command_line());
       if (!report.missing.empty()) {
         std::cerr << "ispsim reproduce: sweep " << e.name << ": " << report.missing.size() << " Slurm shards missing (logs in "
                   << results_dir << "/slurm/logs)\n";
@@ -490,6 +491,7 @@ int reproduce(const Args& args) {
       }
     } else {
       sweep::RunnerOptions o;
+      o.command_line = command_line();
       o.out_dir = results_dir;
       o.jobs = jobs;
       o.progress = progress;

@@ -15,6 +15,7 @@
 #include "platforms/systems/run_options.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
+#include "tools/ispsim/provenance.h"
 #include "traces/trace_io.h"
 
 namespace po = boost::program_options;
@@ -70,6 +71,7 @@ int run(const Args& args) {
     if (format != systems::Format::TEXT) throw BadInput("--format", "the NAND stream system prints text only");
     if (!options.timeline_path.empty()) throw BadInput("--timeline", "the NAND stream system writes no timeline");
     trace::TraceReader trace(trace_path);
+    options.stats_provenance = stats_provenance(cli::provenance(trace_path), schema::configuration_text(platform));
     systems::run_nand_stream(platform, trace, options, std::cout);
     return 0;
   }
@@ -79,16 +81,22 @@ int run(const Args& args) {
     overrides.insert(overrides.begin(), "ssd.stream_model=PAGE_ACCURATE");
     platform = schema::load_platform(platform_name, overrides);
   }
+  const std::string configuration = schema::configuration_text(platform), settings = schema::settings_text(platform);
+  const systems::Provenance provenance = cli::provenance(trace_path);
+  options.stats_provenance = stats_provenance(provenance, configuration);
   options.progress = true;  // drawn only when stderr is a terminal
   // The table goes to stdout before the output files are committed: when stdout
   // fails, none of them is (the run failed).
   bool printed = false;
   const auto print = [&](const systems::RunSummary& summary) {
+    systems::RunSummary shown = summary;
+    shown.configuration = configuration;
+    shown.settings = settings;
     if (system.decode_only)
-      systems::write_cim_comparison(std::cout, {summary}, "", format);
+      systems::write_cim_comparison(std::cout, {shown}, "", format);
     else
       // One row: room for every column.
-      systems::write_comparison(std::cout, {summary}, "", format, systems::parse_text_columns("all"));
+      systems::write_comparison(std::cout, {shown}, "", format, systems::parse_text_columns("all"), &provenance);
     std::cout.flush();
     printed = true;
     if (!std::cout) throw BadInput("stdout", "write failed");

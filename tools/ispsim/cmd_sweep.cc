@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
+#include "tools/ispsim/provenance.h"
 #include "tools/ispsim/sweep/runner.h"
 #include "tools/ispsim/sweep/slurm.h"
 
@@ -110,7 +111,7 @@ int sweep(const Args& args) {
     }
     return 0;
   }
-  if (collect) return report_collect(sweep::collect_shards(plan, out_dir, shards), out_dir);
+  if (collect) return report_collect(sweep::collect_shards(plan, out_dir, shards, command_line()), out_dir);
   if (slurm) {
     sweep::SlurmOptions o;
     o.ispsim = self_path();
@@ -132,11 +133,12 @@ int sweep(const Args& args) {
                 << spec_path << " --out " << out_dir << " --collect\n";
       return 0;
     }
-    return report_collect(sweep::collect_shards(plan, out_dir, o.shards), out_dir);
+    return report_collect(sweep::collect_shards(plan, out_dir, o.shards, command_line()), out_dir);
   }
 
   sweep::RunnerOptions options;
   options.out_dir = out_dir;
+  options.command_line = command_line();
   options.jobs = jobs;
   options.shard = shard;
   options.progress = isatty(STDERR_FILENO);

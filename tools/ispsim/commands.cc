@@ -20,6 +20,7 @@ const std::vector<Subcommand>& commands() {
       {"sweep", "many simulations from a sweep file, locally (-j) or as a Slurm job array", sweep},
       {"reproduce", "a paper's figures and tables into one folder: memllm | cim", reproduce},
       {"workload", "sustained workloads: draw a request stream from a workload file", workload},
+      {"rerun", "rerun a result file's runs from its recorded configuration and check the numbers", rerun},
   };
   return table;
 }

@@ -14,12 +14,14 @@
 #include "common/error.h"
 #include "common/termination.h"
 #include "tools/ispsim/cli.h"
+#include "tools/ispsim/provenance.h"
 #include "tools/ispsim/sweep/results.h"
 
 namespace {
 
 int dispatch(int argc, char** argv) {
   using ispsim::cli::commands;
+  ispsim::cli::set_command_line(argc, argv);
   if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
     std::cout << "ispsim " << ispsim::sweep::ispsim_version() << "\n";  // as every sweep result records it
     return 0;

@@ -15,7 +15,7 @@ writes PREFIX.svg and PREFIX.png. Figures:
   line       --y metric over the swept axis --x, one line per system
   bars       --y metric as grouped bars (group --group, one bar per system)
   stack      stacked bars per (group, system) of the metrics --parts M1,M2,... (same unit),
-             e.g. paper 1's stage breakdown stage.weights_ms,stage.kv_write_ms,...
+             e.g. paper 1's stage breakdown stage.weights_s,stage.kv_write_s,...
   table      a markdown table PREFIX.md of speedup (or --y metric): --rows AXIS x --columns AXIS,
              for the systems of --systems (several: one column per system and column value;
              --columns platform: one column per system); OOM cells read "OOM"
@@ -146,7 +146,7 @@ def speedups(data, baseline):
         if r["status"] != "ok" or b is None or b["status"] != "ok":
             out.append((r, None, r["status"] == "ok"))
         else:
-            out.append((r, b["metrics"]["latency_ms"] / r["metrics"]["latency_ms"], False))
+            out.append((r, b["metrics"]["latency_s"] / r["metrics"]["latency_s"], False))
     return out, base
 
 
@@ -284,21 +284,21 @@ def figure_stack(data, args):
     unit = units.pop()
     prefix = os.path.commonprefix(args.parts)
     prefix = prefix[:prefix.rfind(".") + 1] if "." in prefix else ""
-    parts = [(metric_label(m[len(prefix):]).rpartition(" (")[0], lambda metrics, m=m: metrics.get(m)) for m in args.parts]
+    parts = [(metric_label(m[len(prefix):]).rpartition(" (")[0], lambda metrics, m=m: displayed(metrics, m)) for m in args.parts]
     ylabel = args.y_label or f"{prefix.rstrip('.') or 'sum'} ({unit})"
     return figure_stacked(data, args, parts, ylabel, "Breakdown")
 
 
 def figure_breakdown(data, args):
-    parts = [("prefill compute", lambda m: m.get("compute_ms")),
-             ("prefill exposed NAND", lambda m: m.get("exposed_nand_ms")),
-             ("decode", lambda m: m.get("phase.decode_ms", 0.0))]
+    parts = [("prefill compute", lambda m: displayed(m, "compute_s")),
+             ("prefill exposed NAND", lambda m: displayed(m, "exposed_nand_s")),
+             ("decode", lambda m: displayed(m, "phase.decode_s") or 0.0)]
     return figure_stacked(data, args, parts, "time per request (ms)", "Latency breakdown")
 
 
 def figure_pcie(data, args):
-    parts = [("host to device", lambda m: m.get("pcie_h2d_bytes") / 1e6 if "pcie_h2d_bytes" in m else None),
-             ("device to host", lambda m: m.get("pcie_d2h_bytes") / 1e6 if "pcie_d2h_bytes" in m else None)]
+    parts = [("host to device", lambda m: displayed(m, "pcie_host_to_device_bytes", 1e-6)),
+             ("device to host", lambda m: displayed(m, "pcie_device_to_host_bytes", 1e-6))]
     return figure_stacked(data, args, parts, "PCIe traffic per request (MB)", "PCIe traffic")
 
 
@@ -308,8 +308,8 @@ def figure_power(data, args):
     cells = {(g, s): Cell() for g in groups for s in systems}
     for r in data["runs"]:
         if r["system"] in systems:
-            cells[("average", r["system"])].add(r, r["metrics"].get("average_w"))
-            cells[("peak", r["system"])].add(r, r["metrics"].get("peak_w"))
+            cells[("average", r["system"])].add(r, r["metrics"].get("average_power_w"))
+            cells[("peak", r["system"])].add(r, r["metrics"].get("peak_power_w"))
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
     draw_grouped_bars(ax, groups, systems, cells, "power (W)")
     ax.set_title("Average and peak power" + mean_note(data, {"platform"}), fontsize=9)
@@ -321,7 +321,7 @@ def figure_nand_bw(data, args):
     groups = ordered(r["inputs"].get(x_axis, "all") for r in data["runs"])
     cells = {(g, "bandwidth"): Cell() for g in groups}
     for r in data["runs"]:
-        cells[(r["inputs"].get(x_axis, "all"), "bandwidth")].add(r, r["metrics"].get("nand_read_gbps"))
+        cells[(r["inputs"].get(x_axis, "all"), "bandwidth")].add(r, displayed(r["metrics"], "nand_stream_read_bandwidth_bytes_per_s"))
     fig, ax = plt.subplots(figsize=(5, 3.6))
     draw_grouped_bars(ax, groups, ["bandwidth"], cells, "aggregate NAND read bandwidth (GB/s)")
     top = max([c.value() or 0 for c in cells.values()] + [19])
@@ -335,7 +335,28 @@ def figure_nand_bw(data, args):
     return fig
 
 
-UNITS = {"_ms": "ms", "_bytes": "bytes", "_mj": "mJ", "_j": "J", "_w": "W", "_gbps": "GB/s", "_pct": "%"}
+# Results carry SI units, named by the metric's suffix (`ispsim describe
+# metrics`); figures show them as (unit, factor): seconds as ms, bytes/s as GB/s,
+# ratios (stage_share.*) as %.
+UNITS = {"_bytes_per_s": ("GB/s", 1e-9), "_s": ("ms", 1e3), "_bytes": ("bytes", 1), "_j": ("J", 1),
+         "_w": ("W", 1)}
+SHARE = ("%", 100)
+
+
+def display(name):
+    """(unit, factor) a figure shows the metric `name` in, or (None, 1)."""
+    if name.startswith("stage_share."):
+        return SHARE
+    for suffix, shown_as in UNITS.items():
+        if name.endswith(suffix):
+            return shown_as
+    return None, 1
+
+
+def displayed(metrics, name, factor=None):
+    """The metric `name` of a run in the figure's unit (None when absent)."""
+    v = metrics.get(name)
+    return None if v is None else v * (display(name)[1] if factor is None else factor)
 
 
 AXIS_LABELS = {"trace.dataset": "dataset profile", "trace.model": "model", "trace.ratio": "recomputation ratio",
@@ -348,10 +369,7 @@ def axis_label(name):
 
 
 def unit_of(name):
-    for suffix, unit in UNITS.items():
-        if name.endswith(suffix):
-            return unit
-    return None
+    return display(name)[0]
 
 
 METRIC_NAMES = {"tbt": "time between tokens", "tbt_eq4": "time between tokens, eq. (4)",
@@ -359,21 +377,21 @@ METRIC_NAMES = {"tbt": "time between tokens", "tbt_eq4": "time between tokens, e
 
 
 def metric_label(name):
-    for suffix, unit in UNITS.items():
-        if name.endswith(suffix) and name[:-len(suffix)] in METRIC_NAMES:
-            return f"{METRIC_NAMES[name[:-len(suffix)]]} ({unit})"
-    for suffix, unit in UNITS.items():
+    if name.startswith("stage_share."):
+        return f"{name} ({SHARE[0]})"
+    for suffix, (unit, _) in UNITS.items():
         if name.endswith(suffix):
-            return f"{name[:-len(suffix)]} ({unit})"
+            base = name[:-len(suffix)]
+            return f"{METRIC_NAMES.get(base, base)} ({unit})"
     if name == "speedup":
         return "speedup (x)"
     return name
 
 
 def figure_bars(data, args):
-    y = args.y or "latency_ms"
+    y = args.y or "latency_s"
     systems = systems_of(data, args.systems)
-    triples = [(r, r["metrics"].get(y), False) for r in data["runs"]]
+    triples = [(r, displayed(r["metrics"], y), False) for r in data["runs"]]
     groups, cells = grouped_cells(data, triples, args.group, systems)
     fig, ax = plt.subplots(figsize=(bar_figure_width(groups, systems), 3.6))
     draw_grouped_bars(ax, groups, systems, cells, metric_label(y))
@@ -390,7 +408,7 @@ def table(data, args):
         fail("--figure table needs --systems NAME[,NAME...]")
     systems = systems_of(data, args.systems)
     y = args.y or "speedup"
-    triples = speedups(data, args.baseline)[0] if y == "speedup" else [(r, r["metrics"].get(y), False) for r in data["runs"]]
+    triples = speedups(data, args.baseline)[0] if y == "speedup" else [(r, displayed(r["metrics"], y), False) for r in data["runs"]]
 
     def column(r):
         if args.columns == "platform":
@@ -426,11 +444,11 @@ def figure_line(data, args):
     xs = ordered(r["inputs"][args.x] for r in data["runs"])
     if any(number(x) is None for x in xs):
         fail(f"--x {args.x} has non-numeric values; use a bar figure")
-    y = args.y or "latency_ms"
+    y = args.y or "latency_s"
     if y == "speedup":
         triples, _ = speedups(data, args.baseline)
     else:
-        triples = [(r, r["metrics"].get(y), False) for r in data["runs"]]
+        triples = [(r, displayed(r["metrics"], y), False) for r in data["runs"]]
     systems = systems_of(data, args.systems)
     cells = {(x, s): Cell() for x in xs for s in systems}
     for r, v, na in triples:
@@ -515,7 +533,7 @@ def main():
     p.add_argument("--x-label", help="x-axis label with its unit (line), e.g. 'context tokens per document'")
     p.add_argument("--x-scale", type=float, default=1.0,
                    help="factor for the x values (line), e.g. 1e-9 for bytes shown as GB; say so in --x-label")
-    p.add_argument("--y", help="metric on the y axis (line; default latency_ms; 'speedup' for speedup)")
+    p.add_argument("--y", help="metric on the y axis (line; default latency_s; 'speedup' for speedup)")
     p.add_argument("--parts", type=lambda s: [x for x in s.split(",") if x], help="metrics stacked in each bar (stack)")
     p.add_argument("--y-label", help="y-axis label with its unit (stack), e.g. 'time per token (ms)'")
     p.add_argument("--title", help="figure title (replaces the default)")

@@ -110,7 +110,7 @@ def main():
     def cell(fc, ml):
         if fc["status"] != "ok" or ml["status"] != "ok":
             return "OOM" if "out_of_memory" in (fc["status"], ml["status"]) else "failed"
-        return f"{fc['latency_ms'] / ml['latency_ms']:.2f}"
+        return f"{fc['metrics']['latency_s'] / ml['metrics']['latency_s']:.2f}"
 
     print(f"Speedup of MemLLM over GPU-FullCompute, {a.model}, shape-only traces (seed 1"
           f"{', ' + a.trace_options if a.trace_options else ''}"
@@ -124,10 +124,10 @@ def main():
             for g in drams:
                 fc = results[(d, p, g, "fc")]
                 first = results[(d, p, g, macs[0])]
-                row = [d, p, f"{g:g} GiB", f"{fc['latency_ms']:.1f}" if fc["status"] == "ok" else "OOM"]
+                row = [d, p, f"{g:g} GiB", f"{fc['metrics']['latency_s'] * 1e3:.1f}" if fc["status"] == "ok" else "OOM"]
                 row += [cell(fc, results[(d, p, g, m)]) for m in macs]
-                row += [f"{first['isp_compute_ms']:.1f}" if first["status"] == "ok" else "-",
-                        f"{first['nand_stream_ms']:.1f}" if first["status"] == "ok" else "-"]
+                row += [f"{first['metrics']['isp_compute_s'] * 1e3:.1f}" if first["status"] == "ok" else "-",
+                        f"{first['metrics']['nand_stream_s'] * 1e3:.1f}" if first["status"] == "ok" else "-"]
                 print("| " + " | ".join(row) + " |")
 
     v = describe_values(a.ispsim, "memllm", ["nand.channels", "isp.pes", "isp.clock_ghz", "isp.mac_pj",

@@ -10,6 +10,8 @@
 
 #include "common/atomic_file.h"
 #include "common/error.h"
+#include "common/sha1.h"
+#include "platforms/systems/result_schema.h"
 
 namespace ispsim::sweep {
 namespace json = boost::json;
@@ -61,18 +63,21 @@ std::string csv_field(const std::string& s) {
 
 std::vector<std::string> metric_columns(const SweepPlan& plan, const std::vector<Row>& rows) {
   if (!plan.metrics.empty()) return plan.metrics;
-  std::vector<std::string> columns;
-  std::set<std::string> seen;
-  for (const Row& row : rows)
-    for (const auto& [name, value] : row.result.metrics)
-      if (seen.insert(name).second) columns.push_back(name);
-  return columns;
+  std::vector<Metrics> values;
+  for (const Row& row : rows) values.push_back(row.result.metrics);
+  return systems::metric_columns(values);
 }
 
 const double* find_metric(const Metrics& m, const std::string& name) {
   for (const auto& [n, v] : m)
     if (n == name) return &v;
   return nullptr;
+}
+
+// A run file's metric: its shortest exact text (Boost.JSON's parser may read a
+// number 1 ulp off), or a number (files of earlier versions, shard tables).
+double metric_value(const json::value& v) {
+  return v.is_string() ? systems::exact_number(std::string(v.as_string())) : v.to_number<double>();
 }
 
 }  // namespace
@@ -84,8 +89,9 @@ std::string result_to_json(const RunResult& r) {
   o << "{\"id\":" << quoted(r.id) << ",\"system\":" << quoted(r.system) << ",\"status\":" << quoted(r.status)
     << ",\"message\":" << quoted(r.message) << ",\"metrics\":{";
   for (size_t i = 0; i < r.metrics.size(); ++i)
-    o << (i ? "," : "") << quoted(r.metrics[i].first) << ":" << shortest_number(r.metrics[i].second);
-  o << "},\"version\":" << quoted(r.version) << "}";
+    o << (i ? "," : "") << quoted(r.metrics[i].first) << ":" << quoted(shortest_number(r.metrics[i].second));
+  o << "},\"version\":" << quoted(r.version) << ",\"trace_sha1\":" << quoted(r.trace_sha1)
+    << ",\"configuration\":" << quoted(r.configuration) << "}";
   return o.str();
 }
 
@@ -97,8 +103,11 @@ RunResult result_from_json(const std::string& text, const std::string& where) {
     r.system = json::value_to<std::string>(o.at("system"));
     r.status = json::value_to<std::string>(o.at("status"));
     r.message = json::value_to<std::string>(o.at("message"));
-    for (const auto& kv : o.at("metrics").as_object()) r.metrics.emplace_back(kv.key(), kv.value().to_number<double>());
+    for (const auto& kv : o.at("metrics").as_object()) r.metrics.emplace_back(kv.key(), metric_value(kv.value()));
     r.version = json::value_to<std::string>(o.at("version"));
+    // Results of versions before provenance have neither.
+    if (const json::value* v = o.if_contains("trace_sha1")) r.trace_sha1 = json::value_to<std::string>(*v);
+    if (const json::value* v = o.if_contains("configuration")) r.configuration = json::value_to<std::string>(*v);
     if (r.status != "ok" && r.status != "oom" && r.status != "error") throw std::runtime_error("unknown status " + r.status);
     return r;
   } catch (const std::exception& e) {
@@ -128,7 +137,7 @@ std::optional<RunResult> load_result(const std::string& out_dir, const std::stri
 }
 
 void write_results(const SweepPlan& plan, const std::vector<Row>& rows, const std::string& csv_path,
-                   const std::string& json_path) {
+                   const std::string& json_path, const std::string& command_line) {
   const std::vector<std::string> metrics = metric_columns(plan, rows);
   AtomicFile csv(csv_path), js(json_path);
 
@@ -137,7 +146,7 @@ void write_results(const SweepPlan& plan, const std::vector<Row>& rows, const st
   for (const std::string& axis : plan.axes) c << "," << csv_field(axis);
   c << ",system,status,message";
   for (const std::string& m : metrics) c << "," << csv_field(m);
-  c << ",version\n";
+  c << ",version,trace_sha1,configuration_sha1\n";
   for (const Row& row : rows) {
     c << row.result.id;
     for (const auto& [axis, value] : row.run->inputs) c << "," << csv_field(value);
@@ -146,11 +155,14 @@ void write_results(const SweepPlan& plan, const std::vector<Row>& rows, const st
       const double* v = find_metric(row.result.metrics, m);
       c << "," << (v ? shortest_number(*v) : "");
     }
-    c << "," << csv_field(row.result.version) << "\n";
+    c << "," << csv_field(row.result.version) << "," << row.result.trace_sha1 << ","
+      << (row.result.configuration.empty() ? "" : text_sha1(row.result.configuration)) << "\n";
   }
 
   std::ostream& j = js.stream();
-  j << "{\n  \"sweep\": " << quoted(plan.spec.name()) << ",\n  \"axes\": [";
+  j << "{\n  \"schema_version\": " << systems::kResultSchemaVersion << ",\n  \"provenance\": {\"ispsim_version\": "
+    << quoted(ispsim_version()) << ", \"command_line\": " << quoted(command_line) << "},\n  \"sweep\": "
+    << quoted(plan.spec.name()) << ",\n  \"axes\": [";
   for (size_t i = 0; i < plan.axes.size(); ++i) j << (i ? ", " : "") << quoted(plan.axes[i]);
   j << "],\n  \"metrics\": [";
   for (size_t i = 0; i < metrics.size(); ++i) j << (i ? ", " : "") << quoted(metrics[i]);
@@ -168,7 +180,8 @@ void write_results(const SweepPlan& plan, const std::vector<Row>& rows, const st
         j << (first ? "" : ", ") << quoted(m) << ": " << shortest_number(*v);
         first = false;
       }
-    j << "}, \"version\": " << quoted(row.result.version) << "}";
+    j << "}, \"version\": " << quoted(row.result.version) << ", \"trace_sha1\": " << quoted(row.result.trace_sha1)
+      << ",\n     \"configuration\": " << quoted(row.result.configuration) << "}";
   }
   j << "\n  ]\n}\n";
   csv.commit();

@@ -28,6 +28,8 @@ struct RunResult {
   std::string message;  // why, for oom and error
   Metrics metrics;
   std::string version;
+  std::string configuration;  // the resolved platform textproto (empty if it never loaded)
+  std::string trace_sha1;     // of the trace the run read (empty if none was made)
 };
 
 std::string result_to_json(const RunResult& r);
@@ -47,11 +49,14 @@ struct Row {
 };
 
 // The tidy table. Columns: id, one per axis, system, status, message, the
-// metrics (the sweep's `metric` list, or the union of all rows' metrics in
-// first-seen order), version. CSV: RFC 4180, empty cells for absent metrics.
-// JSON: {"sweep", "axes", "metrics", "runs": [{"id", "inputs": {...}, "system",
-// "status", "message", "metrics": {...}, "version"}]}.
+// metrics (the sweep's `metric` list, or systems::metric_columns of the rows:
+// the same columns whatever platforms ran), version, trace_sha1,
+// configuration_sha1. CSV: RFC 4180, empty cells for absent metrics.
+// JSON: {"schema_version", "provenance": {"ispsim_version", "command_line"},
+// "sweep", "axes", "metrics", "runs": [{"id", "inputs": {...}, "system",
+// "status", "message", "metrics": {...}, "version", "trace_sha1",
+// "configuration"}]}.
 void write_results(const SweepPlan& plan, const std::vector<Row>& rows, const std::string& csv_path,
-                   const std::string& json_path);
+                   const std::string& json_path, const std::string& command_line);
 
 }  // namespace ispsim::sweep

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/sha1.h"
 #include "schema/platform_loader.h"
 #include "platforms/systems/system_registry.h"
 #include "platforms/systems/child_process.h"
@@ -35,6 +36,8 @@ RunResult simulate(const PlannedRun& run, const std::string& trace) {
   r.version = ispsim_version();
   const schema::LoadedPlatform platform = schema::load_platform(run.platform, run.overrides);
   r.system = platform.platform.name();
+  r.configuration = schema::configuration_text(platform);
+  r.trace_sha1 = file_sha1(trace);
   if (run.microbenchmark) {
     systems::RunOptions options;
     options.stats_path = (fs::temp_directory_path() / ("ispsim-sweep-" + run.id + "-" + std::to_string(getpid()) + ".csv")).string();
@@ -187,7 +190,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const RunnerOptions& options) {
   for (const PlannedRun* run : todo) {
     auto failed = trace_errors.find(run->trace.key);
     if (failed != trace_errors.end()) {
-      save_result(out, RunResult{run->id, run->system, "error", failed->second, {}, ispsim_version()});
+      save_result(out, RunResult{run->id, run->system, "error", failed->second, {}, ispsim_version(), "", ""});
       progress.finished(true);
       continue;
     }
@@ -200,7 +203,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const RunnerOptions& options) {
     if (child.exit_code == 0) {
       r = result_from_json(child.output, "run " + run.id);
     } else {
-      r = RunResult{run.id, run.system, "error", child.output, {}, ispsim_version()};
+      r = RunResult{run.id, run.system, "error", child.output, {}, ispsim_version(), "", ""};
     }
     save_result(out, r);
     progress.finished(r.status == "error");
@@ -215,7 +218,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const RunnerOptions& options) {
     rows.push_back(Row{run, *r});
   }
   const std::string stem = results_stem(out, options.shard);
-  write_results(plan, rows, stem + ".csv", stem + ".json");
+  write_results(plan, rows, stem + ".csv", stem + ".json", options.command_line);
   return outcome;
 }
 

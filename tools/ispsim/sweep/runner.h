@@ -36,6 +36,7 @@ struct RunnerOptions {
   unsigned jobs = 1;
   Shard shard;
   bool progress = false;  // done/total, failures and ETA on stderr (a terminal)
+  std::string command_line;  // recorded in the results' provenance
 };
 
 struct SweepOutcome {

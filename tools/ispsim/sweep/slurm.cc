@@ -101,7 +101,8 @@ std::string submit_slurm_script(const std::string& script, bool wait) {
   return first_line.substr(0, first_line.find(';'));
 }
 
-CollectReport collect_shards(const SweepPlan& plan, const std::string& out_dir, unsigned shards) {
+CollectReport collect_shards(const SweepPlan& plan, const std::string& out_dir, unsigned shards,
+                             const std::string& command_line) {
   CollectReport report;
   const fs::path dir = fs::path(out_dir) / "shards";
   if (shards == 0) {
@@ -157,7 +158,7 @@ CollectReport collect_shards(const SweepPlan& plan, const std::string& out_dir, 
   report.rows = rows.size();
   report.runs = plan.runs.size();
   const std::string stem = results_stem(out_dir, Shard{});
-  write_results(plan, rows, stem + ".csv", stem + ".json");
+  write_results(plan, rows, stem + ".csv", stem + ".json", command_line);
   return report;
 }
 

@@ -38,6 +38,7 @@ struct CollectReport {
 // Merges <out>/shards/shard-I-of-N.{json} into <out>/results.csv/.json (rows in
 // the sweep's order; rows of missing shards are left out). `shards` 0: N is
 // taken from the files found (they must agree).
-CollectReport collect_shards(const SweepPlan& plan, const std::string& out_dir, unsigned shards);
+CollectReport collect_shards(const SweepPlan& plan, const std::string& out_dir, unsigned shards,
+                             const std::string& command_line);
 
 }  // namespace ispsim::sweep

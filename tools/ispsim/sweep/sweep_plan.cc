@@ -134,19 +134,6 @@ std::string fnv1a_hex(const std::string& bytes) {
   return out;
 }
 
-std::string shortest_number(double value) {
-  char buf[40];
-  if (value == std::floor(value) && std::fabs(value) < 1e15) {  // whole numbers (bytes, counts) in full
-    std::snprintf(buf, sizeof buf, "%.0f", value);
-    return buf;
-  }
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, value);
-    if (std::strtod(buf, nullptr) == value) break;
-  }
-  return buf;
-}
-
 SweepPlan load_sweep(const std::string& path) {
   Sweep spec;
   schema::parse_textproto_file(path, spec, "sweep file");

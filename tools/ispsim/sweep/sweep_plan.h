@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "platforms/systems/report_cells.h"
 #include "tools/ispsim/sweep/sweep.pb.h"
 #include "traces/gen/generator_settings.h"
 
@@ -57,6 +58,6 @@ SweepPlan expand_sweep(const Sweep& spec, const std::string& path);
 std::string fnv1a_hex(const std::string& bytes);
 
 // The fewest decimal digits that read back as exactly `value` ("8", "0.15", "1e-05").
-std::string shortest_number(double value);
+using systems::shortest_number;
 
 }  // namespace ispsim::sweep

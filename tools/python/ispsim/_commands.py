@@ -73,7 +73,7 @@ def rows(result):
 
 def frame(result):
     """A pandas DataFrame of a result's rows, one row per run; nested dicts become
-    dotted columns ("phase_ms.decode"). Needs pandas (Debian: python3-pandas)."""
+    dotted columns ("metrics.latency_s"). Needs pandas (Debian: python3-pandas)."""
     try:
         import pandas
     except ImportError as e:

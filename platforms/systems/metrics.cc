@@ -1,0 +1,261 @@
+#include "platforms/systems/metrics.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "platforms/systems/report_cells.h"
+#include "platforms/systems/result_schema.h"
+
+namespace ispsim::systems {
+namespace {
+
+constexpr double kNsPerS = 1e9;
+constexpr const char* kH2d = "host_to_device.";
+
+using Read = std::function<void(const RunSummary&, MetricValues&)>;
+
+// A metric worked out from one number of the summary, divided into its SI unit.
+template <typename T>
+Read scalar(T RunSummary::*member, double divide = 1) {
+  return [member, divide](const RunSummary& r, MetricValues& out) {
+    out.emplace_back("", static_cast<double>(r.*member) / divide);
+  };
+}
+
+// One value per key of a map of the summary: ("<key>", value / divide).
+template <typename Map>
+Read per_key(Map RunSummary::*member, double divide = 1) {
+  return [member, divide](const RunSummary& r, MetricValues& out) {
+    for (const auto& [key, v] : r.*member) out.emplace_back(metric_key(key), static_cast<double>(v) / divide);
+  };
+}
+
+Read pcie_total(bool host_to_device) {
+  return [host_to_device](const RunSummary& r, MetricValues& out) {
+    double total = 0;
+    for (const auto& [key, bytes] : r.pcie_bytes)
+      if ((key.rfind(kH2d, 0) == 0) == host_to_device) total += static_cast<double>(bytes);
+    out.emplace_back("", total);
+  };
+}
+
+// Paper 1's decode systems: figures per decode token (none for other runs).
+Read per_token(std::function<void(const RunSummary&, double tokens, MetricValues&)> f) {
+  return [f = std::move(f)](const RunSummary& r, MetricValues& out) {
+    if (r.decode_tokens > 0 && !r.stage_ns.empty()) f(r, static_cast<double>(r.decode_tokens), out);
+  };
+}
+
+std::vector<Metric> declare() {
+  const auto decode = [](auto f) { return per_token(f); };
+  return {
+      {"latency_s", "s", "end-to-end latency of the request", "", scalar(&RunSummary::latency_ns, kNsPerS)},
+      {"phase.<phase>_s", "s", "time of each phase (HKVD identification, recomputation, fused prefill, decode, ...)",
+       "", per_key(&RunSummary::phase_ns, kNsPerS)},
+      {"exposed_nand_s", "s", "prefill time the host waited for storage beyond its GPU compute", "",
+       scalar(&RunSummary::exposed_nand_ns, kNsPerS)},
+      {"compute_s", "s", "GPU compute time during prefill", "", scalar(&RunSummary::compute_ns, kNsPerS)},
+      {"isp_compute_s", "s", "compute time of the busiest in-storage accelerator, summed over SSD attention ops", "",
+       scalar(&RunSummary::isp_compute_ns, kNsPerS)},
+      {"nand_stream_s", "s", "time the flash alone needs to stream the SSD attention ops' pages", "",
+       scalar(&RunSummary::nand_stream_ns, kNsPerS)},
+      {"pcie_host_to_device_bytes", "bytes", "bytes moved over PCIe from host to device", "", pcie_total(true)},
+      {"pcie_device_to_host_bytes", "bytes", "bytes moved over PCIe from device to host", "", pcie_total(false)},
+      {"pcie.<direction>.<purpose>_bytes", "bytes", "PCIe bytes by direction and purpose", "",
+       per_key(&RunSummary::pcie_bytes)},
+      {"nand_read_bytes", "bytes", "bytes read from flash (whole pages)", "", scalar(&RunSummary::nand_read_bytes)},
+      {"nand_written_bytes", "bytes", "bytes programmed into flash (whole pages)", "",
+       scalar(&RunSummary::nand_written_bytes)},
+      {"controller_dram_bytes", "bytes", "SSD controller DRAM traffic of the attention datapath", "",
+       scalar(&RunSummary::controller_dram_bytes)},
+      {"ssd_attention_macs", "count", "multiply-accumulates of the SSD attention ops", "system.ssd.attention.macs", {}},
+      {"energy_j", "J", "energy of the run, dynamic and static", "", scalar(&RunSummary::energy_j)},
+      {"energy.<component>_j", "J", "energy by component (dynamic and static)", "",
+       per_key(&RunSummary::energy_j_by_component)},
+      {"energy_phase.<phase>_j", "J", "energy by phase", "", per_key(&RunSummary::energy_j_by_phase)},
+      {"average_power_w", "W", "energy / time of the run", "", scalar(&RunSummary::average_w)},
+      {"peak_power_w", "W", "largest mean power over an aligned 1 us window", "", scalar(&RunSummary::peak_w)},
+      {"tbt_s", "s", "time between tokens: simulated decode time / decode steps", "",
+       decode([](const RunSummary& r, double n, MetricValues& o) { o.emplace_back("", r.latency_ns / kNsPerS / n); })},
+      {"tbt_eq4_s", "s", "time between tokens of paper 1's eq. (4) model", "",
+       decode([](const RunSummary& r, double n, MetricValues& o) {
+         o.emplace_back("", r.analytic_latency_ns / kNsPerS / n);
+       })},
+      {"energy_per_token_j", "J", "energy / decode steps", "",
+       decode([](const RunSummary& r, double n, MetricValues& o) { o.emplace_back("", r.energy_j / n); })},
+      {"stage.<stage>_s", "s", "time per decode token of each stage (weights, kv_write, kv_read_attention, ...)", "",
+       decode([](const RunSummary& r, double n, MetricValues& o) {
+         for (const auto& [stage, ns] : r.stage_ns) o.emplace_back(metric_key(stage), ns / kNsPerS / n);
+       })},
+      {"stage_energy.<stage>_j", "J", "energy per decode token of each stage", "",
+       decode([](const RunSummary& r, double n, MetricValues& o) {
+         for (const auto& [stage, j] : r.stage_j) o.emplace_back(metric_key(stage), j / n);
+       })},
+      {"stage_share.<stage>", "ratio", "the stage's share of the time between tokens", "",
+       decode([](const RunSummary& r, double, MetricValues& o) {
+         for (const auto& [stage, ns] : r.stage_ns)
+           o.emplace_back(metric_key(stage), r.latency_ns > 0 ? ns / r.latency_ns : 0.0);
+       })},
+      {"end_to_end_s", "s", "NAND stream microbenchmark: time from the first op to the last", "run.end_to_end_time",
+       {}},
+      {"nand_stream_read_bandwidth_bytes_per_s", "bytes/s",
+       "NAND stream microbenchmark: bytes read from flash / time spent reading", "run.read_bandwidth", {}},
+      {"nand_stream_read_bytes", "bytes", "NAND stream microbenchmark: bytes read from flash (whole pages)",
+       "run.bytes_read", {}},
+  };
+}
+
+// "phase.<phase>_s" -> ("phase.", "_s"); a plain name -> (name, "").
+std::pair<std::string, std::string> family_parts(const std::string& name) {
+  const size_t open = name.find('<'), close = name.rfind('>');
+  if (open == std::string::npos) return {name, ""};
+  return {name.substr(0, open), name.substr(close + 1)};
+}
+
+// The values of one metric of a run, with their full names.
+void read_metric(const Metric& m, const RunSummary& r, MetricValues& out) {
+  MetricValues own;
+  if (!m.stat.empty()) {
+    const auto it = r.stats.find(m.stat);
+    if (it != r.stats.end()) own.emplace_back("", it->second);
+  } else {
+    m.read(r, own);
+  }
+  const auto [prefix, suffix] = family_parts(m.name);
+  std::sort(own.begin(), own.end(), [](const auto& a, const auto& b) { return natural_less(a.first, b.first); });
+  for (auto& [key, v] : own) out.emplace_back(m.family() ? prefix + key + suffix : m.name, v);
+}
+
+// Whether `name` is one value of the family `m` ("phase.decode_s" of "phase.<phase>_s").
+bool member_of(const Metric& m, const std::string& name) {
+  const auto [prefix, suffix] = family_parts(m.name);
+  return name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool completed(const RunSummary& r) { return !r.out_of_memory && r.failure.empty(); }
+
+}  // namespace
+
+const std::vector<Metric>& metric_list() {
+  static const std::vector<Metric> list = declare();
+  return list;
+}
+
+SiUnit si_unit(const std::string& unit) {
+  static const std::map<std::string, SiUnit> kToSi = {
+      {"ps", {"s", 1, 1e12}}, {"ns", {"s", 1, 1e9}}, {"us", {"s", 1, 1e6}}, {"ms", {"s", 1, 1e3}},
+      {"pJ", {"J", 1, 1e12}}, {"nJ", {"J", 1, 1e9}}, {"uJ", {"J", 1, 1e6}}, {"mJ", {"J", 1, 1e3}},
+      {"mW", {"W", 1, 1e3}},  {"GB/s", {"bytes/s", 1e9, 1}}, {"MB/s", {"bytes/s", 1e6, 1}}};
+  const auto it = kToSi.find(unit);
+  return it == kToSi.end() ? SiUnit{unit} : it->second;
+}
+
+std::string metric_key(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    out += std::isspace(static_cast<unsigned char>(c)) || c == '/' ? '_' : static_cast<char>(std::tolower(c));
+  return out;
+}
+
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      const std::string x = a.substr(i, ie - i), y = b.substr(j, je - j);
+      const std::string xs = x.substr(std::min(x.find_first_not_of('0'), x.size()));
+      const std::string ys = y.substr(std::min(y.find_first_not_of('0'), y.size()));
+      if (xs.size() != ys.size()) return xs.size() < ys.size();
+      if (xs != ys) return xs < ys;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j || (a.size() - i == b.size() - j && a < b);
+}
+
+MetricValues metric_values(const RunSummary& summary) {
+  MetricValues out;
+  if (!completed(summary)) return out;
+  for (const Metric& m : metric_list()) read_metric(m, summary, out);
+  return out;
+}
+
+MetricValues statistic_values(const std::map<std::string, double>& stats) {
+  RunSummary only_stats;
+  only_stats.stats = stats;
+  MetricValues out;
+  for (const Metric& m : metric_list())
+    if (!m.stat.empty()) read_metric(m, only_stats, out);
+  return out;
+}
+
+std::vector<std::string> metric_columns(const std::vector<MetricValues>& runs) {
+  std::vector<std::string> columns;
+  for (const Metric& m : metric_list()) {
+    if (!m.family()) {
+      columns.push_back(m.name);
+      continue;
+    }
+    std::vector<std::string> members;
+    for (const MetricValues& run : runs)
+      for (const auto& [name, v] : run)
+        if (member_of(m, name) && std::find(members.begin(), members.end(), name) == members.end())
+          members.push_back(name);
+    std::sort(members.begin(), members.end(), natural_less);
+    columns.insert(columns.end(), members.begin(), members.end());
+  }
+  return columns;
+}
+
+bool is_known_metric(const std::string& name) {
+  for (const Metric& m : metric_list())
+    if (m.family() ? member_of(m, name) : name == m.name) return true;
+  return false;
+}
+
+std::string known_metrics_help() {
+  std::string out = "known:";
+  for (const Metric& m : metric_list()) out += " " + m.name;
+  return out + " (see ispsim describe metrics)";
+}
+
+void write_metric_list(std::ostream& os, Format format) {
+  if (format == Format::JSON) {
+    os << "{\n  \"schema_version\": " << kResultSchemaVersion << ",\n  \"metrics\": [";
+    const char* sep = "\n";
+    for (const Metric& m : metric_list()) {
+      os << sep << "    {\"name\": " << json_quoted(m.name) << ", \"unit\": " << json_quoted(m.unit)
+         << ", \"description\": " << json_quoted(m.description)
+         << ", \"statistic\": " << (m.stat.empty() ? "null" : json_quoted(m.stat)) << "}";
+      sep = ",\n";
+    }
+    os << "\n  ]\n}\n";
+    return;
+  }
+  if (format == Format::CSV) {
+    os << "name,unit,description,statistic\n";
+    for (const Metric& m : metric_list())
+      os << csv_cell(m.name) << "," << csv_cell(m.unit) << "," << csv_cell(m.description) << "," << csv_cell(m.stat)
+         << "\n";
+    return;
+  }
+  size_t name_w = 0, unit_w = 0;
+  for (const Metric& m : metric_list()) {
+    name_w = std::max(name_w, m.name.size());
+    unit_w = std::max(unit_w, m.unit.size());
+  }
+  for (const Metric& m : metric_list())
+    os << m.name << std::string(name_w - m.name.size() + 2, ' ') << m.unit << std::string(unit_w - m.unit.size() + 2, ' ')
+       << m.description << (m.stat.empty() ? "" : " (statistic " + m.stat + ")") << "\n";
+}
+
+}  // namespace ispsim::systems

@@ -1,0 +1,79 @@
+// The metrics of a run: one declared list, read by every machine output
+// (`compare` CSV/JSON, sweep results, `ispsim describe metrics`, the plots).
+//
+// A metric's name carries its SI unit as a suffix (latency_s, energy_j,
+// nand_read_bytes, peak_power_w); machine outputs print it in that unit, and
+// only the text tables convert to ms or MB. A family is one metric per key
+// ("phase.<phase>_s" gives phase.decode_s, phase.fused_prefill_s, ...); keys
+// are lower case with blanks and '/' as '_'.
+//
+// A metric either reads a statistic of the registry by name (`stat`, captured
+// at the end of the run into RunSummary::stats, converted to SI), or is worked
+// out from the run's summary. Adding a statistic to every table is therefore
+// its declaration in the module (stats::Group) plus one line in metrics.cc.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "platforms/systems/report.h"
+
+namespace ispsim::systems {
+
+using MetricValues = std::vector<std::pair<std::string, double>>;
+
+struct Metric {
+  std::string name;  // e.g. "latency_s"; a family "phase.<phase>_s"
+  std::string unit;  // SI: s, bytes, J, W, bytes/s, count, ratio
+  std::string description;
+  std::string stat;  // registry statistic read by name, or empty
+  // The values of a summary-derived metric (none when the run has none).
+  std::function<void(const RunSummary&, MetricValues&)> read;
+  bool family() const { return name.find('<') != std::string::npos; }
+};
+
+// Every metric, in the order of the tables' columns.
+const std::vector<Metric>& metric_list();
+
+// The SI unit of a registry unit and how to convert a value to it: value *
+// multiply / divide (ns -> s: / 1e9, pJ -> J: / 1e12, GB/s -> bytes/s: * 1e9;
+// powers of ten are exact doubles, so a division rounds once). Other units
+// convert to themselves.
+struct SiUnit {
+  std::string unit;
+  double multiply = 1, divide = 1;
+  double of(double value) const { return value * multiply / divide; }
+};
+SiUnit si_unit(const std::string& unit);
+
+// The metrics of a completed run, in list order (family members by natural
+// order of their keys); empty for a run out of memory or failed.
+MetricValues metric_values(const RunSummary& summary);
+
+// The values of the registry-read metrics whose statistics `stats` holds
+// (name -> value in SI units), e.g. from a NAND stream run's statistics file.
+MetricValues statistic_values(const std::map<std::string, double>& stats);
+
+// The table columns of a set of runs: every non-family metric of the list,
+// whatever ran, then within each family's place the keys present, in natural
+// order ("ch8" before "ch10").
+std::vector<std::string> metric_columns(const std::vector<MetricValues>& runs);
+
+// "HKVD identification" -> "hkvd_identification", "KV read/attention" -> "kv_read_attention".
+std::string metric_key(const std::string& name);
+
+// Natural order: digit runs compare as numbers ("ch8" < "ch10").
+bool natural_less(const std::string& a, const std::string& b);
+
+bool is_known_metric(const std::string& name);
+std::string known_metrics_help();
+
+// The list as an aligned text table (name, unit, description) or as JSON
+// {"schema_version", "metrics": [{"name", "unit", "description", "statistic"}]}.
+void write_metric_list(std::ostream& os, Format format);
+
+}  // namespace ispsim::systems

@@ -1,0 +1,38 @@
+// What every machine-readable result carries besides its numbers: the schema
+// version and how the result was made (docs/results.md lists every field).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace ispsim::systems {
+
+// Raised when a field is renamed, removed or changes its unit.
+constexpr int kResultSchemaVersion = 1;
+
+// How a result was made. Each run adds its resolved configuration
+// (RunSummary::configuration).
+struct Provenance {
+  std::string ispsim_version;  // `ispsim --version`
+  std::string command_line;    // argv joined, each argument shell-quoted when it needs it
+  std::string trace;           // the trace path as given
+  std::string trace_sha1;      // SHA-1 of the trace file's bytes (common/file_hash.h)
+  std::string trace_seed;      // the trace generator's seed (empty when the trace names none)
+};
+
+// `"schema_version": N, "provenance": {...}` (no braces around, no newline),
+// for the top level of a JSON result.
+void write_provenance_json(std::ostream& os, const Provenance& p);
+
+// The CSV columns of the provenance (header names and one row's cells),
+// appended to every row: schema_version, ispsim_version, trace_sha1, trace_seed,
+// configuration_sha1 (of the run's resolved configuration). The command line
+// and the configuration itself are in the JSON only, so that the same run
+// gives the same CSV whatever its output file is called.
+const char* provenance_csv_header();
+std::string provenance_csv_cells(const Provenance& p, const std::string& configuration);
+
+// `argument` quoted for a POSIX shell when it holds anything but [A-Za-z0-9_./=:,+-].
+std::string shell_quoted(const std::string& argument);
+
+}  // namespace ispsim::systems

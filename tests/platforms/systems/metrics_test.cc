@@ -1,0 +1,103 @@
+// The metric list: names, SI conversion, statistics read from the registry by
+// name, columns and natural order (every expected value worked out by hand).
+#include "platforms/systems/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/core/stats.h"
+#include "platforms/systems/stats_output.h"
+
+namespace ispsim::systems {
+namespace {
+
+TEST(Metrics, SiConversionIsOneRoundingOfAPowerOfTen) {
+  EXPECT_EQ(si_unit("ns").unit, "s");
+  EXPECT_EQ(si_unit("ns").of(12'000'000), 0.012);
+  EXPECT_EQ(si_unit("pJ").of(5'500'000'000'000), 5.5);
+  EXPECT_EQ(si_unit("GB/s").of(19.25), 19.25e9);
+  EXPECT_EQ(si_unit("bytes").unit, "bytes");
+  EXPECT_EQ(si_unit("bytes").of(7), 7);
+}
+
+TEST(Metrics, RegistryStatisticsAreReadByNameInSiUnits) {
+  stats::Group attention("system.ssd.attention");
+  attention.counter("macs", "count", "multiply-accumulates") += 12345;
+  stats::Group run("run");
+  run.scalar("end_to_end_time", "ns", "time") = 1500;
+  RunSummary summary;
+  capture_stats(summary);
+  EXPECT_EQ(summary.stats.at("system.ssd.attention.macs"), 12345);
+  EXPECT_EQ(summary.stats.at("run.end_to_end_time"), 1.5e-6);
+  EXPECT_EQ(summary.stats.count("run.read_bandwidth"), 0u);  // not registered: no value, no metric
+  const MetricValues values = metric_values(summary);
+  const MetricValues expected_stats = {{"ssd_attention_macs", 12345}, {"end_to_end_s", 1.5e-6}};
+  for (const auto& v : expected_stats)
+    EXPECT_NE(std::find(values.begin(), values.end(), v), values.end()) << v.first;
+  EXPECT_EQ(statistic_values(summary.stats), expected_stats);
+}
+
+TEST(Metrics, AStatisticInAnotherUnitThanItsMetricIsABug) {
+  stats::Group run("run");
+  run.scalar("read_bandwidth", "ns", "not a bandwidth") = 1;
+  RunSummary summary;
+  EXPECT_THROW(capture_stats(summary), std::logic_error);
+}
+
+TEST(Metrics, NaturalOrderComparesDigitRunsAsNumbers) {
+  EXPECT_TRUE(natural_less("energy.ch8_j", "energy.ch10_j"));
+  EXPECT_FALSE(natural_less("energy.ch10_j", "energy.ch8_j"));
+  EXPECT_TRUE(natural_less("a", "b"));
+  EXPECT_TRUE(natural_less("ch2", "ch2x"));
+  EXPECT_FALSE(natural_less("ch2", "ch2"));
+  EXPECT_TRUE(natural_less("ch02", "ch2") != natural_less("ch2", "ch02"));  // a strict order still
+}
+
+TEST(Metrics, ColumnsAreEveryPlainMetricAndThePresentFamilyMembers) {
+  const MetricValues a = {{"latency_s", 1}, {"energy.system.ssd.ch10_j", 1}, {"phase.decode_s", 1}};
+  const MetricValues b = {{"energy.system.ssd.ch8_j", 1}};
+  const std::vector<std::string> columns = metric_columns({a, b});
+  size_t plain = 0;
+  for (const Metric& m : metric_list()) plain += !m.family();
+  EXPECT_EQ(columns.size(), plain + 3);
+  EXPECT_EQ(columns.front(), "latency_s");
+  EXPECT_EQ(columns[1], "phase.decode_s");
+  const auto at = [&](const std::string& name) { return std::find(columns.begin(), columns.end(), name); };
+  EXPECT_LT(at("energy.system.ssd.ch8_j"), at("energy.system.ssd.ch10_j"));
+  EXPECT_LT(at("energy_j"), at("energy.system.ssd.ch8_j"));
+  EXPECT_NE(at("tbt_s"), columns.end());  // present whatever ran
+  EXPECT_EQ(metric_columns({b}), metric_columns({b, {}}));
+}
+
+TEST(Metrics, KnownNamesAreTheListsAndItsFamilyMembers) {
+  EXPECT_TRUE(is_known_metric("latency_s"));
+  EXPECT_TRUE(is_known_metric("phase.fused_prefill_s"));
+  EXPECT_TRUE(is_known_metric("stage_share.nonlinear"));
+  EXPECT_FALSE(is_known_metric("phase._s"));
+  EXPECT_FALSE(is_known_metric("latency_ms"));
+  EXPECT_EQ(metric_key("KV read/attention"), "kv_read_attention");
+}
+
+TEST(Metrics, TheListIsMachineReadableWithOneSiUnitPerName) {
+  std::ostringstream os;
+  write_metric_list(os, Format::JSON);
+  const boost::json::value v = boost::json::parse(os.str());
+  EXPECT_EQ(v.at("schema_version").to_number<int>(), kResultSchemaVersion);
+  const std::set<std::string> si = {"s", "bytes", "J", "W", "bytes/s", "count", "ratio"};
+  std::set<std::string> names;
+  for (const boost::json::value& m : v.at("metrics").as_array()) {
+    const std::string name(m.at("name").as_string()), unit(m.at("unit").as_string());
+    EXPECT_TRUE(names.insert(name).second) << name;
+    EXPECT_TRUE(si.count(unit)) << name << " in " << unit;
+    EXPECT_FALSE(m.at("description").as_string().empty()) << name;
+  }
+  EXPECT_EQ(names.size(), metric_list().size());
+}
+
+}  // namespace
+}  // namespace ispsim::systems
