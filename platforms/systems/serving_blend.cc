@@ -142,7 +142,7 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
   executor.check_drained();
   stats::Group group("system.serving");
   server.statistics().declare(group);
-  if (stats_file) write_stats(*stats_file);
+  if (stats_file) write_stats(*stats_file, options.stats_provenance);
   if (options.before_commit) options.before_commit(server.statistics());
   outputs.commit();
   return server.statistics();

@@ -19,6 +19,7 @@ namespace ispsim::systems {
 struct ServeOptions {
   std::string requests_csv;  // per-request CSV, written atomically; "" for none
   std::string stats_path;    // statistics (.json or .csv); "" for none
+  std::string stats_provenance;  // the .json statistics' first members (RunOptions::stats_provenance)
   // Called with the statistics before the output files are committed.
   std::function<void(const ServingStatistics&)> before_commit;
 };

@@ -7,8 +7,10 @@
 #include <iostream>
 
 #include "common/error.h"
+#include "common/sha1.h"
 #include "tools/ispsim/cli.h"
 #include "tools/ispsim/cli_common.h"
+#include "tools/ispsim/provenance.h"
 #include "platforms/systems/child_process.h"
 #include "platforms/systems/serving_blend.h"
 #include "platforms/systems/slo_search.h"
@@ -93,6 +95,16 @@ void print_serving(const std::string& platform, const systems::ServingStatistics
 
 }  // namespace
 
+// The provenance of statistics served from a stream: the stream stands where a
+// trace would, its seed the workload's.
+std::string stream_provenance(const std::string& stream_path, const schema::LoadedPlatform& platform) {
+  systems::Provenance p = provenance("");
+  p.trace = stream_path;
+  p.trace_sha1 = file_sha1(stream_path);
+  p.trace_seed = std::to_string(workload::StreamReader(stream_path).header().workload().seed());
+  return stats_provenance(p, schema::configuration_text(platform));
+}
+
 int workload_serve(const Args& args) {
   std::string platform_name, stream_path;
   std::vector<std::string> overrides;
@@ -108,6 +120,7 @@ int workload_serve(const Args& args) {
   check_outputs_distinct({{"--requests", options.requests_csv}, {"--stats", options.stats_path}},
                          {{"--stream", stream_path}, {"--platform", platform_name}});
   const schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
+  options.stats_provenance = stream_provenance(stream_path, platform);
   bool printed = false;
   options.before_commit = [&](const systems::ServingStatistics& s) {
     print_serving(platform.platform.name(), s);
