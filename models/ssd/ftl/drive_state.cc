@@ -74,6 +74,13 @@ std::string checked_body(const std::string& path) {
 }  // namespace
 
 void DriveState::save(const Ftl& ftl, const std::string& path) {
+  const std::string out = serialize(ftl);
+  AtomicFile file(path, true);
+  file.stream().write(out.data(), std::streamsize(out.size()));
+  file.commit();
+}
+
+std::string DriveState::serialize(const Ftl& ftl) {
   std::string out(kMagic, sizeof(kMagic));
   put<uint32_t>(out, kVersion);
   put<uint32_t>(out, 0);
@@ -95,9 +102,7 @@ void DriveState::save(const Ftl& ftl, const std::string& path) {
     put<uint64_t>(out, r.count);
   });
   put<uint32_t>(out, crc32c(out.data(), out.size()));
-  AtomicFile file(path, true);
-  file.stream().write(out.data(), std::streamsize(out.size()));
-  file.commit();
+  return out;
 }
 
 namespace {

@@ -26,6 +26,8 @@ class DriveState {
 
   // Writes `ftl`'s state to `path`; BadInput naming the path if it cannot.
   static void save(const Ftl& ftl, const std::string& path);
+  // The file's bytes (for a caller that commits them with other outputs).
+  static std::string serialize(const Ftl& ftl);
   // Replaces the state of `ftl` (fresh or not) with the file's. BadInput naming
   // `path` and the problem when the file is not a drive state, has another
   // version, fails its checksum, belongs to another geometry or capacity, or is
