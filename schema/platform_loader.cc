@@ -124,7 +124,7 @@ std::vector<std::string> used_groups(const Platform& p) {
     case Platform::FULL_PREFILL:
     case Platform::PRECOMPUTED_BLEND:
     case Platform::PRECOMPUTED_BLEND_FUSED: {
-      std::vector<std::string> groups = {"modules", "nand", "ssd", "host", "link", "placement"};
+      std::vector<std::string> groups = {"modules", "nand", "ssd", "ftl", "host", "link", "placement"};
       if (p.placement().prefill_attention() == PlacementParams::SSD_ISP ||
           p.placement().decode_attention() == PlacementParams::SSD_ISP) {
         groups.push_back("isp");

@@ -59,8 +59,12 @@ class TileLister {
     return true;
   }
   // Listed: one tile; a KV head after the first joins its head-0 tile's run.
-  void place(PlannedTile tile) {
-    if (tile.kv_head == 0) {
+  // A page that does not follow the one before in the layout order (the FTL
+  // put it elsewhere) starts a run: a run's pages follow each other.
+  void place(PlannedTile tile, bool follows = true) {
+    if (!follows) {
+      out_.runs.push_back({out_.tiles.size(), 1});
+    } else if (tile.kv_head == 0) {
       extend_runs(tile, 1);
     } else {
       ++out_.runs.back().count;
@@ -232,7 +236,7 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
       tile.address = ref.address;
       tile.channel = ref.address.channel;
       tile.kv_head = ref.kv_head;
-      lister.place(std::move(tile));
+      lister.place(std::move(tile), ref.follows);
     });
   }
   // Own tokens that came with the command (substitutes among the supplied

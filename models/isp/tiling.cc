@@ -96,7 +96,8 @@ uint64_t KvPlacement::tile_index(uint32_t layer, trace::KvRegion region, uint64_
 
 nand::PageAddress KvPlacement::address(uint32_t layer, trace::KvRegion region, uint64_t tile,
                                        uint32_t kv_head) const {
-  return layout_.address(tile_index(layer, region, tile, kv_head), "kv placement");
+  const uint64_t index = tile_index(layer, region, tile, kv_head);
+  return ideal() ? layout_.address(index, "kv placement") : map_->run(index).address;
 }
 
 uint64_t KvPlacement::total_pages() const { return uint64_t(layers_) * (pre_tiles_ + app_tiles_) * kv_heads_; }

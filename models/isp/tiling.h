@@ -49,6 +49,23 @@ uint64_t kv_bytes_per_token(const trace::ModelShape& shape);
 // Pages holding `tokens` consecutive entries of one layer and region: ceil(tokens / T) * kv_heads.
 uint64_t pages_for_tokens(uint64_t tokens, uint32_t tokens_per_tile, uint32_t kv_heads);
 
+// Where the linear pages are on the flash. Without one, KvPlacement puts page i
+// at nand::Layout's address i, the ideal stripe; an SSD gives its FTL's
+// mapping (models/ssd/flash_translation.h).
+class PageMap {
+ public:
+  struct Run {
+    nand::PageAddress address;  // of the page asked for
+    uint64_t count = 1;         // pages from it on that follow each other in the layout order (>= 1)
+  };
+  virtual ~PageMap() = default;
+  virtual Run run(uint64_t index) const = 0;
+  // Every page is on the channel, die and plane the layout gives it. The
+  // timing depends on nothing else (nand::Die), so the layout's addresses stand
+  // for the pages then.
+  virtual bool ideal() const = 0;
+};
+
 class KvPlacement {
  public:
   // `precomputed_tokens` C per layer (the request's context), `appended_capacity`
@@ -74,6 +91,11 @@ class KvPlacement {
   nand::PageAddress address(uint32_t layer, trace::KvRegion region, uint64_t tile,
                             uint32_t kv_head) const;
   uint64_t total_pages() const;
+  // Resolves addresses through `map` (nullable: the layout; it must outlive
+  // the placement).
+  void set_page_map(const PageMap* map) { map_ = map; }
+  // The layout's addresses are where the pages are, channel, die and plane.
+  bool ideal() const { return map_ == nullptr || map_->ideal(); }
 
   // One page of a stream, with what it holds.
   struct PageRef {
@@ -84,6 +106,7 @@ class KvPlacement {
     uint32_t kv_head = 0;
     uint64_t first_entry = 0;  // first entry (position or append index) of the tile
     uint32_t entries = 0;      // entries of [begin, end) on this page (<= T)
+    bool follows = true;       // the address follows the previous page's in the layout order
   };
   // The pages of entries [begin, end) of one layer and region, tile-major and
   // kv-head-minor (consecutive pages use consecutive channels). Empty for an
@@ -100,6 +123,7 @@ class KvPlacement {
 
   nand::FlashConfig flash_;
   nand::Layout layout_;
+  const PageMap* map_ = nullptr;
   trace::ModelShape shape_;
   uint32_t tokens_per_tile_ = 0;
   uint32_t kv_heads_ = 0;
@@ -122,13 +146,25 @@ void KvPlacement::for_each_page(uint32_t layer, trace::KvRegion region, uint64_t
   ref.layer = layer;
   ref.region = region;
   ref.address = address(layer, region, begin / T, 0);  // checks the layer and region
+  const bool mapped = !ideal();
+  uint64_t index = mapped ? tile_index(layer, region, begin / T, 0) : 0;
+  uint64_t following = mapped ? map_->run(index).count : 0;  // pages left in the map's run
   bool first_page = true;
   for (uint64_t tile = begin / T; tile * T < end; ++tile) {
     ref.tile = tile;
     ref.first_entry = std::max(begin, tile * T);
     ref.entries = uint32_t(std::min(end, (tile + 1) * T) - ref.first_entry);
     for (uint32_t h = 0; h < kv_heads_; ++h) {
-      if (!first_page) layout_.next(ref.address);
+      if (!first_page && mapped && --following == 0) {
+        const PageMap::Run run = map_->run(++index);
+        ref.address = run.address;
+        following = run.count;
+        ref.follows = false;
+      } else if (!first_page) {
+        layout_.next(ref.address);
+        index += mapped ? 1 : 0;
+        ref.follows = true;
+      }
       first_page = false;
       ref.kv_head = h;
       visit(static_cast<const PageRef&>(ref));

@@ -33,7 +33,7 @@ std::unique_ptr<const isp::PageCompute> accelerator(const schema::ModuleSelectio
 Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const schema::SsdParams& ssd,
          const schema::IspParams& isp, const schema::FlashCoordinatorParams& coordinator, const KvSpace& kv,
          link::Nvme& nvme, core::EnergyLedger* ledger, bool computational,
-         const schema::ModuleSelection& modules)
+         const schema::ModuleSelection& modules, const schema::FtlParams& ftl)
     : sc_core::sc_module(name),
       config_(SsdConfig::from_params(ssd, "ssd")),
       computational_(computational),
@@ -49,10 +49,14 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       host_completion_("host_completion", 0, nvme.link().config().interrupt_and_completion),
       jobs_("jobs", flash_.config().program_suspend),
       reader_("reader", flash_),
+      gc_reader_("gc_reader", flash_),
+      erase_("erase", 0, sc_core::SC_ZERO_TIME),
       appender_("appender", flash_),
       layers_(kv.shape.layers()),
       in_flash_("in_flash", 0, sc_core::SC_ZERO_TIME),
       stats_(this->name()) {
+  ftl_config_ = std::make_unique<ftl::FtlConfig>(ftl::FtlConfig::from_params(nand, ftl, "ftl"));
+  start_from(DriveStart());
   const isp::IspConfig isp_config = isp::IspConfig::from_params(isp, "isp");
   gemv_ = std::make_unique<InFlashGemv>(flash_.config(), nand_energy_, config_.in_flash_read_speedup,
                                         isp_config.mac_pj);
@@ -95,6 +99,13 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   stats_.formula_integer("attention_dram_bytes", "bytes",
                          "controller DRAM bytes moved by the attention engine (both directions)",
                          [this] { return engine_->dram_bytes(); });
+  stats_.formula("gc_time", "ns", "time garbage-collection jobs held the flash's program lane",
+                 [this] { return gc_ps_ * 1e-3; });
+  stats_.formula("ftl_waf", "ratio", "write amplification: NAND pages the FTL programmed / host pages it was given",
+                 [this] { return translation_->ftl().waf(); });
+  stats_.formula_integer("ftl_mapping_table_bytes", "bytes",
+                         "controller DRAM of the page-level mapping table (logical pages x mapping_entry_bytes)",
+                         [this] { return translation_->ftl().mapping_table_bytes(); });
   for (int c = 0; c < 4; ++c) {
     energy_j_[c] = &stats_.scalar(std::string(kComponents[c]) + "_energy", "J",
                                   std::string("dynamic energy of the ") + kComponents[c] + " recorded by the SSD");
@@ -102,6 +113,20 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
 }
 
 Ssd::~Ssd() = default;
+
+void Ssd::start_from(const DriveStart& start) {
+  translation_ =
+      std::make_unique<FlashTranslation>(*ftl_config_, flash_.config(), placement_->total_pages(), "ftl", start);
+  // The precomputed KV is on the drive before the run; it comes first in the KV space.
+  translation_->store(0, stored_pages());
+  placement_->set_page_map(translation_.get());
+}
+
+uint64_t Ssd::stored_pages() const {
+  return placement_->tiles_per_layer(trace::KV_REGION_PRECOMPUTED) * placement_->kv_heads() * placement_->layers();
+}
+
+void Ssd::finish_request() { translation_->trim(stored_pages(), placement_->total_pages() - stored_pages()); }
 
 uint64_t Ssd::nand_pages_read() const { return host_read_pages_.value() + engine_->pages_read(); }
 uint64_t Ssd::nand_bytes_read() const { return nand_pages_read() * flash_.config().page_bytes; }
@@ -549,11 +574,22 @@ void Ssd::accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done 
 // appended region. The batch's DRAM read and bus transfer are booked when it
 // starts and overlap its programs (both are far faster than tIn + tPROG).
 void Ssd::program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done) {
-  std::vector<isp::KvPlacement::PageRef> refs =
-      placement_->pages(layer, trace::KV_REGION_APPENDED, first_entry, end_entry);
+  const uint64_t tile = placement_->tokens_per_tile();
+  const uint64_t first_tile = first_entry / tile, end_tile = (end_entry + tile - 1) / tile;
+  // A layer's appended tiles, KV heads minor, are consecutive logical pages.
+  std::vector<ftl::FlashOp> ops = translation_->write(
+      placement_->tile_index(layer, trace::KV_REGION_APPENDED, first_tile, 0),
+      (end_tile - first_tile) * placement_->kv_heads());
   std::vector<nand::PageAddress> pages;
-  pages.reserve(refs.size());
-  for (const auto& ref : refs) pages.push_back(ref.address);
+  std::vector<ftl::FlashOp> gc;
+  for (const ftl::FlashOp& op : ops) {
+    if (op.cause != ftl::OpCause::kHost) {
+      gc.push_back(op);
+      continue;
+    }
+    for (uint64_t ppn = op.first; ppn < op.first + op.count; ++ppn) pages.push_back(translation_->address(ppn));
+  }
+  if (!gc.empty()) run_gc(std::move(gc));
   jobs_.push("program", [this, pages = std::move(pages),
                          done = std::move(done)](FlashJobQueue::Done release) mutable {
     const uint64_t bytes = uint64_t(pages.size()) * flash_.config().page_bytes;
@@ -574,6 +610,53 @@ void Ssd::program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry
       end_call(done);
     };
     appender_.start(std::move(pages), "ssd append");
+  });
+}
+
+void Ssd::run_gc(std::vector<ftl::FlashOp> ops) {
+  struct Work {
+    std::vector<nand::PageAddress> reads, programs;
+    uint64_t erased_blocks = 0;
+  };
+  auto work = std::make_shared<Work>();
+  for (const ftl::FlashOp& op : ops) {
+    if (op.kind == ftl::OpKind::kErase) {
+      work->erased_blocks += op.count;
+      continue;
+    }
+    auto& list = op.kind == ftl::OpKind::kRead ? work->reads : work->programs;
+    for (uint64_t ppn = op.first; ppn < op.first + op.count; ++ppn) list.push_back(translation_->address(ppn));
+  }
+  const ftl::FtlConfig& ftl = translation_->ftl().config();
+  const uint64_t lines = (work->erased_blocks + ftl.geometry.units() - 1) / ftl.geometry.units();
+  const sc_core::sc_time erase_time = sc_core::sc_time(ftl.t_bers_us * double(lines), sc_core::SC_US);
+  jobs_.push("program", [this, work, erase_time](FlashJobQueue::Done release) {
+    const uint64_t start = now_ps();
+    const uint64_t ticket = hold_energy(start);
+    auto erase = [this, work, erase_time, start, ticket, release] {
+      erase_.submit(erase_time, 0, [this, work, start, ticket, release] {
+        const uint64_t page_bytes = flash_.config().page_bytes;
+        const uint64_t reads = work->reads.size(), programs = work->programs.size();
+        gc_pages_read_ += reads;
+        gc_pages_programmed_ += programs;
+        gc_block_erases_ += work->erased_blocks;
+        gc_ps_ += now_ps() - start;
+        const double erase_j = double(work->erased_blocks) * translation_->ftl().config().erase_energy_j;
+        gc_joules_ += erase_j + nand_energy_.read_joules(reads) + nand_energy_.program_joules(programs) +
+                      nand_energy_.transfer_joules((reads + programs) * page_bytes);
+        record_nand(reads, programs, (reads + programs) * page_bytes, start);
+        record(kNand, erase_j, start);
+        release_energy(ticket);
+        release();
+      });
+    };
+    auto program = [this, work, erase] {
+      if (work->programs.empty()) return erase();
+      program_batch_done_ = erase;
+      appender_.start(work->programs, "ssd gc");
+    };
+    if (work->reads.empty()) return program();
+    gc_reader_.start(work->reads, [](uint32_t) {}, program, "ssd gc");
   });
 }
 

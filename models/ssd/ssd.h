@@ -30,9 +30,11 @@
 //   it is full: one program job per call that fills tiles (DRAM read + bus of
 //   those pages, then nand::Appender). Entries of a partial tile wait in the
 //   write buffer; drain() programs the partial tiles. A later append into a
-//   flushed tile programs the tile again when it fills (out of place; the FTL
-//   remapping is not modelled). `done` of host_write/append runs when the call's
-//   data is in the write buffer and every tile it completed is programmed.
+//   flushed tile programs the tile again when it fills. Every program batch
+//   writes its pages through the FTL (flash_translation.h), out of place, and
+//   programs them where it put them; GC work the write causes runs first, as a
+//   flash job of its own (run_gc). `done` of host_write/append runs when the
+//   call's data is in the write buffer and every tile it completed is programmed.
 // - attention: isp::AttentionEngine::run() as one flash job; the engine moves
 //   its own bytes through the DRAM and bus servers given to it.
 // - prefetch_attention: the inter-layer prefetch. The attention job of a
@@ -76,10 +78,12 @@
 #include "models/nand/nand_energy.h"
 #include "models/nand/pipeline_schedule.h"
 #include "models/ssd/flash_job_queue.h"
+#include "models/ssd/flash_translation.h"
 #include "models/ssd/host_reader.h"
 #include "models/ssd/in_flash_gemv.h"
 #include "models/ssd/ssd_config.h"
 #include "schema/flash_coordinator.pb.h"
+#include "schema/ftl.pb.h"
 #include "schema/isp.pb.h"
 #include "schema/module_selection.pb.h"
 #include "schema/nand.pb.h"
@@ -108,11 +112,14 @@ class Ssd : public sc_core::sc_module {
   // accelerators or Flash-Coordinator, so their static power is not charged,
   // and attention() on it is a programming error (std::logic_error).
   // `modules.isp_accelerator` names the accelerator (isp::accelerators(),
-  // BadInput for an unknown name); by default, the schema's default.
+  // BadInput for an unknown name); by default, the schema's default. `ftl`
+  // configures the flash translation layer (BadInput naming "ftl" when the KV
+  // space exceeds the drive's logical capacity).
   Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const schema::SsdParams& ssd,
       const schema::IspParams& isp, const schema::FlashCoordinatorParams& coordinator,
       const KvSpace& kv, link::Nvme& nvme, core::EnergyLedger* ledger = nullptr, bool computational = true,
-      const schema::ModuleSelection& modules = schema::resolved(schema::ModuleSelection(), "modules"));
+      const schema::ModuleSelection& modules = schema::resolved(schema::ModuleSelection(), "modules"),
+      const schema::FtlParams& ftl = schema::resolved(schema::FtlParams(), "ftl"));
   ~Ssd() override;
 
   // Conventional NVMe read of entries [token_begin, token_end) of `layer`'s
@@ -144,6 +151,12 @@ class Ssd : public sc_core::sc_module {
 
   const SsdConfig& config() const { return config_; }
   const isp::KvPlacement& placement() const { return *placement_; }
+  const FlashTranslation& translation() const { return *translation_; }
+  // Before the simulation starts: the drive is `start` (fresh by default), with
+  // the precomputed KV stored on it.
+  void start_from(const DriveStart& start);
+  // The request is over: its appended and written-back KV is freed (TRIM).
+  void finish_request();
   nand::FlashArray& flash() { return flash_; }
   core::Server& dram() { return dram_; }
   core::Server& bus() { return bus_; }
@@ -167,6 +180,8 @@ class Ssd : public sc_core::sc_module {
   uint64_t reused_reads() const { return reused_reads_.value(); }  // of which looked up (read_pages_aggregated())
   uint64_t outstanding() const { return outstanding_; }
   uint64_t appended_entries(uint32_t layer) const { return layers_.at(layer).entries; }
+  uint64_t gc_block_erases() const { return gc_block_erases_.value(); }
+  double gc_joules() const { return gc_joules_.value(); }
 
   // Waveforms: flash (dies, channels), <name>.dram/.bus/.firmware outstanding,
   // the attention engine's SIMD modes, scratchpads and reduction engine.
@@ -179,6 +194,7 @@ class Ssd : public sc_core::sc_module {
     uint64_t programmed_tiles = 0;  // full tiles programmed (or queued)
     bool partial_flushed = false;   // the partial tile was programmed by drain()
   };
+  uint64_t stored_pages() const;  // the precomputed KV's logical pages, [0, this)
   void begin_call();
   void end_call(const Done& done);
   void check_drain();
@@ -187,6 +203,11 @@ class Ssd : public sc_core::sc_module {
   void fetch_commands(uint64_t data_bytes, Done then);
   void accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done);
   void program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done);
+  // GC's flash operations of one write (FlashTranslation::write, without the
+  // host programs) as one job in the program lane: its page reads, then its
+  // programs, then its erases, tBERS per reclaimed line (every die erases its
+  // blocks of the line at once).
+  void run_gc(std::vector<ftl::FlashOp> ops);
   void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
   // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
   // transfers scheduled without page events (see README, "Stream models").
@@ -236,6 +257,8 @@ class Ssd : public sc_core::sc_module {
   nand::FlashArray flash_;
   const nand::NandEnergy nand_energy_;  // from flash_'s timing
   std::unique_ptr<isp::KvPlacement> placement_;
+  std::unique_ptr<ftl::FtlConfig> ftl_config_;
+  std::unique_ptr<FlashTranslation> translation_;  // the placement's page map
   link::Nvme& nvme_;
   core::EnergyLedger* ledger_;
   core::Server dram_;
@@ -244,6 +267,8 @@ class Ssd : public sc_core::sc_module {
   core::Server host_completion_;  // host interrupt + completion handling: a pure delay
   FlashJobQueue jobs_;
   HostReader reader_;
+  HostReader gc_reader_;  // GC's page reads (the program lane's, beside host reads)
+  core::Server erase_;    // GC's erases: a pure delay of the program lane
   nand::Appender appender_;
   std::unique_ptr<isp::AttentionEngine> engine_;
   std::vector<LayerAppends> layers_;
@@ -295,6 +320,13 @@ class Ssd : public sc_core::sc_module {
       stats_.counter("dram_read_bytes", "bytes", "controller DRAM bytes read by host I/O and program batches");
   stats::Counter& dram_write_bytes_ =
       stats_.counter("dram_write_bytes", "bytes", "controller DRAM bytes written by host I/O and appends");
+  stats::Counter& gc_pages_read_ = stats_.counter("gc_pages_read", "count", "NAND pages garbage collection read");
+  stats::Counter& gc_pages_programmed_ =
+      stats_.counter("gc_pages_programmed", "count", "NAND pages garbage collection programmed (its copies)");
+  stats::Counter& gc_block_erases_ = stats_.counter("gc_block_erases", "count", "blocks garbage collection erased");
+  stats::Scalar& gc_joules_ =
+      stats_.scalar("gc_energy", "J", "garbage-collection energy (page reads, programs, channel transfers, erases)");
+  uint64_t gc_ps_ = 0;  // time GC jobs held the program lane ("gc_time")
   std::array<stats::Scalar*, 4> energy_j_{};  // controller, dram, bus, nand (dynamic): "<c>_energy"
 };
 

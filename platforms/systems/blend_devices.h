@@ -174,7 +174,7 @@ struct System : sc_core::sc_module {
         memory(std::string(this->name()) + ".host_memory", host_config, shape),
         ssd("ssd", loaded.platform.nand(), loaded.platform.ssd(), loaded.platform.isp(),
             loaded.platform.flash_coordinator(), kv, nvme, &ledger,
-            /*computational=*/has_isp(loaded.platform), loaded.platform.modules()) {}
+            /*computational=*/has_isp(loaded.platform), loaded.platform.modules(), loaded.platform.ftl()) {}
   link::PcieLink pcie;
   link::Nvme nvme;
   host::Gpu gpu;

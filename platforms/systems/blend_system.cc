@@ -22,6 +22,7 @@
 #include "models/isp/tiling.h"
 #include "models/link/nvme.h"
 #include "models/link/pcie_link.h"
+#include "models/ssd/ftl/drive_state.h"
 #include "models/ssd/ssd.h"
 #include "platforms/systems/blend_devices.h"
 #include "platforms/systems/isp_selection.h"
@@ -297,6 +298,8 @@ struct BlendRun {
                 write_chunk_bytes(system.ssd)),
         phases(ledger),
         progress(loaded.platform.name(), op_works(runtime, system.ssd, in.header.model()), options.progress, options.progress_slot) {
+    if (!options.drive_state_in.empty() || options.precondition)
+      system.ssd.start_from({options.drive_state_in, options.precondition});
     system.ssd.engine().set_timeline(timeline_or_null);
     runtime.set_phase_listener([this](std::optional<trace::Phase> phase, uint64_t at_ps) {
       busy.change(phase_key(phases.current()), at_ps);
@@ -496,10 +499,16 @@ RunSummary run_blend_system(const schema::LoadedPlatform& loaded, const std::str
   OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   AtomicFile* timeline_file = outputs.open(options.timeline_path);
+  AtomicFile* drive_file = outputs.open(options.drive_state_out);
   BlendRun run(loaded, input, options, timeline_file != nullptr);
   simulate(run.runtime, trace_path);
   summarise(run, summary);
   write_outputs(run, summary, outputs, stats_file, timeline_file, options.stats_provenance);
+  if (drive_file) {
+    run.system.ssd.finish_request();
+    const std::string state = ftl::DriveState::serialize(run.system.ssd.translation().ftl());
+    drive_file->stream().write(state.data(), std::streamsize(state.size()));
+  }
   if (options.before_commit) options.before_commit(summary);
   outputs.commit();
   return summary;

@@ -15,6 +15,9 @@ struct RunOptions {
   std::string stats_path;  // .json or .csv; empty = none
   vcd::Options waveform;   // waveform.path empty = no waveform
   std::string timeline_path;  // Chrome trace-event JSON; empty = none
+  std::string drive_state_in;   // the SSD starts from this saved drive state; empty = a fresh drive
+  bool precondition = false;    // the SSD's drive is preconditioned first (ftl.precondition_*)
+  std::string drive_state_out;  // the drive's state after the run (its KV trimmed); empty = none
   bool progress = false;      // a progress line on stderr, when it is a terminal
   ProgressSlot* progress_slot = nullptr;  // receives the ops completed (compare's children); none if null
   // Called with the summary once the run's output files are written and before

@@ -68,7 +68,7 @@ std::vector<BadCase> cases() {
       {"unknown_set_group", kHeader, {"power.channels=2"},
        ": --set power.channels=2: unknown parameter 'power' (Platform has: name, description, "
        "program, group, group_rank, host_preset, ssd_preset, modules, nand, stream, ssd, isp, flash_coordinator, "
-       "host, link, placement, cim)"},
+       "host, link, ftl, placement, cim)"},
       {"set_on_a_group", kHeader, {"nand=3"},
        ": --set nand=3: 'nand' is a group of parameters, not a single value; use "
        "nand.<parameter> ("},
@@ -158,7 +158,7 @@ TEST(BadPlatformFile, UnknownPlatformName) {
             0u)
       << result.err;
   // `describe` also takes module names, so a mistyped one lists those too.
-  EXPECT_NE(result.err.find("; nor a module (known: modules, nand, stream, ssd, isp, flash_coordinator, host, link, placement, cim)\n"), std::string::npos)
+  EXPECT_NE(result.err.find("; nor a module (known: modules, nand, stream, ssd, isp, flash_coordinator, host, link, ftl, placement, cim)\n"), std::string::npos)
       << result.err;
 }
 

@@ -57,7 +57,7 @@ TEST(Schema, ReachesEveryComponent) {
   EXPECT_EQ(names, (std::set<std::string>{
                        "ispsim.schema.Platform", "ispsim.schema.ModuleSelection",
                        "ispsim.schema.NandParams", "ispsim.schema.NandStreamParams", "ispsim.schema.SsdParams",
-                       "ispsim.schema.IspParams", "ispsim.schema.FlashCoordinatorParams",
+                       "ispsim.schema.IspParams", "ispsim.schema.FlashCoordinatorParams", "ispsim.schema.FtlParams",
                        "ispsim.schema.LinkParams", "ispsim.schema.PlacementParams", "ispsim.schema.HostParams",
                        "ispsim.schema.CimParams", "ispsim.schema.NpuParams", "ispsim.schema.HostCpuParams",
                        "ispsim.schema.Ddr5Params", "ispsim.schema.CimArrayParams", "ispsim.schema.CimControllerParams",

@@ -55,6 +55,15 @@ int run(const Args& args) {
         "'*.ch0.*'").c_str())
       ("vcd-window", po::value(&window), "only changes within BEGIN:END simulated time, e.g. 0us:200us")
       ("timeline", po::value(&options.timeline_path), "write a Chrome trace-event timeline (Perfetto) to this .json file")
+      ("drive-state", po::value(&options.drive_state_in),
+       "start the SSD from this saved drive state (a file --save-drive-state wrote for the same flash and ftl "
+       "parameters) instead of a fresh drive")
+      ("precondition", po::bool_switch(&options.precondition),
+       "precondition the SSD's drive first (after --drive-state, if given): fill, then random overwrites until the "
+       "write amplification is stable (ftl.precondition_* parameters)")
+      ("save-drive-state", po::value(&options.drive_state_out),
+       "after the run, save the SSD's drive state (mapping, free blocks, wear; the request's own KV trimmed) to "
+       "this file")
       ("format", po::value(&format_name), "summary on stdout: text, csv or json (default text)");
   if (!parse_options(args, "run", desc)) return 0;
   if (!window.empty()) vcd::parse_window(window, "--vcd-window", options.waveform);
@@ -63,13 +72,15 @@ int run(const Args& args) {
     throw BadInput("--vcd-filter/--vcd-window", "need --vcd FILE");
 
   check_outputs_distinct({{"--stats", options.stats_path}, {"--vcd", options.waveform.path},
-                          {"--timeline", options.timeline_path}},
-                         {{"--trace", trace_path}, {"--platform", platform_name}});
+                          {"--timeline", options.timeline_path}, {"--save-drive-state", options.drive_state_out}},
+                         {{"--trace", trace_path}, {"--platform", platform_name}, {"--drive-state", options.drive_state_in}});
+  const bool drive_options = !options.drive_state_in.empty() || options.precondition || !options.drive_state_out.empty();
   const systems::Format format = systems::parse_format(format_name);
   schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
   if (platform.platform.program() == schema::Platform::MICROBENCHMARK) {
     if (format != systems::Format::TEXT) throw BadInput("--format", "the NAND stream system prints text only");
     if (!options.timeline_path.empty()) throw BadInput("--timeline", "the NAND stream system writes no timeline");
+    if (drive_options) throw BadInput("--drive-state", "the NAND stream system has no flash translation layer");
     trace::TraceReader trace(trace_path);
     options.stats_provenance = stats_provenance(cli::provenance(trace_path), schema::configuration_text(platform));
     systems::run_nand_stream(platform, trace, options, std::cout);
@@ -77,6 +88,8 @@ int run(const Args& args) {
   }
   const systems::SystemKind& system = systems::system_for(platform);
   system.check(platform);
+  if (system.decode_only && drive_options)
+    throw BadInput("--drive-state", "platform '" + platform.platform.name() + "' has no SSD with a flash translation layer");
   if (!system.decode_only && !options.waveform.path.empty() && !sets_stream_model(overrides)) {
     overrides.insert(overrides.begin(), "ssd.stream_model=PAGE_ACCURATE");
     platform = schema::load_platform(platform_name, overrides);

@@ -74,6 +74,13 @@ std::string checked_body(const std::string& path) {
 }  // namespace
 
 void DriveState::save(const Ftl& ftl, const std::string& path) {
+  const std::string out = serialize(ftl);
+  AtomicFile file(path, true);
+  file.stream().write(out.data(), std::streamsize(out.size()));
+  file.commit();
+}
+
+std::string DriveState::serialize(const Ftl& ftl) {
   std::string out(kMagic, sizeof(kMagic));
   put<uint32_t>(out, kVersion);
   put<uint32_t>(out, 0);
@@ -82,7 +89,7 @@ void DriveState::save(const Ftl& ftl, const std::string& path) {
   for (uint64_t* v : counter_fields(counters)) put<uint64_t>(out, *v);
   put<uint64_t>(out, ftl.clock_);
   put<uint64_t>(out, ftl.open_ ? *ftl.open_ : kNone);
-  put<uint64_t>(out, ftl.slot_);
+  for (uint32_t f : ftl.fill_) put<uint32_t>(out, f);
   for (const Ftl::Line& l : ftl.lines_) {
     put<uint8_t>(out, uint8_t(l.state));
     put<uint64_t>(out, l.last_write);
@@ -95,9 +102,7 @@ void DriveState::save(const Ftl& ftl, const std::string& path) {
     put<uint64_t>(out, r.count);
   });
   put<uint32_t>(out, crc32c(out.data(), out.size()));
-  AtomicFile file(path, true);
-  file.stream().write(out.data(), std::streamsize(out.size()));
-  file.commit();
+  return out;
 }
 
 namespace {
@@ -122,9 +127,21 @@ void DriveState::check_open_line(const Ftl& s, const std::string& path) {
   const auto open_lines = std::count_if(s.lines_.begin(), s.lines_.end(),
                                         [](const Ftl::Line& l) { return l.state == Ftl::LineState::kOpen; });
   const bool ok = s.open_ ? *s.open_ < s.lines_.size() && s.lines_[*s.open_].state == Ftl::LineState::kOpen &&
-                                open_lines == 1 && s.slot_ <= s.geometry().line_pages()
+                                open_lines == 1
                           : open_lines == 0;
   if (!ok) throw BadInput(path, "inconsistent drive state: the open line does not match the line states");
+}
+
+void DriveState::restore_fill(Ftl& s, const std::vector<uint32_t>& fill, const std::string& path) {
+  uint64_t used = 0;
+  for (uint32_t f : fill) {
+    if (f > s.geometry().pages_per_block)
+      throw BadInput(path, "inconsistent drive state: an open block written past its last page");
+    used += f;
+  }
+  s.set_lockstep_fill(used);
+  s.lockstep_ = s.fill_ == fill;
+  s.fill_ = fill;
 }
 
 void DriveState::restore_extent(Ftl& s, const PageRun& run, const std::string& path) {
@@ -140,8 +157,7 @@ void DriveState::restore_extent(Ftl& s, const PageRun& run, const std::string& p
     const uint64_t ppn = run.ppn + done, line = ppn / line_pages;
     const uint64_t n = std::min(run.count - done, line_pages - ppn % line_pages);
     const Ftl::LineState state = s.lines_[line].state;
-    const bool written = state == Ftl::LineState::kClosed ||
-                         (state == Ftl::LineState::kOpen && ppn % line_pages + n <= s.slot_);
+    const bool written = state == Ftl::LineState::kClosed || (state == Ftl::LineState::kOpen && s.programmed_in_open_line(ppn, n));
     if (!written) throw BadInput(path, where + ": maps to pages of line " + std::to_string(line) + " not written");
     s.add_valid(ppn, n, +1);
     s.lines_[line].written.push_back(PageRun{run.lpn + done, ppn, n});
@@ -168,7 +184,9 @@ void DriveState::load(Ftl& ftl, const std::string& path) {
   for (uint64_t* v : counter_fields(s.counters_)) *v = r.get<uint64_t>();
   s.clock_ = r.get<uint64_t>();
   const uint64_t open = r.get<uint64_t>();
-  s.slot_ = r.get<uint64_t>();
+  std::vector<uint32_t> fill(s.fill_.size());
+  for (uint32_t& f : fill) f = r.get<uint32_t>();
+  restore_fill(s, fill, path);
   s.free_.clear();
   for (uint64_t line = 0; line < s.lines_.size(); ++line) {
     const uint8_t state = r.get<uint8_t>();

@@ -5,13 +5,16 @@
 //
 // Format (little-endian): magic "ISPFTL\r\n", u32 version, u32 0, the geometry
 // (6 x u32) and logical pages (u64) it belongs to, counters (7 x u64), clock,
-// open line (UINT64_MAX: none) and next slot (u64 each), per line its state
+// open line (UINT64_MAX: none, u64), per unit the pages written in its block of
+// the open line (u32, channel fastest, then die, then plane), per line its state
 // (u8) and last write (u64), per block its erases (u32), the extent count (u64)
 // and each extent's lpn, ppn and count (u64 each); last the CRC-32C of all
 // bytes before it (u32). Written atomically (common/atomic_file.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "models/ssd/ftl/ftl.h"
 
@@ -19,10 +22,12 @@ namespace ispsim::ftl {
 
 class DriveState {
  public:
-  static constexpr uint32_t kVersion = 1;
+  static constexpr uint32_t kVersion = 2;
 
   // Writes `ftl`'s state to `path`; BadInput naming the path if it cannot.
   static void save(const Ftl& ftl, const std::string& path);
+  // The file's bytes (for a caller that commits them with other outputs).
+  static std::string serialize(const Ftl& ftl);
   // Replaces the state of `ftl` (fresh or not) with the file's. BadInput naming
   // `path` and the problem when the file is not a drive state, has another
   // version, fails its checksum, belongs to another geometry or capacity, or is
@@ -31,6 +36,7 @@ class DriveState {
 
  private:
   static void check_open_line(const Ftl& s, const std::string& path);
+  static void restore_fill(Ftl& s, const std::vector<uint32_t>& fill, const std::string& path);
   static void restore_extent(Ftl& s, const PageRun& run, const std::string& path);
   static void check_physical_overlap(Ftl& s, const std::string& path);
 };

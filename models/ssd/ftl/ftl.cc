@@ -24,7 +24,8 @@ Ftl::Ftl(const FtlConfig& config)
       mapping_(new ExtentMap),
       lines_(config.geometry.lines()),
       erases_(config.geometry.blocks(), 0),
-      block_valid_(config.geometry.blocks(), 0) {
+      block_valid_(config.geometry.blocks(), 0),
+      fill_(config.geometry.units(), 0) {
   register_all();
   policy_ = gc_policies().create(to_string(config.gc_policy));
   for (uint64_t line = 0; line < lines_.size(); ++line) free_.emplace(0, line);
@@ -64,11 +65,10 @@ uint64_t Ftl::retired_lines() const {
 }
 
 void Ftl::program(uint64_t lpn, uint64_t count, OpCause cause, std::vector<FlashOp>* ops) {
-  const uint64_t line_pages = geometry().line_pages();
   while (count > 0) {
-    if (!open_ || slot_ == line_pages) open_line(ops);
-    const uint64_t n = std::min(count, line_pages - slot_);
-    const uint64_t ppn = *open_ * line_pages + slot_;
+    if (!open_ || used_ == geometry().line_pages()) open_line(ops);
+    uint64_t n = 0;
+    const uint64_t ppn = place(lpn, count, n);
     scratch_.clear();
     mapping_->map(PageRun{lpn, ppn, n}, scratch_);
     invalidate(scratch_);
@@ -79,7 +79,6 @@ void Ftl::program(uint64_t lpn, uint64_t count, OpCause cause, std::vector<Flash
       line.written.back().count += n;
     else
       line.written.push_back(PageRun{lpn, ppn, n});
-    slot_ += n;
     if (ops) ops->push_back(FlashOp{OpKind::kProgram, cause, ppn, n});
     if (cause == OpCause::kHost) counters_.host_pages += n, clock_ += n;
     if (cause == OpCause::kGc) counters_.gc_pages += n;
@@ -88,6 +87,45 @@ void Ftl::program(uint64_t lpn, uint64_t count, OpCause cause, std::vector<Flash
     lpn += n;
     count -= n;
   }
+}
+
+uint64_t Ftl::place(uint64_t lpn, uint64_t count, uint64_t& n) {
+  const uint64_t units = geometry().units(), line_pages = geometry().line_pages();
+  const uint64_t base = *open_ * line_pages;
+  if (lockstep_ && lpn % units == used_ % units) {  // the frontier's next slot is the page's home unit
+    n = std::min(count, line_pages - used_);
+    const uint64_t ppn = base + used_;
+    set_lockstep_fill(used_ + n);
+    return ppn;
+  }
+  lockstep_ = false;
+  // Each page at the next free page of its home unit, or, when that block is
+  // full, of the unit with the most room; as long as they follow each other physically.
+  uint64_t ppn = 0;
+  for (n = 0; n < count && used_ < line_pages; ++n) {
+    uint64_t unit = (lpn + n) % units;
+    if (fill_[unit] == geometry().pages_per_block)
+      unit = uint64_t(std::min_element(fill_.begin(), fill_.end()) - fill_.begin());
+    const uint64_t at = base + uint64_t(fill_[unit]) * units + unit;
+    if (n == 0) ppn = at;
+    else if (at != ppn + n) break;
+    ++fill_[unit];
+    ++used_;
+  }
+  return ppn;
+}
+
+void Ftl::set_lockstep_fill(uint64_t used) {
+  const uint64_t units = geometry().units();
+  used_ = used;
+  for (uint64_t u = 0; u < units; ++u) fill_[u] = uint32_t(used / units + (u < used % units ? 1 : 0));
+}
+
+bool Ftl::programmed_in_open_line(uint64_t ppn, uint64_t count) const {
+  const uint64_t units = geometry().units(), line_pages = geometry().line_pages();
+  for (uint64_t p = ppn; p < ppn + count; ++p)
+    if (p % line_pages / units >= fill_[p % units]) return false;
+  return true;
 }
 
 void Ftl::open_line(std::vector<FlashOp>* ops) {
@@ -101,7 +139,8 @@ void Ftl::open_line(std::vector<FlashOp>* ops) {
   free_.erase(free_.begin());
   lines_[line].state = LineState::kOpen;
   open_ = line;
-  slot_ = 0;
+  lockstep_ = true;
+  set_lockstep_fill(0);
   if (collecting_) return;  // GC's own copies never start another GC
   run_foreground_gc(ops);
   level_wear(ops);
@@ -146,7 +185,10 @@ void Ftl::reclaim(uint64_t line, OpCause cause, std::vector<FlashOp>* ops) {
   collecting_ = true;
   // A written run's pages are still valid where the mapping sends the same
   // logical pages to the same physical pages (the same lpn-to-ppn offset).
-  for (const PageRun& r : lines_[line].written) {
+  // Copied in physical order, runs that continue each other joined: pages
+  // reach their home units out of write order, and a loaded drive state keeps
+  // the runs of the mapping, so this way both copy alike.
+  for (const PageRun& r : physical_runs(lines_[line].written)) {
     for (uint64_t x = r.lpn; x < r.lpn + r.count;) {
       const Segment s = mapping_->segment(x);
       const uint64_t stop = std::min(r.lpn + r.count, s.mapped ? s.run.lpn + s.run.count : x + s.run.count);
@@ -160,6 +202,19 @@ void Ftl::reclaim(uint64_t line, OpCause cause, std::vector<FlashOp>* ops) {
     throw std::logic_error("ftl: line " + std::to_string(line) + " keeps " + std::to_string(lines_[line].valid) +
                            " valid pages after its copies");
   erase(line, cause, ops);
+}
+
+std::vector<PageRun> Ftl::physical_runs(std::vector<PageRun> runs) {
+  std::sort(runs.begin(), runs.end(), [](const PageRun& a, const PageRun& b) { return a.ppn < b.ppn; });
+  std::vector<PageRun> joined;
+  for (const PageRun& r : runs) {
+    if (!joined.empty() && joined.back().ppn + joined.back().count == r.ppn &&
+        joined.back().lpn + joined.back().count == r.lpn)
+      joined.back().count += r.count;
+    else
+      joined.push_back(r);
+  }
+  return joined;
 }
 
 void Ftl::relocate(uint64_t lpn, uint64_t ppn, uint64_t count, OpCause cause, std::vector<FlashOp>* ops) {

@@ -6,11 +6,17 @@
 //
 // Allocation. The unit of allocation and of GC is a line: block b of every
 // plane of every die (ftl_config.h, as FEMU's page-level FTL groups blocks).
-// One line is open at a time and filled slot by slot, which stripes
-// consecutive writes over channels first, then dies, then planes: that is the
-// write frontier, one open block per plane. Host data and GC copies share it,
-// as the analytic write-amplification models assume. A new line is the free
-// line with the fewest erases (dynamic wear levelling).
+// One line is open at a time: the write frontier, one open block per plane.
+// A logical page goes to the next free page of its home unit, unit lpn mod
+// units (channel fastest, then die, then plane: the unit of the KV layout of
+// models/nand/layout.h, as MQSim's static plane allocation fixes a page's
+// channel, die and plane by its address), or, when that block of the line is
+// full, of the unit with the most room. A sequential run therefore stripes over
+// channels, dies and planes and lands on consecutive physical pages, and a
+// fresh drive puts every page on the unit the ideal layout gives it. Host data
+// and GC copies share the frontier, as the analytic write-amplification models
+// assume. A new line is the free line with the fewest erases (dynamic wear
+// levelling).
 //
 // GC. Opening a line that leaves fewer than foreground_free_lines() free runs
 // GC first (foreground); background_gc() reclaims a line while fewer than
@@ -113,11 +119,20 @@ class Ftl {
   };
 
   void program(uint64_t lpn, uint64_t count, OpCause cause, std::vector<FlashOp>* ops);
+  // Places the first n >= 1 pages of [lpn, lpn + count) in the open line, on
+  // consecutive physical pages from the one returned.
+  uint64_t place(uint64_t lpn, uint64_t count, uint64_t& n);
+  // The open line's blocks filled as `used` slots in frontier order fill them.
+  void set_lockstep_fill(uint64_t used);
+  // Physical pages [ppn, ppn + count) of the open line have been programmed.
+  bool programmed_in_open_line(uint64_t ppn, uint64_t count) const;
   void open_line(std::vector<FlashOp>* ops);
   void run_foreground_gc(std::vector<FlashOp>* ops);
   void level_wear(std::vector<FlashOp>* ops);
   bool collect_victim(std::vector<FlashOp>* ops);
   void reclaim(uint64_t line, OpCause cause, std::vector<FlashOp>* ops);
+  // `runs` in physical order, those that continue each other (logical and physical) joined.
+  static std::vector<PageRun> physical_runs(std::vector<PageRun> runs);
   void relocate(uint64_t lpn, uint64_t ppn, uint64_t count, OpCause cause, std::vector<FlashOp>* ops);
   void erase(uint64_t line, OpCause cause, std::vector<FlashOp>* ops);
   // Adds `delta` to the valid counts of physical pages [ppn, ppn + count).
@@ -135,7 +150,9 @@ class Ftl {
   std::vector<uint32_t> block_valid_;  // per block
   std::set<std::pair<uint32_t, uint64_t>> free_;  // (erases, line): least worn first
   std::optional<uint64_t> open_;
-  uint64_t slot_ = 0;   // next slot of the open line
+  std::vector<uint32_t> fill_;  // per unit: pages written in its block of the open line
+  uint64_t used_ = 0;           // pages written in the open line (the sum of fill_)
+  bool lockstep_ = true;        // fill_ is that of used_ slots in frontier order
   uint64_t clock_ = 0;  // host pages written: the age of cost-benefit GC
   bool collecting_ = false;
   FtlCounters counters_;

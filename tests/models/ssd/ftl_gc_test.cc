@@ -80,10 +80,12 @@ TEST(FtlGc, GreedySteadyStateWafWithinFivePercentOfTheAnalyticModel) {
 }
 
 // One GC in closed form: 3 lines of 8 pages (2 units x 4 pages), 8 logical
-// pages. Line 0 takes logical pages 0-7; line 1 takes 1-6, then 1-2 again, so
+// pages. Line 0 takes logical pages 0-7; line 1 takes 1-6, each on its home
+// unit (lpn mod 2: physical 9, 8, 11, 10, 13, 12), then 1-2 again (15, 14), so
 // line 0 keeps 2 valid pages (0 and 7) and line 1 keeps 6. The next write
 // opens line 2, the last free line, and greedy GC reclaims line 0 first:
-// 2 reads, 2 programs at the frontier (physical pages 16, 17), 2 block erases.
+// 2 reads, 2 programs at the frontier (physical pages 16, 17 on units 0 and 1),
+// 2 block erases; then the host's page 3 goes to unit 1's next page, 19.
 TEST(FtlGc, ReclaimingALineWithKValidPagesCopiesKPagesAndErasesItsBlocks) {
   SmallDrive d;
   d.channels = 2, d.dies = 1, d.lines = 3, d.pages_per_block = 4, d.spare_factor = 0.66;
@@ -92,12 +94,14 @@ TEST(FtlGc, ReclaimingALineWithKValidPagesCopiesKPagesAndErasesItsBlocks) {
   ftl.write(0, 8);  // physical pages 0-7
   ftl.write(1, 6);  // 8-13
   ftl.write(1, 2);  // 14-15
+  EXPECT_EQ(*ftl.lookup(1), 15u);
+  EXPECT_EQ(*ftl.lookup(3), 11u);
   std::vector<FlashOp> ops;
   ftl.write(3, 1, &ops);
   std::vector<std::string> got;
   for (const FlashOp& op : ops) got.push_back(text(op));
   EXPECT_EQ(got, (std::vector<std::string>{"gc read 0+1", "gc program 16+1", "gc read 7+1", "gc program 17+1",
-                                           "gc erase 0+1", "gc erase 1+1", "host program 18+1"}));
+                                           "gc erase 0+1", "gc erase 1+1", "host program 19+1"}));
   EXPECT_EQ(ftl.free_lines(), 1u);
   EXPECT_EQ(ftl.counters().gc_pages, 2u);
   EXPECT_EQ(ftl.counters().block_erases, 2u);

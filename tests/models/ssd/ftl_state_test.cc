@@ -118,8 +118,8 @@ TEST_F(FtlState, CorruptForeignAndTruncatedFilesAreRefused) {
   EXPECT_EQ(load_error(good.substr(0, good.size() - 9)), where + "drive state checksum mismatch (corrupt file)");
   EXPECT_EQ(load_error("a text file\n"), where + "not an ispsim drive state (no ISPFTL header)");
   std::string version = good;
-  version[8] = 2;
-  EXPECT_EQ(load_error(version), where + "drive state version 2, this build reads version 1");
+  version[8] = 3;
+  EXPECT_EQ(load_error(version), where + "drive state version 3, this build reads version 2");
 
   // A consistent file whose body is cut short: the checksum is right, the body is not.
   std::string cut = good.substr(0, good.size() - 4 - 24);

@@ -14,6 +14,7 @@
 #include "models/core/energy_ledger.h"
 #include "models/link/nvme.h"
 #include "models/link/pcie_link.h"
+#include "models/nand/nand_energy.h"
 #include "models/ssd/ssd.h"
 
 namespace ispsim::ssd {
@@ -36,7 +37,7 @@ schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes,
   p.set_channel_rate_mtps(2400);
   p.set_channel_width_bits(8);
   p.set_pages_per_block(64);
-  p.set_blocks_per_plane(16);
+  p.set_blocks_per_plane(64);  // enough lines for the FTL's default spare factor
   return schema::resolved(p, "nand");
 }
 
@@ -71,11 +72,12 @@ struct Rig {
   Ssd ssd;
   Rig(const schema::NandParams& nand, const schema::SsdParams& params = schema::resolved(schema::SsdParams(), "ssd"),
       const schema::LinkParams& link_params = schema::resolved(schema::LinkParams(), "link"), uint64_t context = 256,
-      uint64_t appended = 128)
+      uint64_t appended = 128, const schema::FtlParams& ftl = schema::FtlParams())
       : pcie("pcie", link::LinkConfig::from_params(schema::resolved(link_params, "link")), &ledger),
         nvme("nvme", pcie),
         ssd("ssd", schema::resolved(nand, "nand"), schema::resolved(params, "ssd"), schema::resolved(schema::IspParams(), "isp"), schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
-            KvSpace{tiny_shape(), context, appended}, nvme, &ledger) {}
+            KvSpace{tiny_shape(), context, appended}, nvme, &ledger, true,
+            schema::resolved(schema::ModuleSelection(), "modules"), schema::resolved(ftl, "ftl")) {}
   const link::LinkConfig& link() const { return pcie.config(); }
   // Occupancy + latency of one internal bus / DRAM transfer on an idle server.
   sc_time bus_time(uint64_t bytes) { return ssd.bus().occupancy(bytes) + ssd.bus().latency(); }
@@ -240,6 +242,60 @@ TEST(SsdAppend, FullTilesNowPartialTilesAtDrain) {
   EXPECT_EQ(rig.ssd.nand_pages_programmed(), 6u);
   EXPECT_EQ(rig.ssd.appended_entries(0), 64u);
   EXPECT_EQ(rig.ssd.jobs().history(), (std::vector<std::string>{"program", "program", "program"}));
+}
+
+// Garbage collection in time, on a drive of 8 lines of 4 pages (1 unit, 4
+// pages per block) that keeps 4 lines free (gc_foreground_free_ratio 0.5):
+// logical pages 0-3 hold the precomputed KV (line 0), 4-11 the appended tiles
+// (layer 0 tiles 0-1: 4-5, 6-7; layer 1: 8-9, 10-11). Each tile is written
+// twice, first its partial tile at drain, then the full tile, so lines 1-3
+// each keep 2 valid pages. The last drain's write opens line 4, which leaves
+// 3 lines free: greedy GC reclaims line 1 (its valid pages 6-7 are read,
+// programmed at 16-17, block 1 erased), then the host pages go to 18-19. The
+// drain takes the GC job, then the program batch:
+//   2 (tR + tOut) + 2 (tOut + tPROG) + tBERS + 2 (tOut + tPROG).
+// Energy of the GC: 2 reads, 2 programs, 4 pages over the channel and one
+// erase of 3.3 V x 20 mA x 15 ms = 0.99 mJ.
+TEST(SsdGc, AGcOfALineWithTwoValidPagesReadsProgramsAndErasesInTime) {
+  schema::NandParams nand = tiny_flash(1, 1, 1, false);
+  nand.set_pages_per_block(4);
+  nand.set_blocks_per_plane(8);
+  nand.set_program_suspend(false);
+  schema::FtlParams ftl;
+  ftl.set_spare_factor(0.625);  // 12 logical pages
+  ftl.set_gc_foreground_free_ratio(0.5);
+  Rig rig(nand, schema::resolved(schema::SsdParams(), "ssd"), schema::resolved(schema::LinkParams(), "link"), 32, 64,
+          ftl);
+  auto fill_tile = [&](uint32_t layer) {
+    rig.ssd.append(layer, 1, kEntryBytes, nullptr);
+    rig.ssd.drain(nullptr);
+    sc_core::sc_start();
+    rig.ssd.append(layer, 31, 31 * kEntryBytes, nullptr);
+    sc_core::sc_start();
+  };
+  fill_tile(0);
+  fill_tile(1);
+  fill_tile(0);
+  EXPECT_EQ(rig.ssd.gc_block_erases(), 0u);
+  rig.ssd.append(1, 1, kEntryBytes, nullptr);
+  sc_core::sc_start();
+  const sc_time t0 = sc_core::sc_time_stamp();
+  sc_time drained;
+  rig.ssd.drain([&] { drained = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const sc_time t_bers(15000, SC_US);
+  EXPECT_EQ(drained, t0 + (kTr + kTout) * 2.0 + (kTout + kTprog) * 2.0 + t_bers + (kTout + kTprog) * 2.0);
+  const ftl::Ftl& f = rig.ssd.translation().ftl();
+  EXPECT_EQ(f.counters().gc_pages, 2u);
+  EXPECT_EQ(f.counters().block_erases, 1u);
+  EXPECT_EQ(*f.lookup(4), 16u);
+  EXPECT_EQ(*f.lookup(10), 18u);
+  EXPECT_EQ(rig.ssd.gc_block_erases(), 1u);
+  const nand::NandEnergy energy = nand::NandEnergy::from_params(schema::resolved(nand, "nand"), rig.ssd.flash().config());
+  const double expected = 3.3 * 20e-3 * 15e-3 + energy.read_joules(2) + energy.program_joules(2) +
+                          energy.transfer_joules(4 * kPage);
+  EXPECT_NEAR(rig.ssd.gc_joules(), expected, expected * 1e-12);
+  EXPECT_EQ(rig.ssd.jobs().history().back(), "program");
 }
 
 // An append that completes no tile is done when it is in the write buffer.

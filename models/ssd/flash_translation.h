@@ -1,0 +1,67 @@
+// The SSD's flash translation layer in its timing model: the FTL of
+// models/ssd/ftl holds the drive's logical pages, and the KV space is their
+// front: KvPlacement's linear page i is logical page i. It is the placement's
+// page map (isp::PageMap), so host reads and the ISP's attention passes find
+// each page where the FTL put it.
+//
+// The precomputed KV is on the drive before the run: store() writes it in
+// order, without time. Appends and host write-backs are written out of place
+// (write()), and the SSD runs the flash operations the FTL returns. A fresh
+// drive puts every page on its home unit (ftl.h), which is the channel, die
+// and plane the layout gives it: the placement stays ideal and every timing
+// equals that of the layout. A page not yet programmed (still in the write
+// buffer) is found at its layout address.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/isp/tiling.h"
+#include "models/nand/flash_config.h"
+#include "models/nand/layout.h"
+#include "models/ssd/ftl/ftl.h"
+
+namespace ispsim::ssd {
+
+// The drive a run starts on: fresh (the default), a saved drive state
+// (ftl/drive_state.h), and/or preconditioned (ftl/precondition.h; after the
+// load, when both are asked for).
+struct DriveStart {
+  std::string state_path;
+  bool precondition = false;
+};
+
+class FlashTranslation : public isp::PageMap {
+ public:
+  // BadInput naming `where` when `kv_pages` exceed the drive's logical
+  // capacity; BadInput naming the file when the drive state cannot be loaded.
+  FlashTranslation(const ftl::FtlConfig& config, const nand::FlashConfig& flash, uint64_t kv_pages,
+                   const std::string& where = "ftl", const DriveStart& start = DriveStart());
+
+  // Logical pages [lpn, lpn + count) hold data before the run: written, no time.
+  void store(uint64_t lpn, uint64_t count);
+  // Writes [lpn, lpn + count) out of place: the flash operations, in the FTL's
+  // order (GC's reads, programs and erases before the host programs they made room for).
+  std::vector<ftl::FlashOp> write(uint64_t lpn, uint64_t count);
+  // Unmaps [lpn, lpn + count) (TRIM).
+  void trim(uint64_t lpn, uint64_t count);
+
+  Run run(uint64_t index) const override;
+  bool ideal() const override { return misplaced_ == 0; }
+
+  nand::PageAddress address(uint64_t ppn) const { return ftl_.geometry().address(ppn); }
+  const ftl::Ftl& ftl() const { return ftl_; }
+  uint64_t kv_pages() const { return kv_pages_; }
+
+ private:
+  // Pages of [lpn, lpn + count) in the KV space mapped off their layout unit.
+  uint64_t misplaced(uint64_t lpn, uint64_t count) const;
+
+  ftl::Ftl ftl_;
+  nand::Layout layout_;
+  uint64_t kv_pages_;
+  uint64_t misplaced_ = 0;  // in the KV space (misplaced(0, kv_pages))
+};
+
+}  // namespace ispsim::ssd

@@ -1,0 +1,153 @@
+// The SSD's flash translation (models/ssd/flash_translation.h): where the FTL
+// puts the KV space's pages, and the placement finding them through it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "models/isp/tiling.h"
+#include "models/nand/flash_config.h"
+#include "models/nand/layout.h"
+#include "models/ssd/flash_translation.h"
+#include "schema/resolve.h"
+
+namespace ispsim::ssd {
+namespace {
+
+schema::NandParams nand(unsigned channels, unsigned dies, unsigned pages_per_block, unsigned blocks) {
+  schema::NandParams p;
+  p.set_channels(channels);
+  p.set_dies_per_channel(dies);
+  p.set_planes_per_die(1);
+  p.set_pages_per_block(pages_per_block);
+  p.set_blocks_per_plane(blocks);
+  return schema::resolved(p, "nand");
+}
+
+ftl::FtlConfig ftl_config(const schema::NandParams& n, double spare_factor = 0.25) {
+  schema::FtlParams f;
+  f.set_spare_factor(spare_factor);
+  return ftl::FtlConfig::from_params(n, schema::resolved(f, "ftl"));
+}
+
+// 2 layers, 2 KV heads of dimension 128 at FP16: T = 32 tokens per 16 KB page.
+trace::ModelShape shape() {
+  trace::ModelShape s;
+  s.set_layers(2);
+  s.set_heads(2);
+  s.set_kv_heads(2);
+  s.set_head_dim(128);
+  s.set_kv_bits(16);
+  return s;
+}
+
+bool same_unit(const nand::PageAddress& a, const nand::PageAddress& b) {
+  return a.channel == b.channel && a.die == b.die && a.plane == b.plane;
+}
+
+// Precomputed: 256 tokens = 8 tiles x 2 heads x 2 layers = 32 pages, stored in
+// order: each at exactly its layout address. Appended: 4 tiles per layer,
+// programmed as decode does (tile 0 of layer 0, of layer 1, then tile 1, ...),
+// not in logical order: each on its layout unit (channel, die, plane), so the
+// placement stays ideal.
+TEST(FlashTranslation, AFreshDrivePutsEveryPageOnItsLayoutUnit) {
+  const schema::NandParams n = nand(2, 2, 16, 32);
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
+  isp::KvPlacement placement(flash, shape(), 256, 128);
+  FlashTranslation t(ftl_config(n), flash, placement.total_pages());
+  t.store(0, 32);
+  const nand::Layout layout(flash);
+  for (uint64_t i = 0; i < 32; ++i) EXPECT_EQ(t.run(i).address, layout.address(i)) << "page " << i;
+  EXPECT_EQ(t.run(0).count, 32u);  // one extent
+  for (uint64_t tile = 0; tile < 4; ++tile) {
+    for (uint32_t layer = 0; layer < 2; ++layer) {
+      const uint64_t lpn = placement.tile_index(layer, trace::KV_REGION_APPENDED, tile, 0);
+      const std::vector<ftl::FlashOp> ops = t.write(lpn, 2);
+      ASSERT_EQ(ops.size(), 1u);
+      EXPECT_EQ(ops[0].kind, ftl::OpKind::kProgram);
+      for (uint64_t p = lpn; p < lpn + 2; ++p)
+        EXPECT_TRUE(same_unit(t.run(p).address, layout.address(p))) << "page " << p;
+    }
+  }
+  EXPECT_TRUE(t.ideal());
+  // The placement resolves through the map, and finds the FTL's addresses.
+  placement.set_page_map(&t);
+  placement.for_each_page(1, trace::KV_REGION_APPENDED, 0, 128, [&](const isp::KvPlacement::PageRef& ref) {
+    const uint64_t lpn = placement.tile_index(1, trace::KV_REGION_APPENDED, ref.tile, ref.kv_head);
+    EXPECT_TRUE(same_unit(ref.address, t.run(lpn).address));
+  });
+}
+
+// 2 units (channels) x 4 pages per block: logical pages 0, 2, 4, 6 fill unit 0's
+// block of line 0 (physical 0, 2, 4, 6); page 8, also at home on unit 0, goes to
+// unit 1 (physical 1: channel 1, block 0, page 0), off its layout unit.
+TEST(FlashTranslation, APageOffItsHomeUnitIsFoundWhereTheFtlPutIt) {
+  const schema::NandParams n = nand(2, 1, 4, 16);
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
+  FlashTranslation t(ftl_config(n), flash, 16);
+  for (uint64_t lpn : {0, 2, 4, 6}) t.write(lpn, 1);
+  EXPECT_TRUE(t.ideal());
+  const std::vector<ftl::FlashOp> ops = t.write(8, 1);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].first, 1u);
+  EXPECT_FALSE(t.ideal());
+  const isp::PageMap::Run r = t.run(8);
+  EXPECT_EQ(r.address.channel, 1u);
+  EXPECT_EQ(r.address.block, 0u);
+  EXPECT_EQ(r.address.page, 0u);
+  EXPECT_EQ(r.count, 1u);
+  // Unwritten pages are at their layout address (data still in the write buffer).
+  EXPECT_EQ(t.run(9).address, nand::Layout(flash).address(9));
+  EXPECT_EQ(t.run(9).count, 7u);  // up to the end of the KV space
+  // TRIM puts the misplaced page back to "not on the flash": ideal again.
+  t.trim(8, 1);
+  EXPECT_TRUE(t.ideal());
+}
+
+// A placement walking a non-ideal map: each page where the map puts it, and a
+// page that does not continue the previous one's run says so (the attention
+// planner starts a run there).
+TEST(FlashTranslation, ThePlacementFollowsTheMapAndMarksItsBreaks) {
+  const schema::NandParams n = nand(2, 1, 4, 16);
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
+  trace::ModelShape one_head = shape();
+  one_head.set_layers(1);
+  one_head.set_kv_heads(1);
+  one_head.set_heads(1);
+  isp::KvPlacement placement(flash, one_head, 4 * 32, 0);  // 4 pages, logical 0-3
+  FlashTranslation t(ftl_config(n), flash, placement.total_pages());
+  for (uint64_t lpn : {0, 2}) t.write(lpn, 1);  // physical 0, 2
+  t.write(0, 1);                                // physical 4: unit 0, page 2
+  t.write(1, 1);                                // physical 1
+  t.write(3, 1);                                // physical 3
+  ASSERT_TRUE(t.ideal());
+  t.write(4, 1);                                // physical 6: unit 0's block is full
+  t.write(2, 1);  // home unit 0 full: physical 5 (unit 1, page 2), off its home
+  ASSERT_FALSE(t.ideal());
+  placement.set_page_map(&t);
+  std::vector<uint64_t> got;
+  std::vector<bool> follows;
+  placement.for_each_page(0, trace::KV_REGION_PRECOMPUTED, 0, 128, [&](const isp::KvPlacement::PageRef& ref) {
+    got.push_back(uint64_t(ref.address.page) * 2 + ref.address.channel);  // its physical page in line 0
+    follows.push_back(ref.follows);
+  });
+  EXPECT_EQ(got, (std::vector<uint64_t>{4, 1, 5, 3}));
+  EXPECT_EQ(follows, (std::vector<bool>{true, false, false, false}));
+}
+
+TEST(FlashTranslation, AKvSpaceBeyondTheLogicalCapacityIsRefused) {
+  const schema::NandParams n = nand(2, 1, 4, 16);  // 128 physical pages, 96 logical at spare 0.25
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
+  try {
+    FlashTranslation t(ftl_config(n), flash, 97);
+    FAIL() << "accepted";
+  } catch (const BadInput& e) {
+    EXPECT_NE(std::string(e.what()).find("ftl"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("96"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ispsim::ssd
