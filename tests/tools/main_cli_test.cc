@@ -70,7 +70,7 @@ TEST(IspsimCli, EveryCommandAndActionIsInTheUsageAndHasItsOwnHelp) {
       EXPECT_FALSE(help.out.empty()) << command << " " << name;
     }
   }
-  EXPECT_EQ(commands, 8);
+  EXPECT_EQ(commands, 9);
   // trace: dump, stats, pack, gen, chakra-export, chakra-import; engine: eight; workload: gen, dump, serve, slo, trace
   EXPECT_EQ(actions, 6 + 8 + 5);
 }

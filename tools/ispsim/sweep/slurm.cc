@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -138,6 +139,10 @@ CollectReport collect_shards(const SweepPlan& plan, const std::string& out_dir, 
         RunResult r = result_from_json(json::serialize(row), path);
         if (!index_of.count(r.id))
           throw BadInput(path, "holds run " + r.id + ", which this sweep does not have (was the sweep file changed?)");
+        // The shard table's numbers went through Boost.JSON's parser, which can
+        // read one 1 ulp off; the run's own file (runs/, beside the shards on
+        // the shared folder) keeps them as exact text.
+        if (std::optional<RunResult> exact = load_result(out_dir, r.id)) r = *exact;
         failed += r.status == "error";
         ++rows;
         found[r.id] = r;
