@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(trace_reader trace_text chakra_import platform safetensors config tokenizer kv_index jsonl dict sweep workload drive_state)
+[ ${#targets[@]} -eq 0 ] && targets=(trace_reader trace_text chakra_import platform safetensors config tokenizer kv_index jsonl dict sweep workload drive_state result)
 
 cmake --preset fuzz >/dev/null
 nice -n 5 cmake --build build/fuzz -j2 --target $(printf '%s_fuzz ' "${targets[@]}") >/dev/null

@@ -4,6 +4,8 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ispsim::systems {
 
@@ -16,7 +18,7 @@ struct Provenance {
   std::string ispsim_version;  // `ispsim --version`
   std::string command_line;    // argv joined, each argument shell-quoted when it needs it
   std::string trace;           // the trace path as given
-  std::string trace_sha1;      // SHA-1 of the trace file's bytes (common/file_hash.h)
+  std::string trace_sha1;      // SHA-1 of the trace file's bytes (common/sha1.h)
   std::string trace_seed;      // the trace generator's seed (empty when the trace names none)
 };
 
@@ -31,6 +33,21 @@ void write_provenance_json(std::ostream& os, const Provenance& p);
 // gives the same CSV whatever its output file is called.
 const char* provenance_csv_header();
 std::string provenance_csv_cells(const Provenance& p, const std::string& configuration);
+
+// A JSON result (`run --format json`, `compare --json`) read back: its
+// provenance and, per run, what `ispsim rerun` needs. The metrics are read from
+// the text itself, exactly as written (Boost.JSON 1.81's parser can read a
+// number 1 ulp off). BadInput naming `path` for a file that is not such a
+// result or has another schema version.
+struct RecordedRun {
+  std::string platform, status, configuration, settings;
+  std::vector<std::pair<std::string, double>> metrics;  // MetricValues (metrics.h): name, value in SI units
+};
+struct RecordedResult {
+  std::string version, trace, trace_sha1;
+  std::vector<RecordedRun> runs;
+};
+RecordedResult read_result_file(const std::string& path);
 
 // `argument` quoted for a POSIX shell when it holds anything but [A-Za-z0-9_./=:,+-].
 std::string shell_quoted(const std::string& argument);

@@ -6,7 +6,6 @@
 // one differs (the simulator is deterministic: a difference is a bug or another
 // version), 2 for bad input (not a result file, a trace that is not the one
 // recorded).
-#include <boost/json.hpp>
 #include <boost/program_options.hpp>
 
 #include <cstdlib>
@@ -27,74 +26,10 @@
 namespace ispsim::cli {
 namespace {
 
-namespace json = boost::json;
 namespace po = boost::program_options;
 
-struct RecordedRun {
-  std::string platform, status, configuration, settings;
-  systems::MetricValues metrics;
-};
-
-struct RecordedResult {
-  std::string version, trace, trace_sha1;
-  std::vector<RecordedRun> runs;
-};
-
-RecordedRun recorded_run(const json::object& r) {
-  RecordedRun run;
-  run.platform = json::value_to<std::string>(r.at("platform"));
-  run.status = json::value_to<std::string>(r.at("status"));
-  run.configuration = json::value_to<std::string>(r.at("configuration"));
-  run.settings = json::value_to<std::string>(r.at("settings"));
-  return run;
-}
-
-// The metrics of each run, read from the text itself: Boost.JSON's parser
-// (1.81) may read a number 1 ulp off, and the comparison is exact. The
-// writer's layout (report.cc) is one flat "metrics" object per run whose
-// names need no escapes.
-std::vector<systems::MetricValues> recorded_metrics(const std::string& text, size_t runs) {
-  std::vector<systems::MetricValues> out;
-  const std::string key = "\"metrics\": {";
-  for (size_t at = text.find(key); at != std::string::npos && out.size() < runs; at = text.find(key, at)) {
-    at += key.size();
-    systems::MetricValues values;
-    while (text[at] == '"') {
-      const size_t name_end = text.find('"', at + 1);
-      char* end = nullptr;
-      const double v = std::strtod(text.c_str() + name_end + 3, &end);  // after '": '
-      values.emplace_back(text.substr(at + 1, name_end - at - 1), v);
-      at = static_cast<size_t>(end - text.c_str());
-      if (text.compare(at, 2, ", ") == 0) at += 2;
-    }
-    out.push_back(values);
-  }
-  if (out.size() != runs) throw std::runtime_error("a run without metrics");
-  return out;
-}
-
-RecordedResult read_result(const std::string& path) {
-  try {
-    const std::string text = read_text_file(path);
-    const json::object o = json::parse(text).as_object();
-    const int64_t version = o.at("schema_version").to_number<int64_t>();
-    if (version != systems::kResultSchemaVersion)
-      throw BadInput(path, "result schema version " + std::to_string(version) + ", this ispsim reads " +
-                               std::to_string(systems::kResultSchemaVersion));
-    const json::object& p = o.at("provenance").as_object();
-    RecordedResult result{json::value_to<std::string>(p.at("ispsim_version")),
-                          json::value_to<std::string>(p.at("trace")), json::value_to<std::string>(p.at("trace_sha1")),
-                          {}};
-    for (const json::value& r : o.at("runs").as_array()) result.runs.push_back(recorded_run(r.as_object()));
-    const std::vector<systems::MetricValues> metrics = recorded_metrics(text, result.runs.size());
-    for (size_t i = 0; i < metrics.size(); ++i) result.runs[i].metrics = metrics[i];
-    return result;
-  } catch (const BadInput&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw BadInput(path, std::string("not a result file with provenance (run or compare --format json): ") + e.what());
-  }
-}
+using systems::RecordedResult;
+using systems::RecordedRun;
 
 // "" when the rerun has the recorded metrics exactly, else what differs.
 std::string differences(const systems::MetricValues& recorded, const systems::MetricValues& now) {
@@ -150,7 +85,7 @@ int rerun(const Args& args) {
     throw BadInput("ispsim rerun", e.what());
   }
   const unsigned job_count = checked_count(jobs, "--jobs", 1, kMaxJobs);
-  const RecordedResult recorded = read_result(result_path);
+  const RecordedResult recorded = systems::read_result_file(result_path);
   if (trace_path.empty()) trace_path = recorded.trace;
   if (file_sha1(trace_path) != recorded.trace_sha1)
     throw BadInput(trace_path, "SHA-1 " + file_sha1(trace_path) + " differs from the result's trace (" +
