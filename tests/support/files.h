@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -40,6 +41,19 @@ inline std::string read_text(const std::filesystem::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// name -> value of a statistics CSV (`run --stats F.csv`: name,value,unit,description).
+inline std::map<std::string, double> read_stats_csv(const std::filesystem::path& path) {
+  std::map<std::string, double> stats;
+  std::istringstream in(read_text(path));
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    const size_t a = line.find(','), b = line.find(',', a + 1);
+    stats[line.substr(0, a)] = std::stod(line.substr(a + 1, b - a - 1));
+  }
+  return stats;
 }
 
 inline bool file_exists(const std::string& path) {

@@ -38,14 +38,7 @@ std::map<std::string, double> run_stats(const std::string& platform, const std::
   const CliResult r =
       run_cli("run --platform " + platform + " --trace " + shell_quote(trace) + " --stats " + shell_quote(csv) + sets);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::map<std::string, double> stats;
-  std::istringstream in(read_text(csv));
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    const size_t a = line.find(','), b = line.find(',', a + 1);
-    stats[line.substr(0, a)] = std::stod(line.substr(a + 1, b - a - 1));
-  }
+  std::map<std::string, double> stats = read_stats_csv(csv);
   EXPECT_GT(stats.count("system.ssd.nand_bytes_read"), 0u) << csv << " lacks the SSD's statistics";
   return stats;
 }

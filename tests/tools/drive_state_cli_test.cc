@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <sstream>
 #include <string>
 
 #include "tests/support/cli.h"
@@ -23,15 +22,7 @@ std::map<std::string, double> run(const std::string& options) {
   const std::string csv = scratch("stats.csv");
   const CliResult r = run_cli("run -p memllm -t " + kTrace + " --stats " + shell_quote(csv) + options);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::map<std::string, double> stats;
-  std::istringstream in(read_text(csv));
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    const size_t a = line.find(','), b = line.find(',', a + 1);
-    stats[line.substr(0, a)] = std::stod(line.substr(a + 1, b - a - 1));
-  }
-  return stats;
+  return read_stats_csv(csv);
 }
 
 // A run's drive, saved, is where the next run starts. The request's appended KV
