@@ -76,17 +76,21 @@ size_t width(const std::string& s) {
   return n;
 }
 
-void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const RunSummary* base) {
+// The TEXT columns before the stages': platform, program, TBT, TBT eq.4, speedup, energy, energy ratio.
+constexpr size_t kSummaryColumns = 7;
+
+void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const RunSummary* base, bool stage_columns) {
   std::vector<std::vector<std::string>> rows = {header(false)};
+  if (!stage_columns) rows[0].resize(kSummaryColumns);
   for (const RunSummary& r : runs) {
     std::vector<std::string> row = {r.platform, r.program};
     if (!completed(r)) {
       row.push_back(r.out_of_memory ? "OOM" : "FAILED");
-      row.resize(rows[0].size());
     } else {
       check(r);
       for (std::string& c : cells(r, base, 3, 2)) row.push_back(c.empty() ? "-" : c);
     }
+    row.resize(rows[0].size());
     rows.push_back(row);
   }
   std::vector<size_t> w(rows[0].size());
@@ -178,10 +182,10 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const Run
 }  // namespace
 
 void write_cim_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
-                          Format format) {
+                          Format format, bool stage_columns) {
   const RunSummary* base = find_baseline(runs, baseline);
   switch (format) {
-    case Format::TEXT: return write_text(os, runs, base);
+    case Format::TEXT: return write_text(os, runs, base, stage_columns);
     case Format::CSV: return write_csv(os, runs, base);
     case Format::JSON: return write_json(os, runs, base, baseline);
   }

@@ -21,7 +21,10 @@ namespace ispsim::systems {
 
 // Same contract as write_comparison (report.h): an unknown baseline name is
 // BadInput("--baseline", ...); an empty one leaves speedup and ratio empty.
+// TEXT has each stage's columns only with `stage_columns` (`run`'s one row;
+// `compare --columns all`), so that several platforms fit 120 characters;
+// CSV and JSON always have them.
 void write_cim_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
-                          Format format);
+                          Format format, bool stage_columns = true);
 
 }  // namespace ispsim::systems

@@ -69,8 +69,6 @@ int compare(const Args& args) {
   if (!parse_options(args, "compare", desc, &vm)) return 0;
   if (!vm.count("platforms")) platform_list = default_platforms();
   const systems::Format format = systems::parse_format(format_name);
-  const std::vector<std::string> columns =
-      vm.count("columns") ? systems::parse_text_columns(column_list) : systems::default_text_columns();
   checked_count(jobs, "--jobs", 1, kMaxJobs);
   if (!timeline_dir.empty() && !std::filesystem::is_directory(timeline_dir))
     throw BadInput(timeline_dir, "--timeline-dir is not an existing directory");
@@ -105,9 +103,12 @@ int compare(const Args& args) {
     for (const auto& [path, count] : ignored_by)
       if (decode_systems == platforms.size() && count == platforms.size())
         throw BadInput("--set " + path, "none of the platforms compared uses this parameter");
-    if (decode_systems == platforms.size() && vm.count("columns"))
-      throw BadInput("--columns", "paper 1's decode systems print a fixed time-between-tokens table");
+    if (decode_systems == platforms.size() && vm.count("columns") && column_list != "all")
+      throw BadInput("--columns", "paper 1's decode systems take 'all' (adds each stage's time and energy per "
+                                  "token to the time-between-tokens table) or nothing");
   }
+  const std::vector<std::string> columns =
+      vm.count("columns") ? systems::parse_text_columns(column_list) : systems::default_text_columns();
   {
     trace::TraceReader trace(trace_path);
     for (const schema::LoadedPlatform& p : platforms) systems::program_source(p.platform, trace.header(), trace_path);
@@ -180,7 +181,7 @@ int compare(const Args& args) {
   bool decode_systems = true;
   for (const schema::LoadedPlatform& p : platforms) decode_systems &= systems::system_for(p).decode_only;
   const auto write = [&](std::ostream& os, systems::Format f) {
-    if (decode_systems) return systems::write_cim_comparison(os, runs, baseline, f);
+    if (decode_systems) return systems::write_cim_comparison(os, runs, baseline, f, column_list == "all");
     systems::write_comparison(os, runs, baseline, f, columns, &provenance);
   };
   write(std::cout, format);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <regex>
+#include <sstream>
 
 #include "common/error.h"
 #include "models/cim/cost.h"
@@ -180,8 +181,19 @@ TEST(CimCli, CompareAgainstB1AndOneLineErrors) {
   const std::string path = small_trace(300, 32);
   auto ok = run_cli("compare --trace " + path + " --platforms b1,b2,s1,s2 --baseline b1 --jobs 1");
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
-  for (const char* s : {"TBT (ms)", "speedup (x)", "energy ratio (x)", "pursuit (ms)", "B1", "S2"})
+  for (const char* s : {"TBT (ms)", "speedup (x)", "energy ratio (x)", "B1", "S2"})
     EXPECT_NE(ok.out.find(s), std::string::npos) << s << "\n" << ok.out;
+  // The default table fits 120 characters; --columns all adds each stage's columns.
+  const std::string table = ok.out.substr(0, ok.out.find("\nS1:"));
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 120u) << line;
+  EXPECT_EQ(ok.out.find("pursuit (ms)"), std::string::npos) << ok.out;
+  auto all = run_cli("compare --trace " + path + " --platforms b1,s1 --baseline b1 --jobs 1 --columns all");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_NE(all.out.find("pursuit (ms)"), std::string::npos) << all.out;
+  auto columns = run_cli("compare --trace " + path + " --platforms b1,s1 --columns tbt");
+  EXPECT_EQ(columns.exit_code, 2);
+  EXPECT_EQ(columns.err_lines(), 1) << columns.err;
   auto bad = run_cli("run --platform b1 --trace " + path + " --set cim.bus.latency_ns=5");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err_lines(), 1) << bad.err;
