@@ -266,6 +266,7 @@ TEST(SsdGc, AGcOfALineWithTwoValidPagesReadsProgramsAndErasesInTime) {
   ftl.set_gc_foreground_free_ratio(0.5);
   Rig rig(nand, schema::resolved(schema::SsdParams(), "ssd"), schema::resolved(schema::LinkParams(), "link"), 32, 64,
           ftl);
+  rig.ssd.start_from(ssd::DriveStart());  // writes through the FTL (a fresh one)
   auto fill_tile = [&](uint32_t layer) {
     rig.ssd.append(layer, 1, kEntryBytes, nullptr);
     rig.ssd.drain(nullptr);
