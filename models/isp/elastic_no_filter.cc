@@ -2,8 +2,9 @@
 
 namespace ispsim::isp {
 
-ElasticNoFilter::ElasticNoFilter(const schema::IspParams& params, const std::string& where)
-    : simd_(IspConfig::from_params(params, where)), staging_(StagingConfig::from_params(params, where)) {}
+ElasticNoFilter::ElasticNoFilter(const IspConfig& config, const schema::IspParams& params,
+                                 const std::string& where)
+    : simd_(config), staging_(StagingConfig::from_params(params, where)) {}
 
 const std::vector<ModeInfo>& ElasticNoFilter::modes() const {
   static const std::vector<ModeInfo> modes{

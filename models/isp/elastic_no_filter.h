@@ -23,7 +23,7 @@ namespace ispsim::isp {
 
 class ElasticNoFilter : public PageCompute {
  public:
-  ElasticNoFilter(const schema::IspParams& params, const std::string& where);
+  ElasticNoFilter(const IspConfig& config, const schema::IspParams& params, const std::string& where);
 
   const std::vector<ModeInfo>& modes() const override;
   ComputeMode choose_mode(uint64_t tokens, const TileShape& shape) const override;

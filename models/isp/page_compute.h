@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "models/core/registry.h"
+#include "models/isp/isp_config.h"
 #include "models/isp/stream_filter.h"
 #include "schema/isp.pb.h"
 
@@ -96,9 +97,11 @@ class PageCompute {
 // fields), in field order: from the fields' `read_by` option (schema/options.proto).
 std::vector<std::string> parameters_read_by(const std::string& accelerator);
 
-// Implementations are built from the platform's IspParams (defaults applied
-// and checked by the implementation; BadInput names `where`).
-using PageComputeFactory = core::Factory<PageCompute, const schema::IspParams&, const std::string&>;
+// Implementations are built from the platform's IspParams, already converted
+// once into an IspConfig by the caller (its own sub-messages are read from the
+// params; BadInput names `where`).
+using PageComputeFactory =
+    core::Factory<PageCompute, const IspConfig&, const schema::IspParams&, const std::string&>;
 
 // The factory of the role, filled by isp::register_all(). Its role name is the
 // platform parameter that selects an implementation, so an unknown name reads

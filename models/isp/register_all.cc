@@ -14,15 +14,15 @@ void register_all() {
   std::call_once(once, [] {
     PageComputeFactory& f = accelerators();
     f.add("elastic_simd", "MemLLM's Elastic-SIMD with its Stream Filter (broadside GEMV / cascaded thin GEMM)",
-          [](const schema::IspParams& p, const std::string& where) {
-            return std::make_unique<ElasticSimd>(IspConfig::from_params(p, where));
-          });
+          [](const IspConfig& c, const schema::IspParams&, const std::string&) { return std::make_unique<ElasticSimd>(c); });
     f.add("elastic_no_filter", "the Elastic-SIMD without Stream Filter: padded tiles, recomputed entries staged through SRAM",
-          [](const schema::IspParams& p, const std::string& where) {
-            return std::make_unique<ElasticNoFilter>(p, where);
+          [](const IspConfig& c, const schema::IspParams& p, const std::string& where) {
+            return std::make_unique<ElasticNoFilter>(c, p, where);
           });
     f.add("systolic_pair", "a decoupled SIMD unit + systolic array: A and P exchanged through SRAM, no Stream Filter",
-          [](const schema::IspParams& p, const std::string& where) { return std::make_unique<SystolicPair>(p, where); });
+          [](const IspConfig& c, const schema::IspParams& p, const std::string& where) {
+            return std::make_unique<SystolicPair>(c, p, where);
+          });
   });
 }
 

@@ -10,8 +10,7 @@ namespace {
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 // The SIMD unit as an Elastic-SIMD of `lanes` one-MAC PEs (shared clock, energies, static power).
-IspConfig lanes_config(const schema::IspParams& p, const std::string& where) {
-  IspConfig c = IspConfig::from_params(p, where);
+IspConfig lanes_config(IspConfig c, const schema::IspParams& p) {
   c.pes = p.systolic_pair().simd_lanes();
   c.macs_per_pe_per_cycle = 1;
   return c;
@@ -19,8 +18,8 @@ IspConfig lanes_config(const schema::IspParams& p, const std::string& where) {
 
 }  // namespace
 
-SystolicPair::SystolicPair(const schema::IspParams& params, const std::string& where)
-    : lanes_(lanes_config(params, where)),
+SystolicPair::SystolicPair(const IspConfig& config, const schema::IspParams& params, const std::string& where)
+    : lanes_(lanes_config(config, params)),
       staging_(StagingConfig::from_params(params, where)) {
   rows_ = params.systolic_pair().systolic_rows();
   cols_ = params.systolic_pair().systolic_cols();

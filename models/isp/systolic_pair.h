@@ -50,7 +50,7 @@ class SystolicPair : public PageCompute {
   static constexpr ComputeMode kVectorMode = 0;
   static constexpr ComputeMode kSystolicMode = 1;
 
-  SystolicPair(const schema::IspParams& params, const std::string& where);
+  SystolicPair(const IspConfig& config, const schema::IspParams& params, const std::string& where);
 
   const std::vector<ModeInfo>& modes() const override;
   ComputeMode choose_mode(uint64_t tokens, const TileShape& shape) const override;

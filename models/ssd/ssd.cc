@@ -22,10 +22,10 @@ uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
 // The ISP accelerator that modules.isp_accelerator names (BadInput for an unknown one).
 std::unique_ptr<const isp::PageCompute> accelerator(const schema::ModuleSelection& modules,
-                                                    const schema::IspParams& isp) {
+                                                    const isp::IspConfig& config, const schema::IspParams& isp) {
   schema::require_resolved(modules, "ssd: modules");
   isp::register_all();
-  return isp::accelerators().create(modules.isp_accelerator(), isp, "isp");
+  return isp::accelerators().create(modules.isp_accelerator(), config, isp, "isp");
 }
 
 }  // namespace
@@ -61,7 +61,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   gemv_ = std::make_unique<InFlashGemv>(flash_.config(), nand_energy_, config_.in_flash_read_speedup,
                                         isp_config.mac_pj);
   engine_ = std::make_unique<isp::AttentionEngine>(
-      "attention", flash_, *placement_, isp_config, accelerator(modules, isp),
+      "attention", flash_, *placement_, isp_config, accelerator(modules, isp_config, isp),
       isp::CoordinatorConfig::from_params(coordinator, "flash_coordinator"), config_.organization,
       config_.reduction, dram_, bus_, computational ? ledger_ : nullptr);
 

@@ -95,8 +95,9 @@ int describe_isp_accelerators(const FieldDescriptor& role) {
             << "as: --set modules." << role.name() << "=<name> (default \"" << doc.default_value << "\")\n";
   schema::IspParams defaults;
   schema::apply_defaults(defaults);
+  const isp::IspConfig config = isp::IspConfig::from_params(defaults, "isp");
   for (const std::string& name : isp::accelerators().names()) {
-    const auto accelerator = isp::accelerators().create(name, defaults, "isp");
+    const auto accelerator = isp::accelerators().create(name, config, defaults, "isp");
     const std::vector<std::string> read = isp::parameters_read_by(name);
     std::vector<std::string> modes;
     for (const isp::ModeInfo& mode : accelerator->modes()) modes.push_back(mode.name);

@@ -18,7 +18,7 @@ using namespace ispsim::isp::testing;
 const TileShape kDecodeGqa{4, 128, 16, 16};  // n = 4 row-heads, d = 128, FP16
 
 TEST(ElasticNoFilter, ATileIsComputedWholeAndItsSubstitutesAreStaged) {
-  const ElasticNoFilter accel(schema::resolved(schema::IspParams{}, "isp"), "isp");
+  const ElasticNoFilter accel = accelerator_from<ElasticNoFilter>();
   const ElasticSimd simd{IspConfig::defaults()};
   // A precomputed page: 32 entries, 12 invisible (dropped), 3 of the 20 visible substituted.
   FilterResult f;
@@ -56,11 +56,11 @@ TEST(ElasticNoFilter, ATileIsComputedWholeAndItsSubstitutesAreStaged) {
   // A wider staging port: ceil(3 * 512 / 100) = 16 cycles.
   schema::IspParams wide;
   wide.mutable_staging()->set_bytes_per_cycle(100);
-  EXPECT_EQ(ElasticNoFilter(schema::resolved(wide, "isp"), "isp").tile_cost(ElasticSimd::kBroadsideMode, f, 32, kDecodeGqa).sram_io_cycles, 16u);
+  EXPECT_EQ(accelerator_from<ElasticNoFilter>(wide).tile_cost(ElasticSimd::kBroadsideMode, f, 32, kDecodeGqa).sram_io_cycles, 16u);
 }
 
 TEST(ElasticNoFilter, SamePowerBudgetModesAndPolicyAsTheElasticSimd) {
-  const ElasticNoFilter accel(schema::resolved(schema::IspParams{}, "isp"), "isp");
+  const ElasticNoFilter accel = accelerator_from<ElasticNoFilter>();
   const ElasticSimd simd{IspConfig::defaults()};
   EXPECT_DOUBLE_EQ(accel.peak_power_w(), simd.peak_power_w());
   EXPECT_DOUBLE_EQ(accel.static_power_w(), simd.static_power_w());
@@ -71,7 +71,7 @@ TEST(ElasticNoFilter, SamePowerBudgetModesAndPolicyAsTheElasticSimd) {
   EXPECT_EQ(accel.cycles_to_ps(7), 7000u);
   schema::IspParams bad;
   bad.mutable_staging()->set_bytes_per_cycle(0);
-  EXPECT_THROW(ElasticNoFilter(schema::resolved(bad, "isp"), "isp"), BadInput);
+  EXPECT_THROW(accelerator_from<ElasticNoFilter>(bad), BadInput);
   register_all();
   EXPECT_TRUE(accelerators().contains("elastic_no_filter"));
 }
@@ -81,7 +81,7 @@ TEST(ElasticNoFilter, WithoutSubstitutesAPageCostsTheSimdAloneNoFilterPass) {
   // cascaded, tC = 2 * (32 * 128 + 63) + 18 = 8336 ns > tOut: the slow-consumer
   // closed form tR + tOut + 8 tC + the last merge (64 + 8 cycles).
   const trace::ModelShape s = one_layer(1, 1);
-  EngineRig rig("nofilter", 1, 4, s, 6 * 32, 64, std::make_unique<ElasticNoFilter>(schema::resolved(schema::IspParams{}, "isp"), "isp"));
+  EngineRig rig("nofilter", 1, 4, s, 6 * 32, 64, std::make_unique<ElasticNoFilter>(accelerator_from<ElasticNoFilter>()));
   const AttentionWork w = op(s, 64, 6 * 32, 64);
   ASSERT_EQ(rig.engine.plan(w).mode, ElasticSimd::kCascadedMode);
   const sc_time tc(2 * (32 * 128 + 63) + 18, SC_NS);
@@ -102,7 +102,7 @@ TEST(ElasticNoFilter, InTheEngineSubstitutesCostStagingInEveryPageThatHoldsThem)
   const trace::BitVector mask = mask_of(64, {1, 2, 3, 40, 41, 42});
   AttentionWork w = op(s, 32, 64, 0, &mask);
   w.appended_tokens_supplied = 32;
-  EngineRig plain("nofilter", 1, 4, s, 64, 32, std::make_unique<ElasticNoFilter>(schema::resolved(schema::IspParams{}, "isp"), "isp"));
+  EngineRig plain("nofilter", 1, 4, s, 64, 32, std::make_unique<ElasticNoFilter>(accelerator_from<ElasticNoFilter>()));
   EngineRig filtered("filtered", 1, 4, s, 64, 32, std::make_unique<ElasticSimd>(IspConfig::defaults()));
   const AttentionPlan plan = plain.engine.plan(w);
   ASSERT_EQ(plan.mode, ElasticSimd::kBroadsideMode);
@@ -127,7 +127,7 @@ TEST(ElasticNoFilter, InvisibleTokensOfARecomputationPassArePadded) {
   const trace::BitVector mask = mask_of(64, {1, 2, 40, 41});
   AttentionWork w = op(s, 4, 64, 0, &mask);
   w.appended_tokens_supplied = 4;
-  EngineRig plain("nofilter", 1, 4, s, 64, 4, std::make_unique<ElasticNoFilter>(schema::resolved(schema::IspParams{}, "isp"), "isp"));
+  EngineRig plain("nofilter", 1, 4, s, 64, 4, std::make_unique<ElasticNoFilter>(accelerator_from<ElasticNoFilter>()));
   EngineRig filtered("filtered", 1, 4, s, 64, 4, std::make_unique<ElasticSimd>(IspConfig::defaults()));
   plain.run(w);
   filtered.run(w);

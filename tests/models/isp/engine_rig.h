@@ -15,9 +15,18 @@
 #include "models/core/energy_ledger.h"
 #include "models/core/server.h"
 #include "models/isp/attention_engine.h"
+#include "models/isp/isp_config.h"
 #include "schema/nand.pb.h"
 
 namespace ispsim::isp::testing {
+
+// An accelerator built as the SSD builds one: the parameters resolved, then
+// converted once into the config it shares with the engine.
+template <class Accelerator>
+Accelerator accelerator_from(const schema::IspParams& params = {}) {
+  const schema::IspParams resolved = schema::resolved(params, "isp");
+  return Accelerator(IspConfig::from_params(resolved, "isp"), resolved, "isp");
+}
 
 inline const sc_core::sc_time kTout = sc_core::sc_time::from_value(std::llround(16384 * 1e12 / 2.4e9));
 inline const sc_core::sc_time kTr(5, sc_core::SC_US);

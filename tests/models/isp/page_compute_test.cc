@@ -89,11 +89,13 @@ TEST(Accelerators, RegisteredByNameAndUnknownNamesListTheKnownOnes) {
   register_all();
   register_all();  // idempotent
   EXPECT_TRUE(accelerators().contains("elastic_simd"));
-  const std::unique_ptr<PageCompute> simd = accelerators().create("elastic_simd", schema::resolved(schema::IspParams{}, "isp"), "isp");
+  const schema::IspParams defaults = schema::resolved(schema::IspParams{}, "isp");
+  const IspConfig config = IspConfig::from_params(defaults, "isp");
+  const std::unique_ptr<PageCompute> simd = accelerators().create("elastic_simd", config, defaults, "isp");
   EXPECT_EQ(simd->modes().size(), 2u);
   EXPECT_DOUBLE_EQ(simd->static_power_w(), 0.1);  // the schema default
   try {
-    accelerators().create("tensor_core", schema::resolved(schema::IspParams{}, "isp"), "isp");
+    accelerators().create("tensor_core", config, defaults, "isp");
     FAIL() << "no BadInput";
   } catch (const BadInput& e) {
     const std::string what = e.what();
@@ -101,12 +103,13 @@ TEST(Accelerators, RegisteredByNameAndUnknownNamesListTheKnownOnes) {
     EXPECT_NE(what.find("'tensor_core'"), std::string::npos) << what;
     for (const std::string& name : accelerators().names()) EXPECT_NE(what.find(name), std::string::npos) << what;
   }
-  // Parameters are checked by the schema before they reach an implementation,
-  // which refuses a message that skipped it (a programming error).
+  // Parameters are checked by the schema before they are converted into the
+  // config an implementation gets; the conversion refuses a message that
+  // skipped the check (a programming error).
   schema::IspParams bad;
   bad.set_pes(0);
   EXPECT_THROW(schema::resolved(bad, "isp"), BadInput);
-  EXPECT_THROW(accelerators().create("elastic_simd", bad, "isp"), std::logic_error);
+  EXPECT_THROW(IspConfig::from_params(bad, "isp"), std::logic_error);
 }
 
 // An accelerator the engine has never heard of: three modes, a fixed time per

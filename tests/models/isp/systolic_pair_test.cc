@@ -22,7 +22,7 @@ FilterResult kept(uint32_t tokens) {
 }
 
 TEST(SystolicPair, SystolicModeIsTwoArrayGemmsAroundTheSimdSoftmaxPlusTheExchange) {
-  const SystolicPair pair(schema::resolved(schema::IspParams{}, "isp"), "isp");
+  const SystolicPair pair = accelerator_from<SystolicPair>();
   // 8 x 8 array: (M x K) x (K x N) = ceil(M/8) * ceil(N/8) * K + 14.
   EXPECT_EQ(pair.gemm_cycles(128, 128, 32), 16u * 4 * 128 + 14);
   // n = 128 row-heads, t = 32, d = 128, FP16: Q.K^T 8206 + softmax
@@ -45,7 +45,7 @@ TEST(SystolicPair, SystolicModeIsTwoArrayGemmsAroundTheSimdSoftmaxPlusTheExchang
 }
 
 TEST(SystolicPair, VectorModeIsTheSimdUnitAloneInBroadside) {
-  const SystolicPair pair(schema::resolved(schema::IspParams{}, "isp"), "isp");
+  const SystolicPair pair = accelerator_from<SystolicPair>();
   // d = 128 on 64 lanes: two cycles per (row-head, token) pair and phase:
   // 2 * 32 * 2 + 16 for one decode row.
   const TileCost c = pair.tile_cost(SystolicPair::kVectorMode, kept(32), 32, TileShape{1, 128, 16, 16});
@@ -59,7 +59,7 @@ TEST(SystolicPair, VectorModeIsTheSimdUnitAloneInBroadside) {
 }
 
 TEST(SystolicPair, PadsAndStagesLikeEveryDesignWithoutAFilter) {
-  const SystolicPair pair(schema::resolved(schema::IspParams{}, "isp"), "isp");
+  const SystolicPair pair = accelerator_from<SystolicPair>();
   FilterResult f = kept(20);
   f.dropped = 12;
   f.substituted = 2;
@@ -70,7 +70,7 @@ TEST(SystolicPair, PadsAndStagesLikeEveryDesignWithoutAFilter) {
 }
 
 TEST(SystolicPair, ModeChoiceAndTheSharedPowerBudget) {
-  const SystolicPair pair(schema::resolved(schema::IspParams{}, "isp"), "isp");
+  const SystolicPair pair = accelerator_from<SystolicPair>();
   EXPECT_EQ(pair.choose_mode(32, TileShape{1, 128, 16, 16}), SystolicPair::kVectorMode);      // decode GEMV
   EXPECT_EQ(pair.choose_mode(32, TileShape{128, 128, 16, 16}), SystolicPair::kSystolicMode);  // thin GEMM
   ASSERT_EQ(pair.modes().size(), 2u);
@@ -83,10 +83,10 @@ TEST(SystolicPair, ModeChoiceAndTheSharedPowerBudget) {
   EXPECT_EQ(pair.cycles_to_ps(3), 3000u);
   schema::IspParams bigger;
   bigger.mutable_systolic_pair()->set_systolic_rows(16);
-  EXPECT_GT(SystolicPair(schema::resolved(bigger, "isp"), "isp").peak_power_w(), simd.peak_power_w());
+  EXPECT_GT(accelerator_from<SystolicPair>(bigger).peak_power_w(), simd.peak_power_w());
   schema::IspParams bad;
   bad.mutable_systolic_pair()->set_simd_lanes(0);
-  EXPECT_THROW(SystolicPair(schema::resolved(bad, "isp"), "isp"), BadInput);
+  EXPECT_THROW(accelerator_from<SystolicPair>(bad), BadInput);
   register_all();
   EXPECT_TRUE(accelerators().contains("systolic_pair"));
 }
@@ -97,7 +97,7 @@ TEST(SystolicPair, InTheEngineAThinGemmOpIsComputeBound) {
   // 2 * 32 + 16 = 80, P.V 8 * 16 * 32 + 14 = 4110, exchange 16384 B / 128 = 128:
   // 8428 ns > tOut, so tR + tOut + 8 x 8428 ns + the last merge (64 + 8 cycles).
   const trace::ModelShape s = one_layer(1, 1);
-  EngineRig pair("pair", 1, 4, s, 6 * 32, 64, std::make_unique<SystolicPair>(schema::resolved(schema::IspParams{}, "isp"), "isp"));
+  EngineRig pair("pair", 1, 4, s, 6 * 32, 64, std::make_unique<SystolicPair>(accelerator_from<SystolicPair>()));
   EngineRig simd("simd", 1, 4, s, 6 * 32, 64, std::make_unique<ElasticSimd>(IspConfig::defaults()));
   const AttentionWork w = op(s, 64, 6 * 32, 64);
   ASSERT_EQ(pair.engine.plan(w).mode, SystolicPair::kSystolicMode);
