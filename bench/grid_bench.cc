@@ -1,4 +1,4 @@
-// The MemLLM evaluation grid (issue 9, item 6): 8 dataset profiles x 6 models x
+// The MemLLM evaluation grid: 8 dataset profiles x 6 models x
 // the 8 systems of the MemLLM study. Generates one shape-only trace per (model,
 // dataset) (seed 1), simulates it on every platform (each in a child process,
 // `jobs` at a time) and prints:

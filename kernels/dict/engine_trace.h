@@ -1,4 +1,4 @@
-// Engine-emitted decode traces with dictionary ops (issue 11, item 7): a prompt
+// Engine-emitted decode traces with dictionary ops: a prompt
 // is prefilled densely and A tokens are decoded greedily with the compressed
 // cache (decoder.h); what each step did — tokens encoded by the batch pursuit,
 // compressed and window tokens attended, the share refined to K_high — becomes

@@ -1,4 +1,4 @@
-// The SSD as the runtime sees it (contract of issue 4): the flash, the
+// The SSD as the runtime sees it: the flash, the
 // controller's DRAM and internal bus, the NVMe firmware, out-of-place KV
 // appends and the ISP attention engine, behind five calls.
 //

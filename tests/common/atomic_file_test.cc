@@ -100,7 +100,7 @@ TEST(AtomicFile, ExistingDirectoryIsBadInputAndLeavesNoTemporary) {
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
 }
 
-// ---- hardening (issue 15): what an output must never replace ----
+// ---- hardening: what an output must never replace ----
 
 namespace {
 

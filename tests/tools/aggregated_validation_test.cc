@@ -1,4 +1,4 @@
-// Validation of the aggregated streaming mode (issue 10) on whole platforms:
+// Validation of the aggregated streaming mode on whole platforms:
 // shape-only traces spanning model presets and dataset profiles, every
 // MemLLM-study platform, each simulated with ssd.stream_model = PAGE_ACCURATE
 // and = AGGREGATED through `ispsim compare`, each column class within its
@@ -55,7 +55,7 @@ Table compare(const std::string& trace, const std::string& model, const std::str
 }
 
 // Column classes and the agreement each must reach (relative difference):
-// issue 10's targets, 0.5 % in latency and 0.1 % in bytes and energy. Largest
+// the targets, 0.5 % in latency and 0.1 % in bytes and energy. Largest
 // measured: latency 0.0069 %, energy 0.0080 % of the run's, bytes 0. Phases are
 // bounded as a share of the run's latency (a phase of a few milliseconds would
 // otherwise weigh as much as the run) and energies by phase or component as a

@@ -314,7 +314,7 @@ const std::vector<Case>& cases() {
       {"run --platform nand_stream --trace {S}/in.trace --set ssd.organization=SIDEWAYS_ATTENTION", "--set ssd"},
       {"run --platform memllm --trace traces/samples/blend_small.trace --set stream.read_mode=SEQUENTIAL", "--set stream.read_mode: platform 'MemLLM'"},
       {"describe gpu_fullcompute --set isp.macs_per_pe_per_cycle=4", "--set isp.macs_per_pe_per_cycle"},
-      // --- the ISP accelerator role (issue 13)
+      // --- the ISP accelerator role
       {"run --platform memllm --trace traces/samples/blend_small.trace --set modules.isp_accelerator=tensor_core", "modules.isp_accelerator = 'tensor_core' is no ISP accelerator (known: "},
       {"run --platform gpu_fullcompute --trace traces/samples/blend_small.trace --set modules.isp_accelerator=systolic_pair", "has no ISP accelerator"},
       {"run --platform memllm --trace traces/samples/blend_small.trace --set isp.systolic_pair.simd_lanes=32", "isp.systolic_pair.simd_lanes is set (--set)"},

@@ -1,4 +1,4 @@
-// SIGINT, SIGTERM and SIGHUP (issue 15): a run ends with one line and exit code
+// SIGINT, SIGTERM and SIGHUP: a run ends with one line and exit code
 // 128 + signal, removes its partial outputs, keeps nothing half-written; compare
 // forwards the signal to its children and reaps them; a child never outlives
 // its parent (PR_SET_PDEATHSIG), and nothing is left in TMPDIR, not even after

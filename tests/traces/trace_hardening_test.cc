@@ -1,4 +1,4 @@
-// Issue 15 in traces/: the KV data flow the runtime relies on, and the format
+// Hardening of traces/: the KV data flow the runtime relies on, and the format
 // 1.2 record checksums (1.0 files still read).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Dictionary KV compression on the functional engine (kernels/dict, issue 11):
+// Dictionary KV compression on the functional engine (kernels/dict):
 //   ispsim engine dict-train   learn the per-layer K/V dictionaries of a model
 //   ispsim engine kv-quality   quality and compression of the compressed KV cache
 //   ispsim engine kv-trace     a decode trace with dictionary ops, as the engine ran it

@@ -1,5 +1,4 @@
-// `ispsim engine blend-quality` and `ispsim trace gen --engine` (issue 5, items 3
-// and 4). Results go to stdout, deterministic; wall-clock time to stderr.
+// `ispsim engine blend-quality` and `ispsim trace gen --engine`. Results go to stdout, deterministic; wall-clock time to stderr.
 #include "tools/ispsim/cmd_engine_rag.h"
 #include "tools/ispsim/cli_common.h"
 

@@ -1,4 +1,4 @@
-// Engine-emitted traces (issue 5, item 4): one RAG request run on the
+// Engine-emitted traces: one RAG request run on the
 // functional engine, written as a trace with FULL_PREFILL, PRECOMPUTED_BLEND
 // and PRECOMPUTED_BLEND_FUSED through the shape generator's program builder
 // (traces/gen/program_builder.h), so engine and generator traces have the same

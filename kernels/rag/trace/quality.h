@@ -1,5 +1,5 @@
-// Quality of a blended prefill against the full prefill of the same prompt
-// (issue 5, item 3). Pure functions over next-token logits; the CLI
+// Quality of a blended prefill against the full prefill of the same prompt.
+// Pure functions over next-token logits; the CLI
 // (`ispsim engine blend-quality`) feeds them the engine's outputs.
 //
 // Both sides are compared position by position over the answer: row 0 is the
