@@ -5,7 +5,7 @@
 //   staging capacity = dram_capacity - model weights - workspace   (0 if negative)
 //
 // Weights and the rest of the accounting are the project's one memory
-// accounting (traces/gen/memory_accounting.h, physical: one KV copy), shared
+// accounting (traces/memory_accounting.h, physical: one KV copy), shared
 // with `ispsim trace gen --budget-table`.
 //
 // Two staging policies (host.staging_policy), over keys (layer, region):
@@ -34,7 +34,7 @@
 
 #include "models/core/stats.h"
 #include "models/host/host_config.h"
-#include "traces/gen/memory_accounting.h"
+#include "traces/memory_accounting.h"
 #include "traces/trace.pb.h"
 
 namespace ispsim::host {

@@ -159,7 +159,7 @@ uint64_t parse_count(const std::string& option, const std::string& text, uint64_
   return tracegen::parse_whole_number(text, min, max, "ispsim trace gen: " + option);
 }
 
-// `trace gen --budget-table`: the memory accounting of traces/gen/memory_accounting.h
+// `trace gen --budget-table`: the memory accounting of traces/memory_accounting.h
 // over every preset and profile (no trace is written).
 namespace {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "traces/gen/dataset_profiles.h"
-#include "traces/gen/memory_accounting.h"
+#include "traces/memory_accounting.h"
 
 namespace ispsim::tracegen {
 

@@ -1,4 +1,4 @@
-// The host's KV budget against the memory accounting (traces/gen/memory_accounting.h,
+// The host's KV budget against the memory accounting (traces/memory_accounting.h,
 // what `ispsim trace gen --budget-table` prints): for the programs the GPU
 // baselines run, the KV the runtime plans its staging for is one copy of every
 // token of the request (context + query + answer) in every layer, CacheBlend's
@@ -10,7 +10,7 @@
 
 #include "models/core/server.h"
 #include "platforms/systems/runtime.h"
-#include "traces/gen/memory_accounting.h"
+#include "traces/memory_accounting.h"
 #include "traces/gen/shape_generator.h"
 #include "traces/trace_io.h"
 

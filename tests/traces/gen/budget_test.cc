@@ -1,4 +1,4 @@
-// The memory accounting (traces/gen/memory_accounting.h) and the budget table
+// The memory accounting (traces/memory_accounting.h) and the budget table
 // on hand-computed cases, and MemLLM Sec. III-A's workload statements checked
 // against the published dataset lengths.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "traces/gen/budget_table.h"
-#include "traces/gen/memory_accounting.h"
+#include "traces/memory_accounting.h"
 #include "traces/gen/model_presets.h"
 
 using namespace ispsim;

@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 #include "traces/gen/dataset_profiles.h"
-#include "traces/gen/memory_accounting.h"
+#include "traces/memory_accounting.h"
 #include "traces/gen/model_presets.h"
 #include "traces/gen/seeded_random.h"
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "tests/support/cli.h"
-#include "traces/gen/memory_accounting.h"
+#include "traces/memory_accounting.h"
 #include "traces/gen/model_presets.h"
 #include "traces/trace_io.h"
 

@@ -1,4 +1,4 @@
-#include "traces/gen/memory_accounting.h"
+#include "traces/memory_accounting.h"
 
 namespace ispsim::accounting {
 
