@@ -56,7 +56,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       in_flash_("in_flash", 0, sc_core::SC_ZERO_TIME),
       stats_(this->name()) {
   ftl_config_ = std::make_unique<ftl::FtlConfig>(ftl::FtlConfig::from_params(nand, ftl, "ftl"));
-  make_translation(DriveStart());
+  start_from(DriveStart());
   const isp::IspConfig isp_config = isp::IspConfig::from_params(isp, "isp");
   gemv_ = std::make_unique<InFlashGemv>(flash_.config(), nand_energy_, config_.in_flash_read_speedup,
                                         isp_config.mac_pj);
@@ -114,17 +114,12 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
 
 Ssd::~Ssd() = default;
 
-void Ssd::make_translation(const DriveStart& start) {
+void Ssd::start_from(const DriveStart& start) {
   translation_ =
       std::make_unique<FlashTranslation>(*ftl_config_, flash_.config(), placement_->total_pages(), "ftl", start);
   // The precomputed KV is on the drive before the run; it comes first in the KV space.
   translation_->store(0, stored_pages());
-}
-
-void Ssd::start_from(const DriveStart& start) {
-  make_translation(start);
   placement_->set_page_map(translation_.get());
-  translated_ = true;
 }
 
 uint64_t Ssd::stored_pages() const {
@@ -579,12 +574,6 @@ void Ssd::accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done 
 // appended region. The batch's DRAM read and bus transfer are booked when it
 // starts and overlap its programs (both are far faster than tIn + tPROG).
 void Ssd::program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done) {
-  if (!translated_) {
-    std::vector<nand::PageAddress> pages;
-    for (const auto& ref : placement_->pages(layer, trace::KV_REGION_APPENDED, first_entry, end_entry))
-      pages.push_back(ref.address);
-    return program_pages(std::move(pages), std::move(done));
-  }
   program_pages(translated_pages(layer, first_entry, end_entry), std::move(done));
 }
 

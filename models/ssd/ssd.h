@@ -153,11 +153,7 @@ class Ssd : public sc_core::sc_module {
   const isp::KvPlacement& placement() const { return *placement_; }
   const FlashTranslation& translation() const { return *translation_; }
   // Before the simulation starts: the drive is `start` (fresh by default), with
-  // the precomputed KV stored on it, and from then on writes and reads go
-  // through its FTL. Without this call the SSD is today's stateless drive:
-  // every page at its layout address, nothing remapped (a fresh FTL can still
-  // leave the layout when one batch's pages share a few units, which would
-  // change a default run's timing and send its passes to page events).
+  // the precomputed KV stored on it; writes and reads go through its FTL.
   void start_from(const DriveStart& start);
   // The request is over: its appended and written-back KV is freed (TRIM).
   void finish_request();
@@ -209,7 +205,6 @@ class Ssd : public sc_core::sc_module {
   void program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done);
   std::vector<nand::PageAddress> translated_pages(uint32_t layer, uint64_t first_entry, uint64_t end_entry);
   void program_pages(std::vector<nand::PageAddress> pages, Done done);
-  void make_translation(const DriveStart& start);
   // GC's flash operations of one write (FlashTranslation::write, without the
   // host programs) as one job in the program lane: its page reads, then its
   // programs, then its erases, tBERS per reclaimed line (every die erases its
@@ -265,8 +260,7 @@ class Ssd : public sc_core::sc_module {
   const nand::NandEnergy nand_energy_;  // from flash_'s timing
   std::unique_ptr<isp::KvPlacement> placement_;
   std::unique_ptr<ftl::FtlConfig> ftl_config_;
-  std::unique_ptr<FlashTranslation> translation_;  // the placement's page map once translated_
-  bool translated_ = false;                         // start_from() was called
+  std::unique_ptr<FlashTranslation> translation_;  // the placement's page map
   link::Nvme& nvme_;
   core::EnergyLedger* ledger_;
   core::Server dram_;
