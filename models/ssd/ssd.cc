@@ -50,8 +50,8 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       jobs_("jobs", flash_.config().program_suspend),
       reader_("reader", flash_),
       gc_reader_("gc_reader", flash_),
-      erase_("erase", 0, sc_core::SC_ZERO_TIME),
       appender_("appender", flash_),
+      eraser_("eraser", flash_),
       layers_(kv.shape.layers()),
       in_flash_("in_flash", 0, sc_core::SC_ZERO_TIME),
       stats_(this->name()) {
@@ -68,6 +68,9 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   SC_HAS_PROCESS(Ssd);
   SC_METHOD(on_program_batch_done);
   sensitive << appender_.done_event();
+  dont_initialize();
+  SC_METHOD(on_erase_batch_done);
+  sensitive << eraser_.done_event();
   dont_initialize();
   SC_METHOD(check_drain);
   sensitive << drain_check_;
@@ -624,26 +627,28 @@ void Ssd::program_pages(std::vector<nand::PageAddress> pages, Done done) {
 
 void Ssd::run_gc(std::vector<ftl::FlashOp> ops) {
   struct Work {
-    std::vector<nand::PageAddress> reads, programs;
+    std::vector<nand::PageAddress> reads, programs, erases;
     uint64_t erased_blocks = 0;
   };
   auto work = std::make_shared<Work>();
+  const ftl::Geometry& geometry = translation_->ftl().geometry();
   for (const ftl::FlashOp& op : ops) {
     if (op.kind == ftl::OpKind::kErase) {
       work->erased_blocks += op.count;
+      // One erase per die and line: plane 0's block stands for the die's multi-plane erase.
+      const nand::PageAddress block = geometry.block_address(op.first);
+      if (block.plane == 0) work->erases.push_back(block);
       continue;
     }
     auto& list = op.kind == ftl::OpKind::kRead ? work->reads : work->programs;
     for (uint64_t ppn = op.first; ppn < op.first + op.count; ++ppn) list.push_back(translation_->address(ppn));
   }
-  const ftl::FtlConfig& ftl = translation_->ftl().config();
-  const uint64_t lines = (work->erased_blocks + ftl.geometry.units() - 1) / ftl.geometry.units();
-  const sc_core::sc_time erase_time = sc_core::sc_time(ftl.t_bers_us * double(lines), sc_core::SC_US);
-  jobs_.push("program", [this, work, erase_time](FlashJobQueue::Done release) {
+  const sc_core::sc_time t_bers(translation_->ftl().config().t_bers_us, sc_core::SC_US);
+  jobs_.push("program", [this, work, t_bers](FlashJobQueue::Done release) {
     const uint64_t start = now_ps();
     const uint64_t ticket = hold_energy(start);
-    auto erase = [this, work, erase_time, start, ticket, release] {
-      erase_.submit(erase_time, 0, [this, work, start, ticket, release] {
+    auto erase = [this, work, t_bers, start, ticket, release] {
+      erase_batch_done_ = [this, work, start, ticket, release] {
         const uint64_t page_bytes = flash_.config().page_bytes;
         const uint64_t reads = work->reads.size(), programs = work->programs.size();
         gc_pages_read_ += reads;
@@ -657,7 +662,8 @@ void Ssd::run_gc(std::vector<ftl::FlashOp> ops) {
         record(kNand, erase_j, start);
         release_energy(ticket);
         release();
-      });
+      };
+      eraser_.start(work->erases, t_bers, "ssd gc");
     };
     auto program = [this, work, erase] {
       if (work->programs.empty()) return erase();
@@ -667,6 +673,13 @@ void Ssd::run_gc(std::vector<ftl::FlashOp> ops) {
     if (work->reads.empty()) return program();
     gc_reader_.start(work->reads, [](uint32_t) {}, program, "ssd gc");
   });
+}
+
+void Ssd::on_erase_batch_done() {
+  if (!erase_batch_done_) return;
+  Done finished = std::move(erase_batch_done_);
+  erase_batch_done_ = nullptr;
+  finished();
 }
 
 void Ssd::on_program_batch_done() {

@@ -74,6 +74,7 @@
 #include "models/isp/tiling.h"
 #include "models/link/nvme.h"
 #include "models/nand/appender.h"
+#include "models/nand/eraser.h"
 #include "models/nand/flash_array.h"
 #include "models/nand/nand_energy.h"
 #include "models/nand/pipeline_schedule.h"
@@ -199,6 +200,7 @@ class Ssd : public sc_core::sc_module {
   void end_call(const Done& done);
   void check_drain();
   void on_program_batch_done();
+  void on_erase_batch_done();
   void reserve_entries(uint32_t layer, uint64_t entries, const std::string& where);
   void fetch_commands(uint64_t data_bytes, Done then);
   void accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done);
@@ -207,8 +209,8 @@ class Ssd : public sc_core::sc_module {
   void program_pages(std::vector<nand::PageAddress> pages, Done done);
   // GC's flash operations of one write (FlashTranslation::write, without the
   // host programs) as one job in the program lane: its page reads, then its
-  // programs, then its erases, tBERS per reclaimed line (every die erases its
-  // blocks of the line at once).
+  // programs, then its erases on the dies (nand::Eraser: each die erases its
+  // blocks of a reclaimed line at once, for tBERS; a read suspends it).
   void run_gc(std::vector<ftl::FlashOp> ops);
   void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
   // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
@@ -270,12 +272,13 @@ class Ssd : public sc_core::sc_module {
   FlashJobQueue jobs_;
   HostReader reader_;
   HostReader gc_reader_;  // GC's page reads (the program lane's, beside host reads)
-  core::Server erase_;    // GC's erases: a pure delay of the program lane
   nand::Appender appender_;
+  nand::Eraser eraser_;  // GC's erases, on the dies
   std::unique_ptr<isp::AttentionEngine> engine_;
   std::vector<LayerAppends> layers_;
   std::vector<Done> drain_waiters_;
   Done program_batch_done_;  // completion of the program batch under way
+  Done erase_batch_done_;    // completion of the erase batch under way
   sc_core::sc_event drain_check_;
   std::multimap<uint64_t, Done> timers_;  // at(): pending callbacks by time
   sc_core::sc_event timer_event_;
