@@ -174,11 +174,18 @@ void Die::end_data_in() {
   }
 }
 
+void Die::end_erase_wait() {
+  if (read_waits_since_ps_ == UINT64_MAX) return;
+  erase_read_wait_ps_ += sc_core::sc_time_stamp().value() - read_waits_since_ps_;
+  read_waits_since_ps_ = UINT64_MAX;
+}
+
 void Die::on_program_done() {
   array_ = kArrayIdle;
   program_pending_ = false;
   const bool erased = erasing_;
   erasing_ = false;
+  end_erase_wait();
   ++(erased ? erases_ : pages_programmed_);
   update_state();
   if (erased)
@@ -189,6 +196,8 @@ void Die::on_program_done() {
 }
 
 void Die::request_read() {
+  if (erasing_ && array_ != kArrayIdle && read_waits_since_ps_ == UINT64_MAX)
+    read_waits_since_ps_ = sc_core::sc_time_stamp().value();
   if (!config_.program_suspend) return;
   // A program still waiting for its data-in is suspended as soon as it starts.
   if (program_pending_ && !suspended_ && array_ == kArrayIdle) read_wanted_ = true;
@@ -217,7 +226,9 @@ uint64_t Die::suspend_for_stream(uint64_t now_ps) {
   }
   if (array_ != kArrayProgramming) return now_ps;
   const uint64_t left = program_end_ps_ > now_ps ? program_end_ps_ - now_ps : 0;
-  if (!config_.program_suspend || left <= config_.t_suspend.value()) return now_ps + left;
+  const bool waits_for_end = !config_.program_suspend || left <= config_.t_suspend.value();
+  if (erasing_) erase_read_wait_ps_ += waits_for_end ? left : config_.t_suspend.value();
+  if (waits_for_end) return now_ps + left;
   program_done_.cancel();
   stream_suspended_ = true;
   program_left_ps_ = left;
@@ -254,6 +265,7 @@ void Die::offer_to_programs() {
 void Die::on_suspended() {
   array_ = kArrayIdle;
   suspended_ = true;
+  end_erase_wait();
   update_state();
   notify_idle();
 }

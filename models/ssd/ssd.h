@@ -68,6 +68,7 @@
 #include "models/core/energy_ledger.h"
 #include "models/core/server.h"
 #include "models/core/stats.h"
+#include "models/core/timeline.h"
 #include "models/core/vcd.h"
 #include "models/isp/attention_engine.h"
 #include "models/isp/isp_config.h"
@@ -187,6 +188,11 @@ class Ssd : public sc_core::sc_module {
   // Waveforms: flash (dies, channels), <name>.dram/.bus/.firmware outstanding,
   // the attention engine's SIMD modes, scratchpads and reduction engine.
   void trace(vcd::Writer& writer);
+  // The GC job under way, on the `<ssd>.gc` waveform (filter gc_state).
+  enum GcState : uint8_t { kGcIdle = 0, kGcRead = 1, kGcProgram = 2, kGcErase = 3 };
+  static const vcd::Encoding& gc_encoding();
+  // GC jobs as spans on the track "ssd gc" (their reads, programs and erases); nullable.
+  void set_timeline(core::Timeline* timeline) { timeline_ = timeline; }
 
  private:
   struct LayerAppends {
@@ -201,6 +207,7 @@ class Ssd : public sc_core::sc_module {
   void check_drain();
   void on_program_batch_done();
   void on_erase_batch_done();
+  void register_wear_stats();
   void reserve_entries(uint32_t layer, uint64_t entries, const std::string& where);
   void fetch_commands(uint64_t data_bytes, Done then);
   void accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done);
@@ -212,6 +219,10 @@ class Ssd : public sc_core::sc_module {
   // programs, then its erases on the dies (nand::Eraser: each die erases its
   // blocks of a reclaimed line at once, for tBERS; a read suspends it).
   void run_gc(std::vector<ftl::FlashOp> ops);
+  struct GcJob;
+  void gc_program(const std::shared_ptr<GcJob>& job);
+  void gc_erase(const std::shared_ptr<GcJob>& job);
+  void gc_done(const GcJob& job);
   void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
   // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
   // transfers scheduled without page events (see README, "Stream models").
@@ -279,6 +290,8 @@ class Ssd : public sc_core::sc_module {
   std::vector<Done> drain_waiters_;
   Done program_batch_done_;  // completion of the program batch under way
   Done erase_batch_done_;    // completion of the erase batch under way
+  vcd::Signal gc_signal_;
+  core::Timeline* timeline_ = nullptr;
   sc_core::sc_event drain_check_;
   std::multimap<uint64_t, Done> timers_;  // at(): pending callbacks by time
   sc_core::sc_event timer_event_;

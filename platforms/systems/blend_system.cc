@@ -301,6 +301,7 @@ struct BlendRun {
     if (!options.drive_state_in.empty() || options.precondition)  // else the SSD's fresh drive
       system.ssd.start_from({options.drive_state_in, options.precondition});
     system.ssd.engine().set_timeline(timeline_or_null);
+    system.ssd.set_timeline(timeline_or_null);
     runtime.set_phase_listener([this](std::optional<trace::Phase> phase, uint64_t at_ps) {
       busy.change(phase_key(phases.current()), at_ps);
       phases.change(phase, at_ps);

@@ -59,6 +59,16 @@ double Ftl::waf() const {
   return counters_.host_pages == 0 ? 1.0 : double(counters_.programs()) / double(counters_.host_pages);
 }
 
+std::array<uint64_t, Ftl::kEraseBuckets> Ftl::erase_histogram() const {
+  std::array<uint64_t, kEraseBuckets> buckets{};
+  for (uint32_t e : erases_) {
+    size_t b = 0;
+    for (uint64_t bound = 1; b + 1 < kEraseBuckets && e >= bound; bound *= 10) ++b;
+    ++buckets[b];
+  }
+  return buckets;
+}
+
 uint64_t Ftl::retired_lines() const {
   return uint64_t(std::count_if(lines_.begin(), lines_.end(),
                                 [](const Line& l) { return l.state == LineState::kRetired; }));

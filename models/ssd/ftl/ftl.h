@@ -45,6 +45,8 @@
 // retired lines eat the spare capacity GC needs, writes throw WornOut.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -118,6 +120,10 @@ class Ftl {
   double waf() const;
 
   uint32_t erase_count(uint64_t block) const { return erases_[block]; }
+  // Blocks by P/E count, in decades: 0, 1-9, 10-99, 100-999, 1000-9999, 10000 and more.
+  static constexpr size_t kEraseBuckets = 6;
+  std::array<uint64_t, kEraseBuckets> erase_histogram() const;
+  uint32_t max_erase_count() const { return *std::max_element(erases_.begin(), erases_.end()); }
   uint32_t valid_pages(uint64_t block) const { return block_valid_[block]; }
   LineState line_state(uint64_t line) const { return lines_[line].state; }
   uint64_t free_lines() const { return free_.size(); }

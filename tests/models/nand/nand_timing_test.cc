@@ -447,6 +447,7 @@ TEST(NandErase, AReadSuspendsAnErase) {
   ASSERT_EQ(rig.consumed.size(), 1u);
   EXPECT_EQ(rig.consumed[0].second, t1 + tSus + tR + kTout + tC);
   EXPECT_EQ(eraser.finished_at(), t1 + tSus + tR + kTout + tRes + (tBers - t1));
+  EXPECT_EQ(die.erase_read_wait_ps(), tSus.value());  // the read waited for the suspension only
 }
 
 // Without program_suspend the read waits for the whole erase.
@@ -462,6 +463,7 @@ TEST(NandErase, WithoutSuspendAReadWaitsForTheErase) {
   ASSERT_EQ(rig.consumed.size(), 1u);
   EXPECT_EQ(eraser.finished_at(), tBers);
   EXPECT_EQ(rig.consumed[0].second, tBers + tR + kTout + tC);
+  EXPECT_EQ(rig.flash.die(0, 0).erase_read_wait_ps(), tBers.value());
 }
 
 }  // namespace

@@ -187,6 +187,9 @@ TEST(FtlHome, GcReclaimsAHomeLineWithUnwrittenPages) {
                                            "host program 20+1"}));
   ftl.write(3, 1);  // line 0 is free again, but erased: the frontier (unit 1's next page)
   EXPECT_EQ(*ftl.lookup(3), 19u);
+  // The P/E histogram: blocks 0 and 1 erased once, the other 6 never.
+  EXPECT_EQ(ftl.erase_histogram(), (std::array<uint64_t, Ftl::kEraseBuckets>{6, 2, 0, 0, 0, 0}));
+  EXPECT_EQ(ftl.max_erase_count(), 1u);
 }
 
 TEST(FtlGc, GreedyTakesTheFewestValidPagesCostBenefitWeighsAge) {

@@ -7,11 +7,13 @@
 
 #include <cmath>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <systemc>
 
 #include "common/error.h"
 #include "models/core/energy_ledger.h"
+#include "models/core/timeline.h"
 #include "models/link/nvme.h"
 #include "models/link/pcie_link.h"
 #include "models/nand/nand_energy.h"
@@ -291,10 +293,19 @@ TEST(SsdGc, AGcOfALineWithTwoValidPagesReadsProgramsAndErasesInTime) {
   sc_core::sc_start();
   const sc_time t0 = sc_core::sc_time_stamp();
   sc_time drained;
+  core::Timeline timeline;
+  rig.ssd.set_timeline(&timeline);
   rig.ssd.drain([&] { drained = sc_core::sc_time_stamp(); });
   sc_core::sc_start();
   const sc_time t_bers(15000, SC_US);
   EXPECT_EQ(drained, t0 + (kTr + kTout) * 2.0 + (kTout + kTprog) * 2.0 + t_bers + (kTout + kTprog) * 2.0);
+  // The GC job on the timeline: its reads, programs and erase, the erase tBERS long.
+  ASSERT_EQ(timeline.size(), 3u);
+  std::ostringstream json;
+  timeline.write(json);
+  EXPECT_NE(json.str().find(R"("name":"gc read","cat":"gc")"), std::string::npos);
+  EXPECT_NE(json.str().find(R"("name":"gc erase","cat":"gc")"), std::string::npos);
+  EXPECT_NE(json.str().find(R"("dur":15000.000000)"), std::string::npos);
   EXPECT_EQ(f.counters().gc_pages, 2u);
   EXPECT_EQ(f.counters().block_erases, 1u);
   EXPECT_EQ(*f.lookup(6), 24u);
