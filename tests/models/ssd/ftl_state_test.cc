@@ -193,5 +193,19 @@ TEST_F(FtlState, PreconditioningReachesTheSteadyState) {
   EXPECT_LT(report.window_waf.front(), report.waf());  // GC starts within the first window
 }
 
+// Overwrites in runs of 64 pages: the aged drive's mapping keeps runs, a few
+// extents per overwrite at most, not one per page as single-page aging leaves.
+TEST_F(FtlState, KvSizedPreconditioningKeepsExtentsLong) {
+  SmallDrive d;
+  d.lines = 256, d.pages_per_block = 64, d.spare_factor = 0.14;
+  Ftl ftl(testing::config(d));
+  const PreconditionReport report = precondition(ftl, 64);
+  EXPECT_TRUE(report.settled);
+  EXPECT_EQ(ftl.mapping().mapped_pages(), ftl.logical_pages());
+  EXPECT_EQ(report.overwrite_pages % 64, 0u);
+  EXPECT_LT(ftl.mapping().entries(), ftl.logical_pages() / 16);
+  EXPECT_GT(report.waf(), 1.0);  // GC ran
+}
+
 }  // namespace
 }  // namespace ispsim::ftl
