@@ -30,23 +30,14 @@ import subprocess
 import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tools", "baselines"))
+from bottleneck import flat  # noqa: E402  statistics JSON -> {dotted name: value}
 PLATFORMS = ["gpu_fullcompute", "gpu_precompute", "instattention", "aif", "memllm_base", "memllm_fused",
              "memllm_perch", "memllm"]
 BLOCKS_PER_PLANE = 2048  # the default flash (8 channels x 4 dies x 2 planes, 512 pages of 16 KiB) at 1 TiB
 RUN_PAGES = 64
 REQUESTS_PER_DAY = 24 * 60
 ENDURANCE = 3000  # ftl.endurance_pe_cycles, the default of the platforms' drive
-
-
-def flat(stats, prefix=""):
-    out = {}
-    for key, value in stats.items():
-        path = f"{prefix}.{key}" if prefix else key
-        if isinstance(value, dict) and "value" in value and "unit" in value:
-            out[path] = value["value"]
-        elif isinstance(value, dict):
-            out.update(flat(value, path))
-    return out
 
 
 def check(command, **kwargs):

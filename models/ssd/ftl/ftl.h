@@ -30,7 +30,7 @@
 // frontier, as the analytic write-amplification models assume. A new line is
 // the free line with the fewest erases (dynamic wear levelling), the highest
 // numbered among equals: on a fresh drive the frontier starts in the spare
-// lines past the logical capacity and leaves the lines in-place writes want.
+// lines past the logical capacity and leaves the home lines free.
 //
 // GC. Opening a line that leaves fewer than foreground_free_lines() free runs
 // GC first (foreground); background_gc() reclaims a line while fewer than
