@@ -33,6 +33,7 @@ Die::Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& chann
                  [this] { return transfer_ps_ * 1e-3; });
   stats_.formula("program_time", "ns", "time spent programming (tPROG)",
                  [this] { return program_ps_ * 1e-3; });
+  stats_.formula("erase_time", "ns", "time spent erasing (tBERS)", [this] { return erase_ps_ * 1e-3; });
   stats_.formula("suspended_time", "ns", "time a program spent suspending or suspended (resume overhead excluded)",
                  [this] { return suspended_ps_ * 1e-3; });
 }
@@ -133,6 +134,20 @@ void Die::program(const PageAddress& page, uint32_t tag, FlashClient& client) {
   channel_.request_data_in(*this);
 }
 
+void Die::erase(const PageAddress& block, uint32_t tag, FlashClient& client, const sc_core::sc_time& t_bers) {
+  if (!can_program()) throw std::logic_error(std::string(name()) + ": erase while busy");
+  program_pending_ = true;
+  erasing_ = true;
+  program_page_ = block;
+  program_tag_ = tag;
+  program_client_ = &client;
+  array_ = kArrayProgramming;
+  erase_ps_ += t_bers.value();
+  program_end_ps_ = sc_core::sc_time_stamp().value() + t_bers.value();
+  program_done_.notify(t_bers);
+  update_state();
+}
+
 void Die::begin_data_in() {
   io_busy_ = true;
   update_state();
@@ -159,16 +174,30 @@ void Die::end_data_in() {
   }
 }
 
+void Die::end_erase_wait() {
+  if (read_waits_since_ps_ == UINT64_MAX) return;
+  erase_read_wait_ps_ += sc_core::sc_time_stamp().value() - read_waits_since_ps_;
+  read_waits_since_ps_ = UINT64_MAX;
+}
+
 void Die::on_program_done() {
   array_ = kArrayIdle;
   program_pending_ = false;
-  ++pages_programmed_;
+  const bool erased = erasing_;
+  erasing_ = false;
+  end_erase_wait();
+  ++(erased ? erases_ : pages_programmed_);
   update_state();
-  program_client_->on_page_programmed(program_page_, program_tag_);
+  if (erased)
+    program_client_->on_block_erased(program_page_, program_tag_);
+  else
+    program_client_->on_page_programmed(program_page_, program_tag_);
   if (can_read()) notify_idle();
 }
 
 void Die::request_read() {
+  if (erasing_ && array_ != kArrayIdle && read_waits_since_ps_ == UINT64_MAX)
+    read_waits_since_ps_ = sc_core::sc_time_stamp().value();
   if (!config_.program_suspend) return;
   // A program still waiting for its data-in is suspended as soon as it starts.
   if (program_pending_ && !suspended_ && array_ == kArrayIdle) read_wanted_ = true;
@@ -179,7 +208,7 @@ void Die::request_read() {
   program_done_.cancel();
   program_left_ps_ = left;
   array_ = kArraySuspending;
-  ++suspends_;
+  ++suspensions();
   suspend_start_ps_ = now;
   suspended_event_.notify(config_.t_suspend);
   update_state();
@@ -197,11 +226,13 @@ uint64_t Die::suspend_for_stream(uint64_t now_ps) {
   }
   if (array_ != kArrayProgramming) return now_ps;
   const uint64_t left = program_end_ps_ > now_ps ? program_end_ps_ - now_ps : 0;
-  if (!config_.program_suspend || left <= config_.t_suspend.value()) return now_ps + left;
+  const bool waits_for_end = !config_.program_suspend || left <= config_.t_suspend.value();
+  if (erasing_) erase_read_wait_ps_ += waits_for_end ? left : config_.t_suspend.value();
+  if (waits_for_end) return now_ps + left;
   program_done_.cancel();
   stream_suspended_ = true;
   program_left_ps_ = left;
-  ++suspends_;
+  ++suspensions();
   suspend_start_ps_ = now_ps;
   return now_ps + config_.t_suspend.value();
 }
@@ -234,6 +265,7 @@ void Die::offer_to_programs() {
 void Die::on_suspended() {
   array_ = kArrayIdle;
   suspended_ = true;
+  end_erase_wait();
   update_state();
   notify_idle();
 }
@@ -264,7 +296,7 @@ void Die::notify_idle() {
 void Die::update_state() {
   State s;
   if (array_ == kArrayProgramming) {
-    s = kProgram;
+    s = erasing_ ? kErase : kProgram;
   } else if (array_ == kArraySuspending || (suspended_ && array_ == kArrayIdle && !io_busy_ && !data_valid_ && !output_valid_)) {
     s = kSuspended;
   } else if (array_ == kArraySensing && !sense_waiting_start_) {
@@ -286,7 +318,9 @@ const vcd::Encoding& Die::state_encoding() {
                                        {kTransfer, "transfer"},
                                        {kProgram, "program"},
                                        {kSenseTransfer, "sense+transfer"},
-                                       {kHolding, "holding"}}};
+                                       {kHolding, "holding"},
+                                       {kSuspended, "suspended"},
+                                       {kErase, "erase"}}};
   return encoding;
 }
 

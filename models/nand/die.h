@@ -28,6 +28,13 @@
 // (t0 + tPROG - t1). With less than t_suspend left the read waits for the end of
 // the program instead. Readers are served before programs: clients registered
 // as background (add_client(c, true)) hear on_die_idle after the others.
+//
+// Erase: erase() reserves the die for a block erase of tBERS (the blocks of
+// one line on this die, one per plane, erased at once as a multi-plane erase;
+// no data crosses the channel). A read arriving meanwhile suspends it under the
+// program-suspend rules above (program_suspend, t_suspend, t_resume, and the
+// aggregated streams' suspend_for_stream), as ONFI's erase suspend works like
+// its program suspend.
 #pragma once
 
 #include <cstdint>
@@ -53,7 +60,8 @@ class Die : public sc_core::sc_module {
     kProgram = 3,        // tPROG in progress
     kSenseTransfer = 4,  // cache read: sensing the next group while transferring
     kHolding = 5,        // sensed data waiting for the channel or a buffer
-    kSuspended = 6,      // a program is suspended (or being suspended); no read under way
+    kSuspended = 6,      // a program or erase is suspended (or being suspended); no read under way
+    kErase = 7,          // tBERS in progress
   };
 
   Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& channel, unsigned index);
@@ -80,6 +88,11 @@ class Die : public sc_core::sc_module {
   void request_read();
   bool suspended() const { return suspended_; }
   uint64_t suspends() const { return suspends_.value(); }
+  uint64_t erases() const { return erases_.value(); }
+  uint64_t erase_suspends() const { return erase_suspends_.value(); }
+  // Time reads waited for this die's erases: from a read's request to the die
+  // being free for it (the suspend latency, or the erase's end without suspend).
+  uint64_t erase_read_wait_ps() const { return erase_read_wait_ps_; }
 
   // Starts sensing `count` (1..planes_per_die) pages of this die in distinct planes:
   // pages[tags[0]], ..., pages[tags[count - 1]]; each page is reported with its tag.
@@ -91,6 +104,10 @@ class Die : public sc_core::sc_module {
             const sc_core::sc_time& start_delay = sc_core::SC_ZERO_TIME);
   // Reserves the die for programming `page`; the data-in is queued on the channel.
   void program(const PageAddress& page, uint32_t tag, FlashClient& client);
+  // Erases the block of `block` (its page is ignored) for `t_bers`; precondition
+  // can_program(). The client hears on_block_erased(block, tag).
+  void erase(const PageAddress& block, uint32_t tag, FlashClient& client, const sc_core::sc_time& t_bers);
+  bool erasing() const { return erasing_; }
 
   // Channel side.
   FlashClient& output_client() const { return *groups_[output_slot_].client; }
@@ -179,6 +196,7 @@ class Die : public sc_core::sc_module {
   bool sense_waiting_start_ = false;  // reserved by a delayed read, not sensing yet
   bool suspended_ = false;            // a program is suspended; reads may use the die
   bool read_wanted_ = false;          // a read was requested while the program waited for its data-in
+  bool erasing_ = false;              // the operation under way (or suspended) is an erase
   uint64_t program_end_ps_ = 0;       // when the program under way ends
   uint64_t program_left_ps_ = 0;      // tPROG left of a suspended program
   bool stream_suspended_ = false;     // suspended by suspend_for_stream()
@@ -202,6 +220,10 @@ class Die : public sc_core::sc_module {
   uint64_t sense_ps_ = 0;
   uint64_t transfer_ps_ = 0;
   uint64_t program_ps_ = 0;
+  uint64_t erase_ps_ = 0;
+  uint64_t erase_read_wait_ps_ = 0;
+  uint64_t read_waits_since_ps_ = UINT64_MAX;  // a read waits for the erase since then (UINT64_MAX: none)
+  void end_erase_wait();
   uint64_t suspended_ps_ = 0;   // suspend latency + time suspended, summed
   uint64_t suspend_start_ps_ = 0;
   // Statistics under <name>: counters declared once, here, and counted where
@@ -212,6 +234,10 @@ class Die : public sc_core::sc_module {
   stats::Counter& senses_ =
       stats_.counter("senses", "count", "array sense operations (a multi-plane read counts once)");
   stats::Counter& suspends_ = stats_.counter("program_suspends", "count", "programs suspended for a read");
+  stats::Counter& erases_ = stats_.counter("block_erases", "count", "erase operations (one per die and line)");
+  stats::Counter& erase_suspends_ = stats_.counter("erase_suspends", "count", "erases suspended for a read");
+  // The counter a suspension of the operation under way counts in.
+  stats::Counter& suspensions() { return erasing_ ? erase_suspends_ : suspends_; }
   vcd::Signal state_signal_;
 };
 

@@ -44,6 +44,8 @@ class FlashClient {
   virtual void on_page_read(const PageAddress& page, uint32_t tag) {}
   // The page's program (data-in, then tPROG) finished.
   virtual void on_page_programmed(const PageAddress& page, uint32_t tag) {}
+  // The block's erase (Die::erase) finished.
+  virtual void on_block_erased(const PageAddress& block, uint32_t tag) {}
 };
 
 }  // namespace ispsim::nand

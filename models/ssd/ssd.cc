@@ -50,13 +50,13 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       jobs_("jobs", flash_.config().program_suspend),
       reader_("reader", flash_),
       gc_reader_("gc_reader", flash_),
-      erase_("erase", 0, sc_core::SC_ZERO_TIME),
       appender_("appender", flash_),
+      eraser_("eraser", flash_),
       layers_(kv.shape.layers()),
       in_flash_("in_flash", 0, sc_core::SC_ZERO_TIME),
       stats_(this->name()) {
   ftl_config_ = std::make_unique<ftl::FtlConfig>(ftl::FtlConfig::from_params(nand, ftl, "ftl"));
-  make_translation(DriveStart());
+  start_from(DriveStart());
   const isp::IspConfig isp_config = isp::IspConfig::from_params(isp, "isp");
   gemv_ = std::make_unique<InFlashGemv>(flash_.config(), nand_energy_, config_.in_flash_read_speedup,
                                         isp_config.mac_pj);
@@ -68,6 +68,9 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   SC_HAS_PROCESS(Ssd);
   SC_METHOD(on_program_batch_done);
   sensitive << appender_.done_event();
+  dont_initialize();
+  SC_METHOD(on_erase_batch_done);
+  sensitive << eraser_.done_event();
   dont_initialize();
   SC_METHOD(check_drain);
   sensitive << drain_check_;
@@ -101,6 +104,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
                          [this] { return engine_->dram_bytes(); });
   stats_.formula("gc_time", "ns", "time garbage-collection jobs held the flash's program lane",
                  [this] { return gc_ps_ * 1e-3; });
+  register_wear_stats();
   stats_.formula("ftl_waf", "ratio", "write amplification: NAND pages the FTL programmed / host pages it was given",
                  [this] { return translation_->ftl().waf(); });
   stats_.formula_integer("ftl_mapping_table_bytes", "bytes",
@@ -114,17 +118,32 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
 
 Ssd::~Ssd() = default;
 
-void Ssd::make_translation(const DriveStart& start) {
+// GC's read wait (summed over the dies) and the P/E histogram of the FTL.
+void Ssd::register_wear_stats() {
+  stats_.formula("gc_read_wait", "ns", "time reads waited for the dies' erases (suspend latency, or the erase's end)",
+                 [this] {
+                   uint64_t ps = 0;
+                   for (unsigned c = 0; c < flash_.config().channels; ++c)
+                     for (unsigned d = 0; d < flash_.config().dies_per_channel; ++d)
+                       ps += flash_.die(c, d).erase_read_wait_ps();
+                   return ps * 1e-3;
+                 });
+  stats_.formula_integer("ftl_pe_max", "count", "P/E cycles of the most-erased block",
+                         [this] { return translation_->ftl().max_erase_count(); });
+  static const char* const kPeBuckets[ftl::Ftl::kEraseBuckets] = {"0", "1_9", "10_99", "100_999", "1000_9999",
+                                                                   "10000_up"};
+  for (size_t b = 0; b < ftl::Ftl::kEraseBuckets; ++b)
+    stats_.formula_integer(std::string("ftl_blocks_pe_") + kPeBuckets[b], "count",
+                           "blocks whose P/E count is in this decade (the P/E histogram)",
+                           [this, b] { return translation_->ftl().erase_histogram()[b]; });
+}
+
+void Ssd::start_from(const DriveStart& start) {
   translation_ =
       std::make_unique<FlashTranslation>(*ftl_config_, flash_.config(), placement_->total_pages(), "ftl", start);
   // The precomputed KV is on the drive before the run; it comes first in the KV space.
   translation_->store(0, stored_pages());
-}
-
-void Ssd::start_from(const DriveStart& start) {
-  make_translation(start);
   placement_->set_page_map(translation_.get());
-  translated_ = true;
 }
 
 uint64_t Ssd::stored_pages() const {
@@ -579,12 +598,6 @@ void Ssd::accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done 
 // appended region. The batch's DRAM read and bus transfer are booked when it
 // starts and overlap its programs (both are far faster than tIn + tPROG).
 void Ssd::program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done) {
-  if (!translated_) {
-    std::vector<nand::PageAddress> pages;
-    for (const auto& ref : placement_->pages(layer, trace::KV_REGION_APPENDED, first_entry, end_entry))
-      pages.push_back(ref.address);
-    return program_pages(std::move(pages), std::move(done));
-  }
   program_pages(translated_pages(layer, first_entry, end_entry), std::move(done));
 }
 
@@ -633,51 +646,87 @@ void Ssd::program_pages(std::vector<nand::PageAddress> pages, Done done) {
   });
 }
 
+// One GC job: its page reads, programs and erases, and when each stage ended.
+struct Ssd::GcJob {
+  std::vector<nand::PageAddress> reads, programs, erases;
+  uint64_t erased_blocks = 0;
+  uint64_t start_ps = 0, read_end_ps = 0, program_end_ps = 0, ticket = 0;
+  FlashJobQueue::Done release;
+};
+
 void Ssd::run_gc(std::vector<ftl::FlashOp> ops) {
-  struct Work {
-    std::vector<nand::PageAddress> reads, programs;
-    uint64_t erased_blocks = 0;
-  };
-  auto work = std::make_shared<Work>();
+  auto job = std::make_shared<GcJob>();
+  const ftl::Geometry& geometry = translation_->ftl().geometry();
   for (const ftl::FlashOp& op : ops) {
     if (op.kind == ftl::OpKind::kErase) {
-      work->erased_blocks += op.count;
+      job->erased_blocks += op.count;
+      // One erase per die and line: plane 0's block stands for the die's multi-plane erase.
+      const nand::PageAddress block = geometry.block_address(op.first);
+      if (block.plane == 0) job->erases.push_back(block);
       continue;
     }
-    auto& list = op.kind == ftl::OpKind::kRead ? work->reads : work->programs;
+    auto& list = op.kind == ftl::OpKind::kRead ? job->reads : job->programs;
     for (uint64_t ppn = op.first; ppn < op.first + op.count; ++ppn) list.push_back(translation_->address(ppn));
   }
-  const ftl::FtlConfig& ftl = translation_->ftl().config();
-  const uint64_t lines = (work->erased_blocks + ftl.geometry.units() - 1) / ftl.geometry.units();
-  const sc_core::sc_time erase_time = sc_core::sc_time(ftl.t_bers_us * double(lines), sc_core::SC_US);
-  jobs_.push("program", [this, work, erase_time](FlashJobQueue::Done release) {
-    const uint64_t start = now_ps();
-    const uint64_t ticket = hold_energy(start);
-    auto erase = [this, work, erase_time, start, ticket, release] {
-      erase_.submit(erase_time, 0, [this, work, start, ticket, release] {
-        const uint64_t page_bytes = flash_.config().page_bytes;
-        const uint64_t reads = work->reads.size(), programs = work->programs.size();
-        gc_pages_read_ += reads;
-        gc_pages_programmed_ += programs;
-        gc_block_erases_ += work->erased_blocks;
-        gc_ps_ += now_ps() - start;
-        const double erase_j = double(work->erased_blocks) * translation_->ftl().config().erase_energy_j;
-        gc_joules_ += erase_j + nand_energy_.read_joules(reads) + nand_energy_.program_joules(programs) +
-                      nand_energy_.transfer_joules((reads + programs) * page_bytes);
-        record_nand(reads, programs, (reads + programs) * page_bytes, start);
-        record(kNand, erase_j, start);
-        release_energy(ticket);
-        release();
-      });
-    };
-    auto program = [this, work, erase] {
-      if (work->programs.empty()) return erase();
-      program_batch_done_ = erase;
-      appender_.start(work->programs, "ssd gc");
-    };
-    if (work->reads.empty()) return program();
-    gc_reader_.start(work->reads, [](uint32_t) {}, program, "ssd gc");
+  jobs_.push("program", [this, job](FlashJobQueue::Done release) {
+    job->release = std::move(release);
+    job->start_ps = now_ps();
+    job->ticket = hold_energy(job->start_ps);
+    gc_signal_.set(kGcRead);
+    if (job->reads.empty()) return gc_program(job);
+    gc_reader_.start(job->reads, [](uint32_t) {}, [this, job] { gc_program(job); }, "ssd gc");
   });
+}
+
+void Ssd::gc_program(const std::shared_ptr<GcJob>& job) {
+  job->read_end_ps = now_ps();
+  gc_signal_.set(kGcProgram);
+  if (job->programs.empty()) return gc_erase(job);
+  program_batch_done_ = [this, job] { gc_erase(job); };
+  appender_.start(job->programs, "ssd gc");
+}
+
+void Ssd::gc_erase(const std::shared_ptr<GcJob>& job) {
+  job->program_end_ps = now_ps();
+  gc_signal_.set(kGcErase);
+  erase_batch_done_ = [this, job] { gc_done(*job); };
+  eraser_.start(job->erases, sc_core::sc_time(translation_->ftl().config().t_bers_us, sc_core::SC_US), "ssd gc");
+}
+
+void Ssd::gc_done(const GcJob& job) {
+  const uint64_t page_bytes = flash_.config().page_bytes, end = now_ps();
+  const uint64_t reads = job.reads.size(), programs = job.programs.size();
+  gc_pages_read_ += reads;
+  gc_pages_programmed_ += programs;
+  gc_block_erases_ += job.erased_blocks;
+  gc_ps_ += end - job.start_ps;
+  const double erase_j = double(job.erased_blocks) * translation_->ftl().config().erase_energy_j;
+  gc_joules_ += erase_j + nand_energy_.read_joules(reads) + nand_energy_.program_joules(programs) +
+                nand_energy_.transfer_joules((reads + programs) * page_bytes);
+  record_nand(reads, programs, (reads + programs) * page_bytes, job.start_ps);
+  record(kNand, erase_j, job.start_ps);
+  if (timeline_) {
+    timeline_->span("ssd gc", "gc read", "gc", job.start_ps, job.read_end_ps, {-1, -1, int64_t(reads * page_bytes)});
+    timeline_->span("ssd gc", "gc program", "gc", job.read_end_ps, job.program_end_ps,
+                    {-1, -1, int64_t(programs * page_bytes)});
+    timeline_->span("ssd gc", "gc erase", "gc", job.program_end_ps, end);
+  }
+  gc_signal_.set(kGcIdle);
+  release_energy(job.ticket);
+  job.release();
+}
+
+const vcd::Encoding& Ssd::gc_encoding() {
+  static const vcd::Encoding encoding{
+      "gc_state", {{kGcIdle, "idle"}, {kGcRead, "gc_read"}, {kGcProgram, "gc_program"}, {kGcErase, "gc_erase"}}};
+  return encoding;
+}
+
+void Ssd::on_erase_batch_done() {
+  if (!erase_batch_done_) return;
+  Done finished = std::move(erase_batch_done_);
+  erase_batch_done_ = nullptr;
+  finished();
 }
 
 void Ssd::on_program_batch_done() {
@@ -770,6 +819,7 @@ void Ssd::drain(Done done) {
 
 void Ssd::trace(vcd::Writer& writer) {
   flash_.trace(writer);
+  writer.add(std::string(name()) + ".gc", 2, gc_signal_, {vcd::Role::kController, -1, &gc_encoding()});
   dram_.trace(writer, {vcd::Role::kController});
   bus_.trace(writer, {vcd::Role::kController});
   firmware_.trace(writer, {vcd::Role::kController});

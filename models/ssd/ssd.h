@@ -68,12 +68,14 @@
 #include "models/core/energy_ledger.h"
 #include "models/core/server.h"
 #include "models/core/stats.h"
+#include "models/core/timeline.h"
 #include "models/core/vcd.h"
 #include "models/isp/attention_engine.h"
 #include "models/isp/isp_config.h"
 #include "models/isp/tiling.h"
 #include "models/link/nvme.h"
 #include "models/nand/appender.h"
+#include "models/nand/eraser.h"
 #include "models/nand/flash_array.h"
 #include "models/nand/nand_energy.h"
 #include "models/nand/pipeline_schedule.h"
@@ -153,11 +155,7 @@ class Ssd : public sc_core::sc_module {
   const isp::KvPlacement& placement() const { return *placement_; }
   const FlashTranslation& translation() const { return *translation_; }
   // Before the simulation starts: the drive is `start` (fresh by default), with
-  // the precomputed KV stored on it, and from then on writes and reads go
-  // through its FTL. Without this call the SSD is today's stateless drive:
-  // every page at its layout address, nothing remapped (a fresh FTL can still
-  // leave the layout when one batch's pages share a few units, which would
-  // change a default run's timing and send its passes to page events).
+  // the precomputed KV stored on it; writes and reads go through its FTL.
   void start_from(const DriveStart& start);
   // The request is over: its appended and written-back KV is freed (TRIM).
   void finish_request();
@@ -190,6 +188,11 @@ class Ssd : public sc_core::sc_module {
   // Waveforms: flash (dies, channels), <name>.dram/.bus/.firmware outstanding,
   // the attention engine's SIMD modes, scratchpads and reduction engine.
   void trace(vcd::Writer& writer);
+  // The GC job under way, on the `<ssd>.gc` waveform (filter gc_state).
+  enum GcState : uint8_t { kGcIdle = 0, kGcRead = 1, kGcProgram = 2, kGcErase = 3 };
+  static const vcd::Encoding& gc_encoding();
+  // GC jobs as spans on the track "ssd gc" (their reads, programs and erases); nullable.
+  void set_timeline(core::Timeline* timeline) { timeline_ = timeline; }
 
  private:
   struct LayerAppends {
@@ -203,18 +206,23 @@ class Ssd : public sc_core::sc_module {
   void end_call(const Done& done);
   void check_drain();
   void on_program_batch_done();
+  void on_erase_batch_done();
+  void register_wear_stats();
   void reserve_entries(uint32_t layer, uint64_t entries, const std::string& where);
   void fetch_commands(uint64_t data_bytes, Done then);
   void accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done);
   void program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done);
   std::vector<nand::PageAddress> translated_pages(uint32_t layer, uint64_t first_entry, uint64_t end_entry);
   void program_pages(std::vector<nand::PageAddress> pages, Done done);
-  void make_translation(const DriveStart& start);
   // GC's flash operations of one write (FlashTranslation::write, without the
   // host programs) as one job in the program lane: its page reads, then its
-  // programs, then its erases, tBERS per reclaimed line (every die erases its
-  // blocks of the line at once).
+  // programs, then its erases on the dies (nand::Eraser: each die erases its
+  // blocks of a reclaimed line at once, for tBERS; a read suspends it).
   void run_gc(std::vector<ftl::FlashOp> ops);
+  struct GcJob;
+  void gc_program(const std::shared_ptr<GcJob>& job);
+  void gc_erase(const std::shared_ptr<GcJob>& job);
+  void gc_done(const GcJob& job);
   void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
   // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
   // transfers scheduled without page events (see README, "Stream models").
@@ -265,8 +273,7 @@ class Ssd : public sc_core::sc_module {
   const nand::NandEnergy nand_energy_;  // from flash_'s timing
   std::unique_ptr<isp::KvPlacement> placement_;
   std::unique_ptr<ftl::FtlConfig> ftl_config_;
-  std::unique_ptr<FlashTranslation> translation_;  // the placement's page map once translated_
-  bool translated_ = false;                         // start_from() was called
+  std::unique_ptr<FlashTranslation> translation_;  // the placement's page map
   link::Nvme& nvme_;
   core::EnergyLedger* ledger_;
   core::Server dram_;
@@ -276,12 +283,15 @@ class Ssd : public sc_core::sc_module {
   FlashJobQueue jobs_;
   HostReader reader_;
   HostReader gc_reader_;  // GC's page reads (the program lane's, beside host reads)
-  core::Server erase_;    // GC's erases: a pure delay of the program lane
   nand::Appender appender_;
+  nand::Eraser eraser_;  // GC's erases, on the dies
   std::unique_ptr<isp::AttentionEngine> engine_;
   std::vector<LayerAppends> layers_;
   std::vector<Done> drain_waiters_;
   Done program_batch_done_;  // completion of the program batch under way
+  Done erase_batch_done_;    // completion of the erase batch under way
+  vcd::Signal gc_signal_;
+  core::Timeline* timeline_ = nullptr;
   sc_core::sc_event drain_check_;
   std::multimap<uint64_t, Done> timers_;  // at(): pending callbacks by time
   sc_core::sc_event timer_event_;

@@ -298,10 +298,10 @@ struct BlendRun {
                 write_chunk_bytes(system.ssd)),
         phases(ledger),
         progress(loaded.platform.name(), op_works(runtime, system.ssd, in.header.model()), options.progress, options.progress_slot) {
-    // A drive option makes the run go through the FTL; without one the drive is stateless.
-    if (!options.drive_state_in.empty() || options.precondition || !options.drive_state_out.empty())
+    if (!options.drive_state_in.empty() || options.precondition)  // else the SSD's fresh drive
       system.ssd.start_from({options.drive_state_in, options.precondition});
     system.ssd.engine().set_timeline(timeline_or_null);
+    system.ssd.set_timeline(timeline_or_null);
     runtime.set_phase_listener([this](std::optional<trace::Phase> phase, uint64_t at_ps) {
       busy.change(phase_key(phases.current()), at_ps);
       phases.change(phase, at_ps);

@@ -103,6 +103,14 @@ std::vector<Metric> declare() {
        "NAND stream microbenchmark: bytes read from flash / time spent reading", "run.read_bandwidth", {}},
       {"nand_stream_read_bytes", "bytes", "NAND stream microbenchmark: bytes read from flash (whole pages)",
        "run.bytes_read", {}},
+      {"ftl_waf", "ratio", "FTL write amplification since the drive was fresh", "system.ssd.ftl_waf", {}},
+      {"gc_pages_read", "count", "NAND pages garbage collection read", "system.ssd.gc_pages_read", {}},
+      {"gc_pages_programmed", "count", "NAND pages garbage collection programmed", "system.ssd.gc_pages_programmed",
+       {}},
+      {"gc_block_erases", "count", "blocks garbage collection erased", "system.ssd.gc_block_erases", {}},
+      {"gc_time_s", "s", "time garbage-collection jobs held the flash's program lane", "system.ssd.gc_time", {}},
+      {"gc_energy_j", "J", "garbage-collection energy", "system.ssd.gc_energy", {}},
+      {"gc_read_wait_s", "s", "time reads waited for the dies' erases", "system.ssd.gc_read_wait", {}},
   };
 }
 

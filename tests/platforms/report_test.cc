@@ -143,13 +143,15 @@ TEST(Report, CsvHasTheMetricsInSiUnitsUnderTheirNames) {
       "nand_read_bytes,nand_written_bytes,controller_dram_bytes,ssd_attention_macs,energy_j,energy.system.gpu_j,"
       "energy.system.ssd.ch0.simd_j,energy.system.ssd_j,energy_phase.decode_j,energy_phase.full_prefill_j,"
       "energy_phase.fused_prefill_j,average_power_w,peak_power_w,tbt_s,tbt_eq4_s,energy_per_token_j,end_to_end_s,"
-      "nand_stream_read_bandwidth_bytes_per_s,nand_stream_read_bytes\n"
+      "nand_stream_read_bandwidth_bytes_per_s,nand_stream_read_bytes,ftl_waf,gc_pages_read,gc_pages_programmed,"
+      "gc_block_erases,gc_time_s,gc_energy_j,gc_read_wait_s\n"
       "gpu_fullcompute,FULL_PREFILL,ok,,,0.012,0.002,0.01,,,0.0015,0.0085,0,0,4001234,300000000,300000000,,1234,"
-      "4000000,,300000000,4000000,0,,5.5,5,,0.5,1,4.5,,458.3333333,700.25,,,,,,\n"
+      "4000000,,300000000,4000000,0,,5.5,5,,0.5,1,4.5,,458.3333333,700.25,,,,,,,,,,,,,\n"
       "memllm_fused,PRECOMPUTED_BLEND_FUSED,ok,,,0.0048,0.0013,,0.0025,0.001,0,0.0035,0.002,0.00125,65536,65536,,"
-      "65536,,,65536,150000000,2000000,1048576,,0.0123456789,,0.01,0.0023456789,,,0.0123456789,2.572016,3,,,,,,\n"
+      "65536,,,65536,150000000,2000000,1048576,,0.0123456789,,0.01,0.0023456789,,,0.0123456789,2.572016,3,,,,,,,,,,,,,"
+      "\n"
       "gpu_precompute,PRECOMPUTED_BLEND,out_of_memory,KV cache 17.2 GB exceeds GPU memory 16 GB"
-      ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n";  // speedup and 35 metrics empty
+      ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n";  // speedup and 42 metrics empty
   // No baseline: the speedup column stays empty.
   EXPECT_EQ(report({gpu(), memllm(), oom()}, "", Format::CSV), expected);
 }
@@ -162,7 +164,7 @@ TEST(Report, ProvenanceFollowsTheMetrics) {
   write_comparison(csv, {r}, "", Format::CSV, default_text_columns(), &p);
   write_comparison(json, {r}, "", Format::JSON, default_text_columns(), &p);
   // sha1("name: \"x\"\n") as printed by sha1sum.
-  EXPECT_NE(csv.str().find(",700.25,,,,,,,1,1.2.3+gabc," + std::string(40, 'f') +
+  EXPECT_NE(csv.str().find(",700.25,,,,,,,,,,,,,,1,1.2.3+gabc," + std::string(40, 'f') +
                            ",7,610e3021a6358d63958a1c5e9205d5ad9b69f52c\n"),
             std::string::npos)
       << csv.str();

@@ -12,6 +12,7 @@
 #include "models/isp/elastic_simd.h"
 #include "models/nand/channel.h"
 #include "models/nand/die.h"
+#include "models/ssd/ssd.h"
 #include "tests/support/files.h"
 
 namespace ispsim {
@@ -72,6 +73,10 @@ TEST(WaveformDocs, ChannelOwnerInTheNandReadme) {
             (std::vector<std::pair<std::string, std::string>>{{"0", "free"}, {"1 + d", "die<d>"}}));
   EXPECT_EQ(rows_of(nand::Channel::owner_encoding(3)),
             (std::vector<std::pair<std::string, std::string>>{{"0", "free"}, {"1", "die0"}, {"2", "die1"}, {"3", "die2"}}));
+}
+
+TEST(WaveformDocs, GcStatesInTheSsdReadme) {
+  EXPECT_EQ(table_after("models/ssd/README.md", "<!-- encoding gc_state -->"), rows_of(ssd::Ssd::gc_encoding()));
 }
 
 TEST(WaveformDocs, SimdModesInTheIspReadme) {

@@ -22,9 +22,11 @@ void put(std::string& out, T value) {
   out.append(bytes, sizeof(T));
 }
 
-class Reader {
+}  // namespace
+
+class StateReader {
  public:
-  Reader(const std::string& data, const std::string& path) : data_(data), path_(path) {}
+  StateReader(const std::string& data, const std::string& path) : data_(data), path_(path) {}
   template <class T>
   T get() {
     if (data_.size() - pos_ < sizeof(T)) throw BadInput(path_, "truncated drive state");
@@ -40,6 +42,8 @@ class Reader {
   const std::string& path_;
   size_t pos_ = 0;
 };
+
+namespace {
 
 std::vector<uint64_t*> counter_fields(FtlCounters& c) {
   return {&c.host_pages, &c.gc_pages,      &c.wl_pages, &c.trimmed_pages,
@@ -58,14 +62,14 @@ std::string checked_body(const std::string& path) {
   std::string data = read_input_file(path, uint64_t{1} << 40);
   if (data.size() < sizeof(kMagic) + 12 || std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
     throw BadInput(path, "not an ispsim drive state (no ISPFTL header)");
-  Reader header(data, path);
+  StateReader header(data, path);
   for (size_t i = 0; i < sizeof(kMagic); ++i) header.get<uint8_t>();
   const uint32_t version = header.get<uint32_t>();
   if (version != DriveState::kVersion)
     throw BadInput(path, "drive state version " + std::to_string(version) + ", this build reads version " +
                              std::to_string(DriveState::kVersion));
   const std::string checksum = data.substr(data.size() - 4);
-  const uint32_t stored = Reader(checksum, path).get<uint32_t>();
+  const uint32_t stored = StateReader(checksum, path).get<uint32_t>();
   data.resize(data.size() - 4);
   if (crc32c(data.data(), data.size()) != stored) throw BadInput(path, "drive state checksum mismatch (corrupt file)");
   return data.substr(sizeof(kMagic) + 8);
@@ -93,6 +97,8 @@ std::string DriveState::serialize(const Ftl& ftl) {
   for (const Ftl::Line& l : ftl.lines_) {
     put<uint8_t>(out, uint8_t(l.state));
     put<uint64_t>(out, l.last_write);
+    put<uint8_t>(out, l.home.empty() ? 0 : 1);
+    for (uint64_t word : l.home) put<uint64_t>(out, word);
   }
   for (uint32_t e : ftl.erases_) put<uint32_t>(out, e);
   put<uint64_t>(out, ftl.mapping_->entries());
@@ -107,7 +113,7 @@ std::string DriveState::serialize(const Ftl& ftl) {
 
 namespace {
 
-void check_geometry(Reader& r, const Ftl& ftl, const std::string& path) {
+void check_geometry(StateReader& r, const Ftl& ftl, const std::string& path) {
   Geometry g;
   for (uint32_t* v : {&g.channels, &g.dies_per_channel, &g.planes_per_die, &g.blocks_per_plane,
                       &g.pages_per_block, &g.page_bytes})
@@ -130,6 +136,27 @@ void DriveState::check_open_line(const Ftl& s, const std::string& path) {
                                 open_lines == 1
                           : open_lines == 0;
   if (!ok) throw BadInput(path, "inconsistent drive state: the open line does not match the line states");
+}
+
+void DriveState::restore_line(Ftl& s, uint64_t line, StateReader& r, const std::string& path) {
+  const std::string where = "line " + std::to_string(line);
+  const uint8_t state = r.get<uint8_t>();
+  if (state > uint8_t(Ftl::LineState::kRetired)) throw BadInput(path, where + ": bad state");
+  Ftl::Line& l = s.lines_[line];
+  l.state = Ftl::LineState(state);
+  l.last_write = r.get<uint64_t>();
+  const uint8_t home = r.get<uint8_t>();
+  if (home > 1) throw BadInput(path, where + ": bad home flag");
+  if (home == 0) return;
+  const uint64_t line_pages = s.geometry().line_pages();
+  l.home.resize((line_pages + 63) / 64);
+  for (uint64_t& word : l.home) {
+    word = r.get<uint64_t>();
+    l.home_pages += uint64_t(__builtin_popcountll(word));
+  }
+  const bool past_end = line_pages % 64 != 0 && (l.home.back() >> (line_pages % 64)) != 0;
+  if (l.state != Ftl::LineState::kClosed || l.home_pages == 0 || l.home_pages >= line_pages || past_end)
+    throw BadInput(path, "inconsistent drive state: " + where + " is not a closed home line with free pages");
 }
 
 void DriveState::restore_fill(Ftl& s, const std::vector<uint32_t>& fill, const std::string& path) {
@@ -156,8 +183,10 @@ void DriveState::restore_extent(Ftl& s, const PageRun& run, const std::string& p
   for (uint64_t done = 0; done < run.count;) {
     const uint64_t ppn = run.ppn + done, line = ppn / line_pages;
     const uint64_t n = std::min(run.count - done, line_pages - ppn % line_pages);
-    const Ftl::LineState state = s.lines_[line].state;
-    const bool written = state == Ftl::LineState::kClosed || (state == Ftl::LineState::kOpen && s.programmed_in_open_line(ppn, n));
+    const Ftl::Line& l = s.lines_[line];
+    bool written = l.state == Ftl::LineState::kClosed || (l.state == Ftl::LineState::kOpen && s.programmed_in_open_line(ppn, n));
+    for (uint64_t slot = ppn % line_pages; written && !l.home.empty() && slot < ppn % line_pages + n; ++slot)
+      written = Ftl::home_programmed(l, slot);
     if (!written) throw BadInput(path, where + ": maps to pages of line " + std::to_string(line) + " not written");
     s.add_valid(ppn, n, +1);
     s.lines_[line].written.push_back(PageRun{run.lpn + done, ppn, n});
@@ -178,7 +207,7 @@ void DriveState::check_physical_overlap(Ftl& s, const std::string& path) {
 
 void DriveState::load(Ftl& ftl, const std::string& path) {
   const std::string body = checked_body(path);
-  Reader r(body, path);
+  StateReader r(body, path);
   check_geometry(r, ftl, path);
   Ftl s(ftl.config());
   for (uint64_t* v : counter_fields(s.counters_)) *v = r.get<uint64_t>();
@@ -188,12 +217,7 @@ void DriveState::load(Ftl& ftl, const std::string& path) {
   for (uint32_t& f : fill) f = r.get<uint32_t>();
   restore_fill(s, fill, path);
   s.free_.clear();
-  for (uint64_t line = 0; line < s.lines_.size(); ++line) {
-    const uint8_t state = r.get<uint8_t>();
-    if (state > uint8_t(Ftl::LineState::kRetired)) throw BadInput(path, "line " + std::to_string(line) + ": bad state");
-    s.lines_[line].state = Ftl::LineState(state);
-    s.lines_[line].last_write = r.get<uint64_t>();
-  }
+  for (uint64_t line = 0; line < s.lines_.size(); ++line) restore_line(s, line, r, path);
   for (uint32_t& e : s.erases_) e = r.get<uint32_t>();
   for (uint64_t line = 0; line < s.lines_.size(); ++line)
     if (s.lines_[line].state == Ftl::LineState::kFree) s.free_line(line);

@@ -7,7 +7,9 @@
 // (6 x u32) and logical pages (u64) it belongs to, counters (7 x u64), clock,
 // open line (UINT64_MAX: none, u64), per unit the pages written in its block of
 // the open line (u32, channel fastest, then die, then plane), per line its state
-// (u8) and last write (u64), per block its erases (u32), the extent count (u64)
+// (u8), last write (u64) and whether it is a home line not yet full (u8; if 1,
+// its bit per slot of what was programmed: ceil(line_pages / 64) x u64), per
+// block its erases (u32), the extent count (u64)
 // and each extent's lpn, ppn and count (u64 each); last the CRC-32C of all
 // bytes before it (u32). Written atomically (common/atomic_file.h).
 #pragma once
@@ -20,9 +22,11 @@
 
 namespace ispsim::ftl {
 
+class StateReader;  // drive_state.cc
+
 class DriveState {
  public:
-  static constexpr uint32_t kVersion = 2;
+  static constexpr uint32_t kVersion = 3;
 
   // Writes `ftl`'s state to `path`; BadInput naming the path if it cannot.
   static void save(const Ftl& ftl, const std::string& path);
@@ -36,6 +40,7 @@ class DriveState {
 
  private:
   static void check_open_line(const Ftl& s, const std::string& path);
+  static void restore_line(Ftl& s, uint64_t line, StateReader& r, const std::string& path);
   static void restore_fill(Ftl& s, const std::vector<uint32_t>& fill, const std::string& path);
   static void restore_extent(Ftl& s, const PageRun& run, const std::string& path);
   static void check_physical_overlap(Ftl& s, const std::string& path);

@@ -59,6 +59,16 @@ double Ftl::waf() const {
   return counters_.host_pages == 0 ? 1.0 : double(counters_.programs()) / double(counters_.host_pages);
 }
 
+std::array<uint64_t, Ftl::kEraseBuckets> Ftl::erase_histogram() const {
+  std::array<uint64_t, kEraseBuckets> buckets{};
+  for (uint32_t e : erases_) {
+    size_t b = 0;
+    for (uint64_t bound = 1; b + 1 < kEraseBuckets && e >= bound; bound *= 10) ++b;
+    ++buckets[b];
+  }
+  return buckets;
+}
+
 uint64_t Ftl::retired_lines() const {
   return uint64_t(std::count_if(lines_.begin(), lines_.end(),
                                 [](const Line& l) { return l.state == LineState::kRetired; }));
@@ -66,14 +76,20 @@ uint64_t Ftl::retired_lines() const {
 
 void Ftl::program(uint64_t lpn, uint64_t count, OpCause cause, std::vector<FlashOp>* ops) {
   while (count > 0) {
-    if (!open_ || used_ == geometry().line_pages()) open_line(ops);
-    uint64_t n = 0;
-    const uint64_t ppn = place(lpn, count, n);
+    uint64_t n = cause == OpCause::kHost ? home_run(lpn, count) : 0;
+    uint64_t ppn = lpn, at = 0;
+    if (n > 0) {
+      at = place_home(lpn, n);
+    } else {
+      if (!open_ || used_ == geometry().line_pages()) open_line(ops);
+      ppn = place(lpn, count, n);
+      at = *open_;
+    }
     scratch_.clear();
     mapping_->map(PageRun{lpn, ppn, n}, scratch_);
     invalidate(scratch_);
     add_valid(ppn, n, +1);
-    Line& line = lines_[*open_];
+    Line& line = lines_[at];
     if (!line.written.empty() && line.written.back().lpn + line.written.back().count == lpn &&
         line.written.back().ppn + line.written.back().count == ppn)
       line.written.back().count += n;
@@ -87,6 +103,37 @@ void Ftl::program(uint64_t lpn, uint64_t count, OpCause cause, std::vector<Flash
     lpn += n;
     count -= n;
   }
+}
+
+uint64_t Ftl::home_run(uint64_t lpn, uint64_t count) const {
+  const uint64_t line_pages = geometry().line_pages(), line = lpn / line_pages, slot = lpn % line_pages;
+  const uint64_t room = std::min(count, line_pages - slot);
+  const Line& l = lines_[line];
+  if (l.state == LineState::kFree)  // a line never written (an erased one has erases)
+    return line_erases(line) == 0 && free_.size() > config_.foreground_free_lines() ? room : 0;
+  if (l.home.empty()) return 0;
+  uint64_t n = 0;
+  while (n < room && !home_programmed(l, slot + n)) ++n;
+  return n;
+}
+
+uint64_t Ftl::place_home(uint64_t lpn, uint64_t n) {
+  const uint64_t line_pages = geometry().line_pages(), line = lpn / line_pages, slot = lpn % line_pages;
+  Line& l = lines_[line];
+  if (l.state == LineState::kFree) {
+    free_.erase({line_erases(line), line});
+    l.state = LineState::kClosed;
+    if (n == line_pages) return line;  // the whole line at once: full
+    l.home.assign((line_pages + 63) / 64, 0);
+  }
+  for (uint64_t s = slot; s < slot + n; ++s) l.home[s / 64] |= uint64_t{1} << (s % 64);
+  l.home_pages += n;
+  if (l.home_pages == line_pages) {  // full: nothing more goes home here
+    l.home.clear();
+    l.home.shrink_to_fit();
+    l.home_pages = 0;
+  }
+  return line;
 }
 
 uint64_t Ftl::place(uint64_t lpn, uint64_t count, uint64_t& n) {
@@ -226,6 +273,9 @@ void Ftl::erase(uint64_t line, OpCause cause, std::vector<FlashOp>* ops) {
   Line& l = lines_[line];
   l.written.clear();
   l.written.shrink_to_fit();
+  l.home.clear();
+  l.home.shrink_to_fit();
+  l.home_pages = 0;
   const uint64_t units = geometry().units();
   for (uint64_t block = line * units; block < (line + 1) * units; ++block) {
     ++erases_[block];

@@ -6,17 +6,31 @@
 //
 // Allocation. The unit of allocation and of GC is a line: block b of every
 // plane of every die (ftl_config.h, as FEMU's page-level FTL groups blocks).
-// One line is open at a time: the write frontier, one open block per plane.
-// A logical page goes to the next free page of its home unit, unit lpn mod
-// units (channel fastest, then die, then plane: the unit of the KV layout of
-// models/nand/layout.h, as MQSim's static plane allocation fixes a page's
-// channel, die and plane by its address), or, when that block of the line is
-// full, of the unit with the most room. A sequential run therefore stripes over
-// channels, dies and planes and lands on consecutive physical pages, and a
-// fresh drive puts every page on the unit the ideal layout gives it. Host data
-// and GC copies share the frontier, as the analytic write-amplification models
-// assume. A new line is the free line with the fewest erases (dynamic wear
-// levelling).
+//
+// At home while the drive is fresh: a host write of logical page lpn goes to
+// its home page, physical page lpn, the page the KV layout
+// (models/nand/layout.h) gives it, while that page has never been programmed:
+// its line was never written (and taking it leaves more than
+// foreground_free_lines() free), or the line took pages at home since it left
+// the factory and this one is still erased. Such a home line is closed (GC may
+// reclaim it) but keeps a bit per page of what was programmed until it is
+// full; once erased it is a line like any other. So a fresh drive holds
+// every page exactly where the layout puts it, whatever order the pages come
+// in: the KV of each layer's appended region, written one tile per decode
+// step, lands on the layout's stripe. Like the layout, this programs a block's
+// pages in the order the data comes, not strictly page after page.
+//
+// Otherwise at the write frontier: one open line, one open block per plane. A
+// logical page goes to the next free page of its home unit, unit lpn mod
+// units (channel fastest, then die, then plane: the unit of the layout, as
+// MQSim's static plane allocation fixes a page's channel, die and plane by its
+// address), or, when that block of the line is full, of the unit with the most
+// room. A sequential run therefore stripes over channels, dies and planes and
+// lands on consecutive physical pages. Host data and GC copies share the
+// frontier, as the analytic write-amplification models assume. A new line is
+// the free line with the fewest erases (dynamic wear levelling), the highest
+// numbered among equals: on a fresh drive the frontier starts in the spare
+// lines past the logical capacity and leaves the home lines free.
 //
 // GC. Opening a line that leaves fewer than foreground_free_lines() free runs
 // GC first (foreground); background_gc() reclaims a line while fewer than
@@ -31,6 +45,8 @@
 // retired lines eat the spare capacity GC needs, writes throw WornOut.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -104,6 +120,10 @@ class Ftl {
   double waf() const;
 
   uint32_t erase_count(uint64_t block) const { return erases_[block]; }
+  // Blocks by P/E count, in decades: 0, 1-9, 10-99, 100-999, 1000-9999, 10000 and more.
+  static constexpr size_t kEraseBuckets = 6;
+  std::array<uint64_t, kEraseBuckets> erase_histogram() const;
+  uint32_t max_erase_count() const { return *std::max_element(erases_.begin(), erases_.end()); }
   uint32_t valid_pages(uint64_t block) const { return block_valid_[block]; }
   LineState line_state(uint64_t line) const { return lines_[line].state; }
   uint64_t free_lines() const { return free_.size(); }
@@ -116,9 +136,24 @@ class Ftl {
     uint64_t valid = 0;
     uint64_t last_write = 0;
     std::vector<PageRun> written;  // runs programmed since the erase, in physical order
+    // A home line not yet full: a bit per slot, set when programmed (empty otherwise).
+    std::vector<uint64_t> home;
+    uint64_t home_pages = 0;  // bits set in home
+  };
+  // Fewest erases first, then the highest line.
+  struct FreeOrder {
+    bool operator()(const std::pair<uint32_t, uint64_t>& a, const std::pair<uint32_t, uint64_t>& b) const {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;
+    }
   };
 
   void program(uint64_t lpn, uint64_t count, OpCause cause, std::vector<FlashOp>* ops);
+  // Pages of [lpn, lpn + count), from lpn on and in lpn's line, that can go
+  // to their home pages; 0 if lpn cannot.
+  uint64_t home_run(uint64_t lpn, uint64_t count) const;
+  static bool home_programmed(const Line& line, uint64_t slot) { return (line.home[slot / 64] >> (slot % 64)) & 1; }
+  // Programs [lpn, lpn + n) at their home pages; returns their line.
+  uint64_t place_home(uint64_t lpn, uint64_t n);
   // Places the first n >= 1 pages of [lpn, lpn + count) in the open line, on
   // consecutive physical pages from the one returned.
   uint64_t place(uint64_t lpn, uint64_t count, uint64_t& n);
@@ -148,7 +183,7 @@ class Ftl {
   std::vector<Line> lines_;
   std::vector<uint32_t> erases_;       // per block
   std::vector<uint32_t> block_valid_;  // per block
-  std::set<std::pair<uint32_t, uint64_t>> free_;  // (erases, line): least worn first
+  std::set<std::pair<uint32_t, uint64_t>, FreeOrder> free_;  // (erases, line)
   std::optional<uint64_t> open_;
   std::vector<uint32_t> fill_;  // per unit: pages written in its block of the open line
   uint64_t used_ = 0;           // pages written in the open line (the sum of fill_)

@@ -22,6 +22,12 @@ struct PreconditionReport {
   double waf() const { return window_waf.empty() ? 1.0 : window_waf.back(); }
 };
 
-PreconditionReport precondition(Ftl& ftl);
+// `run_pages` > 1 overwrites runs of that many logical pages, each starting at
+// a uniformly random multiple of `run_pages`, instead of single pages
+// (KV-sized overwrites, aligned as a KV region's tiles are): with runs of a
+// multiple of the units (channels x dies x planes) the frontier keeps them on
+// consecutive physical pages, so the mapping of an aged drive keeps about one
+// extent per run instead of one per page.
+PreconditionReport precondition(Ftl& ftl, uint64_t run_pages = 1);
 
 }  // namespace ispsim::ftl

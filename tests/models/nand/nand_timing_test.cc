@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/nand/appender.h"
+#include "models/nand/eraser.h"
 #include "models/nand/flash_array.h"
 #include "models/nand/layout.h"
 #include "models/nand/stream_reader.h"
@@ -398,6 +399,71 @@ TEST(NandTiming, ProgramSuspendIsSkippedWhenTheProgramEndsSooner) {
   EXPECT_EQ(c.suspends, 0u);
   EXPECT_EQ(c.programmed, kTout + tProg);
   EXPECT_EQ(c.consumed, kTout + tProg + tR + kTout + tC);
+}
+
+// Erases on the dies: 3 blocks, two on die 0 and one on die 1 of one
+// channel, tBERS = 15 ms each. The dies erase in parallel, each die one block
+// at a time; no data crosses the channel: the batch ends at 2 tBERS.
+TEST(NandErase, ErasesRunOnTheirDiesInParallel) {
+  const sc_time tBers(15000, SC_US);
+  Rig rig(flash(1, 2, 1, 5, false), stream(kPipelined, 100, 2));
+  Eraser eraser("eraser", rig.flash);
+  PageAddress a, b, c;
+  b.block = 1;
+  c.die = 1;
+  eraser.start({a, b, c}, tBers);
+  sc_core::sc_start();
+  EXPECT_TRUE(eraser.done());
+  EXPECT_EQ(eraser.finished_at(), tBers * 2.0);
+  EXPECT_EQ(rig.flash.die(0, 0).erases(), 2u);
+  EXPECT_EQ(rig.flash.die(0, 1).erases(), 1u);
+  EXPECT_EQ(rig.flash.die(0, 0).pages_programmed(), 0u);
+}
+
+// A read of a die that is erasing, requested at t1 = 1 ms into a 15 ms erase,
+// suspends it under the program-suspend rules (tSUS 100 us, tRES 10 us): the
+// read senses at t1 + tSUS and is consumed tR + tOut + tC later; the erase
+// resumes when the read's data is out and ends tRES + (tBERS - t1) after that.
+TEST(NandErase, AReadSuspendsAnErase) {
+  const sc_time tR(5, SC_US), tC(100, SC_NS), tBers(15000, SC_US), tSus(100, SC_US), tRes(10, SC_US);
+  const sc_time t1(1000, SC_US);
+  schema::NandParams n = flash(1, 1, 1, 5, false);
+  n.set_program_suspend(true);
+  n.set_t_suspend_us(100);
+  n.set_t_resume_us(10);
+  Rig rig(n, stream(kPipelined, 100, 2));
+  Eraser eraser("eraser", rig.flash);
+  eraser.start({PageAddress{}}, tBers);
+  sc_core::sc_start(t1);
+  PageAddress read;
+  read.block = 1;
+  rig.reader.start({read});
+  sc_core::sc_start();
+  ASSERT_TRUE(rig.reader.done());
+  ASSERT_TRUE(eraser.done());
+  const Die& die = rig.flash.die(0, 0);
+  EXPECT_EQ(die.erase_suspends(), 1u);
+  EXPECT_EQ(die.suspends(), 0u);
+  ASSERT_EQ(rig.consumed.size(), 1u);
+  EXPECT_EQ(rig.consumed[0].second, t1 + tSus + tR + kTout + tC);
+  EXPECT_EQ(eraser.finished_at(), t1 + tSus + tR + kTout + tRes + (tBers - t1));
+  EXPECT_EQ(die.erase_read_wait_ps(), tSus.value());  // the read waited for the suspension only
+}
+
+// Without program_suspend the read waits for the whole erase.
+TEST(NandErase, WithoutSuspendAReadWaitsForTheErase) {
+  const sc_time tR(5, SC_US), tC(100, SC_NS), tBers(15000, SC_US);
+  schema::NandParams n = flash(1, 1, 1, 5, false);
+  n.set_program_suspend(false);
+  Rig rig(n, stream(kPipelined, 100, 2));
+  Eraser eraser("eraser", rig.flash);
+  eraser.start({PageAddress{}}, tBers);
+  rig.reader.start({PageAddress{}});
+  sc_core::sc_start();
+  ASSERT_EQ(rig.consumed.size(), 1u);
+  EXPECT_EQ(eraser.finished_at(), tBers);
+  EXPECT_EQ(rig.consumed[0].second, tBers + tR + kTout + tC);
+  EXPECT_EQ(rig.flash.die(0, 0).erase_read_wait_ps(), tBers.value());
 }
 
 }  // namespace

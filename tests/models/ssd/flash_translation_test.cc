@@ -43,16 +43,16 @@ trace::ModelShape shape() {
   return s;
 }
 
-bool same_unit(const nand::PageAddress& a, const nand::PageAddress& b) {
-  return a.channel == b.channel && a.die == b.die && a.plane == b.plane;
+// Physical page of an address on a drive of 1 die per channel and 1 plane.
+uint64_t physical(const nand::PageAddress& a, unsigned channels, unsigned pages_per_block) {
+  return (uint64_t(a.block) * pages_per_block + a.page) * channels + a.channel;
 }
 
 // Precomputed: 256 tokens = 8 tiles x 2 heads x 2 layers = 32 pages, stored in
-// order: each at exactly its layout address. Appended: 4 tiles per layer,
-// programmed as decode does (tile 0 of layer 0, of layer 1, then tile 1, ...),
-// not in logical order: each on its layout unit (channel, die, plane), so the
-// placement stays ideal.
-TEST(FlashTranslation, AFreshDrivePutsEveryPageOnItsLayoutUnit) {
+// order. Appended: 4 tiles per layer, programmed as decode does (tile 0 of
+// layer 0, of layer 1, then tile 1, ...), not in logical order. A fresh drive
+// puts each page at its home page, exactly its layout address.
+TEST(FlashTranslation, AFreshDrivePutsEveryPageAtItsLayoutAddress) {
   const schema::NandParams n = nand(2, 2, 16, 32);
   const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
   isp::KvPlacement placement(flash, shape(), 256, 128);
@@ -67,35 +67,41 @@ TEST(FlashTranslation, AFreshDrivePutsEveryPageOnItsLayoutUnit) {
       const std::vector<ftl::FlashOp> ops = t.write(lpn, 2);
       ASSERT_EQ(ops.size(), 1u);
       EXPECT_EQ(ops[0].kind, ftl::OpKind::kProgram);
-      for (uint64_t p = lpn; p < lpn + 2; ++p)
-        EXPECT_TRUE(same_unit(t.run(p).address, layout.address(p))) << "page " << p;
+      EXPECT_EQ(ops[0].first, lpn);
+      for (uint64_t p = lpn; p < lpn + 2; ++p) EXPECT_EQ(t.run(p).address, layout.address(p)) << "page " << p;
     }
   }
   EXPECT_TRUE(t.ideal());
+  EXPECT_EQ(t.run(0).count, placement.total_pages());  // the whole KV space is one extent again
   // The placement resolves through the map, and finds the FTL's addresses.
   placement.set_page_map(&t);
   placement.for_each_page(1, trace::KV_REGION_APPENDED, 0, 128, [&](const isp::KvPlacement::PageRef& ref) {
     const uint64_t lpn = placement.tile_index(1, trace::KV_REGION_APPENDED, ref.tile, ref.kv_head);
-    EXPECT_TRUE(same_unit(ref.address, t.run(lpn).address));
+    EXPECT_EQ(ref.address, layout.address(lpn));
   });
 }
 
-// 2 units (channels) x 4 pages per block: logical pages 0, 2, 4, 6 fill unit 0's
-// block of line 0 (physical 0, 2, 4, 6); page 8, also at home on unit 0, goes to
-// unit 1 (physical 1: channel 1, block 0, page 0), off its layout unit.
+// 2 units (channels) x 4 pages per block, 16 lines of 8 pages. Page 0 written
+// 4 more times goes to the frontier, the highest line (15), on its home unit:
+// physical 120, 122, 124, 126, which fills unit 0's block there; page 8 written
+// again (its home page is taken) goes to the unit with room: physical 121,
+// channel 1, off its layout unit.
 TEST(FlashTranslation, APageOffItsHomeUnitIsFoundWhereTheFtlPutIt) {
   const schema::NandParams n = nand(2, 1, 4, 16);
   const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
   FlashTranslation t(ftl_config(n), flash, 16);
-  for (uint64_t lpn : {0, 2, 4, 6}) t.write(lpn, 1);
+  for (int i = 0; i < 5; ++i) t.write(0, 1);
+  EXPECT_EQ(*t.ftl().lookup(0), 126u);
+  t.write(8, 1);
+  EXPECT_EQ(*t.ftl().lookup(8), 8u);  // at home
   EXPECT_TRUE(t.ideal());
   const std::vector<ftl::FlashOp> ops = t.write(8, 1);
   ASSERT_EQ(ops.size(), 1u);
-  EXPECT_EQ(ops[0].first, 1u);
+  EXPECT_EQ(ops[0].first, 121u);
   EXPECT_FALSE(t.ideal());
   const isp::PageMap::Run r = t.run(8);
   EXPECT_EQ(r.address.channel, 1u);
-  EXPECT_EQ(r.address.block, 0u);
+  EXPECT_EQ(r.address.block, 15u);
   EXPECT_EQ(r.address.page, 0u);
   EXPECT_EQ(r.count, 1u);
   // Unwritten pages are at their layout address (data still in the write buffer).
@@ -108,7 +114,9 @@ TEST(FlashTranslation, APageOffItsHomeUnitIsFoundWhereTheFtlPutIt) {
 
 // A placement walking a non-ideal map: each page where the map puts it, and a
 // page that does not continue the previous one's run says so (the attention
-// planner starts a run there).
+// planner starts a run there). Pages 0-3 at home (physical 0-3); page 0
+// rewritten 4 times ends at physical 126 and fills unit 0's block of the
+// frontier (line 15), so page 2 rewritten goes to unit 1: physical 121.
 TEST(FlashTranslation, ThePlacementFollowsTheMapAndMarksItsBreaks) {
   const schema::NandParams n = nand(2, 1, 4, 16);
   const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
@@ -118,22 +126,19 @@ TEST(FlashTranslation, ThePlacementFollowsTheMapAndMarksItsBreaks) {
   one_head.set_heads(1);
   isp::KvPlacement placement(flash, one_head, 4 * 32, 0);  // 4 pages, logical 0-3
   FlashTranslation t(ftl_config(n), flash, placement.total_pages());
-  for (uint64_t lpn : {0, 2}) t.write(lpn, 1);  // physical 0, 2
-  t.write(0, 1);                                // physical 4: unit 0, page 2
-  t.write(1, 1);                                // physical 1
-  t.write(3, 1);                                // physical 3
+  t.write(0, 4);
+  for (int i = 0; i < 4; ++i) t.write(0, 1);
   ASSERT_TRUE(t.ideal());
-  t.write(4, 1);                                // physical 6: unit 0's block is full
-  t.write(2, 1);  // home unit 0 full: physical 5 (unit 1, page 2), off its home
+  t.write(2, 1);
   ASSERT_FALSE(t.ideal());
   placement.set_page_map(&t);
   std::vector<uint64_t> got;
   std::vector<bool> follows;
   placement.for_each_page(0, trace::KV_REGION_PRECOMPUTED, 0, 128, [&](const isp::KvPlacement::PageRef& ref) {
-    got.push_back(uint64_t(ref.address.page) * 2 + ref.address.channel);  // its physical page in line 0
+    got.push_back(physical(ref.address, 2, 4));
     follows.push_back(ref.follows);
   });
-  EXPECT_EQ(got, (std::vector<uint64_t>{4, 1, 5, 3}));
+  EXPECT_EQ(got, (std::vector<uint64_t>{126, 1, 121, 3}));
   EXPECT_EQ(follows, (std::vector<bool>{true, false, false, false}));
 }
 

@@ -80,38 +80,116 @@ TEST(FtlGc, GreedySteadyStateWafWithinFivePercentOfTheAnalyticModel) {
 }
 
 // One GC in closed form: 3 lines of 8 pages (2 units x 4 pages), 8 logical
-// pages. Line 0 takes logical pages 0-7; line 1 takes 1-6, each on its home
-// unit (lpn mod 2: physical 9, 8, 11, 10, 13, 12), then 1-2 again (15, 14), so
-// line 0 keeps 2 valid pages (0 and 7) and line 1 keeps 6. The next write
-// opens line 2, the last free line, and greedy GC reclaims line 0 first:
-// 2 reads, 2 programs at the frontier (physical pages 16, 17 on units 0 and 1),
-// 2 block erases; then the host's page 3 goes to unit 1's next page, 19.
+// pages. Line 0 takes logical pages 0-7 at home (physical 0-7); their home
+// pages taken, pages 1-6 go to the frontier, the highest free line (2), each
+// on its home unit (lpn mod 2: physical 17, 16, 19, 18, 21, 20), then 1-2 again
+// (23, 22), so line 0 keeps 2 valid pages (0 and 7) and line 2 keeps 6. The
+// next write opens line 1, the last free line, and greedy GC reclaims line 0
+// first: 2 reads, 2 programs at the frontier (physical pages 8, 9 on units 0
+// and 1), 2 block erases; then the host's page 3 goes to unit 1's next page, 11.
 TEST(FtlGc, ReclaimingALineWithKValidPagesCopiesKPagesAndErasesItsBlocks) {
   SmallDrive d;
   d.channels = 2, d.dies = 1, d.lines = 3, d.pages_per_block = 4, d.spare_factor = 0.66;
   Ftl ftl(testing::config(d));
   ASSERT_EQ(ftl.logical_pages(), 8u);
   ftl.write(0, 8);  // physical pages 0-7
-  ftl.write(1, 6);  // 8-13
-  ftl.write(1, 2);  // 14-15
-  EXPECT_EQ(*ftl.lookup(1), 15u);
-  EXPECT_EQ(*ftl.lookup(3), 11u);
+  ftl.write(1, 6);  // 16-21
+  ftl.write(1, 2);  // 22-23
+  EXPECT_EQ(*ftl.lookup(1), 23u);
+  EXPECT_EQ(*ftl.lookup(3), 19u);
   std::vector<FlashOp> ops;
   ftl.write(3, 1, &ops);
   std::vector<std::string> got;
   for (const FlashOp& op : ops) got.push_back(text(op));
-  EXPECT_EQ(got, (std::vector<std::string>{"gc read 0+1", "gc program 16+1", "gc read 7+1", "gc program 17+1",
-                                           "gc erase 0+1", "gc erase 1+1", "host program 19+1"}));
+  EXPECT_EQ(got, (std::vector<std::string>{"gc read 0+1", "gc program 8+1", "gc read 7+1", "gc program 9+1",
+                                           "gc erase 0+1", "gc erase 1+1", "host program 11+1"}));
   EXPECT_EQ(ftl.free_lines(), 1u);
   EXPECT_EQ(ftl.counters().gc_pages, 2u);
   EXPECT_EQ(ftl.counters().block_erases, 2u);
-  EXPECT_EQ(*ftl.lookup(0), 16u);
-  EXPECT_EQ(*ftl.lookup(7), 17u);
-  // Physical page 17 is slot 1 of line 2: channel 1, page 0 of block 2.
-  const nand::PageAddress a = ftl.geometry().address(17);
+  EXPECT_EQ(*ftl.lookup(0), 8u);
+  EXPECT_EQ(*ftl.lookup(7), 9u);
+  // Physical page 9 is slot 1 of line 1: channel 1, page 0 of block 1.
+  const nand::PageAddress a = ftl.geometry().address(9);
   EXPECT_EQ(a.channel, 1u);
-  EXPECT_EQ(a.block, 2u);
+  EXPECT_EQ(a.block, 1u);
   EXPECT_EQ(a.page, 0u);
+}
+
+// A fresh drive (4 units, 64 lines of 64 pages, 3072 logical pages) takes
+// every host page at its home page, physical page = logical page, in whatever
+// order the pages come (here single pages, i -> 7 i + 3 mod 3072, then runs):
+// the KV layout's address. Only the lines touched leave the free list.
+TEST(FtlHome, AFreshDriveWritesEveryPageAtItsHomePageInAnyOrder) {
+  Ftl ftl(testing::config(SmallDrive{}));
+  const uint64_t u = ftl.logical_pages(), line = ftl.geometry().line_pages();
+  ASSERT_EQ(u, 3072u);
+  std::vector<FlashOp> ops;
+  for (uint64_t i = 0; i < 300; ++i) ftl.write((7 * i + 3) % u, 1, &ops);  // 3 .. 2096: lines 0-32
+  ftl.write(2200, 100, &ops);                                            // lines 34-35
+  ftl.write(2600, 5, &ops);                                              // line 40
+  for (const FlashOp& op : ops) ASSERT_EQ(op.kind, OpKind::kProgram);
+  for (uint64_t i = 0; i < 300; ++i) ASSERT_EQ(*ftl.lookup((7 * i + 3) % u), (7 * i + 3) % u);
+  for (uint64_t lpn = 2200; lpn < 2300; ++lpn) ASSERT_EQ(*ftl.lookup(lpn), lpn);
+  EXPECT_EQ(*ftl.lookup(2604), 2604u);
+  EXPECT_EQ(ftl.counters().host_pages, 405u);
+  EXPECT_EQ(ftl.free_lines(), 64u - 36u);
+  EXPECT_EQ(ftl.line_state(0), Ftl::LineState::kClosed);
+  // A page whose home page is taken goes to the frontier, the highest free
+  // line, on its home unit: 3 -> unit 3 of line 63.
+  ops.clear();
+  ftl.write(3, 1, &ops);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].first, 63 * line + 3);
+  EXPECT_EQ(ftl.line_state(63), Ftl::LineState::kOpen);
+}
+
+// Taking a fresh line at home never eats the lines GC keeps free: 8 lines of
+// 8 pages (2 units), 3 of them logical, gc_foreground_free_ratio 0.5 (4 lines
+// kept). Page 0 goes home (line 0); written 9 more times it fills the
+// frontier's line 7 and opens line 6 (physical 48), leaving lines 1-5 free.
+// Page 8 takes line 1 at home (5 free before), but page 16 would leave 3 free
+// lines: it goes to the frontier, unit 0's next page of line 6 (50).
+TEST(FtlHome, AFreshLineIsTakenAtHomeOnlyAboveTheGcReserve) {
+  SmallDrive d;
+  d.channels = 2, d.dies = 1, d.lines = 8, d.pages_per_block = 4, d.spare_factor = 0.625, d.foreground_ratio = 0.5;
+  Ftl ftl(testing::config(d));
+  for (int i = 0; i < 10; ++i) ftl.write(0, 1);
+  EXPECT_EQ(*ftl.lookup(0), 48u);
+  EXPECT_EQ(ftl.free_lines(), 5u);
+  ftl.write(8, 1);
+  EXPECT_EQ(*ftl.lookup(8), 8u);
+  ftl.write(16, 1);
+  EXPECT_EQ(*ftl.lookup(16), 50u);
+  EXPECT_EQ(ftl.free_lines(), 4u);
+  EXPECT_EQ(ftl.counters().gc_pages, 0u);
+}
+
+// Home lines with unwritten pages are closed lines, and GC reclaims them like
+// any other; once erased a line takes no page at home again. 4 lines of 8
+// pages (2 units), 16 logical pages: line 0 takes pages 0-2 at home, line 1
+// pages 8-15; 8-11 rewritten twice fill line 3 (the frontier), leaving 4 valid
+// pages in lines 1 and 3. The next write opens line 2, the last free line, and
+// greedy GC reclaims line 0 (3 valid): one read of physical 0-2, their program
+// at 16-18, 2 erases; page 8 then goes to unit 0's next page, 20.
+TEST(FtlHome, GcReclaimsAHomeLineWithUnwrittenPages) {
+  SmallDrive d;
+  d.channels = 2, d.dies = 1, d.lines = 4, d.pages_per_block = 4, d.spare_factor = 0.5;
+  Ftl ftl(testing::config(d));
+  ftl.write(0, 3);
+  ftl.write(8, 8);
+  ftl.write(8, 4);
+  ftl.write(8, 4);
+  std::vector<FlashOp> ops;
+  ftl.write(8, 1, &ops);
+  std::vector<std::string> got;
+  for (const FlashOp& op : ops) got.push_back(text(op));
+  EXPECT_EQ(got, (std::vector<std::string>{"gc read 0+3", "gc program 16+3", "gc erase 0+1", "gc erase 1+1",
+                                           "host program 20+1"}));
+  ftl.write(3, 1);  // line 0 is free again, but erased: the frontier (unit 1's next page)
+  EXPECT_EQ(*ftl.lookup(3), 19u);
+  // The P/E histogram: blocks 0 and 1 erased once, the other 6 never.
+  EXPECT_EQ(ftl.erase_histogram(), (std::array<uint64_t, Ftl::kEraseBuckets>{6, 2, 0, 0, 0, 0}));
+  EXPECT_EQ(ftl.max_erase_count(), 1u);
 }
 
 TEST(FtlGc, GreedyTakesTheFewestValidPagesCostBenefitWeighsAge) {

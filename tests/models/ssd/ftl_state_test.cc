@@ -105,6 +105,32 @@ TEST_F(FtlState, SaveAndLoadRestoreTheDriveExactly) {
   EXPECT_EQ(read(path("a.ftl")), read(path("b.ftl")));
 }
 
+// Lines written at home with pages still free keep them through a save and a
+// load: both drives then put the same pages at home and elsewhere alike.
+TEST_F(FtlState, HomeLinesKeepTheirFreePagesThroughASaveAndLoad) {
+  Ftl original(testing::config(SmallDrive{}));
+  original.write(0, 10);
+  original.write(40, 1);
+  original.write(100, 3);
+  DriveState::save(original, path("home.ftl"));
+  Ftl loaded(testing::config(SmallDrive{}));
+  DriveState::load(loaded, path("home.ftl"));
+  std::vector<FlashOp> a, b;
+  for (Ftl* f : {&original, &loaded}) {
+    std::vector<FlashOp>& ops = f == &original ? a : b;
+    f->write(20, 5, &ops);  // at home
+    f->write(5, 1, &ops);   // taken: the frontier
+    f->write(90, 20, &ops);
+  }
+  EXPECT_TRUE(same_ops(a, b));
+  EXPECT_EQ(*loaded.lookup(20), 20u);
+  EXPECT_EQ(*loaded.lookup(109), 109u);
+  EXPECT_NE(*loaded.lookup(5), 5u);
+  DriveState::save(original, path("a.ftl"));
+  DriveState::save(loaded, path("b.ftl"));
+  EXPECT_EQ(read(path("a.ftl")), read(path("b.ftl")));
+}
+
 TEST_F(FtlState, CorruptForeignAndTruncatedFilesAreRefused) {
   Ftl ftl(testing::config(SmallDrive{}));
   age(ftl, 1, 300);
@@ -118,8 +144,8 @@ TEST_F(FtlState, CorruptForeignAndTruncatedFilesAreRefused) {
   EXPECT_EQ(load_error(good.substr(0, good.size() - 9)), where + "drive state checksum mismatch (corrupt file)");
   EXPECT_EQ(load_error("a text file\n"), where + "not an ispsim drive state (no ISPFTL header)");
   std::string version = good;
-  version[8] = 3;
-  EXPECT_EQ(load_error(version), where + "drive state version 3, this build reads version 2");
+  version[8] = 4;
+  EXPECT_EQ(load_error(version), where + "drive state version 4, this build reads version 3");
 
   // A consistent file whose body is cut short: the checksum is right, the body is not.
   std::string cut = good.substr(0, good.size() - 4 - 24);
@@ -165,6 +191,20 @@ TEST_F(FtlState, PreconditioningReachesTheSteadyState) {
   EXPECT_NEAR(report.waf() / greedy_waf_model(0.14), 1.0, 0.05);
   EXPECT_GE(report.window_waf.size(), 3u);
   EXPECT_LT(report.window_waf.front(), report.waf());  // GC starts within the first window
+}
+
+// Overwrites in runs of 64 pages: the aged drive's mapping keeps runs, a few
+// extents per overwrite at most, not one per page as single-page aging leaves.
+TEST_F(FtlState, KvSizedPreconditioningKeepsExtentsLong) {
+  SmallDrive d;
+  d.lines = 256, d.pages_per_block = 64, d.spare_factor = 0.14;
+  Ftl ftl(testing::config(d));
+  const PreconditionReport report = precondition(ftl, 64);
+  EXPECT_TRUE(report.settled);
+  EXPECT_EQ(ftl.mapping().mapped_pages(), ftl.logical_pages());
+  EXPECT_EQ(report.overwrite_pages % 64, 0u);
+  EXPECT_LT(ftl.mapping().entries(), ftl.logical_pages() / 16);
+  EXPECT_GT(report.waf(), 1.0);  // GC ran
 }
 
 }  // namespace

@@ -7,11 +7,13 @@
 
 #include <cmath>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <systemc>
 
 #include "common/error.h"
 #include "models/core/energy_ledger.h"
+#include "models/core/timeline.h"
 #include "models/link/nvme.h"
 #include "models/link/pcie_link.h"
 #include "models/nand/nand_energy.h"
@@ -247,12 +249,15 @@ TEST(SsdAppend, FullTilesNowPartialTilesAtDrain) {
 // Garbage collection in time, on a drive of 8 lines of 4 pages (1 unit, 4
 // pages per block) that keeps 4 lines free (gc_foreground_free_ratio 0.5):
 // logical pages 0-3 hold the precomputed KV (line 0), 4-11 the appended tiles
-// (layer 0 tiles 0-1: 4-5, 6-7; layer 1: 8-9, 10-11). Each tile is written
-// twice, first its partial tile at drain, then the full tile, so lines 1-3
-// each keep 2 valid pages. The last drain's write opens line 4, which leaves
-// 3 lines free: greedy GC reclaims line 1 (its valid pages 6-7 are read,
-// programmed at 16-17, block 1 erased), then the host pages go to 18-19. The
-// drain takes the GC job, then the program batch:
+// (layer 0 tiles 0-1: 4-5, 6-7; layer 1: 8-9, 10-11), each page's home in
+// lines 1-2. Tile 0 of each layer is written twice, first its partial tile at
+// drain (at home), then the full tile (at the frontier, line 7, physical
+// 28-31); tile 1 of layer 0 is written once, at home, so line 1 keeps 2 valid
+// pages (6-7); layer 1's partial tile 1 goes home once (10-11), and once more
+// at the next drain, which opens line 6 and leaves 3 lines free: greedy GC
+// reclaims line 1 (its valid pages 6-7 are read, programmed at 24-25, block 1
+// erased), then the host pages go to 26-27. The drain takes the GC job, then
+// the program batch:
 //   2 (tR + tOut) + 2 (tOut + tPROG) + tBERS + 2 (tOut + tPROG).
 // Energy of the GC: 2 reads, 2 programs, 4 pages over the channel and one
 // erase of 3.3 V x 20 mA x 15 ms = 0.99 mJ.
@@ -266,31 +271,45 @@ TEST(SsdGc, AGcOfALineWithTwoValidPagesReadsProgramsAndErasesInTime) {
   ftl.set_gc_foreground_free_ratio(0.5);
   Rig rig(nand, schema::resolved(schema::SsdParams(), "ssd"), schema::resolved(schema::LinkParams(), "link"), 32, 64,
           ftl);
-  rig.ssd.start_from(ssd::DriveStart());  // writes through the FTL (a fresh one)
-  auto fill_tile = [&](uint32_t layer) {
+  auto append_and_drain = [&](uint32_t layer) {
     rig.ssd.append(layer, 1, kEntryBytes, nullptr);
     rig.ssd.drain(nullptr);
     sc_core::sc_start();
+  };
+  for (uint32_t layer : {0, 1}) {
+    append_and_drain(layer);
     rig.ssd.append(layer, 31, 31 * kEntryBytes, nullptr);
     sc_core::sc_start();
-  };
-  fill_tile(0);
-  fill_tile(1);
-  fill_tile(0);
+  }
+  rig.ssd.append(0, 32, 32 * kEntryBytes, nullptr);
+  sc_core::sc_start();
+  append_and_drain(1);
+  const ftl::Ftl& f = rig.ssd.translation().ftl();
+  EXPECT_EQ(*f.lookup(6), 6u);
+  EXPECT_EQ(*f.lookup(10), 10u);
+  EXPECT_EQ(*f.lookup(9), 31u);
   EXPECT_EQ(rig.ssd.gc_block_erases(), 0u);
   rig.ssd.append(1, 1, kEntryBytes, nullptr);
   sc_core::sc_start();
   const sc_time t0 = sc_core::sc_time_stamp();
   sc_time drained;
+  core::Timeline timeline;
+  rig.ssd.set_timeline(&timeline);
   rig.ssd.drain([&] { drained = sc_core::sc_time_stamp(); });
   sc_core::sc_start();
   const sc_time t_bers(15000, SC_US);
   EXPECT_EQ(drained, t0 + (kTr + kTout) * 2.0 + (kTout + kTprog) * 2.0 + t_bers + (kTout + kTprog) * 2.0);
-  const ftl::Ftl& f = rig.ssd.translation().ftl();
+  // The GC job on the timeline: its reads, programs and erase, the erase tBERS long.
+  ASSERT_EQ(timeline.size(), 3u);
+  std::ostringstream json;
+  timeline.write(json);
+  EXPECT_NE(json.str().find(R"("name":"gc read","cat":"gc")"), std::string::npos);
+  EXPECT_NE(json.str().find(R"("name":"gc erase","cat":"gc")"), std::string::npos);
+  EXPECT_NE(json.str().find(R"("dur":15000.000000)"), std::string::npos);
   EXPECT_EQ(f.counters().gc_pages, 2u);
   EXPECT_EQ(f.counters().block_erases, 1u);
-  EXPECT_EQ(*f.lookup(4), 16u);
-  EXPECT_EQ(*f.lookup(10), 18u);
+  EXPECT_EQ(*f.lookup(6), 24u);
+  EXPECT_EQ(*f.lookup(10), 26u);
   EXPECT_EQ(rig.ssd.gc_block_erases(), 1u);
   const nand::NandEnergy energy = nand::NandEnergy::from_params(schema::resolved(nand, "nand"), rig.ssd.flash().config());
   const double expected = 3.3 * 20e-3 * 15e-3 + energy.read_joules(2) + energy.program_joules(2) +
