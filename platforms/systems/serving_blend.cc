@@ -3,12 +3,14 @@
 #include <list>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "common/error.h"
 #include "common/output_files.h"
 #include "models/core/sim_time.h"
 #include "platforms/systems/blend_devices.h"
 #include "platforms/systems/blend_system.h"
+#include "platforms/systems/report_cells.h"
 #include "platforms/systems/stats_output.h"
 #include "traces/workload/request_trace.h"
 
@@ -50,6 +52,24 @@ ssd::KvSpace stream_kv_space(const std::string& stream_path, trace::Program prog
   return space;
 }
 
+// What the devices have done since the start of the simulation.
+struct DeviceTotals {
+  uint64_t at_ps = 0;
+  double dynamic_j = 0;
+  uint64_t nand_read = 0, nand_written = 0, pcie_host_to_device = 0, pcie_device_to_host = 0;
+};
+
+DeviceTotals device_totals(System& system, const core::EnergyLedger& ledger) {
+  DeviceTotals t;
+  t.at_ps = now_ps();
+  t.dynamic_j = ledger.dynamic_j();
+  t.nand_read = system.ssd.nand_bytes_read();
+  t.nand_written = system.ssd.nand_bytes_programmed();
+  t.pcie_host_to_device = system.pcie.bytes(link::Direction::HOST_TO_DEVICE);
+  t.pcie_device_to_host = system.pcie.bytes(link::Direction::DEVICE_TO_HOST);
+  return t;
+}
+
 class BlendExecutor : public RequestExecutor {
  public:
   BlendExecutor(const schema::LoadedPlatform& loaded, const workload::StreamHeader& stream, trace::Program program,
@@ -64,6 +84,9 @@ class BlendExecutor : public RequestExecutor {
 
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
     prune();
+    settle_charged();  // its background writes still running are this request's from now on
+    const uint64_t id = next_id_++;
+    charged_ = {id, device_totals(system_, ledger_), std::move(callbacks.settled)};
     workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     staging_.reset();  // a fresh staging area: the previous request's is gone first (its stats names)
     memory_.reset();
@@ -76,6 +99,9 @@ class BlendExecutor : public RequestExecutor {
       if (runtime.ops()[index].has_lm_head()) callbacks.token();
       if (runtime.finished()) callbacks.done();
     });
+    runtime.set_drained_listener([this, id] {
+      if (charged_.id == id) settle_charged();
+    });
     runtime.start();
   }
 
@@ -85,6 +111,27 @@ class BlendExecutor : public RequestExecutor {
   }
 
  private:
+  // The request charged now: from the start of its service until its writes
+  // drained or the next request started.
+  struct Charged {
+    uint64_t id = 0;
+    DeviceTotals from;
+    std::function<void(const RequestUsage&)> settled;  // empty once settled
+  };
+
+  void settle_charged() {
+    if (!charged_.settled) return;
+    const DeviceTotals& from = charged_.from;
+    const DeviceTotals to = device_totals(system_, ledger_);
+    RequestUsage u;
+    u.energy_j = ledger_.total_j(to.dynamic_j - from.dynamic_j, to.at_ps - from.at_ps);
+    u.nand_read_bytes = to.nand_read - from.nand_read;
+    u.nand_written_bytes = to.nand_written - from.nand_written;
+    u.pcie_host_to_device_bytes = to.pcie_host_to_device - from.pcie_host_to_device;
+    u.pcie_device_to_host_bytes = to.pcie_device_to_host - from.pcie_device_to_host;
+    std::exchange(charged_.settled, nullptr)(u);
+  }
+
   // Drops the runtimes that finished and drained their background writes.
   void prune() {
     runtimes_.remove_if([](const std::unique_ptr<Runtime>& r) { return r->finished() && r->drained_ps() > 0; });
@@ -101,13 +148,16 @@ class BlendExecutor : public RequestExecutor {
   std::unique_ptr<host::HostMemory> memory_;
   std::unique_ptr<StagingAdapter> staging_;
   std::list<std::unique_ptr<Runtime>> runtimes_;
+  uint64_t next_id_ = 0;
+  Charged charged_;
 };
 
 }  // namespace
 
 std::string served_csv_header() {
   return "request,arrival_ns,start_ns,queueing_ns,ttft_ns,mean_tbt_ns,max_tbt_ns,latency_ns,end_ns,output_tokens,"
-         "context_tokens,query_tokens,answer_tokens";
+         "context_tokens,query_tokens,answer_tokens,energy_j,nand_read_bytes,nand_written_bytes,"
+         "pcie_host_to_device_bytes,pcie_device_to_host_bytes";
 }
 
 std::string served_csv_row(const ServedRequest& r) {
@@ -117,7 +167,9 @@ std::string served_csv_row(const ServedRequest& r) {
   s << r.index << ',' << ns(r.arrival_ps) << ',' << ns(r.start_ps) << ',' << ns(r.queueing_ps()) << ','
     << ns(r.ttft_ps()) << ',' << r.mean_tbt_ps() / 1e3 << ',' << ns(r.max_token_gap_ps) << ',' << ns(r.latency_ps())
     << ',' << ns(r.end_ps) << ',' << r.tokens << ',' << r.context_tokens << ',' << r.query_tokens << ','
-    << r.answer_tokens;
+    << r.answer_tokens << ',' << shortest_number(r.usage.energy_j) << ',' << r.usage.nand_read_bytes << ','
+    << r.usage.nand_written_bytes << ',' << r.usage.pcie_host_to_device_bytes << ','
+    << r.usage.pcie_device_to_host_bytes;
   return s.str();
 }
 

@@ -6,6 +6,15 @@
 // request at a time (FCFS); each request starts with an empty host DRAM staging
 // area and reads its documents' KV from the drive, which is stateless between
 // requests (the FTL is not in the SSD's timing yet).
+//
+// What a request is charged (ServedRequest::usage): everything the devices do
+// from the start of its service until its background writes have drained or
+// the next request starts, whichever is first: dynamic energy as the devices
+// record it, static energy of that time, whole NAND pages read and programmed,
+// PCIe bytes per direction. Writes still draining when the next request starts
+// are charged to that one; static energy while no request is charged (an idle
+// host) is charged to none. A stream of one request is charged exactly what
+// `ispsim run` reports for its trace.
 #pragma once
 
 #include <functional>
@@ -30,7 +39,8 @@ struct ServeOptions {
 ServingStatistics serve_blend_stream(const schema::LoadedPlatform& platform, const std::string& stream_path,
                                      const ServeOptions& options);
 
-// The per-request CSV's header line and one row (times in ns).
+// The per-request CSV's header line and one row (times in ns, energy in J in
+// its shortest exact form, bytes).
 std::string served_csv_header();
 std::string served_csv_row(const ServedRequest& r);
 
