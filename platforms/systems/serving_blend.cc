@@ -1,5 +1,6 @@
 #include "platforms/systems/serving_blend.h"
 
+#include <exception>
 #include <list>
 #include <memory>
 #include <sstream>
@@ -33,21 +34,19 @@ std::string request_where(const workload::StreamRequest& request) {
   return "request " + std::to_string(request.index()) + " of the stream";
 }
 
-// The KV regions the SSD must hold for the stream (a first pass over it): the
-// longest context, and every request's appended KV one after the other (the
-// drive does not trim a finished request's KV yet).
-ssd::KvSpace stream_kv_space(const std::string& stream_path, trace::Program program) {
+// The KV regions the SSD must hold for the stream (a first pass over its
+// requests' shapes): the longest context, and every request's appended KV one
+// after the other (the drive does not trim a finished request's KV yet).
+ssd::KvSpace stream_kv_space(const std::string& stream_path) {
   workload::StreamReader reader(stream_path);
   ssd::KvSpace space;
   space.shape = reader.header().model();
   workload::StreamRecord record;
   while (reader.next(record)) {
     if (!record.has_request()) continue;
-    const workload::RequestProgram p =
-        workload::request_program(reader.header(), record.request(), program, request_where(record.request()));
-    const ssd::KvSpace one = kv_space(p.header, p.ops);
-    space.precomputed_tokens = std::max(space.precomputed_tokens, one.precomputed_tokens);
-    space.appended_capacity += one.appended_capacity;
+    const workload::RequestKvTokens one = workload::request_kv_tokens(record.request());
+    space.precomputed_tokens = std::max(space.precomputed_tokens, one.precomputed);
+    space.appended_capacity += one.appended;
   }
   return space;
 }
@@ -82,12 +81,32 @@ class BlendExecutor : public RequestExecutor {
         gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
         ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr) {}
 
+  // A request the program builder refuses stops the simulation; failure() rethrows it.
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
+    try {
+      start(request, std::move(callbacks));
+    } catch (const BadInput&) {
+      failure_ = std::current_exception();
+      sc_core::sc_stop();
+    }
+  }
+
+  void rethrow_failure() const {
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+  // Every runtime still held (the last ones) completed its ops and drained its writes.
+  void check_drained() {
+    for (const auto& r : runtimes_) r->check_finished();
+  }
+
+ private:
+  void start(const workload::StreamRequest& request, Callbacks callbacks) {
     prune();
     settle_charged();  // its background writes still running are this request's from now on
+    workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     const uint64_t id = next_id_++;
     charged_ = {id, device_totals(system_, ledger_), std::move(callbacks.settled)};
-    workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     staging_.reset();  // a fresh staging area: the previous request's is gone first (its stats names)
     memory_.reset();
     memory_ = std::make_unique<host::HostMemory>("system.serving.host_memory", host_config_, stream_.model());
@@ -105,12 +124,6 @@ class BlendExecutor : public RequestExecutor {
     runtime.start();
   }
 
-  // Every runtime still held (the last ones) completed its ops and drained its writes.
-  void check_drained() {
-    for (const auto& r : runtimes_) r->check_finished();
-  }
-
- private:
   // The request charged now: from the start of its service until its writes
   // drained or the next request started.
   struct Charged {
@@ -150,6 +163,7 @@ class BlendExecutor : public RequestExecutor {
   std::list<std::unique_ptr<Runtime>> runtimes_;
   uint64_t next_id_ = 0;
   Charged charged_;
+  std::exception_ptr failure_;
 };
 
 }  // namespace
@@ -177,7 +191,7 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);
   check_blend_platform(loaded);
-  const ssd::KvSpace space = stream_kv_space(stream_path, program);
+  const ssd::KvSpace space = stream_kv_space(stream_path);
   OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   AtomicFile* csv = outputs.open(options.requests_csv);
@@ -188,6 +202,7 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
     if (csv) csv->stream() << served_csv_row(r) << '\n';
   });
   sc_core::sc_start();
+  executor.rethrow_failure();
   core::refuse_if_time_overflowed(stream_path);
   if (server.unfinished() != 0)
     throw std::logic_error("serve: " + std::to_string(server.unfinished()) + " requests never completed");
