@@ -187,6 +187,11 @@ std::string served_csv_row(const ServedRequest& r) {
   return s.str();
 }
 
+void check_serves_streams(const schema::LoadedPlatform& loaded) {
+  platform_program(loaded);
+  check_blend_platform(loaded);
+}
+
 ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const std::string& stream_path,
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);

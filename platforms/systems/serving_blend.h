@@ -33,6 +33,9 @@ struct ServeOptions {
   std::function<void(const ServingStatistics&)> before_commit;
 };
 
+// BadInput unless the platform serves request streams (a MemLLM-study program).
+void check_serves_streams(const schema::LoadedPlatform& platform);
+
 // Serves the stream at `stream_path` on the platform (call once per process).
 // Throws BadInput for a platform whose program is not a MemLLM-study one, a
 // stream or a request it cannot run.
