@@ -81,7 +81,7 @@ class BlendExecutor : public RequestExecutor {
         gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
         ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr) {}
 
-  // A request the program builder refuses stops the simulation; failure() rethrows it.
+  // A request the program builder refuses stops the simulation; rethrow_failure() throws it.
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
     try {
       start(request, std::move(callbacks));
