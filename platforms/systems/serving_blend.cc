@@ -12,7 +12,9 @@
 #include "platforms/systems/blend_devices.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/report_cells.h"
+#include "platforms/systems/serving_staging.h"
 #include "platforms/systems/stats_output.h"
+#include "traces/trace_validator.h"
 #include "traces/workload/request_trace.h"
 
 namespace ispsim::systems {
@@ -79,7 +81,8 @@ class BlendExecutor : public RequestExecutor {
         host_config_(host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host")),
         system_("system", loaded, host_config_, stream.model(), space, ledger_),
         gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
-        ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr) {}
+        ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr),
+        memory_("system.serving.host_memory", host_config_, stream.model()) {}
 
   // A request the program builder refuses stops the simulation; rethrow_failure() throws it.
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
@@ -97,7 +100,7 @@ class BlendExecutor : public RequestExecutor {
 
   // Every runtime still held (the last ones) completed its ops and drained its writes.
   void check_drained() {
-    for (const auto& r : runtimes_) r->check_finished();
+    for (const InFlight& r : in_flight_) r.runtime->check_finished();
   }
 
  private:
@@ -107,13 +110,13 @@ class BlendExecutor : public RequestExecutor {
     workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     const uint64_t id = next_id_++;
     charged_ = {id, device_totals(system_, ledger_), std::move(callbacks.settled)};
-    staging_.reset();  // a fresh staging area: the previous request's is gone first (its stats names)
-    memory_.reset();
-    memory_ = std::make_unique<host::HostMemory>("system.serving.host_memory", host_config_, stream_.model());
-    staging_ = std::make_unique<StagingAdapter>(*memory_);
-    runtimes_.push_back(std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), gpu_port_,
-                                                  *staging_, ssd_port_, write_chunk_bytes(system_.ssd)));
-    Runtime& runtime = *runtimes_.back();
+    const uint64_t kv_per_token =
+        trace::dense_kv_bytes_per_token(stream_.model(), trace::KV_PARTS_K_AND_V, stream_.model().kv_bits());
+    InFlight& r = in_flight_.emplace_back();
+    r.staging = std::make_unique<DocumentStaging>(memory_, request, id, kv_per_token, host_config_.staging_policy);
+    r.runtime = std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), gpu_port_,
+                                          *r.staging, ssd_port_, write_chunk_bytes(system_.ssd));
+    Runtime& runtime = *r.runtime;
     runtime.set_completion_listener([&runtime, callbacks](size_t index) {
       if (runtime.ops()[index].has_lm_head()) callbacks.token();
       if (runtime.finished()) callbacks.done();
@@ -145,9 +148,15 @@ class BlendExecutor : public RequestExecutor {
     std::exchange(charged_.settled, nullptr)(u);
   }
 
+  // A request's runtime and its view of the staging area, held until its writes drained.
+  struct InFlight {
+    std::unique_ptr<DocumentStaging> staging;
+    std::unique_ptr<Runtime> runtime;
+  };
+
   // Drops the runtimes that finished and drained their background writes.
   void prune() {
-    runtimes_.remove_if([](const std::unique_ptr<Runtime>& r) { return r->finished() && r->drained_ps() > 0; });
+    in_flight_.remove_if([](const InFlight& r) { return r.runtime->finished() && r.runtime->drained_ps() > 0; });
   }
 
   const schema::LoadedPlatform& loaded_;
@@ -158,9 +167,8 @@ class BlendExecutor : public RequestExecutor {
   System system_;
   GpuPort gpu_port_;
   SsdPort ssd_port_;
-  std::unique_ptr<host::HostMemory> memory_;
-  std::unique_ptr<StagingAdapter> staging_;
-  std::list<std::unique_ptr<Runtime>> runtimes_;
+  host::HostMemory memory_;  // the stream's staging area (serving_staging.h)
+  std::list<InFlight> in_flight_;
   uint64_t next_id_ = 0;
   Charged charged_;
   std::exception_ptr failure_;

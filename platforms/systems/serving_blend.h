@@ -3,9 +3,10 @@
 // the whole stream (the GPU's queue, the PCIe link, the SSD with its
 // background writes). Each request runs the platform's program of its
 // single-request trace (traces/workload/request_trace.h). The host serves one
-// request at a time (FCFS); each request starts with an empty host DRAM staging
-// area and reads its documents' KV from the drive, which is stateless between
-// requests (the FTL is not in the SSD's timing yet).
+// request at a time (FCFS). Host DRAM staging persists across requests, by
+// document (serving_staging.h): a document's KV is where earlier requests left
+// it, under the platform's staging policy and budget. The drive is stateless
+// between requests (the FTL is not in the SSD's timing yet).
 //
 // What a request is charged (ServedRequest::usage): everything the devices do
 // from the start of its service until its background writes have drained or

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "tests/support/cli.h"
@@ -113,6 +114,45 @@ TEST(WorkloadServe, SimultaneousArrivalsQueueInOrder) {
     ++rows;
   }
   EXPECT_EQ(rows, 10);
+}
+
+// The rows of a per-request CSV, each as its columns by name.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& csv) {
+  std::istringstream lines(read_text(csv));
+  std::string header, line;
+  std::getline(lines, header);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(lines, line)) {
+    std::istringstream names(header), cells(line);
+    auto& row = rows.emplace_back();
+    for (std::string n, cell; std::getline(names, n, ',') && std::getline(cells, cell, ',');) row[n] = cell;
+  }
+  return rows;
+}
+
+// Two requests 100 s apart for the one document of the corpus: on a platform
+// that stages KV in host DRAM the second finds the document's precomputed KV
+// where the first left it and reads nothing from flash; MemLLM, whose
+// attention reads the KV inside the SSD, reads it again.
+TEST(WorkloadServe, SecondRequestFindsItsDocumentStaged) {
+  std::ofstream(path("two.txt")) << "0\n100\n";
+  const std::string s = stream("two", "model: 'SmolLM2-135M' dataset: 'hpt' documents: 1 top_k: 1 "
+                                      "document_tokens: 512 query_tokens: 20 answer_tokens: 4 "
+                                      "arrival_list { file: 'two.txt' }");
+  for (const std::string p : {"gpu_precompute", "memllm"}) {
+    const CliResult r = run_cli("workload serve --platform " + p + " --stream " + shell_quote(s) + " --requests " +
+                                shell_quote(path("two_" + p + ".csv")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = csv_rows(path("two_" + p + ".csv"));
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_GT(std::stoull(rows[0].at("nand_read_bytes")), 0u) << p;
+    if (p == "memllm") {
+      EXPECT_GT(std::stoull(rows[1].at("nand_read_bytes")), 0u);
+    } else {
+      EXPECT_EQ(rows[1].at("nand_read_bytes"), "0");
+      EXPECT_LT(std::stod(rows[1].at("latency_ns")), std::stod(rows[0].at("latency_ns")));
+    }
+  }
 }
 
 TEST(WorkloadServe, BadInputs) {
