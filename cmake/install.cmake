@@ -86,7 +86,7 @@ install(DIRECTORY platforms/ DESTINATION ${ISPSIM_INSTALL_DATADIR}/platforms
 install(DIRECTORY assets DESTINATION ${ISPSIM_INSTALL_DATADIR})
 install(DIRECTORY traces/samples DESTINATION ${ISPSIM_INSTALL_DATADIR}/traces)
 install(FILES kernels/int/data/brown_calibration.txt DESTINATION ${ISPSIM_INSTALL_DATADIR}/kernels/int/data)
-install(FILES tools/plot/ispsim_plot.py DESTINATION ${ISPSIM_INSTALL_DATADIR}/tools/plot)
+install(FILES tools/plot/ispsim_plot.py tools/plot/workload_plot.py DESTINATION ${ISPSIM_INSTALL_DATADIR}/tools/plot)
 
 # The Python package (tools/python), for Debian's python3: <prefix>/lib/python3.X/
 # dist-packages is on its path for /usr/local; for another prefix put that folder

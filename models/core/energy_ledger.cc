@@ -49,6 +49,17 @@ double EnergyLedger::static_power_w() const {
   return w;
 }
 
+double EnergyLedger::dynamic_j() const {
+  double j = 0;
+  for (const double c : dynamic_j_) j += c;
+  return j;
+}
+
+double EnergyLedger::total_j(double dynamic_j, uint64_t duration_ps) const {
+  for (const auto& [name, watts] : static_w_) dynamic_j += watts * static_cast<double>(duration_ps) * 1e-12;
+  return dynamic_j;
+}
+
 void EnergyLedger::set_clock(std::function<uint64_t()> now_ps) { clock_ = std::move(now_ps); }
 
 uint64_t EnergyLedger::open(uint64_t start_ps) {
@@ -186,16 +197,11 @@ EnergyLedger::Summary EnergyLedger::summarize(uint64_t duration_ps) {
 
   Summary s;
   s.duration_ps = duration_ps;
-  for (size_t c = 0; c < names_.size(); ++c) {
-    s.dynamic_j_by_component[names_[c]] = dynamic_j_[c];
-    s.total_j += dynamic_j_[c];
-  }
+  for (size_t c = 0; c < names_.size(); ++c) s.dynamic_j_by_component[names_[c]] = dynamic_j_[c];
+  for (const auto& [name, watts] : static_w_)
+    s.static_j_by_component[name] = watts * static_cast<double>(duration_ps) * 1e-12;
+  s.total_j = total_j(dynamic_j(), duration_ps);
   const double static_w = static_power_w();
-  for (const auto& [name, watts] : static_w_) {
-    const double j = watts * static_cast<double>(duration_ps) * 1e-12;
-    s.static_j_by_component[name] = j;
-    s.total_j += j;
-  }
   std::map<std::string, double> by_phase = dynamic_j_by_phase_;
   for (const auto& [name, ps] : ps_by_phase_) by_phase[name] += static_w * static_cast<double>(ps) * 1e-12;
   for (const auto& [name, joules] : by_phase)

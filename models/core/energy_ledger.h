@@ -47,6 +47,11 @@ class EnergyLedger {
   // declaration of the same component adds to the first.
   void add_static_power(const std::string& component, double watts);
   double static_power_w() const;
+  // Dynamic energy recorded so far, every component (readable while running).
+  double dynamic_j() const;
+  // `dynamic_j` plus the static energy of `duration_ps`, added up in the order
+  // summarize() adds its total, so the same inputs give the same bits.
+  double total_j(double dynamic_j, uint64_t duration_ps) const;
 
   // The simulated time now, in ps; enables folding while the simulation runs.
   void set_clock(std::function<uint64_t()> now_ps);

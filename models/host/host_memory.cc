@@ -112,6 +112,26 @@ uint64_t HostMemory::lookup(const StagingKey& key, uint64_t bytes) {
   return hit;
 }
 
+void HostMemory::retain(const std::function<bool(const StagingKey&)>& keep) {
+  for (auto it = placed_.begin(); it != placed_.end();) {
+    if (keep(it->first)) {
+      ++it;
+      continue;
+    }
+    used_ -= it->second.resident;
+    it = placed_.erase(it);
+  }
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    if (keep(it->first)) {
+      ++it;
+      continue;
+    }
+    used_ -= it->second;
+    index_.erase(it->first);
+    it = lru_.erase(it);
+  }
+}
+
 uint64_t HostMemory::insert(const StagingKey& key, uint64_t bytes) {
   if (policy_ != StagingPolicy::kLru) throw std::logic_error("HostMemory::insert is the LRU policy's");
   const uint64_t wanted = std::min(bytes, capacity_);

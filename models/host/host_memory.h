@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <string>
@@ -45,10 +46,14 @@ using accounting::model_weight_bytes;
 struct StagingKey {
   uint32_t layer = 0;
   trace::KvRegion region = trace::KV_REGION_UNSPECIFIED;
+  // Whose KV: 0 in a single request; a served stream's document or request
+  // (platforms/systems/serving_staging.h), so that staging outlives a request.
+  uint64_t owner = 0;
   bool operator<(const StagingKey& o) const {
-    return layer != o.layer ? layer < o.layer : region < o.region;
+    if (layer != o.layer) return layer < o.layer;
+    return region != o.region ? region < o.region : owner < o.owner;
   }
-  bool operator==(const StagingKey& o) const { return layer == o.layer && region == o.region; }
+  bool operator==(const StagingKey& o) const { return layer == o.layer && region == o.region && owner == o.owner; }
 };
 
 class HostMemory {
@@ -88,6 +93,8 @@ class HostMemory {
   uint64_t insert(const StagingKey& key, uint64_t bytes);
   // Marks `key` most recently used (no effect if absent).
   void touch(const StagingKey& key);
+  // Drops every key `keep` refuses (its bytes leave staging; not an eviction).
+  void retain(const std::function<bool(const StagingKey&)>& keep);
 
   uint64_t resident_bytes() const { return used_; }
   uint64_t hit_bytes() const { return hit_bytes_.value(); }

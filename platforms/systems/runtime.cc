@@ -493,7 +493,10 @@ void Runtime::flush_writes(bool all) {
   draining_ = draining_ || all;
   if (writes_in_flight_ > 0 || foreground_in_flight_ > 0) return;
   if (write_buffer_.empty()) {
-    if (draining_ && completed_ == ops_.size() && drained_ps_ == 0) drained_ps_ = std::max(now_ps(), last_end_ps_);
+    if (draining_ && completed_ == ops_.size() && drained_ps_ == 0) {
+      drained_ps_ = std::max(now_ps(), last_end_ps_);
+      if (drained_listener_) drained_listener_();
+    }
     return;
   }
   if (!draining_ && buffered_bytes_ < write_chunk_bytes_) return;

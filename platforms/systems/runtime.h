@@ -172,6 +172,8 @@ class Runtime {
   void set_phase_listener(PhaseListener listener) { phase_listener_ = std::move(listener); }
   // Called after each op completes, with its index in ops().
   void set_completion_listener(std::function<void(size_t)> listener) { completion_listener_ = std::move(listener); }
+  // Called once, when the last op has completed and the background writes have drained.
+  void set_drained_listener(Done listener) { drained_listener_ = std::move(listener); }
 
  private:
   struct Fetch {
@@ -253,6 +255,7 @@ class Runtime {
   std::optional<trace::Phase> phase_now_;
   PhaseListener phase_listener_;
   std::function<void(size_t)> completion_listener_;
+  Done drained_listener_;
   bool running_ready_ = false;
   size_t completed_ = 0;
   uint64_t last_end_ps_ = 0;

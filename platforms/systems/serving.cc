@@ -31,6 +31,11 @@ void ServingStatistics::add(const ServedRequest& r) {
   queueing.add(ns(r.queueing_ps()));
   ttft.add(ns(r.ttft_ps()));
   latency.add(ns(r.latency_ps()));
+  energy.add(r.usage.energy_j);
+  nand_read.add(static_cast<double>(r.usage.nand_read_bytes));
+  nand_written.add(static_cast<double>(r.usage.nand_written_bytes));
+  pcie_host_to_device.add(static_cast<double>(r.usage.pcie_host_to_device_bytes));
+  pcie_device_to_host.add(static_cast<double>(r.usage.pcie_device_to_host_bytes));
 }
 
 double ServingStatistics::throughput_per_s() const {
@@ -46,18 +51,25 @@ void ServingStatistics::declare(stats::Group& group) const {
                 [this] { return throughput_per_s(); });
   const std::string accuracy = "within " + std::to_string(ttft.relative_accuracy() * 100).substr(0, 3) +
                                " % of the exact value (streaming quantile sketch)";
-  const auto metric = [&](const char* name, const QuantileSketch& sketch, const char* what) {
+  const auto metric = [&](const char* name, const QuantileSketch& sketch, const char* unit, const char* what) {
     const std::string base = std::string(name) + ".";
-    group.formula(base + "mean", "ns", std::string("mean ") + what + " (exact)", [&sketch] { return sketch.mean(); });
-    group.formula(base + "max", "ns", std::string("largest ") + what + " (exact)", [&sketch] { return sketch.max(); });
+    group.formula(base + "mean", unit, std::string("mean ") + what + " (exact)", [&sketch] { return sketch.mean(); });
+    group.formula(base + "max", unit, std::string("largest ") + what + " (exact)", [&sketch] { return sketch.max(); });
     for (const auto& [key, q] : {std::pair<const char*, double>{"p50", 0.5}, {"p95", 0.95}, {"p99", 0.99}})
-      group.formula(base + key, "ns", std::string(key) + " of the " + what + ", " + accuracy,
+      group.formula(base + key, unit, std::string(key) + " of the " + what + ", " + accuracy,
                     [&sketch, q = q] { return sketch.quantile(q); });
   };
-  metric("queueing", queueing, "queueing delay: arrival to the start of service");
-  metric("ttft", ttft, "time to first token: arrival to the first output token");
-  metric("tbt", tbt, "time between two output tokens of a request");
-  metric("latency", latency, "end-to-end latency: arrival to the completion of the request's last op");
+  metric("queueing", queueing, "ns", "queueing delay: arrival to the start of service");
+  metric("ttft", ttft, "ns", "time to first token: arrival to the first output token");
+  metric("tbt", tbt, "ns", "time between two output tokens of a request");
+  metric("latency", latency, "ns", "end-to-end latency: arrival to the completion of the request's last op");
+  metric("energy", energy, "J", "energy charged to a request, dynamic and static");
+  metric("nand_read", nand_read, "bytes", "flash bytes read for a request (whole pages)");
+  metric("nand_written", nand_written, "bytes", "flash bytes programmed for a request (whole pages)");
+  metric("pcie_host_to_device", pcie_host_to_device, "bytes", "PCIe bytes host to device of a request");
+  metric("pcie_device_to_host", pcie_device_to_host, "bytes", "PCIe bytes device to host of a request");
+  group.formula("energy.total", "J", "energy charged to the requests, all of them (exact)",
+                [this] { return energy.sum(); });
 }
 
 Server::Server(sc_core::sc_module_name name, workload::StreamReader& stream, RequestExecutor& executor,
@@ -131,7 +143,8 @@ void Server::on_dispatch() {
     s.served.context_tokens = context_tokens(waiting.request);
     s.served.query_tokens = waiting.request.query_tokens();
     s.served.answer_tokens = waiting.request.answer_tokens();
-    executor_.execute(waiting.request, {[this, slot] { token(slot); }, [this, slot] { finish(slot); }});
+    executor_.execute(waiting.request, {[this, slot] { token(slot); }, [this, slot] { finish(slot); },
+                                        [this, slot](const RequestUsage& usage) { settle(slot, usage); }});
   }
 }
 
@@ -152,13 +165,20 @@ void Server::finish(uint64_t slot) {
   ServedRequest& served = node.mapped().served;
   served.end_ps = now_ps();
   if (served.tokens == 0) served.first_token_ps = served.end_ps;  // prefill-only requests
-  statistics_.add(served);
-  if (sink_) sink_(served);
+  settling_.emplace(slot, served);
   if (closed_loop_) {
     next_for(node.mapped().user, served.end_ps);
     schedule_arrival();
   }
   dispatch_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Server::settle(uint64_t slot, const RequestUsage& usage) {
+  auto node = settling_.extract(slot);
+  if (node.empty()) throw std::logic_error("server: request in slot " + std::to_string(slot) + " settled before done");
+  node.mapped().usage = usage;
+  statistics_.add(node.mapped());
+  if (sink_) sink_(node.mapped());
 }
 
 }  // namespace ispsim::systems

@@ -3,7 +3,8 @@
 // loop), queue at the host in arrival order (FCFS) and are served by a
 // RequestExecutor, at most `concurrency` at a time. Per request it measures
 // the queueing delay, the time to first token (TTFT), the times between tokens
-// (TBT) and the end-to-end latency, each from the arrival; the statistics keep
+// (TBT) and the end-to-end latency, each from the arrival, and what the
+// executor charges the request (energy, NAND and PCIe bytes); the statistics keep
 // streaming quantiles (common/quantile_sketch.h), so memory does not grow with
 // the number of requests.
 #pragma once
@@ -20,12 +21,21 @@
 
 namespace ispsim::systems {
 
+// What the devices did for one request (serving_blend.h says how it is charged).
+struct RequestUsage {
+  double energy_j = 0;
+  uint64_t nand_read_bytes = 0, nand_written_bytes = 0;
+  uint64_t pcie_host_to_device_bytes = 0, pcie_device_to_host_bytes = 0;
+};
+
 // What serves one request on a platform.
 class RequestExecutor {
  public:
   struct Callbacks {
     std::function<void()> token;  // an output token is ready (the first one ends the prefill)
     std::function<void()> done;   // the request's last op completed
+    // After `done`, once: what the request used (its background work may end later).
+    std::function<void(const RequestUsage&)> settled;
   };
   virtual ~RequestExecutor() = default;
   // Starts `request` at the current simulated time.
@@ -39,6 +49,7 @@ struct ServedRequest {
   uint64_t tokens = 0;              // output tokens
   uint64_t max_token_gap_ps = 0;    // longest time between two tokens
   uint64_t context_tokens = 0, query_tokens = 0, answer_tokens = 0;
+  RequestUsage usage;
   uint64_t queueing_ps() const { return start_ps - arrival_ps; }
   uint64_t ttft_ps() const { return first_token_ps - arrival_ps; }
   uint64_t latency_ps() const { return end_ps - arrival_ps; }
@@ -46,9 +57,10 @@ struct ServedRequest {
   double mean_tbt_ps() const;
 };
 
-// Streaming statistics of the served requests, in ns.
+// Streaming statistics of the served requests: times in ns, energy in J, bytes.
 struct ServingStatistics {
   QuantileSketch queueing, ttft, tbt, latency;  // tbt: every gap between two tokens of a request
+  QuantileSketch energy, nand_read, nand_written, pcie_host_to_device, pcie_device_to_host;  // per request
   uint64_t requests = 0, tokens = 0;
   uint64_t first_arrival_ps = 0, last_end_ps = 0;
   void add(const ServedRequest& r);  // its token gaps went to `tbt` as they came
@@ -68,7 +80,7 @@ class Server : public sc_core::sc_module {
          unsigned concurrency, Sink sink);
 
   const ServingStatistics& statistics() const { return statistics_; }
-  // Requests read from the stream but not completed (a deadlock if nonzero after the run).
+  // Requests read from the stream but not settled (a deadlock if nonzero after the run).
   uint64_t unfinished() const { return read_ - statistics_.requests; }
   uint64_t store_events() const { return store_events_; }
 
@@ -91,6 +103,7 @@ class Server : public sc_core::sc_module {
   void on_dispatch();
   void token(uint64_t slot);
   void finish(uint64_t slot);
+  void settle(uint64_t slot, const RequestUsage& usage);
 
   workload::StreamReader& stream_;
   RequestExecutor& executor_;
@@ -100,6 +113,7 @@ class Server : public sc_core::sc_module {
   std::multimap<uint64_t, Waiting> arriving_;  // by arrival time: one per user (closed loop) or the next (open)
   std::deque<std::pair<uint64_t, Waiting>> queue_;  // (arrival, request) in FCFS order
   std::map<uint64_t, InService> in_service_;        // by slot
+  std::map<uint64_t, ServedRequest> settling_;      // by slot: done, usage not known yet
   uint64_t next_slot_ = 0, read_ = 0, store_events_ = 0;
   sc_core::sc_event arrival_event_, dispatch_event_;
   ServingStatistics statistics_;

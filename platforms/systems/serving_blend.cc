@@ -1,15 +1,20 @@
 #include "platforms/systems/serving_blend.h"
 
+#include <exception>
 #include <list>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "common/error.h"
 #include "common/output_files.h"
 #include "models/core/sim_time.h"
 #include "platforms/systems/blend_devices.h"
 #include "platforms/systems/blend_system.h"
+#include "platforms/systems/report_cells.h"
+#include "platforms/systems/serving_staging.h"
 #include "platforms/systems/stats_output.h"
+#include "traces/trace_validator.h"
 #include "traces/workload/request_trace.h"
 
 namespace ispsim::systems {
@@ -31,23 +36,39 @@ std::string request_where(const workload::StreamRequest& request) {
   return "request " + std::to_string(request.index()) + " of the stream";
 }
 
-// The KV regions the SSD must hold for the stream (a first pass over it): the
-// longest context, and every request's appended KV one after the other (the
-// drive does not trim a finished request's KV yet).
-ssd::KvSpace stream_kv_space(const std::string& stream_path, trace::Program program) {
+// The KV regions the SSD must hold for the stream (a first pass over its
+// requests' shapes): the longest context, and every request's appended KV one
+// after the other (the drive does not trim a finished request's KV yet).
+ssd::KvSpace stream_kv_space(const std::string& stream_path) {
   workload::StreamReader reader(stream_path);
   ssd::KvSpace space;
   space.shape = reader.header().model();
   workload::StreamRecord record;
   while (reader.next(record)) {
     if (!record.has_request()) continue;
-    const workload::RequestProgram p =
-        workload::request_program(reader.header(), record.request(), program, request_where(record.request()));
-    const ssd::KvSpace one = kv_space(p.header, p.ops);
-    space.precomputed_tokens = std::max(space.precomputed_tokens, one.precomputed_tokens);
-    space.appended_capacity += one.appended_capacity;
+    const workload::RequestKvTokens one = workload::request_kv_tokens(record.request());
+    space.precomputed_tokens = std::max(space.precomputed_tokens, one.precomputed);
+    space.appended_capacity += one.appended;
   }
   return space;
+}
+
+// What the devices have done since the start of the simulation.
+struct DeviceTotals {
+  uint64_t at_ps = 0;
+  double dynamic_j = 0;
+  uint64_t nand_read = 0, nand_written = 0, pcie_host_to_device = 0, pcie_device_to_host = 0;
+};
+
+DeviceTotals device_totals(System& system, const core::EnergyLedger& ledger) {
+  DeviceTotals t;
+  t.at_ps = now_ps();
+  t.dynamic_j = ledger.dynamic_j();
+  t.nand_read = system.ssd.nand_bytes_read();
+  t.nand_written = system.ssd.nand_bytes_programmed();
+  t.pcie_host_to_device = system.pcie.bytes(link::Direction::HOST_TO_DEVICE);
+  t.pcie_device_to_host = system.pcie.bytes(link::Direction::DEVICE_TO_HOST);
+  return t;
 }
 
 class BlendExecutor : public RequestExecutor {
@@ -60,34 +81,82 @@ class BlendExecutor : public RequestExecutor {
         host_config_(host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host")),
         system_("system", loaded, host_config_, stream.model(), space, ledger_),
         gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
-        ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr) {}
+        ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr),
+        memory_("system.serving.host_memory", host_config_, stream.model()) {}
 
+  // A request the program builder refuses stops the simulation; rethrow_failure() throws it.
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
-    prune();
-    workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
-    staging_.reset();  // a fresh staging area: the previous request's is gone first (its stats names)
-    memory_.reset();
-    memory_ = std::make_unique<host::HostMemory>("system.serving.host_memory", host_config_, stream_.model());
-    staging_ = std::make_unique<StagingAdapter>(*memory_);
-    runtimes_.push_back(std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), gpu_port_,
-                                                  *staging_, ssd_port_, write_chunk_bytes(system_.ssd)));
-    Runtime& runtime = *runtimes_.back();
-    runtime.set_completion_listener([&runtime, callbacks](size_t index) {
-      if (runtime.ops()[index].has_lm_head()) callbacks.token();
-      if (runtime.finished()) callbacks.done();
-    });
-    runtime.start();
+    try {
+      start(request, std::move(callbacks));
+    } catch (const BadInput&) {
+      failure_ = std::current_exception();
+      sc_core::sc_stop();
+    }
+  }
+
+  void rethrow_failure() const {
+    if (failure_) std::rethrow_exception(failure_);
   }
 
   // Every runtime still held (the last ones) completed its ops and drained its writes.
   void check_drained() {
-    for (const auto& r : runtimes_) r->check_finished();
+    for (const InFlight& r : in_flight_) r.runtime->check_finished();
   }
 
  private:
+  void start(const workload::StreamRequest& request, Callbacks callbacks) {
+    prune();
+    settle_charged();  // its background writes still running are this request's from now on
+    workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
+    const uint64_t id = next_id_++;
+    charged_ = {id, device_totals(system_, ledger_), std::move(callbacks.settled)};
+    const uint64_t kv_per_token =
+        trace::dense_kv_bytes_per_token(stream_.model(), trace::KV_PARTS_K_AND_V, stream_.model().kv_bits());
+    InFlight& r = in_flight_.emplace_back();
+    r.staging = std::make_unique<DocumentStaging>(memory_, request, id, kv_per_token, host_config_.staging_policy);
+    r.runtime = std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), gpu_port_,
+                                          *r.staging, ssd_port_, write_chunk_bytes(system_.ssd));
+    Runtime& runtime = *r.runtime;
+    runtime.set_completion_listener([&runtime, callbacks](size_t index) {
+      if (runtime.ops()[index].has_lm_head()) callbacks.token();
+      if (runtime.finished()) callbacks.done();
+    });
+    runtime.set_drained_listener([this, id] {
+      if (charged_.id == id) settle_charged();
+    });
+    runtime.start();
+  }
+
+  // The request charged now: from the start of its service until its writes
+  // drained or the next request started.
+  struct Charged {
+    uint64_t id = 0;
+    DeviceTotals from;
+    std::function<void(const RequestUsage&)> settled;  // empty once settled
+  };
+
+  void settle_charged() {
+    if (!charged_.settled) return;
+    const DeviceTotals& from = charged_.from;
+    const DeviceTotals to = device_totals(system_, ledger_);
+    RequestUsage u;
+    u.energy_j = ledger_.total_j(to.dynamic_j - from.dynamic_j, to.at_ps - from.at_ps);
+    u.nand_read_bytes = to.nand_read - from.nand_read;
+    u.nand_written_bytes = to.nand_written - from.nand_written;
+    u.pcie_host_to_device_bytes = to.pcie_host_to_device - from.pcie_host_to_device;
+    u.pcie_device_to_host_bytes = to.pcie_device_to_host - from.pcie_device_to_host;
+    std::exchange(charged_.settled, nullptr)(u);
+  }
+
+  // A request's runtime and its view of the staging area, held until its writes drained.
+  struct InFlight {
+    std::unique_ptr<DocumentStaging> staging;
+    std::unique_ptr<Runtime> runtime;
+  };
+
   // Drops the runtimes that finished and drained their background writes.
   void prune() {
-    runtimes_.remove_if([](const std::unique_ptr<Runtime>& r) { return r->finished() && r->drained_ps() > 0; });
+    in_flight_.remove_if([](const InFlight& r) { return r.runtime->finished() && r.runtime->drained_ps() > 0; });
   }
 
   const schema::LoadedPlatform& loaded_;
@@ -98,16 +167,19 @@ class BlendExecutor : public RequestExecutor {
   System system_;
   GpuPort gpu_port_;
   SsdPort ssd_port_;
-  std::unique_ptr<host::HostMemory> memory_;
-  std::unique_ptr<StagingAdapter> staging_;
-  std::list<std::unique_ptr<Runtime>> runtimes_;
+  host::HostMemory memory_;  // the stream's staging area (serving_staging.h)
+  std::list<InFlight> in_flight_;
+  uint64_t next_id_ = 0;
+  Charged charged_;
+  std::exception_ptr failure_;
 };
 
 }  // namespace
 
 std::string served_csv_header() {
   return "request,arrival_ns,start_ns,queueing_ns,ttft_ns,mean_tbt_ns,max_tbt_ns,latency_ns,end_ns,output_tokens,"
-         "context_tokens,query_tokens,answer_tokens";
+         "context_tokens,query_tokens,answer_tokens,energy_j,nand_read_bytes,nand_written_bytes,"
+         "pcie_host_to_device_bytes,pcie_device_to_host_bytes";
 }
 
 std::string served_csv_row(const ServedRequest& r) {
@@ -117,15 +189,22 @@ std::string served_csv_row(const ServedRequest& r) {
   s << r.index << ',' << ns(r.arrival_ps) << ',' << ns(r.start_ps) << ',' << ns(r.queueing_ps()) << ','
     << ns(r.ttft_ps()) << ',' << r.mean_tbt_ps() / 1e3 << ',' << ns(r.max_token_gap_ps) << ',' << ns(r.latency_ps())
     << ',' << ns(r.end_ps) << ',' << r.tokens << ',' << r.context_tokens << ',' << r.query_tokens << ','
-    << r.answer_tokens;
+    << r.answer_tokens << ',' << shortest_number(r.usage.energy_j) << ',' << r.usage.nand_read_bytes << ','
+    << r.usage.nand_written_bytes << ',' << r.usage.pcie_host_to_device_bytes << ','
+    << r.usage.pcie_device_to_host_bytes;
   return s.str();
+}
+
+void check_serves_streams(const schema::LoadedPlatform& loaded) {
+  platform_program(loaded);
+  check_blend_platform(loaded);
 }
 
 ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const std::string& stream_path,
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);
   check_blend_platform(loaded);
-  const ssd::KvSpace space = stream_kv_space(stream_path, program);
+  const ssd::KvSpace space = stream_kv_space(stream_path);
   OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   AtomicFile* csv = outputs.open(options.requests_csv);
@@ -136,6 +215,7 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
     if (csv) csv->stream() << served_csv_row(r) << '\n';
   });
   sc_core::sc_start();
+  executor.rethrow_failure();
   core::refuse_if_time_overflowed(stream_path);
   if (server.unfinished() != 0)
     throw std::logic_error("serve: " + std::to_string(server.unfinished()) + " requests never completed");

@@ -3,9 +3,19 @@
 // the whole stream (the GPU's queue, the PCIe link, the SSD with its
 // background writes). Each request runs the platform's program of its
 // single-request trace (traces/workload/request_trace.h). The host serves one
-// request at a time (FCFS); each request starts with an empty host DRAM staging
-// area and reads its documents' KV from the drive, which is stateless between
-// requests (the FTL is not in the SSD's timing yet).
+// request at a time (FCFS). Host DRAM staging persists across requests, by
+// document (serving_staging.h): a document's KV is where earlier requests left
+// it, under the platform's staging policy and budget. The drive is stateless
+// between requests (the FTL is not in the SSD's timing yet).
+//
+// What a request is charged (ServedRequest::usage): everything the devices do
+// from the start of its service until its background writes have drained or
+// the next request starts, whichever is first: dynamic energy as the devices
+// record it, static energy of that time, whole NAND pages read and programmed,
+// PCIe bytes per direction. Writes still draining when the next request starts
+// are charged to that one; static energy while no request is charged (an idle
+// host) is charged to none. A stream of one request is charged exactly what
+// `ispsim run` reports for its trace.
 #pragma once
 
 #include <functional>
@@ -24,13 +34,17 @@ struct ServeOptions {
   std::function<void(const ServingStatistics&)> before_commit;
 };
 
+// BadInput unless the platform serves request streams (a MemLLM-study program).
+void check_serves_streams(const schema::LoadedPlatform& platform);
+
 // Serves the stream at `stream_path` on the platform (call once per process).
 // Throws BadInput for a platform whose program is not a MemLLM-study one, a
 // stream or a request it cannot run.
 ServingStatistics serve_blend_stream(const schema::LoadedPlatform& platform, const std::string& stream_path,
                                      const ServeOptions& options);
 
-// The per-request CSV's header line and one row (times in ns).
+// The per-request CSV's header line and one row (times in ns, energy in J in
+// its shortest exact form, bytes).
 std::string served_csv_header();
 std::string served_csv_row(const ServedRequest& r);
 

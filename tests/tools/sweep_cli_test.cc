@@ -292,7 +292,7 @@ TEST(ReproduceCli, ListsEveryExperimentAndWhatIsMissing) {
 
   const CliResult bad = run_cli("reproduce nopaper");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err, "ispsim: error: ispsim reproduce: unknown paper 'nopaper' (memllm or cim)\n");
+  EXPECT_EQ(bad.err, "ispsim: error: ispsim reproduce: unknown paper 'nopaper' (memllm, cim or workloads)\n");
 }
 
 // Paper 1's decode systems run traces of the decode generator (trace.context_tokens

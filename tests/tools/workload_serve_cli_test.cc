@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "tests/support/cli.h"
@@ -39,6 +40,18 @@ std::string statistic(const std::string& csv, const std::string& name) {
   return "";
 }
 
+// Column `name` of a CSV's first data row ("" if absent).
+std::string csv_column(const std::string& csv, const std::string& name) {
+  std::istringstream lines(read_text(csv));
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  std::istringstream names(header), cells(row);
+  for (std::string n, cell; std::getline(names, n, ',') && std::getline(cells, cell, ',');)
+    if (n == name) return cell;
+  return "";
+}
+
 const char* kOne = "model: 'SmolLM2-135M' dataset: 'hpt' documents: 50 requests: 1 poisson { rate_per_s: 1 }";
 
 TEST(WorkloadServe, OneRequestStreamReproducesRunExactlyOnEveryMemLlmPlatform) {
@@ -50,15 +63,24 @@ TEST(WorkloadServe, OneRequestStreamReproducesRunExactlyOnEveryMemLlmPlatform) {
                                "memllm_fused", "memllm_perch", "memllm"}) {
     const std::string p = platform;
     const CliResult run = run_cli("run --platform " + p + " --trace " + shell_quote(path("one.trace")) +
-                                  " --stats " + shell_quote(path(p + "_run.csv")));
+                                  " --stats " + shell_quote(path(p + "_run.csv")) + " --format csv");
     ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::ofstream(path(p + "_run_result.csv")) << run.out;
     const CliResult serve = run_cli("workload serve --platform " + p + " --stream " + shell_quote(one) +
-                                    " --stats " + shell_quote(path(p + "_serve.csv")));
+                                    " --stats " + shell_quote(path(p + "_serve.csv")) + " --requests " +
+                                    shell_quote(path(p + "_requests.csv")));
     ASSERT_EQ(serve.exit_code, 0) << serve.err;
     const std::string latency = statistic(path(p + "_run.csv"), "system.run.latency");
     ASSERT_FALSE(latency.empty());
     EXPECT_EQ(statistic(path(p + "_serve.csv"), "system.serving.latency.max"), latency) << p;
     EXPECT_EQ(statistic(path(p + "_serve.csv"), "system.serving.queueing.max"), "0") << p;
+    // The request is charged exactly what the run reports.
+    for (const char* metric : {"energy_j", "nand_read_bytes", "nand_written_bytes", "pcie_host_to_device_bytes",
+                               "pcie_device_to_host_bytes"}) {
+      const std::string expected = csv_column(path(p + "_run_result.csv"), metric);
+      ASSERT_FALSE(expected.empty()) << p << " " << metric;
+      EXPECT_EQ(csv_column(path(p + "_requests.csv"), metric), expected) << p << " " << metric;
+    }
   }
 }
 
@@ -83,7 +105,7 @@ TEST(WorkloadServe, SimultaneousArrivalsQueueInOrder) {
     std::vector<double> v;
     std::istringstream cells(line);
     for (std::string cell; std::getline(cells, cell, ',');) v.push_back(std::stod(cell));
-    ASSERT_EQ(v.size(), 13u) << line;
+    ASSERT_EQ(v.size(), 18u) << line;
     EXPECT_EQ(v[0], rows);
     EXPECT_EQ(v[1], 0);                     // arrival
     EXPECT_EQ(v[2], previous_end) << line;  // starts when the previous one ends (FCFS, one at a time)
@@ -92,6 +114,45 @@ TEST(WorkloadServe, SimultaneousArrivalsQueueInOrder) {
     ++rows;
   }
   EXPECT_EQ(rows, 10);
+}
+
+// The rows of a per-request CSV, each as its columns by name.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& csv) {
+  std::istringstream lines(read_text(csv));
+  std::string header, line;
+  std::getline(lines, header);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(lines, line)) {
+    std::istringstream names(header), cells(line);
+    auto& row = rows.emplace_back();
+    for (std::string n, cell; std::getline(names, n, ',') && std::getline(cells, cell, ',');) row[n] = cell;
+  }
+  return rows;
+}
+
+// Two requests 100 s apart for the one document of the corpus: on a platform
+// that stages KV in host DRAM the second finds the document's precomputed KV
+// where the first left it and reads nothing from flash; MemLLM, whose
+// attention reads the KV inside the SSD, reads it again.
+TEST(WorkloadServe, SecondRequestFindsItsDocumentStaged) {
+  std::ofstream(path("two.txt")) << "0\n100\n";
+  const std::string s = stream("two", "model: 'SmolLM2-135M' dataset: 'hpt' documents: 1 top_k: 1 "
+                                      "document_tokens: 512 query_tokens: 20 answer_tokens: 4 "
+                                      "arrival_list { file: 'two.txt' }");
+  for (const std::string p : {"gpu_precompute", "memllm"}) {
+    const CliResult r = run_cli("workload serve --platform " + p + " --stream " + shell_quote(s) + " --requests " +
+                                shell_quote(path("two_" + p + ".csv")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = csv_rows(path("two_" + p + ".csv"));
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_GT(std::stoull(rows[0].at("nand_read_bytes")), 0u) << p;
+    if (p == "memllm") {
+      EXPECT_GT(std::stoull(rows[1].at("nand_read_bytes")), 0u);
+    } else {
+      EXPECT_EQ(rows[1].at("nand_read_bytes"), "0");
+      EXPECT_LT(std::stod(rows[1].at("latency_ns")), std::stod(rows[0].at("latency_ns")));
+    }
+  }
 }
 
 TEST(WorkloadServe, BadInputs) {

@@ -52,6 +52,7 @@ int engine_blend(const Args& args);
 int trace_gen_decode(const Args& args);  // cmd_trace_decode.cc: trace gen --decode (paper 1 decode programs)
 int sweep(const Args& args);     // cmd_sweep.cc: many runs from a sweep file, Slurm shards
 int reproduce(const Args& args); // cmd_reproduce.cc: a paper's figures into one folder
+int reproduce_workloads(const Args& args);  // cmd_reproduce_workloads.cc: request streams' figures
 int workload(const Args& args);  // cmd_workload.cc: workload gen | dump (request streams)
 int workload_gen(const Args& args);
 int workload_dump(const Args& args);

@@ -7,13 +7,17 @@
 #include <iostream>
 #include <sstream>
 
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "common/error.h"
 #include "common/input_file.h"
 #include "kernels/model/cpu_isa.h"
 #include "kernels/model/parallel.h"
 #include "kernels/model/tokenizer.h"
+
+extern char** environ;
 
 namespace ispsim::cli {
 
@@ -179,6 +183,17 @@ std::vector<Query> read_queries(const std::string& path) {
   }
   if (queries.empty()) throw BadInput(path, "no queries");
   return queries;
+}
+
+int run_command(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return 127;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 }  // namespace ispsim::cli

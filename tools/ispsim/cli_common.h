@@ -38,6 +38,9 @@ unsigned checked_count(long long value, const std::string& option, long long min
 // The most simulations at once (-j) and shards (--shards) a command takes.
 constexpr long long kMaxJobs = 1024, kMaxShards = 10000;
 
+// Runs argv (argv[0] a path), waits; returns the exit code (127 if it could not start).
+int run_command(const std::vector<std::string>& argv);
+
 // The items of a comma-separated list given to `option`; an empty entry ("a,,b",
 // a trailing comma) is a typo, not something to skip: BadInput(option, ...).
 std::vector<std::string> split_list(const std::string& s, const std::string& option);

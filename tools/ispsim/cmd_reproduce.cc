@@ -304,18 +304,6 @@ Paper cim_paper(const CimRequest& request) {
   return paper;
 }
 
-// Runs argv, waits; returns the exit code (127 if it could not start).
-int run_command(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  if (posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return 127;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-}
-
 // The command as it pastes into a POSIX shell run from the data root (the
 // repository root, or an install's share/ispsim): paths inside it relative to
 // it (no absolute path of the machine that wrote it), every word that is not
@@ -372,12 +360,13 @@ class MadeFolders {
 }  // namespace
 
 int reproduce(const Args& args) {
+  if (!args.empty() && args[0] == "workloads") return reproduce_workloads(Args(args.begin() + 1, args.end()));
   std::string paper_name, out_dir;
   long long jobs_value = std::max(1u, std::thread::hardware_concurrency()), shards_value = 0;
   po::options_description desc("reproduce options");
   desc.add_options()
       ("help,h", "print this help")
-      ("paper", po::value(&paper_name), "memllm or cim")
+      ("paper", po::value(&paper_name), "memllm, cim or workloads (ispsim reproduce workloads --help)")
       ("out,o", po::value(&out_dir), "output folder (default: reproduce-<paper>)")
       ("jobs,j", po::value(&jobs_value), "simulations at once (default: the number of CPUs)")
       ("full", "memllm: the realistic grid, all six models and long contexts (hours; default: two models, short "
@@ -394,7 +383,7 @@ int reproduce(const Args& args) {
   try {
     po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
     if (vm.count("help")) {
-      std::cout << "usage: ispsim reproduce memllm|cim [options]\n" << desc;
+      std::cout << "usage: ispsim reproduce memllm|cim|workloads [options]\n" << desc;
       return 0;
     }
     po::notify(vm);
@@ -402,8 +391,8 @@ int reproduce(const Args& args) {
     throw BadInput("ispsim reproduce", e.what());
   }
   if (paper_name != "memllm" && paper_name != "cim")
-    throw BadInput("ispsim reproduce", paper_name.empty() ? "missing the paper (memllm or cim)"
-                                                          : "unknown paper '" + paper_name + "' (memllm or cim)");
+    throw BadInput("ispsim reproduce", paper_name.empty() ? "missing the paper (memllm, cim or workloads)"
+                                                          : "unknown paper '" + paper_name + "' (memllm, cim or workloads)");
   const unsigned jobs = checked_count(jobs_value, "--jobs", 1, kMaxJobs);
   const unsigned shards = vm.count("shards") ? checked_count(shards_value, "--shards", 1, kMaxShards) : 0;
   if (vm.count("shards") && !vm.count("slurm")) throw BadInput("--shards", "needs --slurm");

@@ -37,8 +37,9 @@ const char* kWorkloadUsage =
     "      [--stats F.json|F.csv]\n"
     "                           serve the stream on a MemLLM-study platform: requests queue at\n"
     "                           the host (FCFS, one at a time); prints queueing delay, TTFT,\n"
-    "                           TBT and latency (mean, p50, p95, p99, max) and throughput;\n"
-    "                           --requests writes one CSV row per request\n"
+    "                           TBT and latency (mean, p50, p95, p99, max), throughput, and\n"
+    "                           energy, NAND and PCIe bytes per request; --requests writes\n"
+    "                           one CSV row per request\n"
     "  slo --platform P --workload W.txtpb --slo-ms X [--metric ttft|latency]\n"
     "      [--quantile Q] [--low R] [--high R] [--steps N] [--set path=value]...\n"
     "                           the highest Poisson rate (requests/s) at which the Q-quantile\n"
@@ -78,17 +79,27 @@ void print_serving(const std::string& platform, const systems::ServingStatistics
   std::printf("%s: %llu requests, %llu output tokens, throughput %.4f requests/s\n", platform.c_str(),
               static_cast<unsigned long long>(s.requests), static_cast<unsigned long long>(s.tokens),
               s.throughput_per_s());
-  std::printf("%-10s %12s %12s %12s %12s %12s\n", "(ms)", "mean", "p50", "p95", "p99", "max");
+  std::printf("%-18s %12s %12s %12s %12s %12s\n", "(ms)", "mean", "p50", "p95", "p99", "max");
   const auto row = [](const char* name, const QuantileSketch& q) {
-    std::printf("%-10s %12.4f %12.4f %12.4f %12.4f %12.4f\n", name, q.mean() / 1e6, q.quantile(0.5) / 1e6,
+    std::printf("%-18s %12.4f %12.4f %12.4f %12.4f %12.4f\n", name, q.mean() / 1e6, q.quantile(0.5) / 1e6,
                 q.quantile(0.95) / 1e6, q.quantile(0.99) / 1e6, q.max() / 1e6);
   };
   row("queueing", s.queueing);
   row("ttft", s.ttft);
   row("tbt", s.tbt);
   row("latency", s.latency);
-  std::printf("percentiles within %.1f %% (streaming sketch); mean and max exact\n",
-              s.ttft.relative_accuracy() * 100);
+  std::printf("%-18s %12s %12s %12s %12s %12s\n", "per request", "mean", "p50", "p95", "p99", "max");
+  const auto usage = [](const char* name, const QuantileSketch& q, double scale) {
+    std::printf("%-18s %12.4f %12.4f %12.4f %12.4f %12.4f\n", name, q.mean() / scale, q.quantile(0.5) / scale,
+                q.quantile(0.95) / scale, q.quantile(0.99) / scale, q.max() / scale);
+  };
+  usage("energy (mJ)", s.energy, 1e-3);
+  usage("NAND read (MB)", s.nand_read, 1e6);
+  usage("NAND written (MB)", s.nand_written, 1e6);
+  usage("PCIe to dev (MB)", s.pcie_host_to_device, 1e6);
+  usage("PCIe to host (MB)", s.pcie_device_to_host, 1e6);
+  std::printf("energy of all requests %.6f J; percentiles within %.1f %% (streaming sketch); mean and max exact\n",
+              s.energy.sum(), s.ttft.relative_accuracy() * 100);
   std::fflush(stdout);
   if (std::ferror(stdout)) throw BadInput("stdout", "write failed");
 }

@@ -18,7 +18,7 @@ const std::vector<Subcommand>& commands() {
       {"describe", "print the parameters of a platform or module with unit, default and meaning", describe},
       {"engine", "the functional integer-only LLM engine", engine},
       {"sweep", "many simulations from a sweep file, locally (-j) or as a Slurm job array", sweep},
-      {"reproduce", "a paper's figures and tables into one folder: memllm | cim", reproduce},
+      {"reproduce", "a paper's figures and tables into one folder: memllm | cim | workloads", reproduce},
       {"workload", "sustained workloads: draw a request stream from a workload file", workload},
       {"rerun", "rerun a result file's runs from its recorded configuration and check the numbers", rerun},
   };

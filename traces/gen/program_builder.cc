@@ -277,7 +277,6 @@ class ProgramEmitter {
   // plus the appended query and decoded tokens; layer 0 was recomputed fully,
   // so there all KV is appended.
   void decode(uint64_t after, bool blend) {
-    const auto& masks = request_.hkvd_masks;
     for (uint64_t s = 0; s < request_.answer_tokens; ++s) {
       const auto step = static_cast<uint32_t>(s);
       const uint64_t position = prompt_ + s;
@@ -296,7 +295,7 @@ class ProgramEmitter {
         } else if (blend && layer >= 1) {
           *b.attention.add_kv() = span(0, context_, trace::KV_REGION_PRECOMPUTED);
           *b.attention.add_kv() = span(context_, position + 1, trace::KV_REGION_APPENDED);
-          *b.attention.mutable_hkvd_mask() = pack_bits(masks[layer]);
+          *b.attention.mutable_hkvd_mask() = packed_mask(layer);
         } else {
           *b.attention.add_kv() = span(0, position + 1, trace::KV_REGION_APPENDED);
         }
@@ -355,7 +354,7 @@ class ProgramEmitter {
       trace::Attention a;
       *a.add_kv() = span(0, context_, trace::KV_REGION_PRECOMPUTED);
       if (with_query) *a.add_kv() = span(context_, prompt_, trace::KV_REGION_APPENDED);
-      *a.mutable_hkvd_mask() = pack_bits(masks[layer]);
+      *a.mutable_hkvd_mask() = packed_mask(layer);
       a.set_causal(true);
       return a;
     };
@@ -417,6 +416,14 @@ class ProgramEmitter {
     decode(head(last_phase, prev, std::nullopt), true);
   }
 
+  // The layer's HKVD mask, packed once: every decode step's attention carries it.
+  const trace::BitVector& packed_mask(uint32_t layer) {
+    if (packed_masks_.empty()) packed_masks_.resize(request_.hkvd_masks.size());
+    std::optional<trace::BitVector>& packed = packed_masks_.at(layer);
+    if (!packed) packed = pack_bits(request_.hkvd_masks[layer]);
+    return *packed;
+  }
+
   const std::function<void(const trace::Op&)>& sink_;
   const BlendRequest& request_;
   const trace::ModelShape& model_;
@@ -429,6 +436,7 @@ class ProgramEmitter {
   trace::DType kv_ = trace::DTYPE_UNSPECIFIED;
   uint64_t kv_bytes_per_token_ = 0;
   bool opt_ = false;
+  std::vector<std::optional<trace::BitVector>> packed_masks_;  // by layer
 };
 
 const char* program_description(trace::Program p) {

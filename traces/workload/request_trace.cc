@@ -11,14 +11,14 @@ namespace {
 constexpr uint64_t kMaskStream = 5;  // after the generator's streams (stream_gen.h)
 
 trace::Header request_header(const StreamHeader& header, const StreamRequest& request,
-                             const tracegen::BlendRequest& r) {
+                             const tracegen::BlendRequest& r, const std::vector<trace::Program>& programs) {
   trace::Producer producer;
   producer.set_kind(trace::PRODUCER_SHAPE_GENERATOR);
   producer.set_tool("ispsim workload trace");
   trace::Setting* s = producer.add_settings();
   s->set_key("request");
   s->set_value(std::to_string(request.index()));
-  return tracegen::make_header(r, tracegen::all_programs(), producer, header.workload().dataset());
+  return tracegen::make_header(r, programs, producer, header.workload().dataset());
 }
 
 }  // namespace
@@ -44,7 +44,7 @@ tracegen::BlendRequest blend_request(const StreamHeader& header, const StreamReq
 
 void write_request_trace(const StreamHeader& header, const StreamRequest& request, const std::string& path) {
   const tracegen::BlendRequest r = blend_request(header, request);
-  trace::TraceWriter writer(path, request_header(header, request, r));
+  trace::TraceWriter writer(path, request_header(header, request, r, tracegen::all_programs()));
   tracegen::write_programs(writer, r, tracegen::all_programs());
   writer.close();
 }
@@ -53,18 +53,25 @@ RequestProgram request_program(const StreamHeader& header, const StreamRequest& 
                                const std::string& where) {
   const tracegen::BlendRequest r = blend_request(header, request);
   RequestProgram p;
-  p.header = request_header(header, request, r);
+  p.header = request_header(header, request, r, {program});
   trace::TraceValidator validator(where);
   validator.check_header(p.header);
   tracegen::emit_programs(
       [&](const trace::Op& op) {
         validator.check_op(op);
-        if (op.program() == program) p.ops.push_back(op);
+        p.ops.push_back(op);
       },
-      r, tracegen::all_programs());
+      r, {program});
   validator.check_end(false);
   for (trace::ProgramInfo& info : *p.header.mutable_programs()) info.set_op_count(validator.ops_of(info.program()));
   return p;
+}
+
+RequestKvTokens request_kv_tokens(const StreamRequest& request) {
+  RequestKvTokens kv;
+  for (const DocumentRef& d : request.documents()) kv.precomputed += d.tokens();
+  kv.appended = kv.precomputed + request.query_tokens() + request.answer_tokens();
+  return kv;
 }
 
 }  // namespace ispsim::workload

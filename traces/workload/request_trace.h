@@ -18,13 +18,25 @@ tracegen::BlendRequest blend_request(const StreamHeader& header, const StreamReq
 // Writes the trace of `request` (all three programs) to `path`, atomically.
 void write_request_trace(const StreamHeader& header, const StreamRequest& request, const std::string& path);
 
-// The same trace in memory: its header (op counts filled in) and the ops of
-// `program`, checked op by op as a trace file is (BadInput names `where`).
+// The trace of `request` with `program` alone, in memory: its header (op
+// count filled in) and ops, checked op by op as a trace file is (BadInput names
+// `where`). The ops are those of the three-program trace, with ids counted
+// from 0 (their order, and so a simulation, is the same).
 struct RequestProgram {
   trace::Header header;
   std::vector<trace::Op> ops;
 };
 RequestProgram request_program(const StreamHeader& header, const StreamRequest& request, trace::Program program,
                                const std::string& where);
+
+// The KV each layer of the request holds, in tokens, from its shape alone:
+// the context C (precomputed) and the most entries any layer appends. In every
+// program layer 0 appends the whole prompt (C + Q; FULL_PREFILL every layer
+// does) and each of the A decode steps appends one entry per layer, while the
+// blend programs' layers >= 1 append H + Q <= C + Q; so the most is C + Q + A.
+struct RequestKvTokens {
+  uint64_t precomputed = 0, appended = 0;
+};
+RequestKvTokens request_kv_tokens(const StreamRequest& request);
 
 }  // namespace ispsim::workload

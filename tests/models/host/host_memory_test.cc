@@ -118,6 +118,33 @@ TEST(HostMemory, LruHitsMissesAndEvictions) {
   EXPECT_NE(text.find("mem.resident_bytes,1000,bytes,"), std::string::npos);
 }
 
+// Keys of other owners are other keys; retain() drops the refused ones and
+// frees their bytes, not counting them as evictions.
+TEST(HostMemory, RetainDropsTheRefusedOwnersKeys) {
+  const trace::ModelShape s = shape_from_text(kSmolLm2_135M);
+  HostMemory m("mem", budget(2u * 134515008 + 1000, 0), s);
+  const StagingKey a{1, trace::KV_REGION_PRECOMPUTED, 7}, b{1, trace::KV_REGION_PRECOMPUTED, 8};
+  m.insert(a, 300);
+  m.insert(b, 500);
+  EXPECT_EQ(m.resident(a), 300u);
+  EXPECT_EQ(m.resident(StagingKey{1, trace::KV_REGION_PRECOMPUTED}), 0u);  // owner 0: another key
+  m.retain([](const StagingKey& k) { return k.owner == 7; });
+  EXPECT_EQ(m.resident(a), 300u);
+  EXPECT_EQ(m.resident(b), 0u);
+  EXPECT_EQ(m.resident_bytes(), 300u);
+  EXPECT_EQ(m.insert(b, 700), 0u);  // the room b had is free again
+  EXPECT_EQ(m.evictions(), 0u);
+
+  HostMemory f("flexgen", budget(2u * 134515008 + 1000, 0, StagingPolicy::kFlexGenPlacement), s);
+  f.append(a, 300);
+  f.append(b, 500);
+  EXPECT_EQ(f.resident_bytes(), 800u);
+  f.retain([](const StagingKey& k) { return k.owner == 8; });
+  EXPECT_EQ(f.resident(a), 0u);
+  EXPECT_EQ(f.resident(b), 500u);
+  EXPECT_EQ(f.resident_bytes(), 500u);
+}
+
 TEST(HostMemory, ReinsertingAKeyReplacesItsSize) {
   const trace::ModelShape s = shape_from_text(kSmolLm2_135M);
   HostMemory m("mem", budget(2u * 134515008 + 1000, 0), s);

@@ -23,6 +23,7 @@ namespace {
 
 // Serves every request in `prefill_ps`, then one token every `decode_ps` per
 // answer token: tokens at prefill, prefill + decode, ...; done with the last.
+// Charges each request 1 J and 4096 NAND bytes per output token.
 class FixedExecutor : public sc_core::sc_module, public RequestExecutor {
  public:
   SC_HAS_PROCESS(FixedExecutor);
@@ -35,17 +36,24 @@ class FixedExecutor : public sc_core::sc_module, public RequestExecutor {
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
     callbacks_ = std::move(callbacks);
     left_ = request.answer_tokens();
+    tokens_ = left_ + 1;
     event_.notify(sc_core::sc_time::from_value(prefill_ps_));
   }
 
  private:
   void step() {
     callbacks_.token();
-    if (left_ == 0) return callbacks_.done();
+    if (left_ == 0) {
+      callbacks_.done();
+      RequestUsage usage;
+      usage.energy_j = 1;
+      usage.nand_read_bytes = 4096 * tokens_;
+      return callbacks_.settled(usage);
+    }
     --left_;
     event_.notify(sc_core::sc_time::from_value(decode_ps_));
   }
-  uint64_t prefill_ps_, decode_ps_, left_ = 0;
+  uint64_t prefill_ps_, decode_ps_, left_ = 0, tokens_ = 0;
   Callbacks callbacks_;
   sc_core::sc_event event_;
 };
@@ -127,6 +135,9 @@ TEST(Serving, QueueingTtftAndTbtOfAHandMadeStream) {
   EXPECT_EQ(server.statistics().tbt.count(), 4u);
   EXPECT_EQ(server.statistics().tbt.max(), 0.5e6);  // ns
   EXPECT_DOUBLE_EQ(server.statistics().throughput_per_s(), 2 / 6e-3);
+  EXPECT_EQ(served[1].usage.nand_read_bytes, 3 * 4096u);  // what the executor charged reaches the sink
+  EXPECT_EQ(server.statistics().energy.sum(), 2.0);
+  EXPECT_EQ(server.statistics().nand_read.max(), 3 * 4096.0);
 }
 
 }  // namespace
