@@ -88,6 +88,10 @@ std::vector<Metric> declare() {
        decode([](const RunSummary& r, double n, MetricValues& o) {
          for (const auto& [stage, ns] : r.stage_ns) o.emplace_back(metric_key(stage), ns / kNsPerS / n);
        })},
+      {"stage_eq4.<stage>_s", "s", "time per decode token of each stage by paper 1's eq. (4) model", "",
+       decode([](const RunSummary& r, double n, MetricValues& o) {
+         for (const auto& [stage, ns] : r.stage_analytic_ns) o.emplace_back(metric_key(stage), ns / kNsPerS / n);
+       })},
       {"stage_energy.<stage>_j", "J", "energy per decode token of each stage", "",
        decode([](const RunSummary& r, double n, MetricValues& o) {
          for (const auto& [stage, j] : r.stage_j) o.emplace_back(metric_key(stage), j / n);

@@ -287,8 +287,11 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std
        << ", \"status\": " << json_quoted(status(r));
     run_sep = ",\n";
     if (!r.failure.empty()) os << ", \"failure\": " << json_quoted(r.failure);
+    if (!r.note.empty()) os << ", \"note\": " << json_quoted(r.note);
     const std::string s = speedup(base_ns, r);
-    os << ", \"speedup\": " << (s.empty() ? "null" : s) << ",\n     \"metrics\": {";
+    os << ", \"speedup\": " << (s.empty() ? "null" : s);
+    if (r.decode_tokens > 0 && completed(r)) os << ", \"decode_tokens\": " << r.decode_tokens;
+    os << ",\n     \"metrics\": {";
     const char* sep = "";
     for (const auto& [name, v] : values[i]) {
       os << sep << json_quoted(name) << ": " << shortest_number(v);
