@@ -407,7 +407,7 @@ void summarise(BlendRun& run, RunSummary& summary) {
 
 // The run's own statistics next to the devices', then all of them.
 void write_run_stats(const Runtime& runtime, const RunSummary& summary, const PhaseBusy& phase_busy, AtomicFile& file,
-                     const std::string& provenance) {
+                     const std::optional<StatsProvenance>& provenance) {
   stats::Group run("system.run");
   run.formula("latency", "ns", "end-to-end latency of the request (completion of its last op)",
               [&] { return summary.latency_ns; });
@@ -435,7 +435,7 @@ void write_run_stats(const Runtime& runtime, const RunSummary& summary, const Ph
   run.formula_integer("ssd_attention_prefetches", "count",
                       "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
                       [&] { return runtime.ssd_prefetches(); });
-  write_stats(file, provenance);
+  write_stats(file, provenance, &summary);
 }
 
 // Each phase's average power (its energy over its time) from its start on,
@@ -472,7 +472,7 @@ void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases
 
 // Writes the files that `outputs` commits, the waveform's among them.
 void write_outputs(BlendRun& run, const RunSummary& summary, OutputFiles& outputs, AtomicFile* stats_file,
-                   AtomicFile* timeline_file, const std::string& stats_provenance) {
+                   AtomicFile* timeline_file, const std::optional<StatsProvenance>& stats_provenance) {
   if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()), outputs);
   if (stats_file) write_run_stats(run.runtime, summary, run.busy, *stats_file, stats_provenance);
   if (timeline_file) write_timeline(run.runtime, run.phases.spans(), summary, run.timeline, *timeline_file);

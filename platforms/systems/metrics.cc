@@ -147,15 +147,6 @@ const std::vector<Metric>& metric_list() {
   return list;
 }
 
-SiUnit si_unit(const std::string& unit) {
-  static const std::map<std::string, SiUnit> kToSi = {
-      {"ps", {"s", 1, 1e12}}, {"ns", {"s", 1, 1e9}}, {"us", {"s", 1, 1e6}}, {"ms", {"s", 1, 1e3}},
-      {"pJ", {"J", 1, 1e12}}, {"nJ", {"J", 1, 1e9}}, {"uJ", {"J", 1, 1e6}}, {"mJ", {"J", 1, 1e3}},
-      {"mW", {"W", 1, 1e3}},  {"GB/s", {"bytes/s", 1e9, 1}}, {"MB/s", {"bytes/s", 1e6, 1}}};
-  const auto it = kToSi.find(unit);
-  return it == kToSi.end() ? SiUnit{unit} : it->second;
-}
-
 std::string metric_key(const std::string& name) {
   std::string out;
   for (char c : name)
@@ -220,11 +211,13 @@ std::vector<std::string> metric_columns(const std::vector<MetricValues>& runs) {
   return columns;
 }
 
-bool is_known_metric(const std::string& name) {
+const Metric* find_metric(const std::string& name) {
   for (const Metric& m : metric_list())
-    if (m.family() ? member_of(m, name) : name == m.name) return true;
-  return false;
+    if (m.family() ? member_of(m, name) : name == m.name) return &m;
+  return nullptr;
 }
+
+bool is_known_metric(const std::string& name) { return find_metric(name) != nullptr; }
 
 std::string known_metrics_help() {
   std::string out = "known:";

@@ -22,6 +22,13 @@ struct Provenance {
   std::string trace_seed;      // the trace generator's seed (empty when the trace names none)
 };
 
+// What a statistics file (`run --stats`) records of how it was made: the
+// result's provenance and the run's resolved configuration.
+struct StatsProvenance {
+  Provenance provenance;
+  std::string configuration;
+};
+
 // `"schema_version": N, "provenance": {...}` (no braces around, no newline),
 // for the top level of a JSON result.
 void write_provenance_json(std::ostream& os, const Provenance& p);
