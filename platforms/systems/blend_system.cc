@@ -367,20 +367,15 @@ void summarise_prefill(const Runtime& runtime, RunSummary& summary) {
   summary.exposed_nand_ns = ps_to_ns(prefill - std::min(prefill_gpu, prefill));
 }
 
-void summarise_traffic(const link::PcieLink& pcie, ssd::Ssd& ssd, RunSummary& summary) {
+// PCIe bytes by direction and purpose; the SSD's own statistics are read by
+// name from the registry (capture_stats, metrics.h).
+void summarise_traffic(const link::PcieLink& pcie, RunSummary& summary) {
   for (link::Direction d : {link::Direction::HOST_TO_DEVICE, link::Direction::DEVICE_TO_HOST})
     for (int p = 0; p < link::kPurposeCount; ++p) {
       const auto purpose = static_cast<link::Purpose>(p);
       const uint64_t bytes = pcie.bytes(d, purpose);
       if (bytes) summary.pcie_bytes[std::string(link::to_string(d)) + "." + link::to_string(purpose)] = bytes;
     }
-  summary.nand_read_bytes = ssd.nand_bytes_read();
-  summary.nand_written_bytes = ssd.nand_bytes_programmed();
-  // The attention datapath's DRAM traffic (what MemLLM's DRAM-less design removes);
-  // the write buffer's traffic for appends is in system.ssd.dram_*_bytes.
-  summary.controller_dram_bytes = ssd.engine().dram_bytes();
-  summary.isp_compute_ns = ps_to_ns(ssd.engine().isp_compute_time().value());
-  summary.nand_stream_ns = ps_to_ns(ssd.engine().nand_stream_time().value());
 }
 
 void summarise_energy(const core::EnergyLedger::Summary& energy, RunSummary& summary) {
@@ -397,7 +392,7 @@ void summarise(BlendRun& run, RunSummary& summary) {
   summary.latency_ns = ps_to_ns(runtime.latency_ps());
   for (const PhaseSpan& p : run.phases.spans()) summary.phase_ns[p.name] += ps_to_ns(p.end_ps - p.start_ps);
   summarise_prefill(runtime, summary);
-  summarise_traffic(run.system.pcie, run.system.ssd, summary);
+  summarise_traffic(run.system.pcie, summary);
   // Energy until the background writes finished, which may be after the last op.
   summarise_energy(run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps())), summary);
   capture_stats(summary);

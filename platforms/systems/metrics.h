@@ -27,6 +27,14 @@ namespace ispsim::systems {
 
 using MetricValues = std::vector<std::pair<std::string, double>>;
 
+// Statistics of the SSD (models/ssd, models/isp) that metrics and the text
+// table read by name (RunSummary::statistic).
+constexpr const char* kIspComputeTime = "system.ssd.attention.isp_compute_time";
+constexpr const char* kNandStreamTime = "system.ssd.attention.nand_stream_time";
+constexpr const char* kNandBytesRead = "system.ssd.nand_bytes_read";
+constexpr const char* kNandBytesProgrammed = "system.ssd.nand_bytes_programmed";
+constexpr const char* kControllerDramBytes = "system.ssd.attention.dram_bytes";
+
 struct Metric {
   std::string name;  // e.g. "latency_s"; a family "phase.<phase>_s"
   std::string unit;  // SI: s, bytes, J, W, bytes/s, count, ratio
