@@ -34,6 +34,7 @@
 #include "schema/platform_loader.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/child_process.h"
+#include "platforms/systems/metrics.h"
 #include "platforms/systems/run_summary_io.h"
 #include "traces/gen/shape_generator.h"
 
@@ -216,7 +217,7 @@ int sc_main(int argc, char** argv) {
       const auto& run = cell.runs[p];
       if (!run) continue;
       if (run->out_of_memory) ++out_of_memory;
-      else pages += run->nand_read_bytes / platforms[p].platform.nand().page_bytes();
+      else pages += static_cast<uint64_t>(run->statistic(systems::kNandBytesRead)) / platforms[p].platform.nand().page_bytes();
     }
   print_speedups(cells, datasets);
   std::vector<const Cell*> cell_ptrs;

@@ -38,16 +38,6 @@ std::string format_double(double v, bool json) {
   return std::string(buf, result.ptr);
 }
 
-std::string format_value(const Entry& e, bool json) {
-  if (e.integral && e.read_integer) return std::to_string(e.read_integer());
-  const double v = e.read();
-  if (e.integral && std::isfinite(v)) {
-    char buf[400];  // %.0f of the largest double has 309 digits
-    std::snprintf(buf, sizeof buf, "%.0f", std::nearbyint(v));
-    return buf;
-  }
-  return format_double(v, json);
-}
 
 std::string json_string(const std::string& s) {
   std::string out = "\"";
@@ -82,6 +72,27 @@ std::string csv_field(const std::string& s) {
 }
 
 }  // namespace
+
+SiUnit si_unit(const std::string& unit) {
+  static const std::map<std::string, SiUnit> kToSi = {
+      {"ps", {"s", 1, 1e12}}, {"ns", {"s", 1, 1e9}}, {"us", {"s", 1, 1e6}}, {"ms", {"s", 1, 1e3}},
+      {"pJ", {"J", 1, 1e12}}, {"nJ", {"J", 1, 1e9}}, {"uJ", {"J", 1, 1e6}}, {"mJ", {"J", 1, 1e3}},
+      {"mW", {"W", 1, 1e3}},  {"GB/s", {"bytes/s", 1e9, 1}}, {"MB/s", {"bytes/s", 1e6, 1}}};
+  const auto it = kToSi.find(unit);
+  return it == kToSi.end() ? SiUnit{unit} : it->second;
+}
+
+std::string format_value(const Entry& e, bool json, bool si) {
+  const SiUnit to = si ? si_unit(e.unit) : SiUnit{e.unit};
+  if (e.integral && e.read_integer && !to.converts()) return std::to_string(e.read_integer());
+  const double v = to.of(e.read());
+  if (e.integral && std::isfinite(v) && !to.converts()) {
+    char buf[400];  // %.0f of the largest double has 309 digits
+    std::snprintf(buf, sizeof buf, "%.0f", std::nearbyint(v));
+    return buf;
+  }
+  return format_double(v, json);
+}
 
 Registry& Registry::global() {
   static Registry registry;
@@ -131,8 +142,10 @@ const Entry* Registry::find(const std::string& name) const {
   return it == entries_.end() ? nullptr : &it->second;
 }
 
-void Registry::write_json(std::ostream& os) const {
-  if (entries_.empty()) {
+void Registry::write_json(std::ostream& os, const DumpOptions& options) const {
+  bool any = false;
+  for (const auto& kv : entries_) any |= !options.skip || !options.skip(kv.second);
+  if (!any) {
     os << "{}\n";
     return;
   }
@@ -144,6 +157,7 @@ void Registry::write_json(std::ostream& os) const {
   os << "{";
   for (const auto& kv : entries_) {
     const Entry& e = kv.second;
+    if (options.skip && options.skip(e)) continue;
     std::vector<std::string> parts = names::split(e.name);
     const std::string leaf = parts.back();
     parts.pop_back();
@@ -165,7 +179,8 @@ void Registry::write_json(std::ostream& os) const {
     }
     os << (first_in_object ? "\n" : ",\n");
     indent(open.size());
-    os << json_string(leaf) << ": {\"value\": " << format_value(e, true) << ", \"unit\": " << json_string(e.unit)
+    os << json_string(leaf) << ": {\"value\": " << format_value(e, true, options.si)
+       << ", \"unit\": " << json_string(options.si ? si_unit(e.unit).unit : e.unit)
        << ", \"desc\": " << json_string(e.desc) << "}";
     first_in_object = false;
   }

@@ -62,6 +62,30 @@ struct Entry {
   std::function<uint64_t()> read_integer;
 };
 
+// The SI unit of a declared unit and how to convert a value to it: value *
+// multiply / divide (ns -> s: / 1e9, pJ -> J: / 1e12, GB/s -> bytes/s: * 1e9;
+// powers of ten are exact doubles, so a division rounds once). Other units
+// (count, bytes, ratio, ...) convert to themselves.
+struct SiUnit {
+  std::string unit;
+  double multiply = 1, divide = 1;
+  double of(double value) const { return value * multiply / divide; }
+  bool converts() const { return multiply != 1 || divide != 1; }
+};
+SiUnit si_unit(const std::string& unit);
+
+// How a dump shows each statistic: in its declared unit, or converted to SI
+// (a count or an integral statistic already in an SI unit stays an exact
+// integer); `skip` leaves out the statistics it returns true for.
+struct DumpOptions {
+  bool si = false;
+  std::function<bool(const Entry&)> skip;
+};
+
+// The value of `e` as a dump prints it: shortest exact text, integers without a
+// fraction; non-finite values are null in JSON, nan/inf/-inf in CSV.
+std::string format_value(const Entry& e, bool json, bool si = false);
+
 class Registry {
  public:
   // The process-wide registry (SystemC elaborates once per process).
@@ -85,7 +109,7 @@ class Registry {
   // JSON: nested objects following the name hierarchy; each leaf is
   // {"value": v, "unit": "...", "desc": "..."}. Doubles use the shortest
   // representation that round-trips, so output is deterministic.
-  void write_json(std::ostream& os) const;
+  void write_json(std::ostream& os, const DumpOptions& options = {}) const;
   // CSV: header "name,value,unit,description", one row per statistic, sorted.
   // Fields containing a comma, quote, or line break are quoted (RFC 4180); rows
   // end in "\n".

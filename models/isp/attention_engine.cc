@@ -163,14 +163,14 @@ AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray&
   }
   stats_.formula("isp_compute_time", "ns",
                  "accelerator time of the busiest channel (all tiles when centralized), summed over ops",
-                 [this] { return isp_compute_ps_ * 1e-3; });
+                 [this] { return isp_compute_ps_ / 1e3; });
   stats_.formula("isp_sram_io_time", "ns",
                  "of isp_compute_time: the same accelerator's exposed scratchpad / SRAM traffic (Stream Filter pass, "
                  "staging, intermediate exchange), summed over ops",
                  [this] { return isp_sram_io_ps_ * 1e-3; });
   stats_.formula("nand_stream_time", "ns",
                  "time the flash alone needs to deliver each op's pages (accelerators infinitely fast), summed over ops",
-                 [this] { return nand_stream_ps_ * 1e-3; });
+                 [this] { return nand_stream_ps_ / 1e3; });
   stats_.formula("op_time", "ns", "attention op time, command start to O_final ready, summed over ops",
                  [this] { return op_time_ps_ * 1e-3; });
 }

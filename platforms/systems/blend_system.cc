@@ -367,20 +367,15 @@ void summarise_prefill(const Runtime& runtime, RunSummary& summary) {
   summary.exposed_nand_ns = ps_to_ns(prefill - std::min(prefill_gpu, prefill));
 }
 
-void summarise_traffic(const link::PcieLink& pcie, ssd::Ssd& ssd, RunSummary& summary) {
+// PCIe bytes by direction and purpose; the SSD's own statistics are read by
+// name from the registry (capture_stats, metrics.h).
+void summarise_traffic(const link::PcieLink& pcie, RunSummary& summary) {
   for (link::Direction d : {link::Direction::HOST_TO_DEVICE, link::Direction::DEVICE_TO_HOST})
     for (int p = 0; p < link::kPurposeCount; ++p) {
       const auto purpose = static_cast<link::Purpose>(p);
       const uint64_t bytes = pcie.bytes(d, purpose);
       if (bytes) summary.pcie_bytes[std::string(link::to_string(d)) + "." + link::to_string(purpose)] = bytes;
     }
-  summary.nand_read_bytes = ssd.nand_bytes_read();
-  summary.nand_written_bytes = ssd.nand_bytes_programmed();
-  // The attention datapath's DRAM traffic (what MemLLM's DRAM-less design removes);
-  // the write buffer's traffic for appends is in system.ssd.dram_*_bytes.
-  summary.controller_dram_bytes = ssd.engine().dram_bytes();
-  summary.isp_compute_ns = ps_to_ns(ssd.engine().isp_compute_time().value());
-  summary.nand_stream_ns = ps_to_ns(ssd.engine().nand_stream_time().value());
 }
 
 void summarise_energy(const core::EnergyLedger::Summary& energy, RunSummary& summary) {
@@ -397,7 +392,7 @@ void summarise(BlendRun& run, RunSummary& summary) {
   summary.latency_ns = ps_to_ns(runtime.latency_ps());
   for (const PhaseSpan& p : run.phases.spans()) summary.phase_ns[p.name] += ps_to_ns(p.end_ps - p.start_ps);
   summarise_prefill(runtime, summary);
-  summarise_traffic(run.system.pcie, run.system.ssd, summary);
+  summarise_traffic(run.system.pcie, summary);
   // Energy until the background writes finished, which may be after the last op.
   summarise_energy(run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps())), summary);
   capture_stats(summary);
@@ -407,7 +402,7 @@ void summarise(BlendRun& run, RunSummary& summary) {
 
 // The run's own statistics next to the devices', then all of them.
 void write_run_stats(const Runtime& runtime, const RunSummary& summary, const PhaseBusy& phase_busy, AtomicFile& file,
-                     const std::string& provenance) {
+                     const std::optional<StatsProvenance>& provenance) {
   stats::Group run("system.run");
   run.formula("latency", "ns", "end-to-end latency of the request (completion of its last op)",
               [&] { return summary.latency_ns; });
@@ -435,7 +430,7 @@ void write_run_stats(const Runtime& runtime, const RunSummary& summary, const Ph
   run.formula_integer("ssd_attention_prefetches", "count",
                       "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
                       [&] { return runtime.ssd_prefetches(); });
-  write_stats(file, provenance);
+  write_stats(file, provenance, &summary);
 }
 
 // Each phase's average power (its energy over its time) from its start on,
@@ -472,7 +467,7 @@ void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases
 
 // Writes the files that `outputs` commits, the waveform's among them.
 void write_outputs(BlendRun& run, const RunSummary& summary, OutputFiles& outputs, AtomicFile* stats_file,
-                   AtomicFile* timeline_file, const std::string& stats_provenance) {
+                   AtomicFile* timeline_file, const std::optional<StatsProvenance>& stats_provenance) {
   if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()), outputs);
   if (stats_file) write_run_stats(run.runtime, summary, run.busy, *stats_file, stats_provenance);
   if (timeline_file) write_timeline(run.runtime, run.phases.spans(), summary, run.timeline, *timeline_file);

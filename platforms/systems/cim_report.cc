@@ -43,19 +43,11 @@ const RunSummary* find_baseline(const std::vector<RunSummary>& runs, const std::
   throw BadInput("--baseline", "no run of platform '" + baseline + "' (runs: " + (names.empty() ? "none" : names) + ")");
 }
 
-struct Row {
-  std::vector<std::string> cells;
-};
-
-// Columns shared by TEXT and CSV; `d` decimals for times/energies, `rd` for ratios.
-std::vector<std::string> header(bool csv) {
+std::vector<std::string> header() {
   std::vector<std::string> h = {"platform", "program", "TBT (ms)", "TBT eq.4 (ms)", "speedup (x)", "energy/token (mJ)",
                                 "energy ratio (x)"};
-  if (csv) h.insert(h.begin() + 2, {"status", "failure"});
   for (const std::string& s : kStages) h.push_back(s + " (ms)");
   for (const std::string& s : kStages) h.push_back(s + " (mJ)");
-  if (csv)
-    for (const std::string& s : kStages) h.push_back(s + " eq.4 (ms)");
   return h;
 }
 
@@ -80,7 +72,7 @@ size_t width(const std::string& s) {
 constexpr size_t kSummaryColumns = 7;
 
 void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const RunSummary* base, bool stage_columns) {
-  std::vector<std::vector<std::string>> rows = {header(false)};
+  std::vector<std::vector<std::string>> rows = {header()};
   if (!stage_columns) rows[0].resize(kSummaryColumns);
   for (const RunSummary& r : runs) {
     std::vector<std::string> row = {r.platform, r.program};
@@ -116,79 +108,15 @@ void write_text(std::ostream& os, const std::vector<RunSummary>& runs, const Run
   }
 }
 
-void write_csv(std::ostream& os, const std::vector<RunSummary>& runs, const RunSummary* base) {
-  const std::vector<std::string> h = header(true);
-  auto line = [&](const std::vector<std::string>& row) {
-    for (size_t c = 0; c < row.size(); ++c) os << (c ? "," : "") << csv_cell(row[c]);
-    os << '\n';
-  };
-  line(h);
-  for (const RunSummary& r : runs) {
-    std::vector<std::string> row = {r.platform, r.program, r.out_of_memory ? "out_of_memory" : r.failure.empty() ? "ok" : "failed",
-                                    r.failure.empty() ? r.note : r.failure};
-    if (completed(r)) {
-      check(r);
-      for (std::string& c : cells(r, base, 6, 6)) row.push_back(c);
-      for (const std::string& s : kStages)
-        row.push_back(fixed(per_token(value_or_zero(r.stage_analytic_ns, s), r) / 1e6, 6));
-    }
-    row.resize(h.size());
-    line(row);
-  }
-}
-
-void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const RunSummary* base,
-                const std::string& baseline) {
-  os << "{\n  \"baseline\": " << (baseline.empty() ? "null" : json_quoted(baseline)) << ",\n  \"runs\": [";
-  const char* sep = "\n";
-  for (const RunSummary& r : runs) {
-    os << sep << "    {\"platform\": " << json_quoted(r.platform) << ", \"program\": " << json_quoted(r.program)
-       << ", \"status\": " << json_quoted(r.out_of_memory ? "out_of_memory" : r.failure.empty() ? "ok" : "failed");
-    sep = ",\n";
-    if (!r.failure.empty()) os << ", \"failure\": " << json_quoted(r.failure);
-    if (!r.note.empty()) os << ", \"note\": " << json_quoted(r.note);
-    if (!completed(r)) {
-      os << "}";
-      continue;
-    }
-    check(r);
-    const std::vector<std::string> c = cells(r, base, 6, 6);
-    os << ",\n     \"decode_tokens\": " << r.decode_tokens << ", \"tbt_ms\": " << c[0] << ", \"tbt_eq4_ms\": " << c[1]
-       << ", \"speedup\": " << (c[2].empty() ? "null" : c[2]) << ", \"energy_per_token_mj\": " << c[3]
-       << ", \"energy_ratio\": " << (c[4].empty() ? "null" : c[4]);
-    auto object = [&](const char* key, const std::map<std::string, double>& m, double scale) {
-      os << ",\n     \"" << key << "\": {";
-      const char* s2 = "";
-      for (const std::string& s : kStages) {
-        os << s2 << json_quoted(s) << ": " << fixed(per_token(value_or_zero(m, s), r) * scale, 6);
-        s2 = ", ";
-      }
-      os << "}";
-    };
-    object("stage_ms_per_token", r.stage_ns, 1e-6);
-    object("stage_eq4_ms_per_token", r.stage_analytic_ns, 1e-6);
-    object("stage_mj_per_token", r.stage_j, 1e3);
-    os << ",\n     \"energy_mj_per_token_by_component\": {";
-    const char* s2 = "";
-    for (const auto& [k, v] : r.energy_j_by_component) {
-      os << s2 << json_quoted(k) << ": " << fixed(per_token(v, r) * 1e3, 6);
-      s2 = ", ";
-    }
-    os << "}}";
-  }
-  os << (runs.empty() ? "]\n}\n" : "\n  ]\n}\n");
-}
-
 }  // namespace
 
 void write_cim_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
-                          Format format, bool stage_columns) {
+                          Format format, bool stage_columns, const Provenance* provenance) {
   const RunSummary* base = find_baseline(runs, baseline);
-  switch (format) {
-    case Format::TEXT: return write_text(os, runs, base, stage_columns);
-    case Format::CSV: return write_csv(os, runs, base);
-    case Format::JSON: return write_json(os, runs, base, baseline);
-  }
+  if (format == Format::TEXT) return write_text(os, runs, base, stage_columns);
+  for (const RunSummary& r : runs)
+    if (completed(r)) check(r);
+  write_comparison(os, runs, baseline, format, default_text_columns(), provenance);
 }
 
 }  // namespace ispsim::systems

@@ -7,8 +7,10 @@
 //
 // TEXT: aligned columns, ms and mJ with 3 decimals, ratios with 2; runs that did
 // not fit show OOM, and every failure and physical note is listed below the
-// table. CSV: the same with 6 decimals plus the analytic stage times and the
-// energy by component. JSON: {"baseline", "runs": [...]}, units in the keys.
+// table. CSV and JSON are the result schema of every run (report.h,
+// docs/results.md): the metrics tbt_s, tbt_eq4_s, energy_per_token_j,
+// stage.<stage>_s, stage_eq4.<stage>_s, stage_energy.<stage>_j, ... in SI units,
+// with the provenance; JSON adds each run's decode_tokens and note.
 #pragma once
 
 #include <ostream>
@@ -23,8 +25,8 @@ namespace ispsim::systems {
 // BadInput("--baseline", ...); an empty one leaves speedup and ratio empty.
 // TEXT has each stage's columns only with `stage_columns` (`run`'s one row;
 // `compare --columns all`), so that several platforms fit 120 characters;
-// CSV and JSON always have them.
+// CSV and JSON always have them, and the provenance when given.
 void write_cim_comparison(std::ostream& os, const std::vector<RunSummary>& runs, const std::string& baseline,
-                          Format format, bool stage_columns = true);
+                          Format format, bool stage_columns = true, const Provenance* provenance = nullptr);
 
 }  // namespace ispsim::systems

@@ -400,7 +400,7 @@ void summarise(CimRun& run, RunSummary& summary) {
 }
 
 void write_run_stats(const CimRun& run, const RunSummary& summary, uint64_t max_context, AtomicFile& file,
-                     const std::string& provenance) {
+                     const std::optional<StatsProvenance>& provenance) {
   stats::Group group("system.run");
   group.formula("latency", "ns", "simulated time of the decode steps", [&] { return summary.latency_ns; });
   group.formula("analytic_latency", "ns", "the same steps timed with paper 1's eq. (4) model",
@@ -418,7 +418,7 @@ void write_run_stats(const CimRun& run, const RunSummary& summary, uint64_t max_
     group.formula_integer("sram_code_capacity_tokens", "count",
                           "compressed tokens whose codes fit in controller SRAM beside window and pursuit state",
                           [&] { return run.planner.footprint(max_context).sram_code_capacity_tokens; });
-  write_stats(file, provenance);
+  write_stats(file, provenance, &summary);
 }
 
 }  // namespace

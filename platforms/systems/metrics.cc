@@ -56,19 +56,17 @@ std::vector<Metric> declare() {
       {"exposed_nand_s", "s", "prefill time the host waited for storage beyond its GPU compute", "",
        scalar(&RunSummary::exposed_nand_ns, kNsPerS)},
       {"compute_s", "s", "GPU compute time during prefill", "", scalar(&RunSummary::compute_ns, kNsPerS)},
-      {"isp_compute_s", "s", "compute time of the busiest in-storage accelerator, summed over SSD attention ops", "",
-       scalar(&RunSummary::isp_compute_ns, kNsPerS)},
-      {"nand_stream_s", "s", "time the flash alone needs to stream the SSD attention ops' pages", "",
-       scalar(&RunSummary::nand_stream_ns, kNsPerS)},
+      {"isp_compute_s", "s", "compute time of the busiest in-storage accelerator, summed over SSD attention ops",
+       kIspComputeTime, {}},
+      {"nand_stream_s", "s", "time the flash alone needs to stream the SSD attention ops' pages", kNandStreamTime, {}},
       {"pcie_host_to_device_bytes", "bytes", "bytes moved over PCIe from host to device", "", pcie_total(true)},
       {"pcie_device_to_host_bytes", "bytes", "bytes moved over PCIe from device to host", "", pcie_total(false)},
       {"pcie.<direction>.<purpose>_bytes", "bytes", "PCIe bytes by direction and purpose", "",
        per_key(&RunSummary::pcie_bytes)},
-      {"nand_read_bytes", "bytes", "bytes read from flash (whole pages)", "", scalar(&RunSummary::nand_read_bytes)},
-      {"nand_written_bytes", "bytes", "bytes programmed into flash (whole pages)", "",
-       scalar(&RunSummary::nand_written_bytes)},
-      {"controller_dram_bytes", "bytes", "SSD controller DRAM traffic of the attention datapath", "",
-       scalar(&RunSummary::controller_dram_bytes)},
+      {"nand_read_bytes", "bytes", "bytes read from flash (whole pages)", kNandBytesRead, {}},
+      {"nand_written_bytes", "bytes", "bytes programmed into flash (whole pages)", kNandBytesProgrammed, {}},
+      {"controller_dram_bytes", "bytes", "SSD controller DRAM traffic of the attention datapath", kControllerDramBytes,
+       {}},
       {"ssd_attention_macs", "count", "multiply-accumulates of the SSD attention ops", "system.ssd.attention.macs", {}},
       {"energy_j", "J", "energy of the run, dynamic and static", "", scalar(&RunSummary::energy_j)},
       {"energy.<component>_j", "J", "energy by component (dynamic and static)", "",
@@ -87,6 +85,10 @@ std::vector<Metric> declare() {
       {"stage.<stage>_s", "s", "time per decode token of each stage (weights, kv_write, kv_read_attention, ...)", "",
        decode([](const RunSummary& r, double n, MetricValues& o) {
          for (const auto& [stage, ns] : r.stage_ns) o.emplace_back(metric_key(stage), ns / kNsPerS / n);
+       })},
+      {"stage_eq4.<stage>_s", "s", "time per decode token of each stage by paper 1's eq. (4) model", "",
+       decode([](const RunSummary& r, double n, MetricValues& o) {
+         for (const auto& [stage, ns] : r.stage_analytic_ns) o.emplace_back(metric_key(stage), ns / kNsPerS / n);
        })},
       {"stage_energy.<stage>_j", "J", "energy per decode token of each stage", "",
        decode([](const RunSummary& r, double n, MetricValues& o) {
@@ -149,15 +151,6 @@ bool completed(const RunSummary& r) { return !r.out_of_memory && r.failure.empty
 const std::vector<Metric>& metric_list() {
   static const std::vector<Metric> list = declare();
   return list;
-}
-
-SiUnit si_unit(const std::string& unit) {
-  static const std::map<std::string, SiUnit> kToSi = {
-      {"ps", {"s", 1, 1e12}}, {"ns", {"s", 1, 1e9}}, {"us", {"s", 1, 1e6}}, {"ms", {"s", 1, 1e3}},
-      {"pJ", {"J", 1, 1e12}}, {"nJ", {"J", 1, 1e9}}, {"uJ", {"J", 1, 1e6}}, {"mJ", {"J", 1, 1e3}},
-      {"mW", {"W", 1, 1e3}},  {"GB/s", {"bytes/s", 1e9, 1}}, {"MB/s", {"bytes/s", 1e6, 1}}};
-  const auto it = kToSi.find(unit);
-  return it == kToSi.end() ? SiUnit{unit} : it->second;
 }
 
 std::string metric_key(const std::string& name) {
@@ -224,11 +217,13 @@ std::vector<std::string> metric_columns(const std::vector<MetricValues>& runs) {
   return columns;
 }
 
-bool is_known_metric(const std::string& name) {
+const Metric* find_metric(const std::string& name) {
   for (const Metric& m : metric_list())
-    if (m.family() ? member_of(m, name) : name == m.name) return true;
-  return false;
+    if (m.family() ? member_of(m, name) : name == m.name) return &m;
+  return nullptr;
 }
+
+bool is_known_metric(const std::string& name) { return find_metric(name) != nullptr; }
 
 std::string known_metrics_help() {
   std::string out = "known:";

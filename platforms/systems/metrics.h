@@ -20,11 +20,20 @@
 #include <utility>
 #include <vector>
 
+#include "models/core/stats.h"
 #include "platforms/systems/report.h"
 
 namespace ispsim::systems {
 
 using MetricValues = std::vector<std::pair<std::string, double>>;
+
+// Statistics of the SSD (models/ssd, models/isp) that metrics and the text
+// table read by name (RunSummary::statistic).
+constexpr const char* kIspComputeTime = "system.ssd.attention.isp_compute_time";
+constexpr const char* kNandStreamTime = "system.ssd.attention.nand_stream_time";
+constexpr const char* kNandBytesRead = "system.ssd.nand_bytes_read";
+constexpr const char* kNandBytesProgrammed = "system.ssd.nand_bytes_programmed";
+constexpr const char* kControllerDramBytes = "system.ssd.attention.dram_bytes";
 
 struct Metric {
   std::string name;  // e.g. "latency_s"; a family "phase.<phase>_s"
@@ -39,16 +48,9 @@ struct Metric {
 // Every metric, in the order of the tables' columns.
 const std::vector<Metric>& metric_list();
 
-// The SI unit of a registry unit and how to convert a value to it: value *
-// multiply / divide (ns -> s: / 1e9, pJ -> J: / 1e12, GB/s -> bytes/s: * 1e9;
-// powers of ten are exact doubles, so a division rounds once). Other units
-// convert to themselves.
-struct SiUnit {
-  std::string unit;
-  double multiply = 1, divide = 1;
-  double of(double value) const { return value * multiply / divide; }
-};
-SiUnit si_unit(const std::string& unit);
+// The SI unit of a registry unit (models/core/stats.h).
+using stats::si_unit;
+using stats::SiUnit;
 
 // The metrics of a completed run, in list order (family members by natural
 // order of their keys); empty for a run out of memory or failed.
@@ -69,6 +71,8 @@ std::string metric_key(const std::string& name);
 // Natural order: digit runs compare as numbers ("ch8" < "ch10").
 bool natural_less(const std::string& a, const std::string& b);
 
+// The metric a name is (a family's member gives its family), or nullptr.
+const Metric* find_metric(const std::string& name);
 bool is_known_metric(const std::string& name);
 std::string known_metrics_help();
 

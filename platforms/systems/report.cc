@@ -21,6 +21,10 @@ constexpr const char* kD2hPrefix = "device_to_host.";
 std::string ms(double ns) { return fixed(ns / 1e6, 3); }
 std::string mb(uint64_t bytes) { return fixed(static_cast<double>(bytes) / 1e6, 3); }
 
+// A registry statistic (RunSummary::stats, SI units) in ms or MB.
+std::string stat_ms(const RunSummary& r, const char* name) { return fixed(r.statistic(name) * 1e3, 3); }
+std::string stat_mb(const RunSummary& r, const char* name) { return fixed(r.statistic(name) / 1e6, 3); }
+
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 // A summary's numbers come from the simulator: a NaN, an infinity, a negative
@@ -34,14 +38,13 @@ void check_run(const RunSummary& run) {
   check("latency_ns", run.latency_ns);
   check("exposed_nand_ns", run.exposed_nand_ns);
   check("compute_ns", run.compute_ns);
-  check("isp_compute_ns", run.isp_compute_ns);
-  check("nand_stream_ns", run.nand_stream_ns);
   check("energy_j", run.energy_j);
   check("average_w", run.average_w);
   check("peak_w", run.peak_w);
   for (const auto& [name, v] : run.phase_ns) check("phase_ns[" + name + "]", v);
   for (const auto& [name, v] : run.energy_j_by_component) check("energy_j_by_component[" + name + "]", v);
   for (const auto& [name, v] : run.energy_j_by_phase) check("energy_j_by_phase[" + name + "]", v);
+  for (const auto& [name, v] : run.stats) check("stats[" + name + "]", v);
   for (const auto& [key, bytes] : run.pcie_bytes) {
     const bool h2d = starts_with(key, kH2dPrefix) && key.size() > std::string(kH2dPrefix).size();
     const bool d2h = starts_with(key, kD2hPrefix) && key.size() > std::string(kD2hPrefix).size();
@@ -165,13 +168,13 @@ std::vector<std::pair<std::string, std::vector<TextColumn>>> text_columns(const 
       {"decode", {phase(kDecode)}},
       {"exposed_nand", one("exposed NAND (ms)", [](const RunSummary& r) { return ms(r.exposed_nand_ns); })},
       {"compute", one("compute (ms)", [](const RunSummary& r) { return ms(r.compute_ns); })},
-      {"isp_compute", one("ISP compute (ms)", [](const RunSummary& r) { return ms(r.isp_compute_ns); })},
-      {"nand_stream", one("NAND stream (ms)", [](const RunSummary& r) { return ms(r.nand_stream_ns); })},
+      {"isp_compute", one("ISP compute (ms)", [](const RunSummary& r) { return stat_ms(r, kIspComputeTime); })},
+      {"nand_stream", one("NAND stream (ms)", [](const RunSummary& r) { return stat_ms(r, kNandStreamTime); })},
       {"pcie_h2d", one("PCIe h2d (MB)", [](const RunSummary& r) { return mb(pcie_total(r, kH2dPrefix)); })},
       {"pcie_d2h", one("PCIe d2h (MB)", [](const RunSummary& r) { return mb(pcie_total(r, kD2hPrefix)); })},
-      {"nand_read", one("NAND read (MB)", [](const RunSummary& r) { return mb(r.nand_read_bytes); })},
-      {"nand_written", one("NAND written (MB)", [](const RunSummary& r) { return mb(r.nand_written_bytes); })},
-      {"ctrl_dram", one("ctrl DRAM (MB)", [](const RunSummary& r) { return mb(r.controller_dram_bytes); })},
+      {"nand_read", one("NAND read (MB)", [](const RunSummary& r) { return stat_mb(r, kNandBytesRead); })},
+      {"nand_written", one("NAND written (MB)", [](const RunSummary& r) { return stat_mb(r, kNandBytesProgrammed); })},
+      {"ctrl_dram", one("ctrl DRAM (MB)", [](const RunSummary& r) { return stat_mb(r, kControllerDramBytes); })},
       {"energy", one("energy (J)", [](const RunSummary& r) { return fixed(r.energy_j, 3); })},
       {"avg_power", one("avg power (W)", [](const RunSummary& r) { return fixed(r.average_w, 3); })},
       {"peak_power", one("peak power (W)", [](const RunSummary& r) { return fixed(r.peak_w, 3); })},
@@ -287,8 +290,11 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std
        << ", \"status\": " << json_quoted(status(r));
     run_sep = ",\n";
     if (!r.failure.empty()) os << ", \"failure\": " << json_quoted(r.failure);
+    if (!r.note.empty()) os << ", \"note\": " << json_quoted(r.note);
     const std::string s = speedup(base_ns, r);
-    os << ", \"speedup\": " << (s.empty() ? "null" : s) << ",\n     \"metrics\": {";
+    os << ", \"speedup\": " << (s.empty() ? "null" : s);
+    if (r.decode_tokens > 0 && completed(r)) os << ", \"decode_tokens\": " << r.decode_tokens;
+    os << ",\n     \"metrics\": {";
     const char* sep = "";
     for (const auto& [name, v] : values[i]) {
       os << sep << json_quoted(name) << ": " << shortest_number(v);

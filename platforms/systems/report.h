@@ -27,12 +27,8 @@ struct RunSummary {
   std::map<std::string, double> phase_ns;
   // Prefill: NAND time not hidden behind compute, and compute time.
   double exposed_nand_ns = 0, compute_ns = 0;
-  // SSD attention ops, summed (isp::AttentionEngine): the busiest accelerator's
-  // compute time and the time the flash alone needs to stream the ops' pages.
-  double isp_compute_ns = 0, nand_stream_ns = 0;
   // Keys "host_to_device.<purpose>", "device_to_host.<purpose>".
   std::map<std::string, uint64_t> pcie_bytes;
-  uint64_t nand_read_bytes = 0, nand_written_bytes = 0, controller_dram_bytes = 0;
   double energy_j = 0;
   std::map<std::string, double> energy_j_by_component, energy_j_by_phase;
   double average_w = 0, peak_w = 0;
@@ -45,8 +41,14 @@ struct RunSummary {
   std::map<std::string, double> stage_ns, stage_analytic_ns, stage_j;
   std::string note;  // physical checks worth a line under the table (e.g. SRAM code capacity)
   // Registry statistics the metric list (metrics.h) reads, by name, in SI units,
-  // captured at the end of the run.
+  // captured at the end of the run (capture_stats): the SSD's flash bytes, ISP
+  // compute and stream times, ... are read from here, not copied into fields.
   std::map<std::string, double> stats;
+  // stats[name], or 0 when the run has no such statistic.
+  double statistic(const std::string& name) const {
+    const auto it = stats.find(name);
+    return it == stats.end() ? 0 : it->second;
+  }
   // For the provenance of machine outputs, set by the caller that loaded the
   // platform (schema/platform_loader.h): the resolved configuration (every
   // parameter, textproto) and the settings that make it (file, presets, --set).

@@ -42,13 +42,19 @@ namespace {
 
 namespace json = boost::json;
 
-RecordedRun recorded_run(const json::object& r) {
-  RecordedRun run;
-  run.platform = json::value_to<std::string>(r.at("platform"));
-  run.status = json::value_to<std::string>(r.at("status"));
-  run.configuration = json::value_to<std::string>(r.at("configuration"));
-  run.settings = json::value_to<std::string>(r.at("settings"));
-  return run;
+std::string text_of(const json::object& o, const char* key) { return json::value_to<std::string>(o.at(key)); }
+
+// A run of `run` or `compare`: its trace is the result's.
+RecordedRun compared_run(const json::object& r, const json::object& provenance) {
+  return {text_of(r, "platform"), text_of(r, "status"), text_of(r, "configuration"), text_of(r, "settings"),
+          text_of(provenance, "trace"), text_of(provenance, "trace_sha1"), {}};
+}
+
+// A run of a sweep (results.json or runs/<id>.json): its own trace.
+RecordedRun swept_run(const json::object& r) {
+  if (!r.contains("settings")) throw std::runtime_error("a sweep run without settings (made by an older ispsim)");
+  return {text_of(r, "id") + " " + text_of(r, "system"), text_of(r, "status"), text_of(r, "configuration"),
+          text_of(r, "settings"), text_of(r, "trace"), text_of(r, "trace_sha1"), {}};
 }
 
 // One run's metrics from `at`, just inside its "metrics" object: the writer's
@@ -84,26 +90,47 @@ std::vector<MetricValues> recorded_metrics(const std::string& text, size_t runs)
 
 }  // namespace
 
+namespace {
+
+// A sweep's runs/<id>.json: one run, its metrics as exact strings.
+RecordedResult sweep_run_file(const json::object& o) {
+  RecordedResult result{text_of(o, "version"), {swept_run(o)}, {}, true};
+  for (const auto& kv : o.at("metrics").as_object())
+    result.runs[0].metrics.emplace_back(kv.key(), exact_number(std::string(kv.value().as_string())));
+  return result;
+}
+
+// `run`, `compare` or a sweep's results.json, its metrics read from the text.
+RecordedResult versioned_result(const json::object& o, const std::string& text, const std::string& path) {
+  const int64_t version = o.at("schema_version").to_number<int64_t>();
+  if (version != kResultSchemaVersion)
+    throw BadInput(path, "result schema version " + std::to_string(version) + ", this ispsim reads " +
+                             std::to_string(kResultSchemaVersion));
+  const json::object& p = o.at("provenance").as_object();
+  const bool sweep = o.contains("sweep");
+  RecordedResult result{text_of(p, "ispsim_version"), {}, {}, sweep};
+  for (const json::value& r : o.at("runs").as_array())
+    result.runs.push_back(sweep ? swept_run(r.as_object()) : compared_run(r.as_object(), p));
+  if (sweep)
+    for (const json::value& m : o.at("metrics").as_array()) result.columns.push_back(json::value_to<std::string>(m));
+  const std::vector<MetricValues> metrics = recorded_metrics(text, result.runs.size());
+  for (size_t i = 0; i < metrics.size(); ++i) result.runs[i].metrics = metrics[i];
+  return result;
+}
+
+}  // namespace
+
 RecordedResult read_result_file(const std::string& path) {
   try {
     const std::string text = read_input_file(path);
     const json::object o = json::parse(text).as_object();
-    const int64_t version = o.at("schema_version").to_number<int64_t>();
-    if (version != kResultSchemaVersion)
-      throw BadInput(path, "result schema version " + std::to_string(version) + ", this ispsim reads " +
-                               std::to_string(kResultSchemaVersion));
-    const json::object& p = o.at("provenance").as_object();
-    RecordedResult result{json::value_to<std::string>(p.at("ispsim_version")),
-                          json::value_to<std::string>(p.at("trace")), json::value_to<std::string>(p.at("trace_sha1")),
-                          {}};
-    for (const json::value& r : o.at("runs").as_array()) result.runs.push_back(recorded_run(r.as_object()));
-    const std::vector<MetricValues> metrics = recorded_metrics(text, result.runs.size());
-    for (size_t i = 0; i < metrics.size(); ++i) result.runs[i].metrics = metrics[i];
-    return result;
+    return o.contains("id") && !o.contains("schema_version") ? sweep_run_file(o) : versioned_result(o, text, path);
   } catch (const BadInput&) {
     throw;
   } catch (const std::exception& e) {
-    throw BadInput(path, std::string("not a result file with provenance (run or compare --format json): ") + e.what());
+    throw BadInput(path, std::string("not a result file with provenance (run or compare --format json, a sweep's "
+                                     "results.json or runs/<id>.json): ") +
+                             e.what());
   }
 }
 

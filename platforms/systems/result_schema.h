@@ -22,6 +22,13 @@ struct Provenance {
   std::string trace_seed;      // the trace generator's seed (empty when the trace names none)
 };
 
+// What a statistics file (`run --stats`) records of how it was made: the
+// result's provenance and the run's resolved configuration.
+struct StatsProvenance {
+  Provenance provenance;
+  std::string configuration;
+};
+
 // `"schema_version": N, "provenance": {...}` (no braces around, no newline),
 // for the top level of a JSON result.
 void write_provenance_json(std::ostream& os, const Provenance& p);
@@ -34,18 +41,24 @@ void write_provenance_json(std::ostream& os, const Provenance& p);
 const char* provenance_csv_header();
 std::string provenance_csv_cells(const Provenance& p, const std::string& configuration);
 
-// A JSON result (`run --format json`, `compare --json`) read back: its
-// provenance and, per run, what `ispsim rerun` needs. The metrics are read from
-// the text itself, exactly as written (Boost.JSON 1.81's parser can read a
-// number 1 ulp off). BadInput naming `path` for a file that is not such a
-// result or has another schema version.
+// A JSON result read back: `run --format json`, `compare --json`, a sweep's
+// results.json or one of its runs/<id>.json files. Per run what `ispsim rerun`
+// needs. The metrics are read from the text itself, exactly as written
+// (Boost.JSON 1.81's parser can read a number 1 ulp off; run files hold them
+// as strings). BadInput naming `path` for a file that is not such a result or
+// has another schema version.
 struct RecordedRun {
-  std::string platform, status, configuration, settings;
+  std::string label;  // "MemLLM" (run, compare), "<id> MemLLM" (sweep)
+  std::string status, configuration, settings;
+  std::string trace, trace_sha1;                // the trace as the result names it, and its SHA-1
   std::vector<std::pair<std::string, double>> metrics;  // MetricValues (metrics.h): name, value in SI units
 };
 struct RecordedResult {
-  std::string version, trace, trace_sha1;
+  std::string version;  // the ispsim that made it
   std::vector<RecordedRun> runs;
+  // The metrics a sweep's table kept (its columns); empty: a run has every metric.
+  std::vector<std::string> columns;
+  bool sweep = false;  // a sweep's: a generated trace is named relative to the sweep's output folder
 };
 RecordedResult read_result_file(const std::string& path);
 

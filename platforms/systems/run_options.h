@@ -2,9 +2,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "models/core/vcd.h"
+#include "platforms/systems/result_schema.h"
 
 namespace ispsim::systems {
 
@@ -24,9 +26,8 @@ struct RunOptions {
   // they are committed (e.g. `run` prints the table there): when it throws,
   // none of them is committed.
   std::function<void(const RunSummary&)> before_commit;
-  // JSON members put first in a .json statistics file (the CLI's provenance:
-  // "schema_version": ..., "provenance": {...}, "configuration": ...); none if empty.
-  std::string stats_provenance;
+  // How the run was made, for the statistics file (stats_output.h); none if empty.
+  std::optional<StatsProvenance> stats_provenance;
 };
 
 }  // namespace ispsim::systems

@@ -38,12 +38,7 @@ std::string summary_to_json(const RunSummary& s) {
   o["phase_ns"] = map_to_json(s.phase_ns);
   o["exposed_nand_ns"] = exact(s.exposed_nand_ns);
   o["compute_ns"] = exact(s.compute_ns);
-  o["isp_compute_ns"] = exact(s.isp_compute_ns);
-  o["nand_stream_ns"] = exact(s.nand_stream_ns);
   o["pcie_bytes"] = map_to_json(s.pcie_bytes);
-  o["nand_read_bytes"] = s.nand_read_bytes;
-  o["nand_written_bytes"] = s.nand_written_bytes;
-  o["controller_dram_bytes"] = s.controller_dram_bytes;
   o["energy_j"] = exact(s.energy_j);
   o["energy_j_by_component"] = map_to_json(s.energy_j_by_component);
   o["energy_j_by_phase"] = map_to_json(s.energy_j_by_phase);
@@ -71,12 +66,7 @@ RunSummary summary_from_json(const std::string& text, const std::string& where) 
     for (const auto& kv : o.at("phase_ns").as_object()) s.phase_ns[kv.key()] = double_of(kv.value());
     s.exposed_nand_ns = double_of(o.at("exposed_nand_ns"));
     s.compute_ns = double_of(o.at("compute_ns"));
-    s.isp_compute_ns = double_of(o.at("isp_compute_ns"));
-    s.nand_stream_ns = double_of(o.at("nand_stream_ns"));
     for (const auto& kv : o.at("pcie_bytes").as_object()) s.pcie_bytes[kv.key()] = kv.value().to_number<uint64_t>();
-    s.nand_read_bytes = o.at("nand_read_bytes").to_number<uint64_t>();
-    s.nand_written_bytes = o.at("nand_written_bytes").to_number<uint64_t>();
-    s.controller_dram_bytes = o.at("controller_dram_bytes").to_number<uint64_t>();
     s.energy_j = double_of(o.at("energy_j"));
     for (const auto& kv : o.at("energy_j_by_component").as_object())
       s.energy_j_by_component[kv.key()] = double_of(kv.value());

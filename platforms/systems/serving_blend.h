@@ -19,8 +19,10 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "platforms/systems/result_schema.h"
 #include "platforms/systems/serving.h"
 #include "schema/platform_loader.h"
 
@@ -29,7 +31,7 @@ namespace ispsim::systems {
 struct ServeOptions {
   std::string requests_csv;  // per-request CSV, written atomically; "" for none
   std::string stats_path;    // statistics (.json or .csv); "" for none
-  std::string stats_provenance;  // the .json statistics' first members (RunOptions::stats_provenance)
+  std::optional<StatsProvenance> stats_provenance;  // for the statistics file (RunOptions::stats_provenance)
   // Called with the statistics before the output files are committed.
   std::function<void(const ServingStatistics&)> before_commit;
 };

@@ -3,15 +3,66 @@
 #include "common/error.h"
 #include "models/core/stats.h"
 #include "platforms/systems/metrics.h"
+#include "platforms/systems/report_cells.h"
 
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 namespace ispsim::systems {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Whether a metric reads the statistic: it is shown under the metric's name.
+bool read_by_a_metric(const stats::Entry& e) {
+  for (const Metric& m : metric_list())
+    if (m.stat == e.name) return true;
+  return false;
+}
+
+void write_json(std::ostream& os, const std::optional<StatsProvenance>& provenance, const MetricValues& metrics) {
+  std::vector<std::string> members;
+  if (provenance) {
+    std::ostringstream p;
+    write_provenance_json(p, provenance->provenance);
+    p << ",\n  \"configuration\": " << json_quoted(provenance->configuration);
+    members.push_back(p.str());
+  }
+  if (!metrics.empty()) {
+    std::string m = "\"metrics\": {";
+    for (size_t i = 0; i < metrics.size(); ++i)
+      m += (i ? ", " : "") + json_quoted(metrics[i].first) + ": " + shortest_number(metrics[i].second);
+    members.push_back(m + "}");
+  }
+  std::ostringstream body;
+  stats::Registry::global().write_json(body, {true, read_by_a_metric});
+  const std::string statistics = body.str();  // "{\n  ...\n}\n", or "{}\n"
+  if (statistics != "{}\n") members.push_back(statistics.substr(4, statistics.size() - 7));
+  if (members.empty()) {
+    os << "{}\n";
+    return;
+  }
+  os << "{";
+  for (size_t i = 0; i < members.size(); ++i) os << (i ? ",\n  " : "\n  ") << members[i];
+  os << "\n}\n";
+}
+
+void write_csv(std::ostream& os, const std::optional<StatsProvenance>& provenance, const MetricValues& metrics) {
+  const std::string tail = provenance ? "," + provenance_csv_cells(provenance->provenance, provenance->configuration) : "";
+  os << "name,value,unit,description" << (provenance ? std::string(",") + provenance_csv_header() : "") << '\n';
+  for (const auto& [name, v] : metrics) {
+    const Metric* m = find_metric(name);
+    os << csv_cell(name) << ',' << shortest_number(v) << ',' << csv_cell(m->unit) << ',' << csv_cell(m->description)
+       << tail << '\n';
+  }
+  for (const stats::Entry* e : stats::Registry::global().sorted()) {
+    if (read_by_a_metric(*e)) continue;
+    os << csv_cell(e->name) << ',' << csv_cell(stats::format_value(*e, false, true)) << ','
+       << csv_cell(si_unit(e->unit).unit) << ',' << csv_cell(e->desc) << tail << '\n';
+  }
 }
 
 }  // namespace
@@ -22,16 +73,16 @@ AtomicFile* open_stats_file(OutputFiles& outputs, const std::string& path) {
   return outputs.open(path);
 }
 
-void write_stats(AtomicFile& file, const std::string& provenance) {
-  if (!ends_with(file.path(), ".json")) return stats::Registry::global().write_csv(file.stream());
-  if (provenance.empty()) return stats::Registry::global().write_json(file.stream());
-  std::ostringstream body;
-  stats::Registry::global().write_json(body);
-  const std::string statistics = body.str();  // "{...}\n"
-  file.stream() << "{\n  " << provenance << (statistics == "{}\n" ? "\n}\n" : "," + statistics.substr(1));
+void write_stats(AtomicFile& file, const std::optional<StatsProvenance>& provenance, const RunSummary* summary) {
+  const MetricValues metrics = summary ? metric_values(*summary) : statistic_values(metric_statistics());
+  if (ends_with(file.path(), ".json"))
+    write_json(file.stream(), provenance, metrics);
+  else
+    write_csv(file.stream(), provenance, metrics);
 }
 
-void capture_stats(RunSummary& summary) {
+std::map<std::string, double> metric_statistics() {
+  std::map<std::string, double> out;
   for (const Metric& m : metric_list()) {
     if (m.stat.empty()) continue;
     const stats::Entry* e = stats::Registry::global().find(m.stat);
@@ -39,8 +90,11 @@ void capture_stats(RunSummary& summary) {
     const SiUnit si = si_unit(e->unit);
     if (si.unit != m.unit)
       throw std::logic_error("metric " + m.name + " is in " + m.unit + " but statistic " + m.stat + " is in " + e->unit);
-    summary.stats[m.stat] = si.of(e->integral && e->read_integer ? static_cast<double>(e->read_integer()) : e->read());
+    out[m.stat] = si.of(e->integral && e->read_integer ? static_cast<double>(e->read_integer()) : e->read());
   }
+  return out;
 }
+
+void capture_stats(RunSummary& summary) { summary.stats = metric_statistics(); }
 
 }  // namespace ispsim::systems

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "platforms/systems/metrics.h"
 
 namespace ispsim::systems {
 namespace {
@@ -25,9 +26,8 @@ RunSummary gpu() {
   r.compute_ns = 8'500'000;
   r.pcie_bytes = {{"device_to_host.kv_read", 300'000'000}, {"host_to_device.kv_write", 4'000'000},
                   {"host_to_device.command", 1'234}};
-  r.nand_read_bytes = 300'000'000;
-  r.nand_written_bytes = 4'000'000;
-  r.controller_dram_bytes = 0;
+  r.stats = {{kIspComputeTime, 0}, {kNandStreamTime, 0}, {kNandBytesRead, 300'000'000},
+             {kNandBytesProgrammed, 4'000'000}, {kControllerDramBytes, 0}};
   r.energy_j = 5.5;
   r.energy_j_by_component = {{"system.gpu", 5.0}, {"system.ssd", 0.5}};
   r.energy_j_by_phase = {{"full prefill", 4.5}, {"decode", 1.0}};
@@ -44,12 +44,9 @@ RunSummary memllm() {
   r.phase_ns = {{"decode", 1'300'000}, {"fused prefill", 2'500'000}, {"HKVD identification", 1'000'000}};
   r.exposed_nand_ns = 0;
   r.compute_ns = 3'500'000;
-  r.isp_compute_ns = 2'000'000;
-  r.nand_stream_ns = 1'250'000;
   r.pcie_bytes = {{"host_to_device.q", 65'536}, {"device_to_host.o", 65'536}};
-  r.nand_read_bytes = 150'000'000;
-  r.nand_written_bytes = 2'000'000;
-  r.controller_dram_bytes = 1'048'576;
+  r.stats = {{kIspComputeTime, 0.002}, {kNandStreamTime, 0.00125}, {kNandBytesRead, 150'000'000},
+             {kNandBytesProgrammed, 2'000'000}, {kControllerDramBytes, 1'048'576}};
   r.energy_j = 0.0123456789;
   r.energy_j_by_component = {{"system.ssd.ch0.simd", 0.01}, {"system.ssd", 0.0023456789}};
   r.energy_j_by_phase = {{"fused prefill", 0.0123456789}};

@@ -144,6 +144,60 @@ TEST(SweepCli, RerunSkipsFinishedRunsAndRedoesOnlyMissingOnes) {
   }
 }
 
+// A sweep's results.json, or one run file of it, alone reruns its runs exactly
+// (`ispsim rerun`): each run records its settings, configuration and trace.
+TEST(SweepCli, AResultsFileOrARunFileAloneRerunsItExactly) {
+  const std::string spec = write_spec("rerun.txtpb", small_spec());
+  const std::string out = out_dir("rerun");
+  ASSERT_EQ(run_cli("sweep " + shell_quote(spec) + " -j 2 --out " + shell_quote(out)).exit_code, 0);
+  CliResult r = run_cli("rerun " + shell_quote(out + "/results.json") + " -j 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> ran = lines(r.out);
+  ASSERT_EQ(ran.size(), 8u) << r.out;
+  for (const std::string& line : ran)  // ok runs keep 2 metrics, OOM runs none
+    EXPECT_TRUE(std::regex_match(line, std::regex("[0-9a-f]{16} (GPU-FullCompute|MemLLM): reproduced \\([02] metrics "
+                                                  "identical\\)")))
+        << line;
+
+  // One run file; doctored, it differs in the doctored metric only (exit 1).
+  const std::string id = json::value_to<std::string>(
+      json::parse(read_text(out + "/results.json")).at("runs").at(4).at("id"));  // MemLLM, 8 GiB: ok
+  const std::string file = out + "/runs/" + id + ".json";
+  r = run_cli("rerun " + shell_quote(file));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_match(r.out, std::regex(id + " MemLLM: reproduced \\([0-9]+ metrics identical\\)\n")))
+      << r.out;  // a run file keeps every metric
+  const std::string text = read_text(file);
+  std::ofstream(file) << std::regex_replace(text, std::regex("\"latency_s\":\"[0-9.e+-]+\""), "\"latency_s\":\"12345.5\"");
+  r = run_cli("rerun " + shell_quote(file));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out.rfind(id + " MemLLM: DIFFERS: latency_s was 12345.5, now ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("energy_j"), std::string::npos) << r.out;
+  // Its runs read two traces (two ratios): --trace cannot stand for both.
+  r = run_cli("rerun " + shell_quote(out + "/results.json") + " --trace traces/samples/blend_small.trace");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("read different traces"), std::string::npos) << r.err;
+}
+
+// The NAND stream microbenchmark's metrics come from its statistics; a sweep
+// that keeps every metric reruns them all.
+TEST(SweepCli, NandStreamSweepRerunsEveryMetric) {
+  const std::string spec = write_spec("nand.txtpb", R"(name: "nand"
+axis { name: "trace.file" values: "traces/samples/nand_stream.trace" }
+axis { name: "platform" values: "nand_stream" }
+axis { name: "stream.read_mode" values: "SEQUENTIAL" values: "PIPELINED" }
+)");
+  const std::string out = out_dir("nand");
+  ASSERT_EQ(run_cli("sweep " + shell_quote(spec) + " --out " + shell_quote(out)).exit_code, 0);
+  const CliResult r = run_cli("rerun " + shell_quote(out + "/results.json"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> ran = lines(r.out);
+  ASSERT_EQ(ran.size(), 2u) << r.out;
+  for (const std::string& line : ran)
+    EXPECT_TRUE(std::regex_match(line, std::regex("[0-9a-f]{16} NAND-Stream: reproduced \\(3 metrics identical\\)")))
+        << line;
+}
+
 TEST(SweepCli, ShardsCollectToTheSameResultsAsALocalRun) {
   const std::string spec = write_spec("s.txtpb", small_spec());
   const std::string local = out_dir("local"), sharded = out_dir("sharded");

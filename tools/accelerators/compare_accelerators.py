@@ -94,9 +94,9 @@ def run(ispsim, trace, accelerator, overrides, stats):
     with open(stats) as f:
         attention = json.load(f)["system"]["ssd"]["attention"]
     return {
-        "compute_ms": attention["isp_compute_time"]["value"] * 1e-6,
-        "sram_io_ms": attention["isp_sram_io_time"]["value"] * 1e-6,
-        "macs": attention["macs"]["value"],
+        "compute_ms": attention["isp_compute_time"]["value"] * 1e3,
+        "sram_io_ms": attention["isp_sram_io_time"]["value"] * 1e3,
+        "macs": summary["metrics"]["ssd_attention_macs"],
         "prefill_ms": summary["metrics"].get("phase.fused_prefill_s", 0.0) * 1e3,
         "latency_ms": summary["metrics"]["latency_s"] * 1e3,
     }

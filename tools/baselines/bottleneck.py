@@ -26,7 +26,7 @@ import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 PLATFORMS = ["memllm_base", "memllm_fused", "memllm_perch", "memllm"]
-RESOURCES = [  # (column, keys of system.run.phase_busy.<phase>.* holding its busy time in ns)
+RESOURCES = [  # (column, keys of system.run.phase_busy.<phase>.* holding its busy time in s)
     ("NAND stream", ("nand_stream",)),
     ("internal bus", ("internal_bus",)),
     ("controller DRAM", ("controller_dram",)),
@@ -77,7 +77,7 @@ def rows(label, stats):
         shares = [(name, 100.0 * max(stats.get(base + k, 0.0) for k in keys) / elapsed) for name, keys in RESOURCES]
         bottleneck = max(shares, key=lambda s: s[1])[0]
         cells = " | ".join(f"{share:.1f} %" for _, share in shares)
-        out.append(f"| {label} | {phase.replace('_', ' ')} | {elapsed / 1e6:.1f} | {cells} | {bottleneck} |")
+        out.append(f"| {label} | {phase.replace('_', ' ')} | {elapsed * 1e3:.1f} | {cells} | {bottleneck} |")
     return out
 
 

@@ -13,10 +13,20 @@ def runs(path):
         return {r["platform"]: r for r in json.load(f)["runs"]}
 
 
+def key(stage):
+    """The metric key of a stage: "KV read/attention" -> "kv_read_attention" (docs/results.md)."""
+    return stage.lower().replace(" ", "_").replace("/", "_")
+
+
+def milli(r, metric):
+    """A metric of a run in thousandths of its SI unit (s -> ms, J -> mJ); a stage the run lacks is 0."""
+    return 1e3 * r["metrics"].get(metric, 0.0)
+
+
 def cell(r):
     if r["status"] != "ok":
         return "overflow" if r["status"] == "out_of_memory" else "failed"
-    return f'{float(r["tbt_ms"]):.3f} / {float(r["energy_per_token_mj"]):.1f}'
+    return f'{milli(r, "tbt_s"):.3f} / {milli(r, "energy_per_token_j"):.1f}'
 
 
 def main_table(files):
@@ -30,12 +40,12 @@ def main_table(files):
             if r["status"] != "ok":
                 print(f"| {name} | {ctx} | {r['status']} | | | | |")
                 continue
-            tbt, e = float(r["tbt_ms"]), float(r["energy_per_token_mj"])
+            tbt, e = milli(r, "tbt_s"), milli(r, "energy_per_token_j")
             sp = er = "-"
             if base and base["status"] == "ok":
-                sp = f'{float(base["tbt_ms"]) / tbt:.2f}'
-                er = f'{e / float(base["energy_per_token_mj"]):.3f}'
-            print(f'| {name} | {ctx} | {tbt:.3f} | {float(r["tbt_eq4_ms"]):.3f} | {e:.1f} | {sp} | {er} |')
+                sp = f'{milli(base, "tbt_s") / tbt:.2f}'
+                er = f'{e / milli(base, "energy_per_token_j"):.3f}'
+            print(f'| {name} | {ctx} | {tbt:.3f} | {milli(r, "tbt_eq4_s"):.3f} | {e:.1f} | {sp} | {er} |')
     for ctx, path in zip(CONTEXTS, files):
         for name, r in runs(path).items():
             if "failure" in r:
@@ -50,9 +60,9 @@ def stages_table(path):
         if r["status"] != "ok":
             print(f"| {name} | " + " | ".join([r["status"]] + [""] * (2 * len(STAGES) - 1)) + " |")
             continue
-        ms = [f'{float(r["stage_ms_per_token"][s]):.3f}' for s in STAGES]
-        mj = [f'{float(r["stage_mj_per_token"][s]):.2f}' for s in STAGES]
-        print(f"| {name} | " + " | ".join(ms + mj) + " |")
+        times = [f'{milli(r, f"stage.{key(s)}_s"):.3f}' for s in STAGES]
+        energies = [f'{milli(r, f"stage_energy.{key(s)}_j"):.2f}' for s in STAGES]
+        print(f"| {name} | " + " | ".join(times + energies) + " |")
 
 
 def sensitivity_table(out):
@@ -97,9 +107,9 @@ def nonlinear_table(out):
                 if r["status"] != "ok":
                     print(f"| {c} | {p} | {where} | {r['status']} | | | |")
                     continue
-                tbt, nl = float(r["tbt_ms"]), float(r["stage_ms_per_token"]["nonlinear"])
+                tbt, nl = milli(r, "tbt_s"), milli(r, "stage.nonlinear_s")
                 print(f'| {c} | {p} | {where} | {tbt:.3f} | {nl:.3f} | {100 * nl / tbt:.1f} % | '
-                      f'{float(r["energy_per_token_mj"]):.1f} |')
+                      f'{milli(r, "energy_per_token_j"):.1f} |')
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ int compare(const Args& args) {
   bool decode_systems = true;
   for (const schema::LoadedPlatform& p : platforms) decode_systems &= systems::system_for(p).decode_only;
   const auto write = [&](std::ostream& os, systems::Format f) {
-    if (decode_systems) return systems::write_cim_comparison(os, runs, baseline, f, column_list == "all");
+    if (decode_systems) return systems::write_cim_comparison(os, runs, baseline, f, column_list == "all", &provenance);
     systems::write_comparison(os, runs, baseline, f, columns, &provenance);
   };
   write(std::cout, format);

@@ -106,7 +106,7 @@ int run(const Args& args) {
     shown.configuration = configuration;
     shown.settings = settings;
     if (system.decode_only)
-      systems::write_cim_comparison(std::cout, {shown}, "", format);
+      systems::write_cim_comparison(std::cout, {shown}, "", format, true, &provenance);
     else
       // One row: room for every column.
       systems::write_comparison(std::cout, {shown}, "", format, systems::parse_text_columns("all"), &provenance);

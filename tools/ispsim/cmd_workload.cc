@@ -108,7 +108,7 @@ void print_serving(const std::string& platform, const systems::ServingStatistics
 
 // The provenance of statistics served from a stream: the stream stands where a
 // trace would, its seed the workload's.
-std::string stream_provenance(const std::string& stream_path, const schema::LoadedPlatform& platform) {
+systems::StatsProvenance stream_provenance(const std::string& stream_path, const schema::LoadedPlatform& platform) {
   systems::Provenance p = provenance("");
   p.trace = stream_path;
   p.trace_sha1 = file_sha1(stream_path);

@@ -46,11 +46,4 @@ systems::Provenance provenance(const std::string& trace_path) {
   return p;
 }
 
-std::string stats_provenance(const systems::Provenance& p, const std::string& configuration) {
-  std::ostringstream os;
-  systems::write_provenance_json(os, p);
-  os << ",\n  \"configuration\": " << systems::json_quoted(configuration);
-  return os.str();
-}
-
 }  // namespace ispsim::cli

@@ -18,8 +18,9 @@ const std::string& command_line();
 // The provenance of results made from `trace_path` (empty: no trace).
 systems::Provenance provenance(const std::string& trace_path);
 
-// The members a run's .json statistics start with (RunOptions::stats_provenance):
-// schema_version, provenance and configuration.
-std::string stats_provenance(const systems::Provenance& p, const std::string& configuration);
+// What a run's statistics file records of how it was made (RunOptions::stats_provenance).
+inline systems::StatsProvenance stats_provenance(const systems::Provenance& p, const std::string& configuration) {
+  return {p, configuration};
+}
 
 }  // namespace ispsim::cli

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -212,11 +213,41 @@ TEST(CimCli, RunWritesStatisticsAndAWaveformGtkwaveReads) {
   auto r = run_cli("run --platform s2 --trace " + path + " --stats " + stats.string() + " --vcd " + vcd.string() +
                    " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\"tbt_ms\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"tbt_s\""), std::string::npos) << r.out;
   const std::string json = ispsim::testing::read_text(stats);
   for (const char* s : {"time_between_tokens", "analytic_latency", "sram_code_capacity_tokens", "cim_array", "pcie"})
     EXPECT_NE(json.find(s), std::string::npos) << s;
   ispsim::testing::expect_vcd_valid(vcd.string());
+}
+
+// A decode systems' result file alone reruns them exactly (tools/ispsim/cmd_rerun.cc):
+// its runs carry the result schema's metrics, provenance, configuration and settings.
+TEST(CimCli, AResultFileAloneRerunsItExactly) {
+  const std::string path = small_trace(300, 4), result = (scratch_dir() / "cim_result.json").string();
+  auto r = run_cli("compare --trace " + path + " --platforms b2,s2 --baseline b2 --jobs 1"
+                   " --set cim.pass_sharing=PER_TOKEN"
+                   " --json " + result);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string recorded = ispsim::testing::read_text(result);
+  for (const char* s : {"\"schema_version\": 1", "\"trace_sha1\": ", "\"tbt_s\": ", "\"tbt_eq4_s\": ",
+                        "\"energy_per_token_j\": ", "\"stage.pursuit_s\": ", "\"stage_eq4.weights_s\": ",
+                        "\"stage_energy.weights_j\": ", "pass_sharing: PER_TOKEN"})
+    EXPECT_NE(recorded.find(s), std::string::npos) << s << "\n" << recorded;
+  r = run_cli("rerun " + result + " -j 2");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("B2: reproduced ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("S2: reproduced ("), std::string::npos) << r.out;
+  // Another pass sharing in both the settings and the configuration: S2's
+  // pursuit shares its passes otherwise (B2's does not at this size).
+  std::string changed = recorded;
+  const std::string from = "pass_sharing: PER_TOKEN";
+  for (size_t at; (at = changed.find(from)) != std::string::npos;) changed.replace(at, from.size(), "pass_sharing: PER_VECTOR");
+  const std::string changed_path = (scratch_dir() / "cim_changed.json").string();
+  std::ofstream(changed_path) << changed;
+  r = run_cli("rerun " + changed_path);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("B2: reproduced ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("S2: DIFFERS: energy_j was "), std::string::npos) << r.out;
 }
 
 // The functional engine's dictionary trace (kernels/dict/engine_trace.h) is a
@@ -298,13 +329,13 @@ TEST(CimSystem, EngineDictionaryTraceRunsItsDecodeStepsOnB2S1S2) {
   auto r = run_cli("compare --trace " + path + " --platforms b2,s1,s2 --baseline b2 --jobs 1 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::regex row("\"platform\": \"(B2|S1|S2)\", \"program\": \"FULL_PREFILL \\(decode steps\\)\", "
-                       "\"status\": \"ok\"[^}]*\"tbt_eq4_ms\": ([0-9.]+)");
+                       "\"status\": \"ok\"[^}]*\"tbt_eq4_s\": ([0-9.e-]+)");
   int rows = 0;
   for (std::sregex_iterator it(r.out.begin(), r.out.end(), row), end; it != end; ++it, ++rows) {
     const std::string name = (*it)[1];
-    const double expected_ms = decode_ops_closed_form(name == "B2" ? "b2" : name == "S1" ? "s1" : "s2", path)
-                                   .analytic_ns / 40 / 1e6;
-    EXPECT_NEAR(std::stod((*it)[2]), expected_ms, 1e-6) << name;
+    const double expected_s = decode_ops_closed_form(name == "B2" ? "b2" : name == "S1" ? "s1" : "s2", path)
+                                  .analytic_ns / 40 / 1e9;
+    EXPECT_NEAR(std::stod((*it)[2]), expected_s, 1e-9 * expected_s) << name;
   }
   EXPECT_EQ(rows, 3) << r.out;
   // B1 runs dense KV: the dictionary ops are bad input for it, in one line.
@@ -341,7 +372,7 @@ TEST(CimCli, EngineKvTraceRunsOnB2S1S2) {
   r = run_cli("compare --trace " + path + " --platforms b2,s1,s2 --baseline b2 --jobs 2 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::regex row("\"platform\": \"(B2|S1|S2)\", \"program\": \"FULL_PREFILL \\(decode steps\\)\", "
-                       "\"status\": \"ok\"[^}]*\"decode_tokens\": 30[^}]*\"stage_ms_per_token\": \\{[^}]*\"pursuit\": ([0-9.]+)");
+                       "\"status\": \"ok\"[^}]*\"decode_tokens\": 30[^}]*\"stage.pursuit_s\": ([0-9.e-]+)");
   int rows = 0;
   for (std::sregex_iterator it(r.out.begin(), r.out.end(), row), end; it != end; ++it, ++rows)
     EXPECT_GT(std::stod((*it)[2]), 0.0) << (*it)[1] << ": pursuit time per token";

@@ -10,8 +10,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/output_files.h"
+#include "common/sha1.h"
 #include "models/core/stats.h"
 #include "platforms/systems/stats_output.h"
+#include "tests/support/files.h"
 
 namespace ispsim::systems {
 namespace {
@@ -40,6 +43,49 @@ TEST(Metrics, RegistryStatisticsAreReadByNameInSiUnits) {
   for (const auto& v : expected_stats)
     EXPECT_NE(std::find(values.begin(), values.end(), v), values.end()) << v.first;
   EXPECT_EQ(statistic_values(summary.stats), expected_stats);
+}
+
+// `run --stats`: metrics under their names, every other statistic in SI units
+// (counts exact), a statistic that a metric reads only as that metric.
+TEST(Metrics, StatisticsFilesAreInSiUnitsWithTheMetricsByName) {
+  stats::Group attention("system.ssd.attention");
+  attention.counter("macs", "count", "multiply-accumulates") += 12345;
+  attention.scalar("busy", "ns", "busy time") = 2500;
+  attention.counter("bytes", "bytes", "bytes read") += (uint64_t{1} << 60) + 1;  // beyond a double's 2^53
+  attention.scalar("energy", "pJ", "energy") = 7e12;
+  RunSummary summary;
+  summary.latency_ns = 1.5e6;
+  capture_stats(summary);
+  StatsProvenance provenance;
+  provenance.provenance.trace_sha1 = "abc";
+  provenance.configuration = "name: \"x\"\n";
+  const auto dir = ispsim::testing::scratch_dir();
+  for (const char* name : {"s.json", "s.csv"}) {
+    OutputFiles outputs;
+    write_stats(*outputs.open((dir / name).string()), provenance, &summary);
+    outputs.commit();
+  }
+  const boost::json::value v = boost::json::parse(ispsim::testing::read_text(dir / "s.json"));
+  EXPECT_EQ(v.at("schema_version").to_number<int>(), kResultSchemaVersion);
+  EXPECT_EQ(v.at("provenance").at("trace_sha1").as_string(), "abc");
+  EXPECT_EQ(v.at("configuration").as_string(), "name: \"x\"\n");
+  EXPECT_EQ(v.at("metrics").at("latency_s").to_number<double>(), 0.0015);
+  EXPECT_EQ(v.at("metrics").at("ssd_attention_macs").to_number<double>(), 12345);
+  const auto& a = v.at("system").at("ssd").at("attention").as_object();
+  EXPECT_FALSE(a.contains("macs"));  // shown as ssd_attention_macs
+  EXPECT_EQ(a.at("busy").at("unit").as_string(), "s");
+  EXPECT_EQ(a.at("busy").at("value").to_number<double>(), 2.5e-6);
+  EXPECT_EQ(a.at("energy").at("unit").as_string(), "J");
+  EXPECT_EQ(a.at("energy").at("value").to_number<double>(), 7);
+  const std::string csv = ispsim::testing::read_text(dir / "s.csv");
+  const std::string tail = ",1,,abc,," + text_sha1("name: \"x\"\n") + "\n";
+  EXPECT_EQ(csv.rfind("name,value,unit,description,schema_version,ispsim_version,trace_sha1,trace_seed,"
+                      "configuration_sha1\nlatency_s,0.0015,s,end-to-end latency of the request" + tail, 0), 0u)
+      << csv;
+  EXPECT_NE(csv.find("\nssd_attention_macs,12345,count,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\nsystem.ssd.attention.bytes,1152921504606846977,bytes,bytes read" + tail), std::string::npos);
+  EXPECT_NE(csv.find("\nsystem.ssd.attention.busy,2.5e-06,s,busy time" + tail), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("system.ssd.attention.macs"), std::string::npos);
 }
 
 TEST(Metrics, AStatisticInAnotherUnitThanItsMetricIsABug) {

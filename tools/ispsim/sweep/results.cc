@@ -90,8 +90,9 @@ std::string result_to_json(const RunResult& r) {
     << ",\"message\":" << quoted(r.message) << ",\"metrics\":{";
   for (size_t i = 0; i < r.metrics.size(); ++i)
     o << (i ? "," : "") << quoted(r.metrics[i].first) << ":" << quoted(shortest_number(r.metrics[i].second));
-  o << "},\"version\":" << quoted(r.version) << ",\"trace_sha1\":" << quoted(r.trace_sha1)
-    << ",\"configuration\":" << quoted(r.configuration) << "}";
+  o << "},\"version\":" << quoted(r.version) << ",\"trace\":" << quoted(r.trace) << ",\"trace_sha1\":"
+    << quoted(r.trace_sha1) << ",\"configuration\":" << quoted(r.configuration) << ",\"settings\":" << quoted(r.settings)
+    << "}";
   return o.str();
 }
 
@@ -105,9 +106,11 @@ RunResult result_from_json(const std::string& text, const std::string& where) {
     r.message = json::value_to<std::string>(o.at("message"));
     for (const auto& kv : o.at("metrics").as_object()) r.metrics.emplace_back(kv.key(), metric_value(kv.value()));
     r.version = json::value_to<std::string>(o.at("version"));
-    // Results of versions before provenance have neither.
+    // Results of versions before provenance have none of these.
     if (const json::value* v = o.if_contains("trace_sha1")) r.trace_sha1 = json::value_to<std::string>(*v);
     if (const json::value* v = o.if_contains("configuration")) r.configuration = json::value_to<std::string>(*v);
+    if (const json::value* v = o.if_contains("settings")) r.settings = json::value_to<std::string>(*v);
+    if (const json::value* v = o.if_contains("trace")) r.trace = json::value_to<std::string>(*v);
     if (r.status != "ok" && r.status != "oom" && r.status != "error") throw std::runtime_error("unknown status " + r.status);
     return r;
   } catch (const std::exception& e) {
@@ -180,8 +183,9 @@ void write_results(const SweepPlan& plan, const std::vector<Row>& rows, const st
         j << (first ? "" : ", ") << quoted(m) << ": " << shortest_number(*v);
         first = false;
       }
-    j << "}, \"version\": " << quoted(row.result.version) << ", \"trace_sha1\": " << quoted(row.result.trace_sha1)
-      << ",\n     \"configuration\": " << quoted(row.result.configuration) << "}";
+    j << "}, \"version\": " << quoted(row.result.version) << ",\n     \"trace\": " << quoted(row.result.trace)
+      << ", \"trace_sha1\": " << quoted(row.result.trace_sha1) << ",\n     \"configuration\": "
+      << quoted(row.result.configuration) << ",\n     \"settings\": " << quoted(row.result.settings) << "}";
   }
   j << "\n  ]\n}\n";
   csv.commit();

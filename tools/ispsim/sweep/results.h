@@ -29,7 +29,10 @@ struct RunResult {
   Metrics metrics;
   std::string version;
   std::string configuration;  // the resolved platform textproto (empty if it never loaded)
-  std::string trace_sha1;     // of the trace the run read (empty if none was made)
+  std::string settings;       // the parameters that make it (schema::settings_text; empty if it never loaded)
+  std::string trace;          // the trace the run read: as the sweep file names it, or a generated one as
+                              // traces/<key>.trace in the output folder (empty if none was made)
+  std::string trace_sha1;     // of that trace
 };
 
 std::string result_to_json(const RunResult& r);
@@ -54,8 +57,8 @@ struct Row {
 // configuration_sha1. CSV: RFC 4180, empty cells for absent metrics.
 // JSON: {"schema_version", "provenance": {"ispsim_version", "command_line"},
 // "sweep", "axes", "metrics", "runs": [{"id", "inputs": {...}, "system",
-// "status", "message", "metrics": {...}, "version", "trace_sha1",
-// "configuration"}]}.
+// "status", "message", "metrics": {...}, "version", "trace", "trace_sha1",
+// "configuration", "settings"}]}.
 void write_results(const SweepPlan& plan, const std::vector<Row>& rows, const std::string& csv_path,
                    const std::string& json_path, const std::string& command_line);
 

@@ -29,33 +29,24 @@ std::string trace_path(const std::string& out_dir, const PlannedRun& run) {
   return (fs::path(out_dir) / "traces" / (run.trace.key + ".trace")).string();
 }
 
-// The simulation of one run, in its child process.
-RunResult simulate(const PlannedRun& run, const std::string& trace) {
+// The simulation of one run, in its child process. A generated trace is
+// recorded relative to the output folder, so that results do not depend on
+// where the folder is.
+RunResult simulate(const PlannedRun& run, const std::string& out_dir) {
+  RunResult r = simulate_platform(schema::load_platform(run.platform, run.overrides), trace_path(out_dir, run));
+  r.id = run.id;
+  if (run.trace.file.empty()) r.trace = trace_path("", run);
+  return r;
+}
+
+// A run that failed before it made a result of its own.
+RunResult failed_run(const PlannedRun& run, const std::string& message) {
   RunResult r;
   r.id = run.id;
+  r.system = run.system;
+  r.status = "error";
+  r.message = message;
   r.version = ispsim_version();
-  const schema::LoadedPlatform platform = schema::load_platform(run.platform, run.overrides);
-  r.system = platform.platform.name();
-  r.configuration = schema::configuration_text(platform);
-  r.trace_sha1 = file_sha1(trace);
-  if (run.microbenchmark) {
-    systems::RunOptions options;
-    options.stats_path = (fs::temp_directory_path() / ("ispsim-sweep-" + run.id + "-" + std::to_string(getpid()) + ".csv")).string();
-    trace::TraceReader reader(trace);
-    std::ostringstream report;  // the text summary; the metrics come from the statistics
-    systems::run_nand_stream(platform, reader, options, report);
-    std::ifstream in(options.stats_path, std::ios::binary);
-    std::stringstream csv;
-    csv << in.rdbuf();
-    fs::remove(options.stats_path);
-    r.metrics = nand_stream_metrics(csv.str(), run.platform);
-    r.status = "ok";
-    return r;
-  }
-  const systems::RunSummary summary = systems::run_system(platform, trace, systems::RunOptions{});
-  r.status = summary.out_of_memory ? "oom" : summary.failure.empty() ? "ok" : "error";
-  r.message = summary.failure;
-  r.metrics = summary_metrics(summary);
   return r;
 }
 
@@ -110,6 +101,35 @@ class Progress {
 };
 
 }  // namespace
+
+RunResult simulate_platform(const schema::LoadedPlatform& platform, const std::string& trace) {
+  RunResult r;
+  r.version = ispsim_version();
+  r.system = platform.platform.name();
+  r.configuration = schema::configuration_text(platform);
+  r.settings = schema::settings_text(platform);
+  r.trace = trace;
+  r.trace_sha1 = file_sha1(trace);
+  if (platform.platform.program() == schema::Platform::MICROBENCHMARK) {
+    systems::RunOptions options;
+    options.stats_path = (fs::temp_directory_path() / ("ispsim-sweep-" + std::to_string(getpid()) + ".csv")).string();
+    trace::TraceReader reader(trace);
+    std::ostringstream report;  // the text summary; the metrics come from the statistics
+    systems::run_nand_stream(platform, reader, options, report);
+    std::ifstream in(options.stats_path, std::ios::binary);
+    std::stringstream csv;
+    csv << in.rdbuf();
+    fs::remove(options.stats_path);
+    r.metrics = nand_stream_metrics(csv.str(), platform.file);
+    r.status = "ok";
+    return r;
+  }
+  const systems::RunSummary summary = systems::run_system(platform, trace, systems::RunOptions{});
+  r.status = summary.out_of_memory ? "oom" : summary.failure.empty() ? "ok" : "error";
+  r.message = summary.failure;
+  r.metrics = summary_metrics(summary);
+  return r;
+}
 
 Shard parse_shard(const std::string& text) {
   const size_t slash = text.find('/');
@@ -190,12 +210,12 @@ SweepOutcome run_sweep(const SweepPlan& plan, const RunnerOptions& options) {
   for (const PlannedRun* run : todo) {
     auto failed = trace_errors.find(run->trace.key);
     if (failed != trace_errors.end()) {
-      save_result(out, RunResult{run->id, run->system, "error", failed->second, {}, ispsim_version(), "", ""});
+      save_result(out, failed_run(*run, failed->second));
       progress.finished(true);
       continue;
     }
     task_runs.push_back(run);
-    tasks.push_back([run, path = trace_path(out, *run)] { return result_to_json(simulate(*run, path)); });
+    tasks.push_back([run, &out] { return result_to_json(simulate(*run, out)); });
   }
   systems::run_in_children(tasks, options.jobs, [&](size_t i, const systems::ChildResult& child) {
     const PlannedRun& run = *task_runs[i];
@@ -203,7 +223,7 @@ SweepOutcome run_sweep(const SweepPlan& plan, const RunnerOptions& options) {
     if (child.exit_code == 0) {
       r = result_from_json(child.output, "run " + run.id);
     } else {
-      r = RunResult{run.id, run.system, "error", child.output, {}, ispsim_version(), "", ""};
+      r = failed_run(run, child.output);
     }
     save_result(out, r);
     progress.finished(r.status == "error");

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "schema/platform_loader.h"
+#include "tools/ispsim/sweep/results.h"
 #include "tools/ispsim/sweep/sweep_plan.h"
 
 namespace ispsim::sweep {
@@ -44,5 +46,10 @@ struct SweepOutcome {
 };
 
 SweepOutcome run_sweep(const SweepPlan& plan, const RunnerOptions& options);
+
+// One simulation of a platform on a trace, as a sweep records it (no id): its
+// metrics, status, configuration, settings and trace. `ispsim rerun` runs the
+// runs of a result again through it.
+RunResult simulate_platform(const schema::LoadedPlatform& platform, const std::string& trace);
 
 }  // namespace ispsim::sweep
