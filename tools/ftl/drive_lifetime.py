@@ -1,25 +1,29 @@
 #!/usr/bin/env python3
 """The drive-lifetime table: each MemLLM-study system on a fresh and on an aged 1 TiB drive.
 
-For one request (default: SmolLM2-1.7B on the hpt profile, the README's example)
-and each of the eight systems of the default compare group, runs the request on
-a fresh 1 TiB drive and on an aged one (`ispsim_age_drive`: filled, then
-overwritten in 64-page runs at random until the WAF settles; saved once and
-loaded by every aged run) and prints a Markdown table: bytes the request wrote
-to flash (host programs, GC excluded), the request's own WAF on the aged drive
-((host + GC programs) / host programs), the drive's lifetime in days at one
-request per minute, the latency on the fresh and on the aged drive, and the
-aged run's peak RSS.
+For a mix of requests (SmolLM2-1.7B, one request of each dataset profile given,
+in equal shares; default: the hpt profile alone, the README's example request)
+and each of the eight systems of the default compare group, runs every request on a fresh 1 TiB drive and on an aged one
+(`ispsim_age_drive`: filled, then overwritten in aligned 64-page runs at random
+until the WAF settles; saved once and loaded by every aged run) and prints a
+Markdown table: bytes a request wrote to flash (host programs, GC excluded; mean
+over the mix), the requests' WAF on the aged drive ((host + GC programs) / host
+programs over the mix), the drive's lifetime in days at one request per minute,
+the mean latency on the fresh and on the aged drive, and the aged runs' largest
+peak RSS.
 
 Lifetime = endurance x physical bytes / (WAF x bytes written per day), with the
 aged drive's steady-state WAF (its last aging window): the rate at which GC
-multiplies writes once the drive is full, which a single request is too short to
+multiplies writes once the drive is full, which single requests are too short to
 measure (models/ssd/ftl/README.md, "Lifetime").
 
 Usage:
   python3 tools/ftl/drive_lifetime.py OUT_DIR [--build build/release]
-    [--shape SmolLM2-1.7B] [--dataset hpt]
-Only the Python standard library is used; peak RSS needs /usr/bin/time.
+    [--shape SmolLM2-1.7B] [--datasets hpt]
+--datasets fin,tat,cov,cad,prv,wik,web,hpt is the mix of all eight profiles; on the
+aged drive the ISP systems' long-context requests (cad) run their attention as page
+events, minutes each (docs/validation.md). Only the Python standard library is
+used; peak RSS needs /usr/bin/time.
 """
 
 import argparse
@@ -75,14 +79,17 @@ def run(ispsim, platform, trace, stats_path, drive=None):
 
 
 def row(platform, fresh, aged, steady_waf, physical_bytes):
-    host_pages = aged["system.ssd.nand_pages_programmed"]
-    written = aged["system.ssd.nand_bytes_programmed"]
-    gc_pages = aged["system.ssd.gc_pages_programmed"]
+    """One table row from the lists of a system's fresh and aged runs (one per request of the mix)."""
+    host_pages = sum(a["system.ssd.nand_pages_programmed"] for a in aged)
+    gc_pages = sum(a["system.ssd.gc_pages_programmed"] for a in aged)
+    written = sum(a["system.ssd.nand_bytes_programmed"] for a in aged) / len(aged)
     request_waf = f"{(host_pages + gc_pages) / host_pages:.2f}" if host_pages else "-"
-    days = f"{ENDURANCE * physical_bytes / (steady_waf * written * REQUESTS_PER_DAY):,.0f}" if written else "unbounded (writes nothing)"
-    return (f"| {platform} | {written / 1e6:.1f} | {request_waf} | {days} | "
-            f"{fresh['system.run.latency'] / 1e6:.3f} | {aged['system.run.latency'] / 1e6:.3f} | "
-            f"{aged['maxrss_kb'] / 1024:.0f} |")
+    days = "unbounded (writes nothing)"
+    if written:
+        days = f"{ENDURANCE * physical_bytes / (steady_waf * written * REQUESTS_PER_DAY):,.0f}"
+    latency = lambda runs: sum(r["system.run.latency"] for r in runs) / len(runs) / 1e6
+    return (f"| {platform} | {written / 1e6:.1f} | {request_waf} | {days} | {latency(fresh):.3f} | "
+            f"{latency(aged):.3f} | {max(a['maxrss_kb'] for a in aged) / 1024:.0f} |")
 
 
 def main():
@@ -90,22 +97,24 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
     parser.add_argument("--shape", default="SmolLM2-1.7B")
-    parser.add_argument("--dataset", default="hpt")
+    parser.add_argument("--datasets", default="hpt")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     ispsim = os.path.join(args.build, "tools", "ispsim", "ispsim")
-    trace = os.path.join(args.out, f"{args.dataset}.trace")
-    check([ispsim, "trace", "gen", "--shape", args.shape, "--dataset", args.dataset, "--out", trace])
+    traces = {}
+    for d in args.datasets.split(","):
+        traces[d] = os.path.join(args.out, f"{d}.trace")
+        check([ispsim, "trace", "gen", "--shape", args.shape, "--dataset", d, "--out", traces[d]])
     drive, steady_waf, physical_bytes, report = aged_drive(args.build, args.out)
     print(f"aged drive ({os.path.basename(drive)}): {report.strip()}\n")
-    print(f"request: {args.shape} on {args.dataset}; lifetime at the aged drive's steady-state WAF {steady_waf:.3f}, "
-          f"3000 P/E cycles, one request per minute\n")
+    print(f"requests: {args.shape}, one of each dataset profile ({args.datasets}); lifetime at the aged drive's "
+          f"steady-state WAF {steady_waf:.3f}, {ENDURANCE} P/E cycles, one request per minute\n")
     print("| system | written per request (MB) | request WAF (aged) | lifetime (days) | latency fresh (ms) "
           "| latency aged (ms) | peak RSS aged (MiB) |")
     print("|---|---|---|---|---|---|---|")
     for p in PLATFORMS:
-        fresh = run(ispsim, p, trace, os.path.join(args.out, f"{p}_fresh.json"))
-        aged = run(ispsim, p, trace, os.path.join(args.out, f"{p}_aged.json"), drive)
+        fresh = [run(ispsim, p, t, os.path.join(args.out, f"{p}_{d}_fresh.json")) for d, t in traces.items()]
+        aged = [run(ispsim, p, t, os.path.join(args.out, f"{p}_{d}_aged.json"), drive) for d, t in traces.items()]
         print(row(p, fresh, aged, steady_waf, physical_bytes), flush=True)
 
 

@@ -450,6 +450,28 @@ TEST(NandErase, AReadSuspendsAnErase) {
   EXPECT_EQ(die.erase_read_wait_ps(), tSus.value());  // the read waited for the suspension only
 }
 
+// An aggregated stream reaching an erasing die (Die::suspend_for_stream, as
+// a read would): it may sense tSUS later, the erase resumes when the stream's
+// last page of the die is out (t2) and ends tRES + (tBERS - t1) after that.
+TEST(NandErase, AnAggregatedStreamSuspendsAnErase) {
+  const sc_time tBers(15000, SC_US), tSus(100, SC_US), tRes(10, SC_US), t1(1000, SC_US), t2(1500, SC_US);
+  schema::NandParams n = flash(1, 1, 1, 5, false);
+  n.set_program_suspend(true);
+  n.set_t_suspend_us(100);
+  n.set_t_resume_us(10);
+  Rig rig(n, stream(kPipelined, 100, 2));
+  Eraser eraser("eraser", rig.flash);
+  eraser.start({PageAddress{}}, tBers);
+  sc_core::sc_start(t1);
+  Die& die = rig.flash.die(0, 0);
+  EXPECT_EQ(die.suspend_for_stream(t1.value()), (t1 + tSus).value());
+  die.resume_after_stream(t2.value());
+  sc_core::sc_start();
+  EXPECT_EQ(eraser.finished_at(), t2 + tRes + (tBers - t1));
+  EXPECT_EQ(die.erase_suspends(), 1u);
+  EXPECT_EQ(die.erase_read_wait_ps(), tSus.value());
+}
+
 // Without program_suspend the read waits for the whole erase.
 TEST(NandErase, WithoutSuspendAReadWaitsForTheErase) {
   const sc_time tR(5, SC_US), tC(100, SC_NS), tBers(15000, SC_US);
