@@ -73,7 +73,9 @@ def run(ispsim, platform, trace, stats_path, drive=None):
         command += ["--drive-state", drive]
     done = check(command)
     with open(stats_path) as f:
-        stats = flat(json.load(f))
+        raw = json.load(f)
+    stats = flat(raw["system"], "system")  # device statistics, SI units
+    stats.update(raw["metrics"])  # the metric list's names (docs/results.md)
     stats["maxrss_kb"] = int(re.search(r"maxrss_kb (\d+)", done.stderr).group(1))
     return stats
 
@@ -81,13 +83,13 @@ def run(ispsim, platform, trace, stats_path, drive=None):
 def row(platform, fresh, aged, steady_waf, physical_bytes):
     """One table row from the lists of a system's fresh and aged runs (one per request of the mix)."""
     host_pages = sum(a["system.ssd.nand_pages_programmed"] for a in aged)
-    gc_pages = sum(a["system.ssd.gc_pages_programmed"] for a in aged)
-    written = sum(a["system.ssd.nand_bytes_programmed"] for a in aged) / len(aged)
+    gc_pages = sum(a["gc_pages_programmed"] for a in aged)
+    written = sum(a["nand_written_bytes"] for a in aged) / len(aged)
     request_waf = f"{(host_pages + gc_pages) / host_pages:.2f}" if host_pages else "-"
     days = "unbounded (writes nothing)"
     if written:
         days = f"{ENDURANCE * physical_bytes / (steady_waf * written * REQUESTS_PER_DAY):,.0f}"
-    latency = lambda runs: sum(r["system.run.latency"] for r in runs) / len(runs) / 1e6
+    latency = lambda runs: sum(r["latency_s"] for r in runs) / len(runs) * 1e3
     return (f"| {platform} | {written / 1e6:.1f} | {request_waf} | {days} | {latency(fresh):.3f} | "
             f"{latency(aged):.3f} | {max(a['maxrss_kb'] for a in aged) / 1024:.0f} |")
 
