@@ -27,13 +27,16 @@ namespace ispsim::systems {
 
 using MetricValues = std::vector<std::pair<std::string, double>>;
 
-// Statistics of the SSD (models/ssd, models/isp) that metrics and the text
-// table read by name (RunSummary::statistic).
+// Statistics that metrics and the text table read by name (RunSummary::statistic).
+// The SSD's (models/ssd, models/isp):
 constexpr const char* kIspComputeTime = "system.ssd.attention.isp_compute_time";
 constexpr const char* kNandStreamTime = "system.ssd.attention.nand_stream_time";
 constexpr const char* kNandBytesRead = "system.ssd.nand_bytes_read";
 constexpr const char* kNandBytesProgrammed = "system.ssd.nand_bytes_programmed";
 constexpr const char* kControllerDramBytes = "system.ssd.attention.dram_bytes";
+// The blend system's prefill: GPU compute and the storage wait beyond it.
+constexpr const char* kPrefillComputeTime = "system.run.prefill_compute_time";
+constexpr const char* kPrefillExposedNandTime = "system.run.prefill_exposed_nand_time";
 
 struct Metric {
   std::string name;  // e.g. "latency_s"; a family "phase.<phase>_s"

@@ -36,8 +36,6 @@ void check_run(const RunSummary& run) {
                              " is not a finite non-negative number");
   };
   check("latency_ns", run.latency_ns);
-  check("exposed_nand_ns", run.exposed_nand_ns);
-  check("compute_ns", run.compute_ns);
   check("energy_j", run.energy_j);
   check("average_w", run.average_w);
   check("peak_w", run.peak_w);
@@ -166,8 +164,8 @@ std::vector<std::pair<std::string, std::vector<TextColumn>>> text_columns(const 
       {"prefill", one("prefill (ms)", [](const RunSummary& r) { return prefill(r); })},
       {"phases", prefill_phases},
       {"decode", {phase(kDecode)}},
-      {"exposed_nand", one("exposed NAND (ms)", [](const RunSummary& r) { return ms(r.exposed_nand_ns); })},
-      {"compute", one("compute (ms)", [](const RunSummary& r) { return ms(r.compute_ns); })},
+      {"exposed_nand", one("exposed NAND (ms)", [](const RunSummary& r) { return stat_ms(r, kPrefillExposedNandTime); })},
+      {"compute", one("compute (ms)", [](const RunSummary& r) { return stat_ms(r, kPrefillComputeTime); })},
       {"isp_compute", one("ISP compute (ms)", [](const RunSummary& r) { return stat_ms(r, kIspComputeTime); })},
       {"nand_stream", one("NAND stream (ms)", [](const RunSummary& r) { return stat_ms(r, kNandStreamTime); })},
       {"pcie_h2d", one("PCIe h2d (MB)", [](const RunSummary& r) { return mb(pcie_total(r, kH2dPrefix)); })},

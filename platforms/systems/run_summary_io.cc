@@ -36,8 +36,6 @@ std::string summary_to_json(const RunSummary& s) {
   o["failure"] = s.failure;
   o["latency_ns"] = exact(s.latency_ns);
   o["phase_ns"] = map_to_json(s.phase_ns);
-  o["exposed_nand_ns"] = exact(s.exposed_nand_ns);
-  o["compute_ns"] = exact(s.compute_ns);
   o["pcie_bytes"] = map_to_json(s.pcie_bytes);
   o["energy_j"] = exact(s.energy_j);
   o["energy_j_by_component"] = map_to_json(s.energy_j_by_component);
@@ -64,8 +62,6 @@ RunSummary summary_from_json(const std::string& text, const std::string& where) 
     s.failure = json::value_to<std::string>(o.at("failure"));
     s.latency_ns = double_of(o.at("latency_ns"));
     for (const auto& kv : o.at("phase_ns").as_object()) s.phase_ns[kv.key()] = double_of(kv.value());
-    s.exposed_nand_ns = double_of(o.at("exposed_nand_ns"));
-    s.compute_ns = double_of(o.at("compute_ns"));
     for (const auto& kv : o.at("pcie_bytes").as_object()) s.pcie_bytes[kv.key()] = kv.value().to_number<uint64_t>();
     s.energy_j = double_of(o.at("energy_j"));
     for (const auto& kv : o.at("energy_j_by_component").as_object())

@@ -22,11 +22,10 @@ RunSummary gpu() {
   r.program = "FULL_PREFILL";
   r.latency_ns = 12'000'000;  // 12.000 ms
   r.phase_ns = {{"full prefill", 10'000'000}, {"decode", 2'000'000}};
-  r.exposed_nand_ns = 1'500'000;
-  r.compute_ns = 8'500'000;
   r.pcie_bytes = {{"device_to_host.kv_read", 300'000'000}, {"host_to_device.kv_write", 4'000'000},
                   {"host_to_device.command", 1'234}};
-  r.stats = {{kIspComputeTime, 0}, {kNandStreamTime, 0}, {kNandBytesRead, 300'000'000},
+  r.stats = {{kPrefillExposedNandTime, 0.0015}, {kPrefillComputeTime, 0.0085}, {kIspComputeTime, 0},
+             {kNandStreamTime, 0}, {kNandBytesRead, 300'000'000},
              {kNandBytesProgrammed, 4'000'000}, {kControllerDramBytes, 0}};
   r.energy_j = 5.5;
   r.energy_j_by_component = {{"system.gpu", 5.0}, {"system.ssd", 0.5}};
@@ -42,10 +41,9 @@ RunSummary memllm() {
   r.program = "PRECOMPUTED_BLEND_FUSED";
   r.latency_ns = 4'800'000;  // 12 / 4.8 = 2.50x
   r.phase_ns = {{"decode", 1'300'000}, {"fused prefill", 2'500'000}, {"HKVD identification", 1'000'000}};
-  r.exposed_nand_ns = 0;
-  r.compute_ns = 3'500'000;
   r.pcie_bytes = {{"host_to_device.q", 65'536}, {"device_to_host.o", 65'536}};
-  r.stats = {{kIspComputeTime, 0.002}, {kNandStreamTime, 0.00125}, {kNandBytesRead, 150'000'000},
+  r.stats = {{kPrefillExposedNandTime, 0}, {kPrefillComputeTime, 0.0035}, {kIspComputeTime, 0.002},
+             {kNandStreamTime, 0.00125}, {kNandBytesRead, 150'000'000},
              {kNandBytesProgrammed, 2'000'000}, {kControllerDramBytes, 1'048'576}};
   r.energy_j = 0.0123456789;
   r.energy_j_by_component = {{"system.ssd.ch0.simd", 0.01}, {"system.ssd", 0.0023456789}};
@@ -253,7 +251,7 @@ TEST(Report, FailedRunIsNotCalledOom) {
 
 TEST(Report, NumbersAreDeterministicAndNeverNegativeZero) {
   RunSummary r = memllm();
-  r.exposed_nand_ns = 1e-9;  // rounds to 0.000
+  r.stats[kPrefillExposedNandTime] = 1e-18;  // rounds to 0.000 ms
   const std::string text = report({r}, "", Format::TEXT);
   EXPECT_EQ(text.find("-0.000"), std::string::npos);
   EXPECT_EQ(report({r, gpu()}, "gpu_fullcompute", Format::TEXT), report({r, gpu()}, "gpu_fullcompute", Format::TEXT));
