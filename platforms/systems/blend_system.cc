@@ -380,17 +380,6 @@ void simulate(Runtime& runtime, const std::string& trace_path) {
 // --- summarise --------------------------------------------------------------
 
 
-// PCIe bytes by direction and purpose; the SSD's own statistics are read by
-// name from the registry (capture_stats, metrics.h).
-void summarise_traffic(const link::PcieLink& pcie, RunSummary& summary) {
-  for (link::Direction d : {link::Direction::HOST_TO_DEVICE, link::Direction::DEVICE_TO_HOST})
-    for (int p = 0; p < link::kPurposeCount; ++p) {
-      const auto purpose = static_cast<link::Purpose>(p);
-      const uint64_t bytes = pcie.bytes(d, purpose);
-      if (bytes) summary.pcie_bytes[std::string(link::to_string(d)) + "." + link::to_string(purpose)] = bytes;
-    }
-}
-
 void summarise_energy(const core::EnergyLedger::Summary& energy, RunSummary& summary) {
   summary.energy_j = energy.total_j;
   for (const auto& [name, j] : energy.dynamic_j_by_component) summary.energy_j_by_component[name] += j;
@@ -404,7 +393,6 @@ void summarise(BlendRun& run, RunSummary& summary) {
   const Runtime& runtime = run.runtime;
   summary.latency_ns = ps_to_ns(runtime.latency_ps());
   for (const PhaseSpan& p : run.phases.spans()) summary.phase_ns[p.name] += ps_to_ns(p.end_ps - p.start_ps);
-  summarise_traffic(run.system.pcie, summary);
   // Energy until the background writes finished, which may be after the last op.
   summarise_energy(run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps())), summary);
   capture_stats(summary);
