@@ -141,13 +141,19 @@ void print_speedups(const std::vector<Cell>& cells, const std::vector<std::strin
   }
 }
 
+// The PCIe purposes a run moved bytes for: system.pcie.<direction>.<purpose>_bytes (metrics.h).
+constexpr const char* kPcie = "system.pcie.";
+
 void print_memllm_pcie(std::vector<const Cell*> cells) {
   std::sort(cells.begin(), cells.end(),
             [](const Cell* a, const Cell* b) { return a->context_tokens < b->context_tokens; });
   std::set<std::string> purposes;
   for (const Cell* cell : cells)
     if (cell->runs[kMemLlm])
-      for (const auto& [key, bytes] : cell->runs[kMemLlm]->pcie_bytes) purposes.insert(key);
+      for (const auto& [name, bytes] : cell->runs[kMemLlm]->stats)
+        if (name.rfind(kPcie, 0) == 0 && name != systems::kPcieHostToDeviceBytes &&
+            name != systems::kPcieDeviceToHostBytes)
+          purposes.insert(name.substr(std::string(kPcie).size()));
   std::printf("\n%s PCIe bytes per purpose (MB, MB = 1e6 bytes), by the request's context length\n",
               kPlatforms[kMemLlm].c_str());
   std::printf("%-22s %14s", "model dataset", "context (tok)");
@@ -158,9 +164,7 @@ void print_memllm_pcie(std::vector<const Cell*> cells) {
     std::printf("%-22s %14llu", (cell->model + " " + cell->dataset).c_str(),
                 static_cast<unsigned long long>(cell->context_tokens));
     for (const auto& p : purposes) {
-      const auto& bytes = cell->runs[kMemLlm]->pcie_bytes;
-      const auto it = bytes.find(p);
-      std::printf(" %28.3f", it == bytes.end() ? 0.0 : static_cast<double>(it->second) / 1e6);
+      std::printf(" %28.3f", cell->runs[kMemLlm]->statistic(kPcie + p) / 1e6);
     }
     std::printf("\n");
   }

@@ -287,6 +287,34 @@ std::vector<uint64_t> op_works(const Runtime& runtime, ssd::Ssd& ssd, const trac
 
 // One run, assembled: the devices, the runtime's ports to them, the runtime,
 // and what watches it (phases, progress, waveform). Members are built in order.
+// Prefill (every phase but decode): GPU compute vs the time the host waited
+// for storage (NAND, PCIe and the ISP), in ps.
+struct PrefillTimes {
+  uint64_t compute_ps = 0, exposed_ps = 0;
+};
+PrefillTimes prefill_times(const Runtime& runtime) {
+  uint64_t prefill_begin = UINT64_MAX, prefill_end = 0, prefill_gpu = 0;
+  for (size_t i = 0; i < runtime.ops().size(); ++i) {
+    if (runtime.ops()[i].phase() == trace::PHASE_DECODE) continue;
+    const OpTiming& t = runtime.timing()[i];
+    prefill_begin = std::min(prefill_begin, t.issued_ps);
+    prefill_end = std::max(prefill_end, t.end_ps);
+    if (t.on_gpu) prefill_gpu += t.end_ps - t.start_ps;
+  }
+  if (prefill_end <= prefill_begin) return {};
+  const uint64_t prefill = prefill_end - prefill_begin;
+  return {prefill_gpu, prefill - std::min(prefill_gpu, prefill)};
+}
+
+// The run's statistics that the metric list reads (metrics.h).
+void declare_prefill_stats(stats::Group& group, const Runtime& runtime) {
+  group.formula("prefill_compute_time", "ns", "GPU compute time during prefill (every phase but decode)",
+                [&runtime] { return ps_to_ns(prefill_times(runtime).compute_ps); });
+  group.formula("prefill_exposed_nand_time", "ns",
+                "prefill time the host waited for storage (NAND, PCIe, ISP) beyond its GPU compute",
+                [&runtime] { return ps_to_ns(prefill_times(runtime).exposed_ps); });
+}
+
 struct BlendRun {
   BlendRun(const schema::LoadedPlatform& loaded, BlendInput& in, const RunOptions& options, bool with_timeline)
       : timeline_or_null(with_timeline ? &timeline : nullptr),
@@ -309,6 +337,7 @@ struct BlendRun {
     });
     runtime.set_completion_listener([this](size_t index) { progress.completed(index, now_ps()); });
     if (!options.waveform.path.empty()) trace_waveform(options.waveform);
+    declare_prefill_stats(run_stats, runtime);
   }
   BlendRun(const BlendRun&) = delete;
   BlendRun& operator=(const BlendRun&) = delete;
@@ -335,6 +364,7 @@ struct BlendRun {
   PhaseBusy busy;
   Progress progress;
   std::unique_ptr<vcd::Writer> waveform;  // null without --vcd
+  stats::Group run_stats{"system.run"};
 };
 
 // --- simulate ---------------------------------------------------------------
@@ -350,34 +380,6 @@ void simulate(Runtime& runtime, const std::string& trace_path) {
 // --- summarise --------------------------------------------------------------
 
 
-// Prefill (every phase but decode): GPU compute vs the time the host waited
-// for storage (NAND, PCIe and the ISP).
-void summarise_prefill(const Runtime& runtime, RunSummary& summary) {
-  uint64_t prefill_begin = UINT64_MAX, prefill_end = 0, prefill_gpu = 0;
-  for (size_t i = 0; i < runtime.ops().size(); ++i) {
-    if (runtime.ops()[i].phase() == trace::PHASE_DECODE) continue;
-    const OpTiming& t = runtime.timing()[i];
-    prefill_begin = std::min(prefill_begin, t.issued_ps);
-    prefill_end = std::max(prefill_end, t.end_ps);
-    if (t.on_gpu) prefill_gpu += t.end_ps - t.start_ps;
-  }
-  if (prefill_end <= prefill_begin) return;
-  const uint64_t prefill = prefill_end - prefill_begin;
-  summary.compute_ns = ps_to_ns(prefill_gpu);
-  summary.exposed_nand_ns = ps_to_ns(prefill - std::min(prefill_gpu, prefill));
-}
-
-// PCIe bytes by direction and purpose; the SSD's own statistics are read by
-// name from the registry (capture_stats, metrics.h).
-void summarise_traffic(const link::PcieLink& pcie, RunSummary& summary) {
-  for (link::Direction d : {link::Direction::HOST_TO_DEVICE, link::Direction::DEVICE_TO_HOST})
-    for (int p = 0; p < link::kPurposeCount; ++p) {
-      const auto purpose = static_cast<link::Purpose>(p);
-      const uint64_t bytes = pcie.bytes(d, purpose);
-      if (bytes) summary.pcie_bytes[std::string(link::to_string(d)) + "." + link::to_string(purpose)] = bytes;
-    }
-}
-
 void summarise_energy(const core::EnergyLedger::Summary& energy, RunSummary& summary) {
   summary.energy_j = energy.total_j;
   for (const auto& [name, j] : energy.dynamic_j_by_component) summary.energy_j_by_component[name] += j;
@@ -391,8 +393,6 @@ void summarise(BlendRun& run, RunSummary& summary) {
   const Runtime& runtime = run.runtime;
   summary.latency_ns = ps_to_ns(runtime.latency_ps());
   for (const PhaseSpan& p : run.phases.spans()) summary.phase_ns[p.name] += ps_to_ns(p.end_ps - p.start_ps);
-  summarise_prefill(runtime, summary);
-  summarise_traffic(run.system.pcie, summary);
   // Energy until the background writes finished, which may be after the last op.
   summarise_energy(run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps())), summary);
   capture_stats(summary);

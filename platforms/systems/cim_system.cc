@@ -386,10 +386,6 @@ void summarise(CimRun& run, RunSummary& summary) {
     summary.stage_analytic_ns[name] = runtime.stages()[s].analytic_ns;
     summary.stage_j[name] = runtime.stages()[s].energy_pj * 1e-12;
   }
-  for (link::Direction d : {link::Direction::HOST_TO_DEVICE, link::Direction::DEVICE_TO_HOST}) {
-    const uint64_t bytes = run.system.pcie.bytes(d, link::Purpose::OTHER);
-    if (bytes) summary.pcie_bytes[std::string(link::to_string(d)) + ".other"] = bytes;
-  }
   const core::EnergyLedger::Summary energy = run.ledger.summarize(runtime.end_ps());
   summary.energy_j = energy.total_j;
   summary.energy_j_by_component = energy.dynamic_j_by_component;

@@ -11,7 +11,6 @@ namespace ispsim::systems {
 namespace {
 
 constexpr double kNsPerS = 1e9;
-constexpr const char* kH2d = "host_to_device.";
 
 using Read = std::function<void(const RunSummary&, MetricValues&)>;
 
@@ -31,15 +30,6 @@ Read per_key(Map RunSummary::*member, double divide = 1) {
   };
 }
 
-Read pcie_total(bool host_to_device) {
-  return [host_to_device](const RunSummary& r, MetricValues& out) {
-    double total = 0;
-    for (const auto& [key, bytes] : r.pcie_bytes)
-      if ((key.rfind(kH2d, 0) == 0) == host_to_device) total += static_cast<double>(bytes);
-    out.emplace_back("", total);
-  };
-}
-
 // Paper 1's decode systems: figures per decode token (none for other runs).
 Read per_token(std::function<void(const RunSummary&, double tokens, MetricValues&)> f) {
   return [f = std::move(f)](const RunSummary& r, MetricValues& out) {
@@ -53,16 +43,16 @@ std::vector<Metric> declare() {
       {"latency_s", "s", "end-to-end latency of the request", "", scalar(&RunSummary::latency_ns, kNsPerS)},
       {"phase.<phase>_s", "s", "time of each phase (HKVD identification, recomputation, fused prefill, decode, ...)",
        "", per_key(&RunSummary::phase_ns, kNsPerS)},
-      {"exposed_nand_s", "s", "prefill time the host waited for storage beyond its GPU compute", "",
-       scalar(&RunSummary::exposed_nand_ns, kNsPerS)},
-      {"compute_s", "s", "GPU compute time during prefill", "", scalar(&RunSummary::compute_ns, kNsPerS)},
+      {"exposed_nand_s", "s", "prefill time the host waited for storage beyond its GPU compute",
+       kPrefillExposedNandTime, {}},
+      {"compute_s", "s", "GPU compute time during prefill", kPrefillComputeTime, {}},
       {"isp_compute_s", "s", "compute time of the busiest in-storage accelerator, summed over SSD attention ops",
        kIspComputeTime, {}},
       {"nand_stream_s", "s", "time the flash alone needs to stream the SSD attention ops' pages", kNandStreamTime, {}},
-      {"pcie_host_to_device_bytes", "bytes", "bytes moved over PCIe from host to device", "", pcie_total(true)},
-      {"pcie_device_to_host_bytes", "bytes", "bytes moved over PCIe from device to host", "", pcie_total(false)},
-      {"pcie.<direction>.<purpose>_bytes", "bytes", "PCIe bytes by direction and purpose", "",
-       per_key(&RunSummary::pcie_bytes)},
+      {"pcie_host_to_device_bytes", "bytes", "bytes moved over PCIe from host to device", kPcieHostToDeviceBytes, {}},
+      {"pcie_device_to_host_bytes", "bytes", "bytes moved over PCIe from device to host", kPcieDeviceToHostBytes, {}},
+      {"pcie.<direction>.<purpose>_bytes", "bytes", "PCIe bytes by direction and purpose (those that moved any)",
+       "system.pcie.<direction>.<purpose>_bytes", {}},
       {"nand_read_bytes", "bytes", "bytes read from flash (whole pages)", kNandBytesRead, {}},
       {"nand_written_bytes", "bytes", "bytes programmed into flash (whole pages)", kNandBytesProgrammed, {}},
       {"controller_dram_bytes", "bytes", "SSD controller DRAM traffic of the attention datapath", kControllerDramBytes,
@@ -123,12 +113,28 @@ std::pair<std::string, std::string> family_parts(const std::string& name) {
   return {name.substr(0, open), name.substr(close + 1)};
 }
 
+// Whether `name` fits the pattern (a name, or a family "a.<k>_b" with a
+// non-empty key), and its key ("" for a plain name).
+bool fits(const std::string& pattern, const std::string& name, std::string& key) {
+  const auto [prefix, suffix] = family_parts(pattern);
+  if (pattern.find('<') == std::string::npos) {
+    key.clear();
+    return name == pattern;
+  }
+  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  key = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  return true;
+}
+
 // The values of one metric of a run, with their full names.
 void read_metric(const Metric& m, const RunSummary& r, MetricValues& out) {
   MetricValues own;
   if (!m.stat.empty()) {
-    const auto it = r.stats.find(m.stat);
-    if (it != r.stats.end()) own.emplace_back("", it->second);
+    std::string key;
+    for (const auto& [name, v] : r.stats)
+      if (fits(m.stat, name, key)) own.emplace_back(key, v);
   } else {
     m.read(r, own);
   }
@@ -224,6 +230,11 @@ const Metric* find_metric(const std::string& name) {
 }
 
 bool is_known_metric(const std::string& name) { return find_metric(name) != nullptr; }
+
+bool reads_statistic(const Metric& m, const std::string& stat) {
+  std::string key;
+  return !m.stat.empty() && fits(m.stat, stat, key);
+}
 
 std::string known_metrics_help() {
   std::string out = "known:";

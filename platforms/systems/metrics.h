@@ -27,19 +27,28 @@ namespace ispsim::systems {
 
 using MetricValues = std::vector<std::pair<std::string, double>>;
 
-// Statistics of the SSD (models/ssd, models/isp) that metrics and the text
-// table read by name (RunSummary::statistic).
+// Statistics that metrics and the text table read by name (RunSummary::statistic).
+// The SSD's (models/ssd, models/isp):
 constexpr const char* kIspComputeTime = "system.ssd.attention.isp_compute_time";
 constexpr const char* kNandStreamTime = "system.ssd.attention.nand_stream_time";
 constexpr const char* kNandBytesRead = "system.ssd.nand_bytes_read";
 constexpr const char* kNandBytesProgrammed = "system.ssd.nand_bytes_programmed";
 constexpr const char* kControllerDramBytes = "system.ssd.attention.dram_bytes";
+// The PCIe link's, by direction (all purposes):
+constexpr const char* kPcieHostToDeviceBytes = "system.pcie.host_to_device.bytes";
+constexpr const char* kPcieDeviceToHostBytes = "system.pcie.device_to_host.bytes";
+// The blend system's prefill: GPU compute and the storage wait beyond it.
+constexpr const char* kPrefillComputeTime = "system.run.prefill_compute_time";
+constexpr const char* kPrefillExposedNandTime = "system.run.prefill_exposed_nand_time";
 
 struct Metric {
   std::string name;  // e.g. "latency_s"; a family "phase.<phase>_s"
   std::string unit;  // SI: s, bytes, J, W, bytes/s, count, ratio
   std::string description;
-  std::string stat;  // registry statistic read by name, or empty
+  // Registry statistic read by name, or empty; for a family a pattern
+  // ("system.pcie.<direction>.<purpose>_bytes": one member per statistic that
+  // fits it and is not 0, keyed by the part in <>).
+  std::string stat;
   // The values of a summary-derived metric (none when the run has none).
   std::function<void(const RunSummary&, MetricValues&)> read;
   bool family() const { return name.find('<') != std::string::npos; }
@@ -74,6 +83,8 @@ bool natural_less(const std::string& a, const std::string& b);
 // The metric a name is (a family's member gives its family), or nullptr.
 const Metric* find_metric(const std::string& name);
 bool is_known_metric(const std::string& name);
+// Whether the metric reads the registry statistic `stat` (by name or pattern).
+bool reads_statistic(const Metric& m, const std::string& stat);
 std::string known_metrics_help();
 
 // The list as an aligned text table (name, unit, description) or as JSON

@@ -15,20 +15,14 @@
 namespace ispsim::systems {
 namespace {
 
-constexpr const char* kH2dPrefix = "host_to_device.";
-constexpr const char* kD2hPrefix = "device_to_host.";
 
 std::string ms(double ns) { return fixed(ns / 1e6, 3); }
-std::string mb(uint64_t bytes) { return fixed(static_cast<double>(bytes) / 1e6, 3); }
-
 // A registry statistic (RunSummary::stats, SI units) in ms or MB.
 std::string stat_ms(const RunSummary& r, const char* name) { return fixed(r.statistic(name) * 1e3, 3); }
 std::string stat_mb(const RunSummary& r, const char* name) { return fixed(r.statistic(name) / 1e6, 3); }
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-// A summary's numbers come from the simulator: a NaN, an infinity, a negative
-// value or a PCIe key without a direction and a purpose is a bug there.
+// A summary's numbers come from the simulator: a NaN, an infinity or a
+// negative value is a bug there.
 void check_run(const RunSummary& run) {
   auto check = [&](const std::string& what, double v) {
     if (!std::isfinite(v) || v < 0)
@@ -36,8 +30,6 @@ void check_run(const RunSummary& run) {
                              " is not a finite non-negative number");
   };
   check("latency_ns", run.latency_ns);
-  check("exposed_nand_ns", run.exposed_nand_ns);
-  check("compute_ns", run.compute_ns);
   check("energy_j", run.energy_j);
   check("average_w", run.average_w);
   check("peak_w", run.peak_w);
@@ -45,20 +37,6 @@ void check_run(const RunSummary& run) {
   for (const auto& [name, v] : run.energy_j_by_component) check("energy_j_by_component[" + name + "]", v);
   for (const auto& [name, v] : run.energy_j_by_phase) check("energy_j_by_phase[" + name + "]", v);
   for (const auto& [name, v] : run.stats) check("stats[" + name + "]", v);
-  for (const auto& [key, bytes] : run.pcie_bytes) {
-    const bool h2d = starts_with(key, kH2dPrefix) && key.size() > std::string(kH2dPrefix).size();
-    const bool d2h = starts_with(key, kD2hPrefix) && key.size() > std::string(kD2hPrefix).size();
-    if (!h2d && !d2h)
-      throw std::logic_error("report: " + run.platform + ": PCIe key '" + key +
-                             "' is not host_to_device.<purpose> or device_to_host.<purpose>");
-  }
-}
-
-uint64_t pcie_total(const RunSummary& run, const char* prefix) {
-  uint64_t total = 0;
-  for (const auto& [key, bytes] : run.pcie_bytes)
-    if (starts_with(key, prefix)) total += bytes;
-  return total;
 }
 
 // A run shows numbers only when it completed.
@@ -166,12 +144,12 @@ std::vector<std::pair<std::string, std::vector<TextColumn>>> text_columns(const 
       {"prefill", one("prefill (ms)", [](const RunSummary& r) { return prefill(r); })},
       {"phases", prefill_phases},
       {"decode", {phase(kDecode)}},
-      {"exposed_nand", one("exposed NAND (ms)", [](const RunSummary& r) { return ms(r.exposed_nand_ns); })},
-      {"compute", one("compute (ms)", [](const RunSummary& r) { return ms(r.compute_ns); })},
+      {"exposed_nand", one("exposed NAND (ms)", [](const RunSummary& r) { return stat_ms(r, kPrefillExposedNandTime); })},
+      {"compute", one("compute (ms)", [](const RunSummary& r) { return stat_ms(r, kPrefillComputeTime); })},
       {"isp_compute", one("ISP compute (ms)", [](const RunSummary& r) { return stat_ms(r, kIspComputeTime); })},
       {"nand_stream", one("NAND stream (ms)", [](const RunSummary& r) { return stat_ms(r, kNandStreamTime); })},
-      {"pcie_h2d", one("PCIe h2d (MB)", [](const RunSummary& r) { return mb(pcie_total(r, kH2dPrefix)); })},
-      {"pcie_d2h", one("PCIe d2h (MB)", [](const RunSummary& r) { return mb(pcie_total(r, kD2hPrefix)); })},
+      {"pcie_h2d", one("PCIe h2d (MB)", [](const RunSummary& r) { return stat_mb(r, kPcieHostToDeviceBytes); })},
+      {"pcie_d2h", one("PCIe d2h (MB)", [](const RunSummary& r) { return stat_mb(r, kPcieDeviceToHostBytes); })},
       {"nand_read", one("NAND read (MB)", [](const RunSummary& r) { return stat_mb(r, kNandBytesRead); })},
       {"nand_written", one("NAND written (MB)", [](const RunSummary& r) { return stat_mb(r, kNandBytesProgrammed); })},
       {"ctrl_dram", one("ctrl DRAM (MB)", [](const RunSummary& r) { return stat_mb(r, kControllerDramBytes); })},

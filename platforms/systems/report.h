@@ -25,10 +25,6 @@ struct RunSummary {
   // Keys: phase names like "HKVD identification", "recomputation", "query prefill",
   // "fused prefill", "full prefill", "decode".
   std::map<std::string, double> phase_ns;
-  // Prefill: NAND time not hidden behind compute, and compute time.
-  double exposed_nand_ns = 0, compute_ns = 0;
-  // Keys "host_to_device.<purpose>", "device_to_host.<purpose>".
-  std::map<std::string, uint64_t> pcie_bytes;
   double energy_j = 0;
   std::map<std::string, double> energy_j_by_component, energy_j_by_phase;
   double average_w = 0, peak_w = 0;

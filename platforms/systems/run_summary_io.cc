@@ -15,7 +15,6 @@ namespace {
 // Doubles travel as their shortest exact text: Boost.JSON's parser (1.81) may
 // read a number 1 ulp off, and the parent must see the child's exact values.
 json::value exact(double v) { return json::value(shortest_number(v)); }
-json::value exact(uint64_t v) { return json::value(v); }
 
 template <class Map>
 json::object map_to_json(const Map& m) {
@@ -36,9 +35,6 @@ std::string summary_to_json(const RunSummary& s) {
   o["failure"] = s.failure;
   o["latency_ns"] = exact(s.latency_ns);
   o["phase_ns"] = map_to_json(s.phase_ns);
-  o["exposed_nand_ns"] = exact(s.exposed_nand_ns);
-  o["compute_ns"] = exact(s.compute_ns);
-  o["pcie_bytes"] = map_to_json(s.pcie_bytes);
   o["energy_j"] = exact(s.energy_j);
   o["energy_j_by_component"] = map_to_json(s.energy_j_by_component);
   o["energy_j_by_phase"] = map_to_json(s.energy_j_by_phase);
@@ -64,9 +60,6 @@ RunSummary summary_from_json(const std::string& text, const std::string& where) 
     s.failure = json::value_to<std::string>(o.at("failure"));
     s.latency_ns = double_of(o.at("latency_ns"));
     for (const auto& kv : o.at("phase_ns").as_object()) s.phase_ns[kv.key()] = double_of(kv.value());
-    s.exposed_nand_ns = double_of(o.at("exposed_nand_ns"));
-    s.compute_ns = double_of(o.at("compute_ns"));
-    for (const auto& kv : o.at("pcie_bytes").as_object()) s.pcie_bytes[kv.key()] = kv.value().to_number<uint64_t>();
     s.energy_j = double_of(o.at("energy_j"));
     for (const auto& kv : o.at("energy_j_by_component").as_object())
       s.energy_j_by_component[kv.key()] = double_of(kv.value());

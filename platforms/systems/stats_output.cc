@@ -16,12 +16,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Whether a metric reads the statistic: it is shown under the metric's name.
-bool read_by_a_metric(const stats::Entry& e) {
-  for (const Metric& m : metric_list())
-    if (m.stat == e.name) return true;
-  return false;
-}
 
 void write_json(std::ostream& os, const std::optional<StatsProvenance>& provenance, const MetricValues& metrics) {
   std::vector<std::string> members;
@@ -38,7 +32,7 @@ void write_json(std::ostream& os, const std::optional<StatsProvenance>& provenan
     members.push_back(m + "}");
   }
   std::ostringstream body;
-  stats::Registry::global().write_json(body, {true, read_by_a_metric});
+  stats::Registry::global().write_json(body, {true, {}});
   const std::string statistics = body.str();  // "{\n  ...\n}\n", or "{}\n"
   if (statistics != "{}\n") members.push_back(statistics.substr(4, statistics.size() - 7));
   if (members.empty()) {
@@ -59,7 +53,6 @@ void write_csv(std::ostream& os, const std::optional<StatsProvenance>& provenanc
        << tail << '\n';
   }
   for (const stats::Entry* e : stats::Registry::global().sorted()) {
-    if (read_by_a_metric(*e)) continue;
     os << csv_cell(e->name) << ',' << csv_cell(stats::format_value(*e, false, true)) << ','
        << csv_cell(si_unit(e->unit).unit) << ',' << csv_cell(e->desc) << tail << '\n';
   }
@@ -83,15 +76,16 @@ void write_stats(AtomicFile& file, const std::optional<StatsProvenance>& provena
 
 std::map<std::string, double> metric_statistics() {
   std::map<std::string, double> out;
-  for (const Metric& m : metric_list()) {
-    if (m.stat.empty()) continue;
-    const stats::Entry* e = stats::Registry::global().find(m.stat);
-    if (!e) continue;
-    const SiUnit si = si_unit(e->unit);
-    if (si.unit != m.unit)
-      throw std::logic_error("metric " + m.name + " is in " + m.unit + " but statistic " + m.stat + " is in " + e->unit);
-    out[m.stat] = si.of(e->integral && e->read_integer ? static_cast<double>(e->read_integer()) : e->read());
-  }
+  for (const stats::Entry* e : stats::Registry::global().sorted())
+    for (const Metric& m : metric_list()) {
+      if (!reads_statistic(m, e->name)) continue;
+      const SiUnit si = si_unit(e->unit);
+      if (si.unit != m.unit)
+        throw std::logic_error("metric " + m.name + " is in " + m.unit + " but statistic " + e->name + " is in " +
+                               e->unit);
+      const double v = si.of(e->integral && e->read_integer ? static_cast<double>(e->read_integer()) : e->read());
+      if (!m.family() || v != 0) out[e->name] = v;  // a family has the members that are not 0
+    }
   return out;
 }
 

@@ -2,8 +2,8 @@
 //
 // Machine output in SI units (s, J, W, bytes, bytes/s; counts as integers):
 // first the run's metrics under the metric list's names (metrics.h), then every
-// other registered statistic under its hierarchical name, converted to SI. A
-// statistic that a metric reads appears once, as that metric.
+// registered statistic under its hierarchical name, converted to SI (those a
+// metric reads too, so that a script may read either name).
 //   JSON: {"schema_version", "provenance", "configuration", "metrics": {name: value},
 //          <statistics nested by name: {"value", "unit", "desc"}>}
 //   CSV:  name,value,unit,description[,schema_version,ispsim_version,trace_sha1,

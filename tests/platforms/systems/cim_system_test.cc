@@ -153,8 +153,8 @@ TEST(CimSystem, S2BytesConservedAndSimulatedEqualsAnalyticWhenSequential) {
   const RunSummary run = run_cim_system(schema::load_platform("s2", sets), path, {});
   ASSERT_TRUE(run.failure.empty()) << run.failure;
   EXPECT_GT(planned_h2d, 0u);
-  EXPECT_EQ(run.pcie_bytes.at("host_to_device.other"), planned_h2d);
-  EXPECT_EQ(run.pcie_bytes.at("device_to_host.other"), planned_d2h);
+  EXPECT_EQ(run.statistic("system.pcie.host_to_device.other_bytes"), planned_h2d);
+  EXPECT_EQ(run.statistic("system.pcie.device_to_host.other_bytes"), planned_d2h);
   // With one chunk per step nothing overlaps: both timings are sums of the same terms
   // (up to 1 ps of rounding per lane and chunk).
   EXPECT_NEAR(run.latency_ns, run.analytic_latency_ns, 1e-3 * 20000);
