@@ -3,8 +3,8 @@
 // and GGUF files of the same shape, against llama.cpp in the same run.
 //   1. ISA levels this CPU/OS supports (kernels/model/cpu_isa.h);
 //   2. single-thread streaming read bandwidth (sum over a 512 MiB buffer, best of 5);
-//   3. the int8 GEMV kernel alone at every supported level, from DRAM, and the
-//      prefill GEMM (512 tokens) at every level;
+//   3. the int8 GEMV kernel alone at every supported level, from DRAM, the
+//      prefill GEMM (512 tokens) and the FP32 GEMV (from DRAM) at every level;
 //   4. a random-weight model with SmolLM2-135M's shape (and, with --model, a
 //      trained one): prefill tokens/s of a --prefill-token prompt (default 512,
 //      one batched forward) and decode tokens/s after a --prompt-token prompt
@@ -44,6 +44,7 @@
 #include "kernels/int/random_model.h"
 #include "kernels/model/cpu_isa.h"
 #include "kernels/model/fp32_lm.h"
+#include "kernels/model/linear_simd.h"
 #include "kernels/model/model.h"
 #include "kernels/model/parallel.h"
 #include "kernels/model/tokenizer.h"
@@ -132,6 +133,25 @@ void bench_gemm(int tokens, int rows, int cols, int reps) {
     else
       std::printf("  gemm int8 %d tokens x %d x %-5d %-7s group-wise  %8.3f ms  %7.1f G multiply-adds/s (per CPU second)\n",
                   tokens, rows, cols, model::isa_name(isa), t * 1e3, static_cast<double>(tokens) * W.size() / t / 1e9);
+  }
+}
+
+// The FP32 linear layer on one token (decode's GEMV) at every supported level,
+// weights from DRAM when they exceed the caches.
+void bench_gemv_fp32(int rows, int cols, int reps) {
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> W(static_cast<size_t>(rows) * cols), x(cols), y(rows);
+  for (float& v : W) v = d(rng);
+  for (float& v : x) v = d(rng);
+  for (model::Isa isa : model::supported_isas()) {
+    auto run = [&] { model::linear_isa(isa, x.data(), 1, cols, W.data(), nullptr, rows, 0, rows, y.data()); };
+    run();
+    const double c0 = thread_cpu_seconds();
+    for (int r = 0; r < reps; ++r) run();
+    const double t = (thread_cpu_seconds() - c0) / reps, bytes = static_cast<double>(W.size() * sizeof(float));
+    std::printf("  gemv fp32 %6d x %-5d (%7.2f MB) %-7s             %8.3f ms  %6.2f GB/s of weights (per CPU second)\n",
+                rows, cols, bytes / 1e6, model::isa_name(isa), t * 1e3, bytes / t / 1e9);
   }
 }
 
@@ -364,11 +384,12 @@ int main(int argc, char** argv) {
                   "at GGUF files of the same shape; see bench/README.md)\n");
     const double bw = stream_read_gbps();
     std::printf("memory: single-thread streaming read %.2f GB/s (512 MiB buffer, best of 5, per CPU second)\n", bw);
-    std::printf("int8 GEMV and prefill GEMM kernels at each level:\n");
+    std::printf("int8 GEMV and prefill GEMM, FP32 GEMV kernels at each level:\n");
     const model::Isa chosen = model::active_isa();  // the kernels run at every level, the models at this one
     bench_gemm(1, 1536, 576, 2000);
     bench_gemm(1, 49152, 576, 20);
     bench_gemm(512, 1536, 576, 3);
+    bench_gemv_fp32(49152, 576, 10);
     model::set_active_isa(chosen);
     if (o.kernels_only) return 0;
     if (o.random) {
