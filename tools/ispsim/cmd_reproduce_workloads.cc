@@ -94,7 +94,9 @@ std::vector<std::string> serve_all(const std::vector<ServeTask>& tasks, unsigned
     work.push_back([t] {
       systems::ServeOptions o;
       o.requests_csv = t.requests_csv;
-      return stats_cells(systems::serve_blend_stream(schema::load_platform(t.platform), t.stream, o));
+      const systems::ServingStatistics st = systems::serve_blend_stream(schema::load_platform(t.platform), t.stream, o);
+      if (!st.out_of_memory.empty()) throw BadInput(t.platform, "out of memory: " + st.out_of_memory);
+      return stats_cells(st);
     });
   std::vector<std::string> cells;
   for (const systems::ChildResult& r : systems::run_in_children(work, jobs)) {
