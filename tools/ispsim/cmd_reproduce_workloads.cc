@@ -52,7 +52,7 @@ constexpr unsigned kSloSteps = 5;
 
 struct Settings {
   std::string out = "reproduce-workloads", model = "SmolLM2-1.7B";
-  std::vector<std::string> datasets = {"hpt", "fin"}, platforms;
+  std::vector<std::string> datasets = {"hpt", "tat"}, platforms;
   uint64_t requests = 200;
   unsigned jobs = 1;
 };
@@ -272,7 +272,7 @@ Settings parse_settings(const Args& args, bool& help) {
       ("out,o", po::value(&s.out), "output folder (default reproduce-workloads)")
       ("jobs,j", po::value(&jobs), "simulations at once (default 1)")
       ("requests", po::value(&requests), "requests per stream (default 200)")
-      ("datasets", po::value(&datasets), "dataset profiles, comma separated (default hpt,fin)")
+      ("datasets", po::value(&datasets), "dataset profiles, comma separated (default hpt,tat)")
       ("platforms", po::value(&platforms), "platforms, comma separated (default the MemLLM-study group)")
       ("model", po::value(&s.model), "model preset (default SmolLM2-1.7B)");
   help = !parse_options(args, "reproduce workloads", desc);
