@@ -77,7 +77,8 @@ std::string memory_shortfall(const schema::LoadedPlatform& loaded, const std::st
     if (bytes > memory.staging_capacity())
       return request_where(record.request()) + ": its KV of " + std::to_string(bytes) +
              " bytes must stay in GPU/host memory (placement.kv_resident_in_host_memory) but only " +
-             std::to_string(memory.staging_capacity()) + " bytes of the host DRAM budget are left (host.dram_capacity_bytes)";
+             std::to_string(memory.staging_capacity()) +
+             " bytes of the host DRAM budget are left (host.dram_capacity_bytes)";
   }
   return "";
 }

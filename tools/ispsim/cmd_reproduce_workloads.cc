@@ -5,8 +5,8 @@
 //   2. the knee: Poisson arrivals at fractions of the fastest system's
 //      capacity (1 / its mean service time), the same requests at every rate;
 //   3. throughput at the SLO: per system, the highest Poisson rate whose p99
-//      TTFT stays within the SLO (kSloFactor below), by bisection (systems::search_slo), with its
-//      bracket.
+//      TTFT stays within the SLO (kSloFactor below), by bisection
+//      (systems::search_slo), with its bracket.
 // tools/plot/workload_plot.py then draws the figures and the table, and
 // DIR/index.md lists them with their commands.
 #include <boost/program_options.hpp>
@@ -307,7 +307,8 @@ void write_index(const Settings& s, const std::string& plot_command, double wall
     << "ispsim workload serve --platform PLATFORM --stream S.stream --requests R.csv\n```\n\n"
     << "Figures and table:\n\n```sh\n" << plot_command << "\n```\n\n"
     << "## The knee\n\n![knee](figures/knee.png)  \n[SVG](figures/knee.svg)\n\n"
-    << "## TTFT and TBT at " << kCdfLoad << " x the fastest capacity\n\n![cdf](figures/cdf.png)  \n[SVG](figures/cdf.svg)\n\n"
+    << "## TTFT and TBT at " << kCdfLoad << " x the fastest capacity\n\n"
+    << "![cdf](figures/cdf.png)  \n[SVG](figures/cdf.svg)\n\n"
     << "## Throughput at the SLO and energy per request\n\n![slo](figures/slo_energy.png)  \n"
     << "[SVG](figures/slo_energy.svg)\n\n" << read_text_file((fs::path(s.out) / "figures" / "slo_energy.md").string())
     << "\nEnergy per request: the unloaded run's mean (dynamic and static energy from the start of a request's "
@@ -330,7 +331,8 @@ int reproduce_workloads(const Args& args) {
   const bool created = !fs::exists(s.out);
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    for (const char* sub : {"workloads", "streams", "requests", "figures"}) fs::create_directories(fs::path(s.out) / sub);
+    for (const char* sub : {"workloads", "streams", "requests", "figures"})
+      fs::create_directories(fs::path(s.out) / sub);
     Workloads workloads;
     for (const std::string& d : s.datasets) workloads[d] = dataset_workload(s, d);
     std::vector<SystemResult> results = unloaded_pass(s, workloads);
