@@ -63,6 +63,7 @@ struct ServingStatistics {
   QuantileSketch energy, nand_read, nand_written, pcie_host_to_device, pcie_device_to_host;  // per request
   uint64_t requests = 0, tokens = 0;
   uint64_t first_arrival_ps = 0, last_end_ps = 0;
+  std::string out_of_memory;  // why the platform cannot hold the stream (nothing was served); "" otherwise
   void add(const ServedRequest& r);  // its token gaps went to `tbt` as they came
   // Completed requests per second of simulated time from the first arrival to the last completion.
   double throughput_per_s() const;

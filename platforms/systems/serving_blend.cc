@@ -53,6 +53,36 @@ ssd::KvSpace stream_kv_space(const std::string& stream_path) {
   return space;
 }
 
+// Why the platform cannot hold a request of the stream, "" when it can: as
+// `run` refuses a request, the weights do not fit the host DRAM budget, or a
+// request's KV must stay in host memory (placement.kv_resident_in_host_memory)
+// and does not fit what the weights leave: its context plus C + Q + A appended
+// entries (request_kv_tokens) in every layer.
+std::string memory_shortfall(const schema::LoadedPlatform& loaded, const std::string& stream_path) {
+  const host::HostConfig host = host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host");
+  workload::StreamReader reader(stream_path);
+  const trace::ModelShape& model = reader.header().model();
+  const host::HostMemory memory("serving_probe", host, model);
+  if (!memory.weights_fit())
+    return "model weights of " + std::to_string(memory.weight_bytes()) + " bytes plus the " +
+           std::to_string(host.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
+           std::to_string(host.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
+  if (!loaded.platform.placement().kv_resident_in_host_memory()) return "";
+  const uint64_t per_token = trace::dense_kv_bytes_per_token(model, trace::KV_PARTS_K_AND_V, model.kv_bits());
+  workload::StreamRecord record;
+  while (reader.next(record)) {
+    if (!record.has_request()) continue;
+    const workload::RequestKvTokens kv = workload::request_kv_tokens(record.request());
+    const uint64_t bytes = uint64_t{model.layers()} * (kv.precomputed + kv.appended) * per_token;
+    if (bytes > memory.staging_capacity())
+      return request_where(record.request()) + ": its KV of " + std::to_string(bytes) +
+             " bytes must stay in GPU/host memory (placement.kv_resident_in_host_memory) but only " +
+             std::to_string(memory.staging_capacity()) +
+             " bytes of the host DRAM budget are left (host.dram_capacity_bytes)";
+  }
+  return "";
+}
+
 // What the devices have done since the start of the simulation.
 struct DeviceTotals {
   uint64_t at_ps = 0;
@@ -204,6 +234,9 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);
   check_blend_platform(loaded);
+  ServingStatistics refused;
+  refused.out_of_memory = memory_shortfall(loaded, stream_path);
+  if (!refused.out_of_memory.empty()) return refused;
   const ssd::KvSpace space = stream_kv_space(stream_path);
   OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);

@@ -40,6 +40,8 @@ struct ServeOptions {
 void check_serves_streams(const schema::LoadedPlatform& platform);
 
 // Serves the stream at `stream_path` on the platform (call once per process).
+// A platform that cannot hold a request of it (as `run` refuses it: out of
+// memory) serves nothing and writes no file: the statistics say why.
 // Throws BadInput for a platform whose program is not a MemLLM-study one, a
 // stream or a request it cannot run.
 ServingStatistics serve_blend_stream(const schema::LoadedPlatform& platform, const std::string& stream_path,

@@ -49,9 +49,8 @@ void DocumentStaging::overwrite(uint32_t layer, trace::KvRegion region, uint64_t
   uint64_t total = 0, given = 0;
   for (const uint64_t b : document_bytes_) total += b;
   for (size_t d = 0; d < documents_.size(); ++d) {
-    const uint64_t share = d + 1 == documents_.size()
-                               ? bytes - given
-                               : static_cast<uint64_t>(static_cast<unsigned __int128>(bytes) * document_bytes_[d] / total);
+    const auto proportional = static_cast<uint64_t>(static_cast<unsigned __int128>(bytes) * document_bytes_[d] / total);
+    const uint64_t share = d + 1 == documents_.size() ? bytes - given : proportional;
     given += share;
     memory_.overwrite(document_key(layer, d), share);
   }

@@ -155,6 +155,21 @@ TEST(WorkloadServe, SecondRequestFindsItsDocumentStaged) {
   }
 }
 
+// A request whose KV AiF must keep in host memory but cannot: the stream is
+// refused as `run` refuses that request (exit 3, why on stdout, no file).
+TEST(WorkloadServe, OutOfMemoryAsRunRefusesTheRequest) {
+  const std::string s = stream("big", "model: 'SmolLM2-1.7B' dataset: 'cad' documents: 20 requests: 1 "
+                                      "poisson { rate_per_s: 1 }");
+  const CliResult serve = run_cli("workload serve --platform aif --stream " + shell_quote(s) + " --requests " +
+                                  shell_quote(path("big.csv")));
+  EXPECT_EQ(serve.exit_code, 3) << serve.err;
+  EXPECT_EQ(serve.out.rfind("AiF: out of memory: request 0 of the stream: its KV of ", 0), 0u) << serve.out;
+  EXPECT_FALSE(fs::exists(path("big.csv")));
+  ASSERT_EQ(run_cli("workload trace --stream " + shell_quote(s) + " --request 0 --out " + shell_quote(path("big.trace")))
+                .exit_code, 0);
+  EXPECT_EQ(run_cli("run --platform aif --trace " + shell_quote(path("big.trace"))).exit_code, 3);
+}
+
 TEST(WorkloadServe, BadInputs) {
   const std::string one = stream("one", kOne);
   CliResult r = run_cli("workload serve --platform b1 --stream " + shell_quote(one));

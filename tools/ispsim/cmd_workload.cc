@@ -138,6 +138,10 @@ int workload_serve(const Args& args) {
     printed = true;
   };
   const systems::ServingStatistics s = systems::serve_blend_stream(platform, stream_path, options);
+  if (!s.out_of_memory.empty()) {
+    std::printf("%s: out of memory: %s\n", platform.platform.name().c_str(), s.out_of_memory.c_str());
+    return kExitOutOfMemory;
+  }
   if (!printed) print_serving(platform.platform.name(), s);
   return 0;
 }
@@ -170,6 +174,7 @@ double probe_rate(const SloOptions& o, const schema::LoadedPlatform& platform, w
   const auto results = systems::run_in_children(
       {[&] {
         const systems::ServingStatistics s = systems::serve_blend_stream(platform, stream, {});
+        if (!s.out_of_memory.empty()) throw BadInput(platform.platform.name(), "out of memory: " + s.out_of_memory);
         const QuantileSketch& q = o.metric == "ttft" ? s.ttft : s.latency;
         return std::to_string(q.quantile(o.quantile));
       }},
