@@ -207,21 +207,21 @@ class BlendExecutor : public RequestExecutor {
 }  // namespace
 
 std::string served_csv_header() {
-  return "request,arrival_ns,start_ns,queueing_ns,ttft_ns,mean_tbt_ns,max_tbt_ns,latency_ns,end_ns,output_tokens,"
+  return "request,arrival_s,start_s,queueing_s,ttft_s,mean_tbt_s,max_tbt_s,latency_s,end_s,output_tokens,"
          "context_tokens,query_tokens,answer_tokens,energy_j,nand_read_bytes,nand_written_bytes,"
          "pcie_host_to_device_bytes,pcie_device_to_host_bytes";
 }
 
 std::string served_csv_row(const ServedRequest& r) {
   std::ostringstream s;
-  s.precision(15);
-  const auto ns = [](uint64_t ps) { return static_cast<double>(ps) / 1e3; };
-  s << r.index << ',' << ns(r.arrival_ps) << ',' << ns(r.start_ps) << ',' << ns(r.queueing_ps()) << ','
-    << ns(r.ttft_ps()) << ',' << r.mean_tbt_ps() / 1e3 << ',' << ns(r.max_token_gap_ps) << ',' << ns(r.latency_ps())
-    << ',' << ns(r.end_ps) << ',' << r.tokens << ',' << r.context_tokens << ',' << r.query_tokens << ','
-    << r.answer_tokens << ',' << shortest_number(r.usage.energy_j) << ',' << r.usage.nand_read_bytes << ','
-    << r.usage.nand_written_bytes << ',' << r.usage.pcie_host_to_device_bytes << ','
-    << r.usage.pcie_device_to_host_bytes;
+  // Seconds, SI like every machine output, in the shortest form that reads back exactly.
+  const auto sec = [](double ps) { return shortest_number(ps / 1e12); };
+  s << r.index << ',' << sec(r.arrival_ps) << ',' << sec(r.start_ps) << ',' << sec(r.queueing_ps()) << ','
+    << sec(r.ttft_ps()) << ',' << sec(r.mean_tbt_ps()) << ',' << sec(r.max_token_gap_ps) << ','
+    << sec(r.latency_ps()) << ',' << sec(r.end_ps) << ',' << r.tokens << ',' << r.context_tokens << ','
+    << r.query_tokens << ',' << r.answer_tokens << ',' << shortest_number(r.usage.energy_j) << ','
+    << r.usage.nand_read_bytes << ',' << r.usage.nand_written_bytes << ',' << r.usage.pcie_host_to_device_bytes
+    << ',' << r.usage.pcie_device_to_host_bytes;
   return s.str();
 }
 

@@ -98,7 +98,7 @@ TEST(WorkloadServe, SimultaneousArrivalsQueueInOrder) {
   std::istringstream lines(read_text(path("r.csv")));
   std::string line;
   std::getline(lines, line);
-  EXPECT_EQ(line.rfind("request,arrival_ns,start_ns,queueing_ns,ttft_ns,", 0), 0u) << line;
+  EXPECT_EQ(line.rfind("request,arrival_s,start_s,queueing_s,ttft_s,", 0), 0u) << line;
   double previous_end = 0;
   int rows = 0;
   while (std::getline(lines, line)) {
@@ -150,7 +150,7 @@ TEST(WorkloadServe, SecondRequestFindsItsDocumentStaged) {
       EXPECT_GT(std::stoull(rows[1].at("nand_read_bytes")), 0u);
     } else {
       EXPECT_EQ(rows[1].at("nand_read_bytes"), "0");
-      EXPECT_LT(std::stod(rows[1].at("latency_ns")), std::stod(rows[0].at("latency_ns")));
+      EXPECT_LT(std::stod(rows[1].at("latency_s")), std::stod(rows[0].at("latency_s")));
     }
   }
 }

@@ -64,8 +64,8 @@ def cdf(folder, knee_rows):
         for k, platform in enumerate(by(items, "platform")):
             served = rows(os.path.join(folder, "requests", f"{dataset}_{platform}.csv"))
             system = next(r["system"] for r in items if r["platform"] == platform)
-            for col, column in enumerate(("ttft_ns", "mean_tbt_ns")):
-                values = sorted(float(r[column]) * 1e-9 for r in served)
+            for col, column in enumerate(("ttft_s", "mean_tbt_s")):
+                values = sorted(float(r[column]) for r in served)
                 share = [(i + 1) / len(values) for i in range(len(values))]
                 axes[row][col].step(values, share, where="post", color=f"C{k % 10}", label=system)
         rate = next(r["rate_per_s"] for r in items if r["load"] == cdf_load(items))
