@@ -401,6 +401,15 @@ TEST(NandTiming, ProgramSuspendIsSkippedWhenTheProgramEndsSooner) {
   EXPECT_EQ(c.consumed, kTout + tProg + tR + kTout + tC);
 }
 
+// One die with suspend on, tSUS = 100 us and tRES = 10 us: the erase tests' flash.
+schema::NandParams erase_suspending_flash() {
+  schema::NandParams n = flash(1, 1, 1, 5, false);
+  n.set_program_suspend(true);
+  n.set_t_suspend_us(100);
+  n.set_t_resume_us(10);
+  return n;
+}
+
 // Erases on the dies: 3 blocks, two on die 0 and one on die 1 of one
 // channel, tBERS = 15 ms each. The dies erase in parallel, each die one block
 // at a time; no data crosses the channel: the batch ends at 2 tBERS.
@@ -427,11 +436,7 @@ TEST(NandErase, ErasesRunOnTheirDiesInParallel) {
 TEST(NandErase, AReadSuspendsAnErase) {
   const sc_time tR(5, SC_US), tC(100, SC_NS), tBers(15000, SC_US), tSus(100, SC_US), tRes(10, SC_US);
   const sc_time t1(1000, SC_US);
-  schema::NandParams n = flash(1, 1, 1, 5, false);
-  n.set_program_suspend(true);
-  n.set_t_suspend_us(100);
-  n.set_t_resume_us(10);
-  Rig rig(n, stream(kPipelined, 100, 2));
+  Rig rig(erase_suspending_flash(), stream(kPipelined, 100, 2));
   Eraser eraser("eraser", rig.flash);
   eraser.start({PageAddress{}}, tBers);
   sc_core::sc_start(t1);
@@ -455,11 +460,7 @@ TEST(NandErase, AReadSuspendsAnErase) {
 // last page of the die is out (t2) and ends tRES + (tBERS - t1) after that.
 TEST(NandErase, AnAggregatedStreamSuspendsAnErase) {
   const sc_time tBers(15000, SC_US), tSus(100, SC_US), tRes(10, SC_US), t1(1000, SC_US), t2(1500, SC_US);
-  schema::NandParams n = flash(1, 1, 1, 5, false);
-  n.set_program_suspend(true);
-  n.set_t_suspend_us(100);
-  n.set_t_resume_us(10);
-  Rig rig(n, stream(kPipelined, 100, 2));
+  Rig rig(erase_suspending_flash(), stream(kPipelined, 100, 2));
   Eraser eraser("eraser", rig.flash);
   eraser.start({PageAddress{}}, tBers);
   sc_core::sc_start(t1);
