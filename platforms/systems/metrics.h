@@ -28,6 +28,11 @@ namespace ispsim::systems {
 using MetricValues = std::vector<std::pair<std::string, double>>;
 
 // Statistics that metrics and the text table read by name (RunSummary::statistic).
+// Every system's run (platforms/systems/*_system.cc):
+constexpr const char* kRunLatency = "system.run.latency";
+constexpr const char* kRunEnergy = "system.run.energy";
+constexpr const char* kRunAveragePower = "system.run.average_power";
+constexpr const char* kRunPeakPower = "system.run.peak_power";
 // The SSD's (models/ssd, models/isp):
 constexpr const char* kIspComputeTime = "system.ssd.attention.isp_compute_time";
 constexpr const char* kNandStreamTime = "system.ssd.attention.nand_stream_time";
