@@ -30,7 +30,7 @@ void check(const RunSummary& r) {
       throw std::logic_error("cim report: " + r.platform + ": " + what + " is not a finite non-negative number");
   };
   finite("latency", latency_ns(r));
-  finite("analytic latency", r.analytic_latency_ns);
+  finite("analytic latency", r.statistic(kRunAnalyticLatency, "ns"));
   finite("energy", r.statistic(kRunEnergy));
   for (const auto& m : {r.stage_ns, r.stage_analytic_ns, r.stage_j})
     for (const auto& [k, v] : m) finite(k, v);
@@ -55,7 +55,7 @@ std::vector<std::string> header() {
 
 std::vector<std::string> cells(const RunSummary& r, const RunSummary* base, int d, int rd) {
   const double tbt = per_token(latency_ns(r), r) / 1e6, e = per_token(r.statistic(kRunEnergy), r) * 1e3;
-  std::vector<std::string> c = {fixed(tbt, d), fixed(per_token(r.analytic_latency_ns, r) / 1e6, d)};
+  std::vector<std::string> c = {fixed(tbt, d), fixed(per_token(r.statistic(kRunAnalyticLatency, "ns"), r) / 1e6, d)};
   c.push_back(base ? fixed(per_token(latency_ns(*base), *base) / 1e6 / tbt, rd) : "");
   c.push_back(fixed(e, d));
   c.push_back(base ? fixed(e / (per_token(base->statistic(kRunEnergy), *base) * 1e3), rd) : "");

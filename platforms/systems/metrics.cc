@@ -60,9 +60,9 @@ std::vector<Metric> declare() {
        decode([](const RunSummary& r, double n, MetricValues& o) {
          o.emplace_back("", r.statistic(kRunLatency) / n);
        })},
-      {"tbt_eq4_s", "s", "time between tokens of paper 1's eq. (4) model", "",
+      {"tbt_eq4_s", "s", "time between tokens of paper 1's eq. (4) model", kRunAnalyticLatency,
        decode([](const RunSummary& r, double n, MetricValues& o) {
-         o.emplace_back("", r.analytic_latency_ns / kNsPerS / n);
+         o.emplace_back("", r.statistic(kRunAnalyticLatency) / n);
        })},
       {"energy_per_token_j", "J", "energy / decode steps", "",
        decode([](const RunSummary& r, double n, MetricValues& o) { o.emplace_back("", r.statistic(kRunEnergy) / n); })},
@@ -126,12 +126,12 @@ bool fits(const std::string& pattern, const std::string& name, std::string& key)
 // The values of one metric of a run, with their full names.
 void read_metric(const Metric& m, const RunSummary& r, MetricValues& out) {
   MetricValues own;
-  if (!m.stat.empty()) {
+  if (m.read) {
+    m.read(r, own);
+  } else {
     std::string key;
     for (const auto& [name, captured] : r.stats)
       if (fits(m.stat, name, key)) own.emplace_back(key, captured.si());
-  } else {
-    m.read(r, own);
   }
   const auto [prefix, suffix] = family_parts(m.name);
   std::sort(own.begin(), own.end(), [](const auto& a, const auto& b) { return natural_less(a.first, b.first); });

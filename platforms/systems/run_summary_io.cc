@@ -38,7 +38,6 @@ std::string summary_to_json(const RunSummary& s) {
   o["energy_j_by_component"] = map_to_json(s.energy_j_by_component);
   o["energy_j_by_phase"] = map_to_json(s.energy_j_by_phase);
   o["decode_tokens"] = s.decode_tokens;
-  o["analytic_latency_ns"] = exact(s.analytic_latency_ns);
   o["stage_ns"] = map_to_json(s.stage_ns);
   o["stage_analytic_ns"] = map_to_json(s.stage_analytic_ns);
   o["stage_j"] = map_to_json(s.stage_j);
@@ -64,7 +63,6 @@ RunSummary summary_from_json(const std::string& text, const std::string& where) 
     for (const auto& kv : o.at("energy_j_by_phase").as_object())
       s.energy_j_by_phase[kv.key()] = double_of(kv.value());
     s.decode_tokens = o.at("decode_tokens").to_number<uint64_t>();
-    s.analytic_latency_ns = double_of(o.at("analytic_latency_ns"));
     for (const auto& kv : o.at("stage_ns").as_object()) s.stage_ns[kv.key()] = double_of(kv.value());
     for (const auto& kv : o.at("stage_analytic_ns").as_object())
       s.stage_analytic_ns[kv.key()] = double_of(kv.value());
