@@ -122,7 +122,8 @@ void print_speedups(const std::vector<Cell>& cells, const std::vector<std::strin
         const auto& base = cell.runs[kBaseline];
         if (run && run->out_of_memory) ++oom;
         else if (!run || !base || base->out_of_memory) ++missing;
-        else speedups.push_back(base->latency_ns / run->latency_ns);
+        else speedups.push_back(base->statistic(systems::kRunLatency, "ns") /
+                                run->statistic(systems::kRunLatency, "ns"));
       }
       std::string text = "-";
       if (!speedups.empty()) {

@@ -315,6 +315,19 @@ void declare_prefill_stats(stats::Group& group, const Runtime& runtime) {
                 [&runtime] { return ps_to_ns(prefill_times(runtime).exposed_ps); });
 }
 
+// The run's outcome: its latency and, once summarised, its energy and power.
+void declare_outcome_stats(stats::Group& group, const Runtime& runtime,
+                           const core::EnergyLedger::Summary& energy) {
+  group.formula("latency", "ns", "end-to-end latency of the request (completion of its last op)",
+                [&runtime] { return ps_to_ns(runtime.latency_ps()); });
+  group.formula("energy", "J", "energy of the run, dynamic and static, until the background writes finished",
+                [&energy] { return energy.total_j; });
+  group.formula("average_power", "W", "energy / time until the background writes finished",
+                [&energy] { return energy.average_w; });
+  group.formula("peak_power", "W", "largest mean power over an aligned 1 us window",
+                [&energy] { return energy.peak_w; });
+}
+
 struct BlendRun {
   BlendRun(const schema::LoadedPlatform& loaded, BlendInput& in, const RunOptions& options, bool with_timeline)
       : timeline_or_null(with_timeline ? &timeline : nullptr),
@@ -338,6 +351,7 @@ struct BlendRun {
     runtime.set_completion_listener([this](size_t index) { progress.completed(index, now_ps()); });
     if (!options.waveform.path.empty()) trace_waveform(options.waveform);
     declare_prefill_stats(run_stats, runtime);
+    declare_outcome_stats(run_stats, runtime, energy);
   }
   BlendRun(const BlendRun&) = delete;
   BlendRun& operator=(const BlendRun&) = delete;
@@ -364,6 +378,7 @@ struct BlendRun {
   PhaseBusy busy;
   Progress progress;
   std::unique_ptr<vcd::Writer> waveform;  // null without --vcd
+  core::EnergyLedger::Summary energy;     // set when the run is summarised
   stats::Group run_stats{"system.run"};
 };
 
@@ -381,20 +396,17 @@ void simulate(Runtime& runtime, const std::string& trace_path) {
 
 
 void summarise_energy(const core::EnergyLedger::Summary& energy, RunSummary& summary) {
-  summary.energy_j = energy.total_j;
   for (const auto& [name, j] : energy.dynamic_j_by_component) summary.energy_j_by_component[name] += j;
   for (const auto& [name, j] : energy.static_j_by_component) summary.energy_j_by_component[name] += j;
   summary.energy_j_by_phase = energy.j_by_phase;
-  summary.average_w = energy.average_w;
-  summary.peak_w = energy.peak_w;
 }
 
 void summarise(BlendRun& run, RunSummary& summary) {
   const Runtime& runtime = run.runtime;
-  summary.latency_ns = ps_to_ns(runtime.latency_ps());
   for (const PhaseSpan& p : run.phases.spans()) summary.phase_ns[p.name] += ps_to_ns(p.end_ps - p.start_ps);
   // Energy until the background writes finished, which may be after the last op.
-  summarise_energy(run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps())), summary);
+  run.energy = run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps()));
+  summarise_energy(run.energy, summary);
   capture_stats(summary);
 }
 
@@ -404,15 +416,8 @@ void summarise(BlendRun& run, RunSummary& summary) {
 void write_run_stats(const Runtime& runtime, const RunSummary& summary, const PhaseBusy& phase_busy, AtomicFile& file,
                      const std::optional<StatsProvenance>& provenance) {
   stats::Group run("system.run");
-  run.formula("latency", "ns", "end-to-end latency of the request (completion of its last op)",
-              [&] { return summary.latency_ns; });
   run.formula("background_writes_end", "ns", "when the last background KV write finished",
               [&] { return ps_to_ns(runtime.drained_ps()); });
-  run.formula("energy", "J", "energy of the run, dynamic and static, until the background writes finished",
-              [&] { return summary.energy_j; });
-  run.formula("average_power", "W", "energy / time until the background writes finished",
-              [&] { return summary.average_w; });
-  run.formula("peak_power", "W", "largest mean power over an aligned 1 us window", [&] { return summary.peak_w; });
   run.formula_integer("ops_completed", "count", "ops of the program that completed (a second completion is an error)",
                       [&] { return runtime.ops_completed(); });
   run.formula_integer("kv_bytes_read_to_host", "bytes", "KV the host read from the SSD (staging misses)",

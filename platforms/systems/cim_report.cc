@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "platforms/systems/metrics.h"
 #include "platforms/systems/report_cells.h"
 
 namespace ispsim::systems {
@@ -16,6 +17,7 @@ const std::vector<std::string> kStages = {"weights", "KV write", "KV read/attent
 
 bool completed(const RunSummary& r) { return !r.out_of_memory && r.failure.empty() && r.decode_tokens > 0; }
 
+double latency_ns(const RunSummary& r) { return r.statistic(kRunLatency, "ns"); }
 double per_token(double total, const RunSummary& r) { return total / static_cast<double>(r.decode_tokens); }
 double value_or_zero(const std::map<std::string, double>& m, const std::string& k) {
   auto it = m.find(k);
@@ -27,9 +29,9 @@ void check(const RunSummary& r) {
     if (!std::isfinite(v) || v < 0)
       throw std::logic_error("cim report: " + r.platform + ": " + what + " is not a finite non-negative number");
   };
-  finite("latency", r.latency_ns);
-  finite("analytic latency", r.analytic_latency_ns);
-  finite("energy", r.energy_j);
+  finite("latency", latency_ns(r));
+  finite("analytic latency", r.statistic(kRunAnalyticLatency, "ns"));
+  finite("energy", r.statistic(kRunEnergy));
   for (const auto& m : {r.stage_ns, r.stage_analytic_ns, r.stage_j})
     for (const auto& [k, v] : m) finite(k, v);
 }
@@ -52,11 +54,11 @@ std::vector<std::string> header() {
 }
 
 std::vector<std::string> cells(const RunSummary& r, const RunSummary* base, int d, int rd) {
-  const double tbt = per_token(r.latency_ns, r) / 1e6, e = per_token(r.energy_j, r) * 1e3;
-  std::vector<std::string> c = {fixed(tbt, d), fixed(per_token(r.analytic_latency_ns, r) / 1e6, d)};
-  c.push_back(base ? fixed(per_token(base->latency_ns, *base) / 1e6 / tbt, rd) : "");
+  const double tbt = per_token(latency_ns(r), r) / 1e6, e = per_token(r.statistic(kRunEnergy), r) * 1e3;
+  std::vector<std::string> c = {fixed(tbt, d), fixed(per_token(r.statistic(kRunAnalyticLatency, "ns"), r) / 1e6, d)};
+  c.push_back(base ? fixed(per_token(latency_ns(*base), *base) / 1e6 / tbt, rd) : "");
   c.push_back(fixed(e, d));
-  c.push_back(base ? fixed(e / (per_token(base->energy_j, *base) * 1e3), rd) : "");
+  c.push_back(base ? fixed(e / (per_token(base->statistic(kRunEnergy), *base) * 1e3), rd) : "");
   for (const std::string& s : kStages) c.push_back(fixed(per_token(value_or_zero(r.stage_ns, s), r) / 1e6, d));
   for (const std::string& s : kStages) c.push_back(fixed(per_token(value_or_zero(r.stage_j, s), r) * 1e3, d));
   return c;

@@ -21,6 +21,7 @@
 #include "models/link/pcie_link.h"
 #include "platforms/systems/cim_plan.h"
 #include "platforms/systems/isp_selection.h"
+#include "platforms/systems/metrics.h"
 #include "platforms/systems/stats_output.h"
 #include "traces/trace_io.h"
 
@@ -327,6 +328,20 @@ CimInput read_cim_input(const schema::LoadedPlatform& loaded, const std::string&
 
 // The simulated parts of one run; every op is decode, and the energy is
 // folded while the run streams (bounded memory).
+// The run's outcome: the decode steps' simulated and analytic time and, once
+// summarised, their energy and power.
+void declare_outcome_stats(stats::Group& group, const CimRuntime& runtime,
+                           const core::EnergyLedger::Summary& energy) {
+  group.formula("latency", "ns", "simulated time of the decode steps",
+                [&runtime] { return static_cast<double>(runtime.end_ps()) / 1e3; });
+  group.formula("analytic_latency", "ns", "the same steps timed with paper 1's eq. (4) model",
+                [&runtime] { return runtime.analytic_ns(); });
+  group.formula("energy", "J", "energy of the decode steps, dynamic and static", [&energy] { return energy.total_j; });
+  group.formula("average_power", "W", "energy / simulated time", [&energy] { return energy.average_w; });
+  group.formula("peak_power", "W", "largest mean power over an aligned 1 us window",
+                [&energy] { return energy.peak_w; });
+}
+
 struct CimRun {
   CimRun(const CimParams& p, const link::LinkConfig& link, const CimInput& in, const std::string& file,
          const std::string& trace_path)
@@ -334,7 +349,9 @@ struct CimRun {
         system("system", p, link, ledger),
         planner(p, link, in.header, system.resources(), file),
         ops(trace_path, in.source),
-        runtime(ops, planner) {}
+        runtime(ops, planner) {
+    declare_outcome_stats(run_stats, runtime, energy);
+  }
   static core::EnergyLedger decode_ledger() {
     core::EnergyLedger ledger;
     ledger.set_clock([] { return sc_core::sc_time_stamp().value(); });
@@ -346,6 +363,8 @@ struct CimRun {
   const CimPlanner planner;
   OpStream ops;
   CimRuntime runtime;
+  core::EnergyLedger::Summary energy;  // set when the run is summarised
+  stats::Group run_stats{"system.run"};
 };
 
 // Every op runnable before simulating: a first pass over the stream. Returns the op count.
@@ -377,34 +396,26 @@ void simulate(CimRun& run, const std::string& trace_path, uint64_t op_count, con
 
 void summarise(CimRun& run, RunSummary& summary) {
   const CimRuntime& runtime = run.runtime;
-  summary.latency_ns = static_cast<double>(runtime.end_ps()) / 1e3;
-  summary.analytic_latency_ns = runtime.analytic_ns();
-  summary.phase_ns["decode"] = summary.latency_ns;
+  summary.phase_ns["decode"] = static_cast<double>(runtime.end_ps()) / 1e3;
   for (int s = 0; s < cim::kStageCount; ++s) {
     const std::string name = cim::to_string(static_cast<cim::Stage>(s));
     summary.stage_ns[name] = runtime.stages()[s].sim_ns;
     summary.stage_analytic_ns[name] = runtime.stages()[s].analytic_ns;
     summary.stage_j[name] = runtime.stages()[s].energy_pj * 1e-12;
   }
-  const core::EnergyLedger::Summary energy = run.ledger.summarize(runtime.end_ps());
-  summary.energy_j = energy.total_j;
-  summary.energy_j_by_component = energy.dynamic_j_by_component;
-  summary.energy_j_by_phase = energy.j_by_phase;
-  summary.average_w = energy.average_w;
-  summary.peak_w = energy.peak_w;
+  run.energy = run.ledger.summarize(runtime.end_ps());
+  summary.energy_j_by_component = run.energy.dynamic_j_by_component;
+  summary.energy_j_by_phase = run.energy.j_by_phase;
   capture_stats(summary);
 }
 
 void write_run_stats(const CimRun& run, const RunSummary& summary, uint64_t max_context, AtomicFile& file,
                      const std::optional<StatsProvenance>& provenance) {
   stats::Group group("system.run");
-  group.formula("latency", "ns", "simulated time of the decode steps", [&] { return summary.latency_ns; });
-  group.formula("analytic_latency", "ns", "the same steps timed with paper 1's eq. (4) model",
-                [&] { return summary.analytic_latency_ns; });
   group.formula("time_between_tokens", "ns", "simulated latency / decode steps",
-                [&] { return summary.latency_ns / std::max<uint64_t>(1, summary.decode_tokens); });
+                [&] { return summary.statistic(kRunLatency, "ns") / std::max<uint64_t>(1, summary.decode_tokens); });
   group.formula("energy_per_token", "J", "energy / decode steps",
-                [&] { return summary.energy_j / std::max<uint64_t>(1, summary.decode_tokens); });
+                [&] { return summary.statistic(kRunEnergy) / std::max<uint64_t>(1, summary.decode_tokens); });
   group.formula_integer("ops_completed", "count", "ops of the program that completed",
                         [&] { return run.runtime.completed(); });
   group.formula_integer("ops_held_at_most", "count",

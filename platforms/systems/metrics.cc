@@ -14,14 +14,6 @@ constexpr double kNsPerS = 1e9;
 
 using Read = std::function<void(const RunSummary&, MetricValues&)>;
 
-// A metric worked out from one number of the summary, divided into its SI unit.
-template <typename T>
-Read scalar(T RunSummary::*member, double divide = 1) {
-  return [member, divide](const RunSummary& r, MetricValues& out) {
-    out.emplace_back("", static_cast<double>(r.*member) / divide);
-  };
-}
-
 // One value per key of a map of the summary: ("<key>", value / divide).
 template <typename Map>
 Read per_key(Map RunSummary::*member, double divide = 1) {
@@ -40,7 +32,7 @@ Read per_token(std::function<void(const RunSummary&, double tokens, MetricValues
 std::vector<Metric> declare() {
   const auto decode = [](auto f) { return per_token(f); };
   return {
-      {"latency_s", "s", "end-to-end latency of the request", "", scalar(&RunSummary::latency_ns, kNsPerS)},
+      {"latency_s", "s", "end-to-end latency of the request", kRunLatency, {}},
       {"phase.<phase>_s", "s", "time of each phase (HKVD identification, recomputation, fused prefill, decode, ...)",
        "", per_key(&RunSummary::phase_ns, kNsPerS)},
       {"exposed_nand_s", "s", "prefill time the host waited for storage beyond its GPU compute",
@@ -58,20 +50,22 @@ std::vector<Metric> declare() {
       {"controller_dram_bytes", "bytes", "SSD controller DRAM traffic of the attention datapath", kControllerDramBytes,
        {}},
       {"ssd_attention_macs", "count", "multiply-accumulates of the SSD attention ops", "system.ssd.attention.macs", {}},
-      {"energy_j", "J", "energy of the run, dynamic and static", "", scalar(&RunSummary::energy_j)},
+      {"energy_j", "J", "energy of the run, dynamic and static", kRunEnergy, {}},
       {"energy.<component>_j", "J", "energy by component (dynamic and static)", "",
        per_key(&RunSummary::energy_j_by_component)},
       {"energy_phase.<phase>_j", "J", "energy by phase", "", per_key(&RunSummary::energy_j_by_phase)},
-      {"average_power_w", "W", "energy / time of the run", "", scalar(&RunSummary::average_w)},
-      {"peak_power_w", "W", "largest mean power over an aligned 1 us window", "", scalar(&RunSummary::peak_w)},
+      {"average_power_w", "W", "energy / time of the run", kRunAveragePower, {}},
+      {"peak_power_w", "W", "largest mean power over an aligned 1 us window", kRunPeakPower, {}},
       {"tbt_s", "s", "time between tokens: simulated decode time / decode steps", "",
-       decode([](const RunSummary& r, double n, MetricValues& o) { o.emplace_back("", r.latency_ns / kNsPerS / n); })},
-      {"tbt_eq4_s", "s", "time between tokens of paper 1's eq. (4) model", "",
        decode([](const RunSummary& r, double n, MetricValues& o) {
-         o.emplace_back("", r.analytic_latency_ns / kNsPerS / n);
+         o.emplace_back("", r.statistic(kRunLatency) / n);
+       })},
+      {"tbt_eq4_s", "s", "time between tokens of paper 1's eq. (4) model", kRunAnalyticLatency,
+       decode([](const RunSummary& r, double n, MetricValues& o) {
+         o.emplace_back("", r.statistic(kRunAnalyticLatency) / n);
        })},
       {"energy_per_token_j", "J", "energy / decode steps", "",
-       decode([](const RunSummary& r, double n, MetricValues& o) { o.emplace_back("", r.energy_j / n); })},
+       decode([](const RunSummary& r, double n, MetricValues& o) { o.emplace_back("", r.statistic(kRunEnergy) / n); })},
       {"stage.<stage>_s", "s", "time per decode token of each stage (weights, kv_write, kv_read_attention, ...)", "",
        decode([](const RunSummary& r, double n, MetricValues& o) {
          for (const auto& [stage, ns] : r.stage_ns) o.emplace_back(metric_key(stage), ns / kNsPerS / n);
@@ -86,8 +80,9 @@ std::vector<Metric> declare() {
        })},
       {"stage_share.<stage>", "ratio", "the stage's share of the time between tokens", "",
        decode([](const RunSummary& r, double, MetricValues& o) {
+         const double latency_ns = r.statistic(kRunLatency, "ns");
          for (const auto& [stage, ns] : r.stage_ns)
-           o.emplace_back(metric_key(stage), r.latency_ns > 0 ? ns / r.latency_ns : 0.0);
+           o.emplace_back(metric_key(stage), latency_ns > 0 ? ns / latency_ns : 0.0);
        })},
       {"end_to_end_s", "s", "NAND stream microbenchmark: time from the first op to the last", "run.end_to_end_time",
        {}},
@@ -131,12 +126,12 @@ bool fits(const std::string& pattern, const std::string& name, std::string& key)
 // The values of one metric of a run, with their full names.
 void read_metric(const Metric& m, const RunSummary& r, MetricValues& out) {
   MetricValues own;
-  if (!m.stat.empty()) {
-    std::string key;
-    for (const auto& [name, v] : r.stats)
-      if (fits(m.stat, name, key)) own.emplace_back(key, v);
-  } else {
+  if (m.read) {
     m.read(r, own);
+  } else {
+    std::string key;
+    for (const auto& [name, captured] : r.stats)
+      if (fits(m.stat, name, key)) own.emplace_back(key, captured.si());
   }
   const auto [prefix, suffix] = family_parts(m.name);
   std::sort(own.begin(), own.end(), [](const auto& a, const auto& b) { return natural_less(a.first, b.first); });
@@ -198,7 +193,7 @@ MetricValues metric_values(const RunSummary& summary) {
 
 MetricValues statistic_values(const std::map<std::string, double>& stats) {
   RunSummary only_stats;
-  only_stats.stats = stats;
+  for (const auto& [name, v] : stats) only_stats.stats[name] = Statistic(v);
   MetricValues out;
   for (const Metric& m : metric_list())
     if (!m.stat.empty()) read_metric(m, only_stats, out);

@@ -9,7 +9,7 @@
 //
 // A metric either reads a statistic of the registry by name (`stat`, captured
 // at the end of the run into RunSummary::stats, converted to SI), or is worked
-// out from the run's summary. Adding a statistic to every table is therefore
+// out from the run's summary and the statistic it names. Adding a statistic to every table is therefore
 // its declaration in the module (stats::Group) plus one line in metrics.cc.
 #pragma once
 
@@ -28,6 +28,13 @@ namespace ispsim::systems {
 using MetricValues = std::vector<std::pair<std::string, double>>;
 
 // Statistics that metrics and the text table read by name (RunSummary::statistic).
+// Every system's run (platforms/systems/*_system.cc):
+constexpr const char* kRunLatency = "system.run.latency";
+constexpr const char* kRunEnergy = "system.run.energy";
+constexpr const char* kRunAveragePower = "system.run.average_power";
+constexpr const char* kRunPeakPower = "system.run.peak_power";
+// The decode systems' latency by paper 1's eq. (4) model (platforms/systems/cim_system.cc).
+constexpr const char* kRunAnalyticLatency = "system.run.analytic_latency";
 // The SSD's (models/ssd, models/isp):
 constexpr const char* kIspComputeTime = "system.ssd.attention.isp_compute_time";
 constexpr const char* kNandStreamTime = "system.ssd.attention.nand_stream_time";
@@ -47,7 +54,8 @@ struct Metric {
   std::string description;
   // Registry statistic read by name, or empty; for a family a pattern
   // ("system.pcie.<direction>.<purpose>_bytes": one member per statistic that
-  // fits it and is not 0, keyed by the part in <>).
+  // fits it and is not 0, keyed by the part in <>). With `read` too, the
+  // statistic `read` works the metric out from (so that the run captures it).
   std::string stat;
   // The values of a summary-derived metric (none when the run has none).
   std::function<void(const RunSummary&, MetricValues&)> read;

@@ -20,6 +20,8 @@ std::string ms(double ns) { return fixed(ns / 1e6, 3); }
 // A registry statistic (RunSummary::stats, SI units) in ms or MB.
 std::string stat_ms(const RunSummary& r, const char* name) { return fixed(r.statistic(name) * 1e3, 3); }
 std::string stat_mb(const RunSummary& r, const char* name) { return fixed(r.statistic(name) / 1e6, 3); }
+// In ns as declared: a speedup is then the same ratio whatever the SI rounding.
+double latency_ns(const RunSummary& r) { return r.statistic(kRunLatency, "ns"); }
 
 // A summary's numbers come from the simulator: a NaN, an infinity or a
 // negative value is a bug there.
@@ -29,14 +31,10 @@ void check_run(const RunSummary& run) {
       throw std::logic_error("report: " + run.platform + ": " + what + " = " + std::to_string(v) +
                              " is not a finite non-negative number");
   };
-  check("latency_ns", run.latency_ns);
-  check("energy_j", run.energy_j);
-  check("average_w", run.average_w);
-  check("peak_w", run.peak_w);
   for (const auto& [name, v] : run.phase_ns) check("phase_ns[" + name + "]", v);
   for (const auto& [name, v] : run.energy_j_by_component) check("energy_j_by_component[" + name + "]", v);
   for (const auto& [name, v] : run.energy_j_by_phase) check("energy_j_by_phase[" + name + "]", v);
-  for (const auto& [name, v] : run.stats) check("stats[" + name + "]", v);
+  for (const auto& [name, v] : run.stats) check("stats[" + name + "]", v.value);
 }
 
 // A run shows numbers only when it completed.
@@ -68,7 +66,7 @@ std::vector<std::string> phase_columns(const std::vector<RunSummary>& runs) {
 double baseline_latency(const std::vector<RunSummary>& runs, const std::string& baseline) {
   if (baseline.empty()) return -1;
   for (const RunSummary& r : runs)
-    if (r.platform == baseline) return completed(r) && r.latency_ns > 0 ? r.latency_ns : -1;
+    if (r.platform == baseline) return completed(r) && latency_ns(r) > 0 ? latency_ns(r) : -1;
   std::string names;
   for (const RunSummary& r : runs) names += (names.empty() ? "" : ", ") + r.platform;
   throw BadInput("--baseline", "no run of platform '" + baseline + "' (runs: " + (names.empty() ? "none" : names) + ")");
@@ -76,8 +74,8 @@ double baseline_latency(const std::vector<RunSummary>& runs, const std::string& 
 
 // Baseline latency / latency: with `decimals` decimals, or (-1) in its shortest exact form.
 std::string speedup(double base_ns, const RunSummary& run, int decimals = -1) {
-  if (base_ns <= 0 || !completed(run) || run.latency_ns <= 0) return "";
-  const double ratio = base_ns / run.latency_ns;
+  if (base_ns <= 0 || !completed(run) || latency_ns(run) <= 0) return "";
+  const double ratio = base_ns / latency_ns(run);
   return decimals < 0 ? shortest_number(ratio) : fixed(ratio, decimals);
 }
 
@@ -135,7 +133,7 @@ std::vector<std::pair<std::string, std::vector<TextColumn>>> text_columns(const 
     if (p != kDecode) prefill_phases.push_back(phase(p));
   return {
       {"program", one("program", [](const RunSummary& r) { return r.program; })},
-      {"latency", one("latency (ms)", [](const RunSummary& r) { return ms(r.latency_ns); })},
+      {"latency", one("latency (ms)", [](const RunSummary& r) { return ms(latency_ns(r)); })},
       {"speedup", one("speedup (×)",
                       [base_ns](const RunSummary& r) {
                         const std::string s = speedup(base_ns, r, 2);
@@ -153,9 +151,9 @@ std::vector<std::pair<std::string, std::vector<TextColumn>>> text_columns(const 
       {"nand_read", one("NAND read (MB)", [](const RunSummary& r) { return stat_mb(r, kNandBytesRead); })},
       {"nand_written", one("NAND written (MB)", [](const RunSummary& r) { return stat_mb(r, kNandBytesProgrammed); })},
       {"ctrl_dram", one("ctrl DRAM (MB)", [](const RunSummary& r) { return stat_mb(r, kControllerDramBytes); })},
-      {"energy", one("energy (J)", [](const RunSummary& r) { return fixed(r.energy_j, 3); })},
-      {"avg_power", one("avg power (W)", [](const RunSummary& r) { return fixed(r.average_w, 3); })},
-      {"peak_power", one("peak power (W)", [](const RunSummary& r) { return fixed(r.peak_w, 3); })},
+      {"energy", one("energy (J)", [](const RunSummary& r) { return fixed(r.statistic(kRunEnergy), 3); })},
+      {"avg_power", one("avg power (W)", [](const RunSummary& r) { return fixed(r.statistic(kRunAveragePower), 3); })},
+      {"peak_power", one("peak power (W)", [](const RunSummary& r) { return fixed(r.statistic(kRunPeakPower), 3); })},
   };
 }
 
@@ -309,6 +307,14 @@ std::vector<std::string> parse_text_columns(const std::string& list) {
   }
   if (chosen.empty()) throw BadInput("--columns", "no column given (known: see --columns all)");
   return chosen;
+}
+
+double RunSummary::statistic(const std::string& name, const std::string& unit) const {
+  const auto it = stats.find(name);
+  if (it == stats.end()) return 0;
+  if (it->second.unit != unit)
+    throw std::logic_error("statistic " + name + " is in " + it->second.unit + ", not " + unit);
+  return it->second.value;
 }
 
 Format parse_format(const std::string& name, const std::string& where) {

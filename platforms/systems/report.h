@@ -11,40 +11,56 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "models/core/stats.h"
 #include "platforms/systems/result_schema.h"
 
 namespace ispsim::systems {
+
+// A registry statistic captured at the end of a run: its value in the unit its
+// module declared, so that figures in that unit stay exact (a speedup is a ratio
+// of ns, not of s rounded from ns), and the conversion to SI
+// (stats::si_unit(unit), kept so that reading needs no registry).
+struct Statistic {
+  double value = 0;
+  std::string unit;  // as declared
+  stats::SiUnit to_si;
+  Statistic(double in_si = 0) : value(in_si) {}  // NOLINT(runtime/explicit): already in SI
+  Statistic(double v, std::string declared_unit, stats::SiUnit si)
+      : value(v), unit(std::move(declared_unit)), to_si(std::move(si)) {}
+  double si() const { return to_si.of(value); }
+};
 
 struct RunSummary {
   std::string platform, program;
   bool out_of_memory = false;  // the platform could not hold the workload: no numbers are shown
   std::string failure;         // why (e.g. "KV cache 12.3 GB exceeds GPU memory 8 GB"); shown in JSON/CSV
-  double latency_ns = 0;
   // Keys: phase names like "HKVD identification", "recomputation", "query prefill",
   // "fused prefill", "full prefill", "decode".
   std::map<std::string, double> phase_ns;
-  double energy_j = 0;
   std::map<std::string, double> energy_j_by_component, energy_j_by_phase;
-  double average_w = 0, peak_w = 0;
   // Decode-only systems (paper 1's B1, B2, S1, S2; platforms/systems/cim_system.h):
-  // decode steps simulated (> 0 marks such a run), the analytic latency of
-  // paper 1's eq. (4) model beside the simulated one, and the time and energy
-  // of each stage (weights, KV write, ...), simulated and analytic, over the run.
+  // decode steps simulated (> 0 marks such a run) and the time and energy of
+  // each stage (weights, KV write, ...), simulated and analytic, over the run.
+  // Their latency by the eq. (4) model is the statistic system.run.analytic_latency.
   uint64_t decode_tokens = 0;
-  double analytic_latency_ns = 0;
   std::map<std::string, double> stage_ns, stage_analytic_ns, stage_j;
   std::string note;  // physical checks worth a line under the table (e.g. SRAM code capacity)
-  // Registry statistics the metric list (metrics.h) reads, by name, in SI units,
-  // captured at the end of the run (capture_stats): the SSD's flash bytes, ISP
-  // compute and stream times, ... are read from here, not copied into fields.
-  std::map<std::string, double> stats;
-  // stats[name], or 0 when the run has no such statistic.
+  // Registry statistics the metric list (metrics.h) reads, by name, captured at
+  // the end of the run (capture_stats): latency, energy, power, the SSD's flash
+  // bytes, ISP compute and stream times, ... are read from here, not copied
+  // into fields.
+  std::map<std::string, Statistic> stats;
+  // stats[name] in SI units, or 0 when the run has no such statistic.
   double statistic(const std::string& name) const {
     const auto it = stats.find(name);
-    return it == stats.end() ? 0 : it->second;
+    return it == stats.end() ? 0 : it->second.si();
   }
+  // stats[name] exactly as declared, in `unit`, or 0 when the run has no such
+  // statistic; std::logic_error when it was declared in another unit.
+  double statistic(const std::string& name, const std::string& unit) const;
   // For the provenance of machine outputs, set by the caller that loaded the
   // platform (schema/platform_loader.h): the resolved configuration (every
   // parameter, textproto) and the settings that make it (file, presets, --set).

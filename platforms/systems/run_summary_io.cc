@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "models/core/stats.h"
 #include "platforms/systems/report_cells.h"
 
 namespace ispsim::systems {
@@ -33,20 +34,18 @@ std::string summary_to_json(const RunSummary& s) {
   o["program"] = s.program;
   o["out_of_memory"] = s.out_of_memory;
   o["failure"] = s.failure;
-  o["latency_ns"] = exact(s.latency_ns);
   o["phase_ns"] = map_to_json(s.phase_ns);
-  o["energy_j"] = exact(s.energy_j);
   o["energy_j_by_component"] = map_to_json(s.energy_j_by_component);
   o["energy_j_by_phase"] = map_to_json(s.energy_j_by_phase);
-  o["average_w"] = exact(s.average_w);
-  o["peak_w"] = exact(s.peak_w);
   o["decode_tokens"] = s.decode_tokens;
-  o["analytic_latency_ns"] = exact(s.analytic_latency_ns);
   o["stage_ns"] = map_to_json(s.stage_ns);
   o["stage_analytic_ns"] = map_to_json(s.stage_analytic_ns);
   o["stage_j"] = map_to_json(s.stage_j);
   o["note"] = s.note;
-  o["stats"] = map_to_json(s.stats);
+  json::object stats;
+  for (const auto& [name, captured] : s.stats)  // [value, declared unit]
+    stats[name] = json::array{exact(captured.value), json::value(captured.unit)};
+  o["stats"] = std::move(stats);
   return json::serialize(o);
 }
 
@@ -58,23 +57,22 @@ RunSummary summary_from_json(const std::string& text, const std::string& where) 
     s.program = json::value_to<std::string>(o.at("program"));
     s.out_of_memory = o.at("out_of_memory").as_bool();
     s.failure = json::value_to<std::string>(o.at("failure"));
-    s.latency_ns = double_of(o.at("latency_ns"));
     for (const auto& kv : o.at("phase_ns").as_object()) s.phase_ns[kv.key()] = double_of(kv.value());
-    s.energy_j = double_of(o.at("energy_j"));
     for (const auto& kv : o.at("energy_j_by_component").as_object())
       s.energy_j_by_component[kv.key()] = double_of(kv.value());
     for (const auto& kv : o.at("energy_j_by_phase").as_object())
       s.energy_j_by_phase[kv.key()] = double_of(kv.value());
-    s.average_w = double_of(o.at("average_w"));
-    s.peak_w = double_of(o.at("peak_w"));
     s.decode_tokens = o.at("decode_tokens").to_number<uint64_t>();
-    s.analytic_latency_ns = double_of(o.at("analytic_latency_ns"));
     for (const auto& kv : o.at("stage_ns").as_object()) s.stage_ns[kv.key()] = double_of(kv.value());
     for (const auto& kv : o.at("stage_analytic_ns").as_object())
       s.stage_analytic_ns[kv.key()] = double_of(kv.value());
     for (const auto& kv : o.at("stage_j").as_object()) s.stage_j[kv.key()] = double_of(kv.value());
     s.note = json::value_to<std::string>(o.at("note"));
-    for (const auto& kv : o.at("stats").as_object()) s.stats[kv.key()] = double_of(kv.value());
+    for (const auto& kv : o.at("stats").as_object()) {
+      const json::array& captured = kv.value().as_array();  // [value, declared unit]
+      const std::string unit = json::value_to<std::string>(captured.at(1));
+      s.stats[kv.key()] = Statistic(double_of(captured.at(0)), unit, stats::si_unit(unit));
+    }
     return s;
   } catch (const std::exception& e) {
     throw BadInput(where, std::string("not a run summary: ") + e.what());

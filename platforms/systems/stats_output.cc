@@ -74,8 +74,11 @@ void write_stats(AtomicFile& file, const std::optional<StatsProvenance>& provena
     write_csv(file.stream(), provenance, metrics);
 }
 
-std::map<std::string, double> metric_statistics() {
-  std::map<std::string, double> out;
+namespace {
+
+// The registry statistics the metric list reads, in their declared units.
+std::map<std::string, Statistic> captured_statistics() {
+  std::map<std::string, Statistic> out;
   for (const stats::Entry* e : stats::Registry::global().sorted())
     for (const Metric& m : metric_list()) {
       if (!reads_statistic(m, e->name)) continue;
@@ -83,12 +86,20 @@ std::map<std::string, double> metric_statistics() {
       if (si.unit != m.unit)
         throw std::logic_error("metric " + m.name + " is in " + m.unit + " but statistic " + e->name + " is in " +
                                e->unit);
-      const double v = si.of(e->integral && e->read_integer ? static_cast<double>(e->read_integer()) : e->read());
-      if (!m.family() || v != 0) out[e->name] = v;  // a family has the members that are not 0
+      const double v = e->integral && e->read_integer ? static_cast<double>(e->read_integer()) : e->read();
+      if (!m.family() || v != 0) out[e->name] = Statistic(v, e->unit, si);  // a family has the members that are not 0
     }
   return out;
 }
 
-void capture_stats(RunSummary& summary) { summary.stats = metric_statistics(); }
+}  // namespace
+
+std::map<std::string, double> metric_statistics() {
+  std::map<std::string, double> out;
+  for (const auto& [name, captured] : captured_statistics()) out[name] = captured.si();
+  return out;
+}
+
+void capture_stats(RunSummary& summary) { summary.stats = captured_statistics(); }
 
 }  // namespace ispsim::systems

@@ -33,7 +33,8 @@ void write_stats(AtomicFile& file, const std::optional<StatsProvenance>& provena
 // The registry statistics the metric list reads (metrics.h), by statistic
 // name, in SI units; std::logic_error for one whose unit is not its metric's.
 std::map<std::string, double> metric_statistics();
-// Copies metric_statistics() into summary.stats; the modules must still be alive.
+// Copies the statistics metric_statistics() names into summary.stats, each in
+// its declared unit (Statistic); the modules must still be alive.
 void capture_stats(RunSummary& summary);
 
 }  // namespace ispsim::systems

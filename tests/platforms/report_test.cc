@@ -16,11 +16,13 @@
 namespace ispsim::systems {
 namespace {
 
+// A latency as the systems declare it, in ns.
+Statistic ns(double v) { return {v, "ns", stats::SiUnit{"s", 1, 1e9}}; }
+
 RunSummary gpu() {
   RunSummary r;
   r.platform = "gpu_fullcompute";
   r.program = "FULL_PREFILL";
-  r.latency_ns = 12'000'000;  // 12.000 ms
   r.phase_ns = {{"full prefill", 10'000'000}, {"decode", 2'000'000}};
   r.stats = {{kPrefillExposedNandTime, 0.0015}, {kPrefillComputeTime, 0.0085}, {kIspComputeTime, 0},
              {kNandStreamTime, 0}, {kNandBytesRead, 300'000'000},
@@ -28,12 +30,13 @@ RunSummary gpu() {
              {kPcieHostToDeviceBytes, 4'001'234}, {kPcieDeviceToHostBytes, 300'000'000},
              {"system.pcie.device_to_host.kv_read_bytes", 300'000'000},
              {"system.pcie.host_to_device.kv_write_bytes", 4'000'000},
-             {"system.pcie.host_to_device.command_bytes", 1'234}};
-  r.energy_j = 5.5;
+             {"system.pcie.host_to_device.command_bytes", 1'234},
+             {kRunLatency, ns(12'000'000)},  // 12.000 ms
+             {kRunEnergy, 5.5},
+             {kRunAveragePower, 458.3333333},  // 5.5 J / 12 ms
+             {kRunPeakPower, 700.25}};
   r.energy_j_by_component = {{"system.gpu", 5.0}, {"system.ssd", 0.5}};
   r.energy_j_by_phase = {{"full prefill", 4.5}, {"decode", 1.0}};
-  r.average_w = 458.3333333;  // 5.5 J / 12 ms
-  r.peak_w = 700.25;
   return r;
 }
 
@@ -41,18 +44,18 @@ RunSummary memllm() {
   RunSummary r;
   r.platform = "memllm_fused";
   r.program = "PRECOMPUTED_BLEND_FUSED";
-  r.latency_ns = 4'800'000;  // 12 / 4.8 = 2.50x
   r.phase_ns = {{"decode", 1'300'000}, {"fused prefill", 2'500'000}, {"HKVD identification", 1'000'000}};
   r.stats = {{kPrefillExposedNandTime, 0}, {kPrefillComputeTime, 0.0035}, {kIspComputeTime, 0.002},
              {kNandStreamTime, 0.00125}, {kNandBytesRead, 150'000'000},
              {kNandBytesProgrammed, 2'000'000}, {kControllerDramBytes, 1'048'576},
              {kPcieHostToDeviceBytes, 65'536}, {kPcieDeviceToHostBytes, 65'536},
-             {"system.pcie.host_to_device.q_bytes", 65'536}, {"system.pcie.device_to_host.o_bytes", 65'536}};
-  r.energy_j = 0.0123456789;
+             {"system.pcie.host_to_device.q_bytes", 65'536}, {"system.pcie.device_to_host.o_bytes", 65'536},
+             {kRunLatency, ns(4'800'000)},  // 12 / 4.8 = 2.50x
+             {kRunEnergy, 0.0123456789},
+             {kRunAveragePower, 2.572016},
+             {kRunPeakPower, 3.0}};
   r.energy_j_by_component = {{"system.ssd.ch0.simd", 0.01}, {"system.ssd", 0.0023456789}};
   r.energy_j_by_phase = {{"fused prefill", 0.0123456789}};
-  r.average_w = 2.572016;
-  r.peak_w = 3.0;
   return r;
 }
 
@@ -276,7 +279,7 @@ TEST(Report, ProducerBugsAreLogicErrors) {
   r.stats[kNandBytesRead] = -1;
   EXPECT_THROW(report({r}, "", Format::CSV), std::logic_error);
   r = gpu();
-  r.energy_j = std::numeric_limits<double>::quiet_NaN();
+  r.stats[kRunEnergy] = std::numeric_limits<double>::quiet_NaN();
   EXPECT_THROW(report({r}, "", Format::JSON), std::logic_error);
   r = gpu();
   r.phase_ns["decode"] = -1;
