@@ -82,8 +82,6 @@ double metric_value(const json::value& v) {
 
 }  // namespace
 
-std::string ispsim_version() { return ISPSIM_VERSION; }
-
 std::string result_to_json(const RunResult& r) {
   std::ostringstream o;
   o << "{\"id\":" << quoted(r.id) << ",\"system\":" << quoted(r.system) << ",\"status\":" << quoted(r.status)

@@ -17,8 +17,8 @@
 
 namespace ispsim::sweep {
 
-// "<project version>" of this build (CMake project version and the git commit
-// the build was configured at).
+// "<project version>+g<commit>" of this build: the CMake project version and
+// the git commit it was built from (written at every build, cmake/version.cmake).
 std::string ispsim_version();
 
 struct RunResult {
