@@ -26,7 +26,9 @@
 #include "models/ssd/ssd.h"
 #include "platforms/systems/blend_devices.h"
 #include "platforms/systems/isp_selection.h"
+#include "platforms/systems/metrics.h"
 #include "platforms/systems/progress.h"
+#include "platforms/systems/run_stats.h"
 #include "platforms/systems/runtime.h"
 #include "platforms/systems/stats_output.h"
 #include "traces/trace_io.h"
@@ -176,13 +178,6 @@ class PhaseBusy {
   std::map<std::string, std::vector<double>> by_phase_;  // ns per resource
   std::map<std::string, double> elapsed_ns_;
 };
-
-// "fused prefill" -> "fused_prefill": a phase's name as a statistics key.
-std::string phase_key(const std::string& name) {
-  std::string key = name;
-  std::replace(key.begin(), key.end(), ' ', '_');
-  return key;
-}
 
 // The waveform view's named markers: where each phase first begins, and each
 // decode step (its first op's issue).
@@ -380,6 +375,7 @@ struct BlendRun {
   std::unique_ptr<vcd::Writer> waveform;  // null without --vcd
   core::EnergyLedger::Summary energy;     // set when the run is summarised
   stats::Group run_stats{"system.run"};
+  stats::Group outcome_stats{""};  // phases and energy, declared when the run is summarised (run_stats.h)
 };
 
 // --- simulate ---------------------------------------------------------------
@@ -395,18 +391,22 @@ void simulate(Runtime& runtime, const std::string& trace_path) {
 // --- summarise --------------------------------------------------------------
 
 
-void summarise_energy(const core::EnergyLedger::Summary& energy, RunSummary& summary) {
-  for (const auto& [name, j] : energy.dynamic_j_by_component) summary.energy_j_by_component[name] += j;
-  for (const auto& [name, j] : energy.static_j_by_component) summary.energy_j_by_component[name] += j;
-  summary.energy_j_by_phase = energy.j_by_phase;
+// Each component's dynamic and static energy.
+std::map<std::string, double> energy_by_component(const core::EnergyLedger::Summary& energy) {
+  std::map<std::string, double> j;
+  for (const auto& [name, dynamic_j] : energy.dynamic_j_by_component) j[name] += dynamic_j;
+  for (const auto& [name, static_j] : energy.static_j_by_component) j[name] += static_j;
+  return j;
 }
 
 void summarise(BlendRun& run, RunSummary& summary) {
   const Runtime& runtime = run.runtime;
-  for (const PhaseSpan& p : run.phases.spans()) summary.phase_ns[p.name] += ps_to_ns(p.end_ps - p.start_ps);
+  std::map<std::string, double> ns_by_phase;
+  for (const PhaseSpan& p : run.phases.spans()) ns_by_phase[p.name] += ps_to_ns(p.end_ps - p.start_ps);
+  declare_phase_times(run.outcome_stats, ns_by_phase);
   // Energy until the background writes finished, which may be after the last op.
   run.energy = run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps()));
-  summarise_energy(run.energy, summary);
+  declare_energy(run.outcome_stats, energy_by_component(run.energy), run.energy.j_by_phase);
   capture_stats(summary);
 }
 
@@ -440,21 +440,23 @@ void write_run_stats(const Runtime& runtime, const RunSummary& summary, const Ph
 
 // Each phase's average power (its energy over its time) from its start on,
 // and zero once the last phase ends: one sample per phase interval.
-void add_phase_power(const std::vector<PhaseSpan>& phases, const RunSummary& summary, core::Timeline& timeline) {
+void add_phase_power(const std::vector<PhaseSpan>& phases, const std::map<std::string, double>& j_by_phase,
+                     core::Timeline& timeline) {
   std::map<std::string, uint64_t> phase_ps;
   for (const PhaseSpan& p : phases) phase_ps[p.name] += p.end_ps - p.start_ps;
   for (const PhaseSpan& p : phases) {
-    const auto energy = summary.energy_j_by_phase.find(p.name);
-    const double joules = energy == summary.energy_j_by_phase.end() ? 0 : energy->second;
+    const auto energy = j_by_phase.find(p.name);
+    const double joules = energy == j_by_phase.end() ? 0 : energy->second;
     timeline.counter("power by phase (W)", p.start_ps, joules / (static_cast<double>(phase_ps[p.name]) * 1e-12));
   }
   if (!phases.empty()) timeline.counter("power by phase (W)", phases.back().end_ps, 0);
 }
 
 // The devices' spans, plus the host GPU's ops, the phases and their power.
-void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases, const RunSummary& summary,
-                    core::Timeline& timeline, AtomicFile& file) {
-  timeline.set_process(summary.platform);
+void write_timeline(const BlendRun& run, const std::string& platform, core::Timeline& timeline, AtomicFile& file) {
+  const Runtime& runtime = run.runtime;
+  const std::vector<PhaseSpan>& phases = run.phases.spans();
+  timeline.set_process(platform);
   timeline.derive_counters("host GPU");
   for (size_t i = 0; i < runtime.ops().size(); ++i) {
     const trace::Op& op = runtime.ops()[i];
@@ -466,7 +468,7 @@ void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases
     timeline.span("host GPU", name, phase_name(op.phase()), t.start_ps, t.end_ps, args);
   }
   for (const PhaseSpan& p : phases) timeline.span("phases", p.name, "phase", p.start_ps, p.end_ps);
-  add_phase_power(phases, summary, timeline);
+  add_phase_power(phases, run.energy.j_by_phase, timeline);
   timeline.write(file.stream());
 }
 
@@ -475,7 +477,7 @@ void write_outputs(BlendRun& run, const RunSummary& summary, OutputFiles& output
                    AtomicFile* timeline_file, const std::optional<StatsProvenance>& stats_provenance) {
   if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()), outputs);
   if (stats_file) write_run_stats(run.runtime, summary, run.busy, *stats_file, stats_provenance);
-  if (timeline_file) write_timeline(run.runtime, run.phases.spans(), summary, run.timeline, *timeline_file);
+  if (timeline_file) write_timeline(run, summary.platform, run.timeline, *timeline_file);
 }
 
 }  // namespace
