@@ -134,10 +134,10 @@ class PhaseTracker {
 };
 
 // Busy time per phase of the resources that can bound a request (what
-// tools/baselines/bottleneck.py reads): their busy-time statistics are read at
-// every phase change and the difference goes to the phase that ends. Work is
-// counted when a device books or finishes it, so a phase may carry up to one
-// op's work of its neighbour.
+// tools/baselines/bottleneck.py reads beside the phases' times): their
+// busy-time statistics are read at every phase change and the difference goes
+// to the phase that ends. Work is counted when a device books or finishes it,
+// so a phase may carry up to one op's work of its neighbour.
 class PhaseBusy {
  public:
   struct Resource {
@@ -155,8 +155,8 @@ class PhaseBusy {
     return r;
   }
 
-  // The phase `ending` (a statistics key, "" for none) ends at `at_ps`.
-  void change(const std::string& ending, uint64_t at_ps) {
+  // The phase `ending` (a statistics key, "" for none) ends now.
+  void change(const std::string& ending) {
     std::vector<double> now(resources().size(), 0.0);
     for (size_t i = 0; i < now.size(); ++i)
       if (const stats::Entry* e = stats::Registry::global().find(resources()[i].statistic)) now[i] = e->read();
@@ -164,19 +164,14 @@ class PhaseBusy {
       std::vector<double>& busy = by_phase_[ending];
       busy.resize(now.size(), 0.0);
       for (size_t i = 0; i < now.size(); ++i) busy[i] += now[i] - last_[i];
-      elapsed_ns_[ending] += ps_to_ns(at_ps - last_ps_);
     }
     last_ = std::move(now);
-    last_ps_ = at_ps;
   }
   const std::map<std::string, std::vector<double>>& by_phase() const { return by_phase_; }
-  double elapsed_ns(const std::string& phase) const { return elapsed_ns_.at(phase); }
 
  private:
   std::vector<double> last_ = std::vector<double>(resources().size(), 0.0);
-  uint64_t last_ps_ = 0;
   std::map<std::string, std::vector<double>> by_phase_;  // ns per resource
-  std::map<std::string, double> elapsed_ns_;
 };
 
 // The waveform view's named markers: where each phase first begins, and each
@@ -339,7 +334,7 @@ struct BlendRun {
     system.ssd.engine().set_timeline(timeline_or_null);
     system.ssd.set_timeline(timeline_or_null);
     runtime.set_phase_listener([this](std::optional<trace::Phase> phase, uint64_t at_ps) {
-      busy.change(phase_key(phases.current()), at_ps);
+      busy.change(phase_key(phases.current()));
       phases.change(phase, at_ps);
       if (phase) progress.set_phase(phase_name(*phase));
     });
@@ -424,14 +419,11 @@ void write_run_stats(const Runtime& runtime, const RunSummary& summary, const Ph
                       [&] { return runtime.kv_bytes_read_to_host(); });
   run.formula_integer("kv_bytes_staging_hits", "bytes", "KV the host found staged in host DRAM",
                       [&] { return runtime.kv_bytes_staging_hits(); });
-  for (const auto& [phase, busy] : phase_busy.by_phase()) {
-    run.formula("phase_busy." + phase + ".elapsed", "ns", "time the phase ran",
-                [value = phase_busy.elapsed_ns(phase)] { return value; });
+  for (const auto& [phase, busy] : phase_busy.by_phase())
     for (size_t i = 0; i < busy.size(); ++i)
       run.formula("phase_busy." + phase + "." + PhaseBusy::resources()[i].key, "ns",
                   "busy time of the resource while the phase ran (tools/baselines/bottleneck.py)",
                   [value = busy[i]] { return value; });
-  }
   run.formula_integer("ssd_attention_prefetches", "count",
                       "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
                       [&] { return runtime.ssd_prefetches(); });
