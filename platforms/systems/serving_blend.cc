@@ -1,7 +1,9 @@
 #include "platforms/systems/serving_blend.h"
 
+#include <deque>
 #include <exception>
 #include <list>
+#include <set>
 #include <memory>
 #include <sstream>
 #include <utility>
@@ -37,18 +39,21 @@ std::string request_where(const workload::StreamRequest& request) {
 }
 
 // The KV regions the SSD must hold for the stream (a first pass over its
-// requests' shapes): the longest context, and every request's appended KV one
-// after the other (the drive does not trim a finished request's KV yet).
-ssd::KvSpace stream_kv_space(const std::string& stream_path) {
+// requests' shapes): the longest context, and a slot of the most appended KV
+// of a request for each request that can hold one at once: those served
+// (`concurrency`) and one whose writes still drain. A finished request's slot
+// is trimmed and taken by a later request (BlendExecutor).
+ssd::KvSpace stream_kv_space(const std::string& stream_path, unsigned concurrency) {
   workload::StreamReader reader(stream_path);
   ssd::KvSpace space;
   space.shape = reader.header().model();
+  space.appended_slots = concurrency + 1;
   workload::StreamRecord record;
   while (reader.next(record)) {
     if (!record.has_request()) continue;
     const workload::RequestKvTokens one = workload::request_kv_tokens(record.request());
     space.precomputed_tokens = std::max(space.precomputed_tokens, one.precomputed);
-    space.appended_capacity += one.appended;
+    space.appended_capacity = std::max(space.appended_capacity, one.appended);
   }
   return space;
 }
@@ -111,22 +116,26 @@ class BlendExecutor : public RequestExecutor {
         host_config_(host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host")),
         system_("system", loaded, host_config_, stream.model(), space, ledger_),
         gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
-        ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr),
-        memory_("system.serving.host_memory", host_config_, stream.model()) {}
+        memory_("system.serving.host_memory", host_config_, stream.model()) {
+    for (uint32_t slot = 0; slot < system_.ssd.appended_slots(); ++slot) free_slots_.insert(slot);
+  }
 
-  // A request the program builder refuses stops the simulation; rethrow_failure() throws it.
+  // A request waits for a slot of the SSD's appended region when every slot
+  // is held (by requests served or draining); the wait is part of its service.
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
-    try {
-      start(request, std::move(callbacks));
-    } catch (const BadInput&) {
-      failure_ = std::current_exception();
-      sc_core::sc_stop();
-    }
+    prune();
+    waiting_.emplace_back(request, std::move(callbacks));
+    if (free_slots_.empty()) ++slot_waits_;
+    start_waiting();
   }
 
   void rethrow_failure() const {
     if (failure_) std::rethrow_exception(failure_);
   }
+
+  // Requests that waited for a slot of the appended region.
+  uint64_t slot_waits() const { return slot_waits_; }
+  const ssd::Ssd& ssd() const { return system_.ssd; }
 
   // Every runtime still held (the last ones) completed its ops and drained its writes.
   void check_drained() {
@@ -134,8 +143,25 @@ class BlendExecutor : public RequestExecutor {
   }
 
  private:
-  void start(const workload::StreamRequest& request, Callbacks callbacks) {
-    prune();
+  // Starts the waiting requests while slots are free. A request the program
+  // builder refuses stops the simulation; rethrow_failure() throws it.
+  void start_waiting() {
+    while (!waiting_.empty() && !free_slots_.empty()) {
+      const uint32_t slot = *free_slots_.begin();
+      free_slots_.erase(free_slots_.begin());
+      auto [request, callbacks] = std::move(waiting_.front());
+      waiting_.pop_front();
+      try {
+        start(request, std::move(callbacks), slot);
+      } catch (const BadInput&) {
+        failure_ = std::current_exception();
+        sc_core::sc_stop();
+        return;
+      }
+    }
+  }
+
+  void start(const workload::StreamRequest& request, Callbacks callbacks, uint32_t slot) {
     settle_charged();  // its background writes still running are this request's from now on
     workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     const uint64_t id = next_id_++;
@@ -144,15 +170,22 @@ class BlendExecutor : public RequestExecutor {
         trace::dense_kv_bytes_per_token(stream_.model(), trace::KV_PARTS_K_AND_V, stream_.model().kv_bits());
     InFlight& r = in_flight_.emplace_back();
     r.staging = std::make_unique<DocumentStaging>(memory_, request, id, kv_per_token, host_config_.staging_policy);
+    r.ssd_port = std::make_unique<SsdPort>(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr,
+                                           slot);
     r.runtime = std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), gpu_port_,
-                                          *r.staging, ssd_port_, write_chunk_bytes(system_.ssd));
+                                          *r.staging, *r.ssd_port, write_chunk_bytes(system_.ssd));
     Runtime& runtime = *r.runtime;
     runtime.set_completion_listener([&runtime, callbacks](size_t index) {
       if (runtime.ops()[index].has_lm_head()) callbacks.token();
       if (runtime.finished()) callbacks.done();
     });
-    runtime.set_drained_listener([this, id] {
+    // Its KV is no longer needed: the slot is trimmed and taken by the next
+    // request (not pruned here: this runtime is still on the call stack).
+    runtime.set_drained_listener([this, id, slot] {
       if (charged_.id == id) settle_charged();
+      system_.ssd.release_slot(slot);
+      free_slots_.insert(slot);
+      start_waiting();
     });
     runtime.start();
   }
@@ -178,9 +211,11 @@ class BlendExecutor : public RequestExecutor {
     std::exchange(charged_.settled, nullptr)(u);
   }
 
-  // A request's runtime and its view of the staging area, held until its writes drained.
+  // A request's runtime, its view of the staging area and its port to its
+  // slot of the SSD, held until its writes drained.
   struct InFlight {
     std::unique_ptr<DocumentStaging> staging;
+    std::unique_ptr<SsdPort> ssd_port;
     std::unique_ptr<Runtime> runtime;
   };
 
@@ -196,9 +231,11 @@ class BlendExecutor : public RequestExecutor {
   SimulationLedger ledger_;
   System system_;
   GpuPort gpu_port_;
-  SsdPort ssd_port_;
   host::HostMemory memory_;  // the stream's staging area (serving_staging.h)
   std::list<InFlight> in_flight_;
+  std::set<uint32_t> free_slots_;  // of the SSD's appended region, lowest first
+  std::deque<std::pair<workload::StreamRequest, Callbacks>> waiting_;  // for a slot, in FCFS order
+  uint64_t slot_waits_ = 0;
   uint64_t next_id_ = 0;
   Charged charged_;
   std::exception_ptr failure_;
@@ -237,14 +274,15 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
   ServingStatistics refused;
   refused.out_of_memory = memory_shortfall(loaded, stream_path);
   if (!refused.out_of_memory.empty()) return refused;
-  const ssd::KvSpace space = stream_kv_space(stream_path);
+  const unsigned concurrency = 1;  // the host serves one request at a time
+  const ssd::KvSpace space = stream_kv_space(stream_path, concurrency);
   OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   AtomicFile* csv = outputs.open(options.requests_csv);
   if (csv) csv->stream() << served_csv_header() << '\n';
   workload::StreamReader stream(stream_path);
   BlendExecutor executor(loaded, stream.header(), program, space);
-  Server server("server", stream, executor, 1, [csv](const ServedRequest& r) {
+  Server server("server", stream, executor, concurrency, [csv](const ServedRequest& r) {
     if (csv) csv->stream() << served_csv_row(r) << '\n';
   });
   sc_core::sc_start();
@@ -255,6 +293,14 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
   executor.check_drained();
   stats::Group group("system.serving");
   server.statistics().declare(group);
+  group.formula_integer("appended_slot_waits", "count",
+                        "requests that waited for a slot of the SSD's appended region (all held)",
+                        [&executor] { return executor.slot_waits(); });
+  const ftl::Ftl& ftl = executor.ssd().translation().ftl();
+  group.formula_integer("ftl_trimmed_pages", "count", "mapped logical pages the SSD's FTL unmapped by TRIM",
+                        [&ftl] { return ftl.counters().trimmed_pages; });
+  group.formula_integer("ftl_mapped_pages", "count", "logical pages the SSD's FTL maps after the stream",
+                        [&ftl] { return ftl.mapping().mapped_pages(); });
   if (stats_file) write_stats(*stats_file, options.stats_provenance);
   if (options.before_commit) options.before_commit(server.statistics());
   outputs.commit();

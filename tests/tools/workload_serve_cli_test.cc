@@ -3,6 +3,7 @@
 // a queue forms behind a busy host; outputs and bad inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -152,6 +153,36 @@ TEST(WorkloadServe, SecondRequestFindsItsDocumentStaged) {
       EXPECT_EQ(rows[1].at("nand_read_bytes"), "0");
       EXPECT_LT(std::stod(rows[1].at("latency_s")), std::stod(rows[0].at("latency_s")));
     }
+  }
+}
+
+// Forty requests whose appended and written-through KV sum to more pages than
+// a small drive has (64 units x 32 blocks x 16 pages = 32,768): each request's
+// region is TRIMmed when its writes have drained and its logical pages go to a
+// later request, so the stream is served. Every page programmed for a request
+// is trimmed (GC's copies aside), and the FTL maps only the precomputed KV at
+// the end: 30 layers x ceil(longest context / 64) tiles x 3 KV heads.
+TEST(WorkloadServe, AStreamWhoseAppendsExceedTheFlashIsServedOnTrimmedPages) {
+  const std::string s = stream("long", "model: 'SmolLM2-135M' dataset: 'hpt' documents: 50 requests: 40 "
+                                       "poisson { rate_per_s: 2 }");
+  for (const std::string p : {"gpu_fullcompute", "memllm"}) {
+    const CliResult r = run_cli("workload serve --platform " + p + " --stream " + shell_quote(s) +
+                                " --set nand.pages_per_block=16 --set nand.blocks_per_plane=32 "
+                                "--set ftl.spare_factor=0.2 --stats " + shell_quote(path("long_" + p + ".csv")) +
+                                " --requests " + shell_quote(path("long_" + p + "_requests.csv")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string stats = path("long_" + p + ".csv");
+    EXPECT_EQ(statistic(stats, "system.serving.requests"), "40");
+    const uint64_t programmed = std::stoull(statistic(stats, "system.ssd.nand_pages_programmed"));
+    const uint64_t gc = std::stoull(statistic(stats, "system.ssd.gc_pages_programmed"));
+    if (p == "gpu_fullcompute") {
+      EXPECT_GT(programmed, 32768u);
+    }
+    EXPECT_EQ(std::stoull(statistic(stats, "system.serving.ftl_trimmed_pages")), programmed - gc) << p;
+    uint64_t longest = 0;
+    for (const auto& row : csv_rows(path("long_" + p + "_requests.csv")))
+      longest = std::max<uint64_t>(longest, std::stoull(row.at("context_tokens")));
+    EXPECT_EQ(std::stoull(statistic(stats, "system.serving.ftl_mapped_pages")), 30 * ((longest + 63) / 64) * 3) << p;
   }
 }
 
