@@ -38,54 +38,53 @@ std::string request_where(const workload::StreamRequest& request) {
   return "request " + std::to_string(request.index()) + " of the stream";
 }
 
-// The KV regions the SSD must hold for the stream (a first pass over its
-// requests' shapes): the longest context, and a slot of the most appended KV
-// of a request for each request that can hold one at once: those served
-// (`concurrency`) and one whose writes still drain. A finished request's slot
-// is trimmed and taken by a later request (BlendExecutor).
-ssd::KvSpace stream_kv_space(const std::string& stream_path, unsigned concurrency) {
-  workload::StreamReader reader(stream_path);
+// What serving the stream needs, from one pass over its requests' shapes.
+struct StreamNeeds {
+  // The KV regions the SSD must hold: the longest context, and a slot of the
+  // most appended KV of a request for each request that can hold one at once:
+  // those served (`concurrency`) and one whose writes still drain. A finished
+  // request's slot is trimmed and taken by a later request (BlendExecutor).
   ssd::KvSpace space;
-  space.shape = reader.header().model();
-  space.appended_slots = concurrency + 1;
-  workload::StreamRecord record;
-  while (reader.next(record)) {
-    if (!record.has_request()) continue;
-    const workload::RequestKvTokens one = workload::request_kv_tokens(record.request());
-    space.precomputed_tokens = std::max(space.precomputed_tokens, one.precomputed);
-    space.appended_capacity = std::max(space.appended_capacity, one.appended);
-  }
-  return space;
-}
+  // Why the platform cannot hold a request of the stream, "" when it can: as
+  // `run` refuses a request, the weights do not fit the host DRAM budget, or a
+  // request's KV must stay in host memory (placement.kv_resident_in_host_memory)
+  // and does not fit what the weights leave: its context plus C + Q + A
+  // appended entries (request_kv_tokens) in every layer.
+  std::string out_of_memory;
+};
 
-// Why the platform cannot hold a request of the stream, "" when it can: as
-// `run` refuses a request, the weights do not fit the host DRAM budget, or a
-// request's KV must stay in host memory (placement.kv_resident_in_host_memory)
-// and does not fit what the weights leave: its context plus C + Q + A appended
-// entries (request_kv_tokens) in every layer.
-std::string memory_shortfall(const schema::LoadedPlatform& loaded, const std::string& stream_path) {
+StreamNeeds stream_needs(const schema::LoadedPlatform& loaded, const std::string& stream_path, unsigned concurrency) {
   const host::HostConfig host = host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host");
   workload::StreamReader reader(stream_path);
   const trace::ModelShape& model = reader.header().model();
   const host::HostMemory memory("serving_probe", host, model);
-  if (!memory.weights_fit())
-    return "model weights of " + std::to_string(memory.weight_bytes()) + " bytes plus the " +
-           std::to_string(host.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
-           std::to_string(host.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
-  if (!loaded.platform.placement().kv_resident_in_host_memory()) return "";
+  StreamNeeds needs;
+  needs.space.shape = model;
+  needs.space.appended_slots = concurrency + 1;
+  if (!memory.weights_fit()) {
+    needs.out_of_memory = "model weights of " + std::to_string(memory.weight_bytes()) + " bytes plus the " +
+                          std::to_string(host.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
+                          std::to_string(host.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
+    return needs;
+  }
+  const bool resident = loaded.platform.placement().kv_resident_in_host_memory();
   const uint64_t per_token = trace::dense_kv_bytes_per_token(model, trace::KV_PARTS_K_AND_V, model.kv_bits());
   workload::StreamRecord record;
   while (reader.next(record)) {
     if (!record.has_request()) continue;
     const workload::RequestKvTokens kv = workload::request_kv_tokens(record.request());
+    needs.space.precomputed_tokens = std::max(needs.space.precomputed_tokens, kv.precomputed);
+    needs.space.appended_capacity = std::max(needs.space.appended_capacity, kv.appended);
     const uint64_t bytes = uint64_t{model.layers()} * (kv.precomputed + kv.appended) * per_token;
-    if (bytes > memory.staging_capacity())
-      return request_where(record.request()) + ": its KV of " + std::to_string(bytes) +
-             " bytes must stay in GPU/host memory (placement.kv_resident_in_host_memory) but only " +
-             std::to_string(memory.staging_capacity()) +
-             " bytes of the host DRAM budget are left (host.dram_capacity_bytes)";
+    if (resident && bytes > memory.staging_capacity()) {
+      needs.out_of_memory = request_where(record.request()) + ": its KV of " + std::to_string(bytes) +
+                            " bytes must stay in GPU/host memory (placement.kv_resident_in_host_memory) but only " +
+                            std::to_string(memory.staging_capacity()) +
+                            " bytes of the host DRAM budget are left (host.dram_capacity_bytes)";
+      return needs;
+    }
   }
-  return "";
+  return needs;
 }
 
 // What the devices have done since the start of the simulation.
@@ -133,6 +132,13 @@ class BlendExecutor : public RequestExecutor {
     if (failure_) std::rethrow_exception(failure_);
   }
 
+  // Why a request's runtime stopped the simulation (Runtime::refusal), "" if none did.
+  std::string refusal() const {
+    for (const InFlight& r : in_flight_)
+      if (!r.runtime->refusal().empty()) return "request " + std::to_string(r.index) + ": " + r.runtime->refusal();
+    return "";
+  }
+
   // Requests that waited for a slot of the appended region.
   uint64_t slot_waits() const { return slot_waits_; }
   const ssd::Ssd& ssd() const { return system_.ssd; }
@@ -169,6 +175,7 @@ class BlendExecutor : public RequestExecutor {
     const uint64_t kv_per_token =
         trace::dense_kv_bytes_per_token(stream_.model(), trace::KV_PARTS_K_AND_V, stream_.model().kv_bits());
     InFlight& r = in_flight_.emplace_back();
+    r.index = request.index();
     r.staging = std::make_unique<DocumentStaging>(memory_, request, id, kv_per_token, host_config_.staging_policy);
     r.ssd_port = std::make_unique<SsdPort>(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr,
                                            slot);
@@ -214,6 +221,7 @@ class BlendExecutor : public RequestExecutor {
   // A request's runtime, its view of the staging area and its port to its
   // slot of the SSD, held until its writes drained.
   struct InFlight {
+    uint64_t index = 0;  // the request's in the stream
     std::unique_ptr<DocumentStaging> staging;
     std::unique_ptr<SsdPort> ssd_port;
     std::unique_ptr<Runtime> runtime;
@@ -271,23 +279,26 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);
   check_blend_platform(loaded);
-  ServingStatistics refused;
-  refused.out_of_memory = memory_shortfall(loaded, stream_path);
-  if (!refused.out_of_memory.empty()) return refused;
   const unsigned concurrency = 1;  // the host serves one request at a time
-  const ssd::KvSpace space = stream_kv_space(stream_path, concurrency);
+  const StreamNeeds needs = stream_needs(loaded, stream_path, concurrency);
+  if (!needs.out_of_memory.empty()) {
+    ServingStatistics refused;
+    refused.out_of_memory = needs.out_of_memory;
+    return refused;
+  }
   OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   AtomicFile* csv = outputs.open(options.requests_csv);
   if (csv) csv->stream() << served_csv_header() << '\n';
   workload::StreamReader stream(stream_path);
-  BlendExecutor executor(loaded, stream.header(), program, space);
+  BlendExecutor executor(loaded, stream.header(), program, needs.space);
   Server server("server", stream, executor, concurrency, [csv](const ServedRequest& r) {
     if (csv) csv->stream() << served_csv_row(r) << '\n';
   });
   sc_core::sc_start();
   executor.rethrow_failure();
   core::refuse_if_time_overflowed(stream_path);
+  if (const std::string why = executor.refusal(); !why.empty()) throw BadInput(stream_path, why);
   if (server.unfinished() != 0)
     throw std::logic_error("serve: " + std::to_string(server.unfinished()) + " requests never completed");
   executor.check_drained();
