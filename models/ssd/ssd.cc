@@ -52,6 +52,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       gc_reader_("gc_reader", flash_),
       appender_("appender", flash_),
       eraser_("eraser", flash_),
+      store_pages_(kv.store_pages),
       layers_(uint64_t(placement_->appended_slots()) * kv.shape.layers()),
       in_flash_("in_flash", 0, sc_core::SC_ZERO_TIME),
       stats_(this->name()) {
@@ -139,8 +140,8 @@ void Ssd::register_wear_stats() {
 }
 
 void Ssd::start_from(const DriveStart& start) {
-  translation_ =
-      std::make_unique<FlashTranslation>(*ftl_config_, flash_.config(), placement_->total_pages(), "ftl", start);
+  translation_ = std::make_unique<FlashTranslation>(*ftl_config_, flash_.config(),
+                                                    placement_->total_pages() + store_pages_, "ftl", start);
   // The precomputed KV is on the drive before the run; it comes first in the KV space.
   translation_->store(0, stored_pages());
   placement_->set_page_map(translation_.get());
@@ -608,35 +609,68 @@ void Ssd::reserve_entries(uint32_t slot, uint32_t layer, uint64_t entries, const
   l.reserved += entries;
 }
 
-// The call's data crosses the internal bus into the DRAM write buffer; then the
-// tiles it completes are programmed.
-void Ssd::accept_entries(uint32_t slot, uint32_t layer, uint64_t entries, uint64_t bytes, Done done) {
-  kv_written_bytes_ += bytes;
+void Ssd::to_write_buffer(uint64_t bytes, Done then) {
   const uint64_t buffer_start = now_ps();
   const uint64_t ticket = hold_energy(buffer_start);
-  bus_.transfer(bytes, [this, slot, layer, entries, bytes, buffer_start, ticket, done = std::move(done)]() mutable {
+  bus_.transfer(bytes, [this, bytes, buffer_start, ticket, then = std::move(then)]() mutable {
     dram_write_bytes_ += bytes;
-    dram_.transfer(bytes, [this, slot, layer, entries, bytes, buffer_start, ticket,
-                           done = std::move(done)]() mutable {
+    dram_.transfer(bytes, [this, bytes, buffer_start, ticket, then = std::move(then)] {
       // Bus and DRAM energy over the time the data took to reach the write buffer.
       record(kBus, double(bytes) * config_.bus_joules_per_byte, buffer_start);
       record(kDram, double(bytes) * config_.dram_joules_per_byte, buffer_start);
       release_energy(ticket);
-      LayerAppends& l = appends(slot, layer);
-      l.entries += entries;
-      const uint64_t tile = placement_->tokens_per_tile();
-      const uint64_t full = l.entries / tile;
-      if (full > l.programmed_tiles) {
-        const uint64_t first = l.programmed_tiles * tile;
-        l.programmed_tiles = full;
-        l.partial_flushed = false;
-        program_tiles(slot, layer, first, full * tile, std::move(done));
-      } else {
-        l.partial_flushed = false;  // the partial tile changed since any flush
-        end_call(done);
-      }
+      then();
     });
   });
+}
+
+// The call's data goes to the write buffer; then the tiles it completes are programmed.
+void Ssd::accept_entries(uint32_t slot, uint32_t layer, uint64_t entries, uint64_t bytes, Done done) {
+  kv_written_bytes_ += bytes;
+  to_write_buffer(bytes, [this, slot, layer, entries, done = std::move(done)]() mutable {
+    LayerAppends& l = appends(slot, layer);
+    l.entries += entries;
+    const uint64_t tile = placement_->tokens_per_tile();
+    const uint64_t full = l.entries / tile;
+    if (full > l.programmed_tiles) {
+      const uint64_t first = l.programmed_tiles * tile;
+      l.programmed_tiles = full;
+      l.partial_flushed = false;
+      program_tiles(slot, layer, first, full * tile, std::move(done));
+    } else {
+      l.partial_flushed = false;  // the partial tile changed since any flush
+      end_call(done);
+    }
+  });
+}
+
+void Ssd::store_write(uint64_t lpn, uint64_t pages, uint64_t bytes, Done done) {
+  check_store(lpn, pages, "ssd store write");
+  begin_call();
+  fetch_commands(bytes, [this, lpn, pages, bytes, done = std::move(done)]() mutable {
+    nvme_.link().transfer(
+        link::Direction::HOST_TO_DEVICE, bytes, link::Purpose::KV_WRITE,
+        [this, lpn, pages, bytes, done = std::move(done)]() mutable {
+          nvme_.link().transfer(link::Direction::DEVICE_TO_HOST, nvme_.io_overhead_bytes_device_to_host(bytes),
+                                link::Purpose::NVME_COMPLETION, nullptr);
+          to_write_buffer(bytes, [this, lpn, pages, done = std::move(done)]() mutable {
+            program_pages(written_pages(lpn, pages), std::move(done));
+          });
+        });
+  });
+}
+
+void Ssd::store_trim(uint64_t lpn, uint64_t pages) {
+  check_store(lpn, pages, "ssd store trim");
+  translation_->trim(lpn, pages);
+}
+
+void Ssd::check_store(uint64_t lpn, uint64_t pages, const std::string& where) const {
+  const uint64_t first = placement_->total_pages();
+  if (pages == 0 || lpn < first || lpn + pages > first + store_pages_)
+    throw BadInput(where, "pages [" + std::to_string(lpn) + ", " + std::to_string(lpn + pages) +
+                              ") are outside the document store [" + std::to_string(first) + ", " +
+                              std::to_string(first + store_pages_) + ")");
 }
 
 // One program batch. The batch's DRAM read and bus transfer are booked when it
@@ -651,9 +685,12 @@ std::vector<nand::PageAddress> Ssd::translated_pages(uint32_t layer, uint64_t fi
   const uint64_t tile = placement_->tokens_per_tile();
   const uint64_t first_tile = first_entry / tile, end_tile = (end_entry + tile - 1) / tile;
   // A layer's appended tiles, KV heads minor, are consecutive logical pages.
-  std::vector<ftl::FlashOp> ops = translation_->write(
-      placement_->tile_index(layer, trace::KV_REGION_APPENDED, first_tile, 0),
-      (end_tile - first_tile) * placement_->kv_heads());
+  return written_pages(placement_->tile_index(layer, trace::KV_REGION_APPENDED, first_tile, 0),
+                       (end_tile - first_tile) * placement_->kv_heads());
+}
+
+std::vector<nand::PageAddress> Ssd::written_pages(uint64_t lpn, uint64_t count) {
+  std::vector<ftl::FlashOp> ops = translation_->write(lpn, count);
   std::vector<nand::PageAddress> pages;
   std::vector<ftl::FlashOp> gc;
   for (const ftl::FlashOp& op : ops) {

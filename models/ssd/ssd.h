@@ -105,6 +105,9 @@ struct KvSpace {
   // those whose writes still drain; isp::KvPlacement places the slots so that
   // a request's pages use the same dies whatever its slot).
   uint32_t appended_slots = 1;
+  // Logical pages after the KV space for documents written while the drive
+  // serves (store_write(): a request stream's ingested documents).
+  uint64_t store_pages = 0;
 };
 
 class Ssd : public sc_core::sc_module {
@@ -144,6 +147,14 @@ class Ssd : public sc_core::sc_module {
                   uint32_t slot = 0);
   // KV that came with a fused command: `tokens` entries of `bytes`, into slot `slot`.
   void append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done, uint32_t slot = 0);
+  // A document written to the store (KvSpace::store_pages, logical pages from
+  // placement().total_pages() on): `bytes` from the host as host_write's are
+  // (NVMe write commands, PCIe KV_WRITE, bus, write buffer), then logical pages
+  // [lpn, lpn + pages) programmed through the FTL; `done` when programmed.
+  // BadInput outside the store.
+  void store_write(uint64_t lpn, uint64_t pages, uint64_t bytes, Done done);
+  // TRIMs logical pages [lpn, lpn + pages) of the store (a mapping update, no flash time).
+  void store_trim(uint64_t lpn, uint64_t pages);
   // One attention pass of the ISP, queued on the flash FIFO (or joining its prefetch).
   void attention(const isp::AttentionWork& work, Done done);
   // Starts reading `work`'s pages ahead of its attention() call (see above).
@@ -230,10 +241,16 @@ class Ssd : public sc_core::sc_module {
   void register_wear_stats();
   void reserve_entries(uint32_t slot, uint32_t layer, uint64_t entries, const std::string& where);
   void fetch_commands(uint64_t data_bytes, Done then);
+  // `bytes` cross the internal bus into the DRAM write buffer; then `then`.
+  void to_write_buffer(uint64_t bytes, Done then);
   void accept_entries(uint32_t slot, uint32_t layer, uint64_t entries, uint64_t bytes, Done done);
+  void check_store(uint64_t lpn, uint64_t pages, const std::string& where) const;
   // Entries [first_entry, end_entry) of slot `slot` of `layer`'s appended region.
   void program_tiles(uint32_t slot, uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done);
   std::vector<nand::PageAddress> translated_pages(uint32_t layer, uint64_t first_entry, uint64_t end_entry);
+  // Logical pages [lpn, lpn + count) written through the FTL: where it put
+  // them (the GC work it needed first runs now).
+  std::vector<nand::PageAddress> written_pages(uint64_t lpn, uint64_t count);
   void program_pages(std::vector<nand::PageAddress> pages, Done done);
   // GC's flash operations of one write (FlashTranslation::write, without the
   // host programs) as one job in the program lane: its page reads, then its
@@ -307,6 +324,7 @@ class Ssd : public sc_core::sc_module {
   nand::Appender appender_;
   nand::Eraser eraser_;  // GC's erases, on the dies
   std::unique_ptr<isp::AttentionEngine> engine_;
+  const uint64_t store_pages_;        // KvSpace::store_pages
   std::vector<LayerAppends> layers_;  // slot-major: appended slots x layers
   std::vector<Done> drain_waiters_;
   Done program_batch_done_;  // completion of the program batch under way

@@ -15,6 +15,7 @@
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/report_cells.h"
 #include "platforms/systems/serving_staging.h"
+#include "platforms/systems/serving_store.h"
 #include "platforms/systems/stats_output.h"
 #include "traces/trace_validator.h"
 #include "traces/workload/request_trace.h"
@@ -53,6 +54,20 @@ struct StreamNeeds {
   std::string out_of_memory;
 };
 
+// The most pages the documents ingested and not yet evicted hold at once
+// (serving_store.h), counted on `event`, one after the other: `held` the pages now.
+void count_store_pages(const workload::StreamRecord& event, const schema::LoadedPlatform& loaded,
+                       const workload::StreamHeader& header, uint64_t& held, uint64_t& most) {
+  const bool ingest = event.has_ingest();
+  const workload::DocumentRef& d = ingest ? event.ingest().document() : event.evict().document();
+  if (!ingest && d.id() < header.workload().documents()) return;  // the corpus has no pages of its own
+  const uint64_t pages = document_footprint(header.model(), loaded.platform.nand().page_bytes(), d.tokens(),
+                                            loaded.platform.program() == schema::Platform::FULL_PREFILL)
+                             .pages;
+  held = ingest ? held + pages : held - std::min(held, pages);
+  most = std::max(most, held);
+}
+
 StreamNeeds stream_needs(const schema::LoadedPlatform& loaded, const std::string& stream_path, unsigned concurrency) {
   const host::HostConfig host = host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host");
   workload::StreamReader reader(stream_path);
@@ -70,7 +85,10 @@ StreamNeeds stream_needs(const schema::LoadedPlatform& loaded, const std::string
   const bool resident = loaded.platform.placement().kv_resident_in_host_memory();
   const uint64_t per_token = trace::dense_kv_bytes_per_token(model, trace::KV_PARTS_K_AND_V, model.kv_bits());
   workload::StreamRecord record;
+  uint64_t held = 0;
   while (reader.next(record)) {
+    if (record.has_ingest() || record.has_evict())
+      count_store_pages(record, loaded, reader.header(), held, needs.space.store_pages);
     if (!record.has_request()) continue;
     const workload::RequestKvTokens kv = workload::request_kv_tokens(record.request());
     needs.space.precomputed_tokens = std::max(needs.space.precomputed_tokens, kv.precomputed);
@@ -115,7 +133,8 @@ class BlendExecutor : public RequestExecutor {
         host_config_(host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host")),
         system_("system", loaded, host_config_, stream.model(), space, ledger_),
         gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
-        memory_("system.serving.host_memory", host_config_, stream.model()) {
+        memory_("system.serving.host_memory", host_config_, stream.model()),
+        store_(system_.ssd.placement().total_pages(), space.store_pages, stream.workload().documents()) {
     for (uint32_t slot = 0; slot < system_.ssd.appended_slots(); ++slot) free_slots_.insert(slot);
   }
 
@@ -139,6 +158,27 @@ class BlendExecutor : public RequestExecutor {
     return "";
   }
 
+  // An ingested document is written to the store through the FTL (its KV, or
+  // its text on a recompute platform), in the background; an evicted one is
+  // TRIMmed. The devices' work is charged to the request in service.
+  void store(const workload::StreamRecord& event) override {
+    try {
+      if (event.has_ingest())
+        ingest(event.ingest().document());
+      else
+        evict(event.evict().document());
+    } catch (const BadInput&) {
+      failure_ = std::current_exception();
+      sc_core::sc_stop();
+    }
+  }
+
+  // What the stream's store events did.
+  struct StoreCounts {
+    uint64_t ingested = 0, ingested_pages = 0, ingested_bytes = 0, evicted = 0;
+  };
+  const StoreCounts& store_counts() const { return store_counts_; }
+
   // Requests that waited for a slot of the appended region.
   uint64_t slot_waits() const { return slot_waits_; }
   const ssd::Ssd& ssd() const { return system_.ssd; }
@@ -149,6 +189,27 @@ class BlendExecutor : public RequestExecutor {
   }
 
  private:
+  void ingest(const workload::DocumentRef& document) {
+    const DocumentFootprint f = document_footprint(stream_.model(), system_.ssd.flash().config().page_bytes,
+                                                   document.tokens(), program_ == trace::FULL_PREFILL);
+    ++store_counts_.ingested;
+    store_counts_.ingested_pages += f.pages;
+    store_counts_.ingested_bytes += f.bytes;
+    uint64_t bytes_left = f.bytes;
+    const std::vector<DocumentStore::Run> runs = store_.ingest(document.id(), f.pages);
+    for (size_t i = 0; i < runs.size(); ++i) {  // the bytes split over the runs as their pages
+      const uint64_t bytes = i + 1 == runs.size() ? bytes_left : f.bytes * runs[i].count / f.pages;
+      bytes_left -= bytes;
+      system_.ssd.store_write(runs[i].lpn, runs[i].count, bytes, nullptr);
+    }
+  }
+
+  void evict(const workload::DocumentRef& document) {
+    ++store_counts_.evicted;
+    for (const DocumentStore::Run& run : store_.evict(document.id(), "the stream's evict records"))
+      system_.ssd.store_trim(run.lpn, run.count);
+  }
+
   // Starts the waiting requests while slots are free. A request the program
   // builder refuses stops the simulation; rethrow_failure() throws it.
   void start_waiting() {
@@ -241,6 +302,8 @@ class BlendExecutor : public RequestExecutor {
   GpuPort gpu_port_;
   host::HostMemory memory_;  // the stream's staging area (serving_staging.h)
   std::list<InFlight> in_flight_;
+  DocumentStore store_;            // the documents ingested while the stream is served
+  StoreCounts store_counts_;
   std::set<uint32_t> free_slots_;  // of the SSD's appended region, lowest first
   std::deque<std::pair<workload::StreamRequest, Callbacks>> waiting_;  // for a slot, in FCFS order
   uint64_t slot_waits_ = 0;
@@ -312,6 +375,15 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
                         [&ftl] { return ftl.counters().trimmed_pages; });
   group.formula_integer("ftl_mapped_pages", "count", "logical pages the SSD's FTL maps after the stream",
                         [&ftl] { return ftl.mapping().mapped_pages(); });
+  const BlendExecutor::StoreCounts& store = executor.store_counts();
+  group.formula_integer("ingested_documents", "count", "documents written to the store while the stream ran",
+                        [&store] { return store.ingested; });
+  group.formula_integer("ingested_pages", "count", "logical pages the ingested documents were written to",
+                        [&store] { return store.ingested_pages; });
+  group.formula_integer("ingested_bytes", "bytes", "bytes of the ingested documents sent to the SSD (KV, or text)",
+                        [&store] { return store.ingested_bytes; });
+  group.formula_integer("evicted_documents", "count", "documents evicted from the store (TRIM of ingested ones)",
+                        [&store] { return store.evicted; });
   if (stats_file) write_stats(*stats_file, options.stats_provenance);
   if (options.before_commit) options.before_commit(server.statistics());
   outputs.commit();

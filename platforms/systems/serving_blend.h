@@ -11,6 +11,8 @@
 // request served, and one for a request whose writes still drain); when its
 // writes have drained, the slot's pages are TRIMmed and a later request reuses
 // its logical pages. A request that finds every slot held waits for one.
+// Documents ingested while the stream runs are written to a store on the SSD
+// and evicted by TRIM (serving_store.h).
 //
 // What a request is charged (ServedRequest::usage): everything the devices do
 // from the start of its service until its background writes have drained or

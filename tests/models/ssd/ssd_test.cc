@@ -74,11 +74,12 @@ struct Rig {
   Ssd ssd;
   Rig(const schema::NandParams& nand, const schema::SsdParams& params = schema::resolved(schema::SsdParams(), "ssd"),
       const schema::LinkParams& link_params = schema::resolved(schema::LinkParams(), "link"), uint64_t context = 256,
-      uint64_t appended = 128, const schema::FtlParams& ftl = schema::FtlParams(), uint32_t slots = 1)
+      uint64_t appended = 128, const schema::FtlParams& ftl = schema::FtlParams(), uint32_t slots = 1,
+      uint64_t store_pages = 0)
       : pcie("pcie", link::LinkConfig::from_params(schema::resolved(link_params, "link")), &ledger),
         nvme("nvme", pcie),
         ssd("ssd", schema::resolved(nand, "nand"), schema::resolved(params, "ssd"), schema::resolved(schema::IspParams(), "isp"), schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
-            KvSpace{tiny_shape(), context, appended, slots}, nvme, &ledger, true,
+            KvSpace{tiny_shape(), context, appended, slots, store_pages}, nvme, &ledger, true,
             schema::resolved(schema::ModuleSelection(), "modules"), schema::resolved(ftl, "ftl")) {}
   const link::LinkConfig& link() const { return pcie.config(); }
   // Occupancy + latency of one internal bus / DRAM transfer on an idle server.
@@ -199,6 +200,32 @@ TEST(SsdHostWrite, ClosedFormAndBytes) {
   EXPECT_EQ(rig.ssd.dram_read_bytes(), 4 * kPage);
   EXPECT_EQ(rig.ssd.bus_bytes(), bytes + 4 * kPage);
   EXPECT_EQ(rig.ssd.appended_entries(0), 64u);
+}
+
+// A document written to the store takes host_write's path for its bytes
+// (commands, PCIe, bus, write buffer), then its pages are programmed: on one
+// die the same time as a write-back of as many bytes and pages. The KV space
+// is logical pages 0-47 (2 layers x (8 + 4) tiles x 2 heads), the store 48-57.
+TEST(SsdStore, AWriteTakesTheHostWritePathAndATrimUnmapsIt) {
+  Rig rig(tiny_flash(1, 1, 1, false), schema::resolved(schema::SsdParams(), "ssd"),
+          schema::resolved(schema::LinkParams(), "link"), 256, 128, schema::FtlParams(), 1, 10);
+  const uint64_t bytes = 64 * kEntryBytes, first = rig.ssd.placement().total_pages();
+  ASSERT_EQ(first, 48u);
+  sc_time done_at;
+  rig.ssd.store_write(first + 3, 4, bytes, [&] { done_at = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const sc_time buffered = rig.command_time(bytes) + rig.link().transfer_time(bytes) + rig.bus_time(bytes) +
+                           rig.dram_time(bytes);
+  EXPECT_EQ(done_at, buffered + (kTout + kTprog) * 4.0);
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 4u);
+  EXPECT_EQ(rig.pcie.bytes(link::Direction::HOST_TO_DEVICE, link::Purpose::KV_WRITE), bytes);
+  const ftl::Ftl& ftl = rig.ssd.translation().ftl();
+  for (uint64_t lpn = first + 3; lpn < first + 7; ++lpn) EXPECT_TRUE(ftl.lookup(lpn).has_value()) << lpn;
+  rig.ssd.store_trim(first + 3, 4);
+  for (uint64_t lpn = first + 3; lpn < first + 7; ++lpn) EXPECT_FALSE(ftl.lookup(lpn).has_value()) << lpn;
+  EXPECT_EQ(ftl.counters().trimmed_pages, 4u);
+  EXPECT_THROW(rig.ssd.store_write(first + 8, 3, bytes, nullptr), BadInput);  // past the store
+  EXPECT_THROW(rig.ssd.store_trim(first - 1, 2), BadInput);                   // in the KV space
 }
 
 // Masked write-back: fewer entries than the token range holds.
