@@ -3,8 +3,8 @@
 #include <deque>
 #include <exception>
 #include <list>
-#include <set>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -173,15 +173,26 @@ class BlendExecutor : public RequestExecutor {
     }
   }
 
-  // What the stream's store events did.
-  struct StoreCounts {
-    uint64_t ingested = 0, ingested_pages = 0, ingested_bytes = 0, evicted = 0;
-  };
-  const StoreCounts& store_counts() const { return store_counts_; }
-
-  // Requests that waited for a slot of the appended region.
-  uint64_t slot_waits() const { return slot_waits_; }
-  const ssd::Ssd& ssd() const { return system_.ssd; }
+  // Registers what the drive's FTL and the document store did under `group` (system.serving).
+  void declare(stats::Group& group) const {
+    group.formula_integer("appended_slot_waits", "count",
+                          "requests that waited for a slot of the SSD's appended region (all held)",
+                          [this] { return slot_waits_; });
+    const ftl::Ftl& ftl = system_.ssd.translation().ftl();
+    group.formula_integer("ftl_trimmed_pages", "count", "mapped logical pages the SSD's FTL unmapped by TRIM",
+                          [&ftl] { return ftl.counters().trimmed_pages; });
+    group.formula_integer("ftl_mapped_pages", "count", "logical pages the SSD's FTL maps after the stream",
+                          [&ftl] { return ftl.mapping().mapped_pages(); });
+    const StoreCounts& c = store_counts_;
+    group.formula_integer("ingested_documents", "count", "documents written to the store while the stream ran",
+                          [&c] { return c.ingested; });
+    group.formula_integer("ingested_pages", "count", "logical pages the ingested documents were written to",
+                          [&c] { return c.ingested_pages; });
+    group.formula_integer("ingested_bytes", "bytes", "bytes of the ingested documents sent to the SSD (KV, or text)",
+                          [&c] { return c.ingested_bytes; });
+    group.formula_integer("evicted_documents", "count", "documents evicted from the store (TRIM of ingested ones)",
+                          [&c] { return c.evicted; });
+  }
 
   // Every runtime still held (the last ones) completed its ops and drained its writes.
   void check_drained() {
@@ -189,6 +200,11 @@ class BlendExecutor : public RequestExecutor {
   }
 
  private:
+  // What the stream's store events did.
+  struct StoreCounts {
+    uint64_t ingested = 0, ingested_pages = 0, ingested_bytes = 0, evicted = 0;
+  };
+
   void ingest(const workload::DocumentRef& document) {
     const DocumentFootprint f = document_footprint(stream_.model(), system_.ssd.flash().config().page_bytes,
                                                    document.tokens(), program_ == trace::FULL_PREFILL);
@@ -367,23 +383,7 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
   executor.check_drained();
   stats::Group group("system.serving");
   server.statistics().declare(group);
-  group.formula_integer("appended_slot_waits", "count",
-                        "requests that waited for a slot of the SSD's appended region (all held)",
-                        [&executor] { return executor.slot_waits(); });
-  const ftl::Ftl& ftl = executor.ssd().translation().ftl();
-  group.formula_integer("ftl_trimmed_pages", "count", "mapped logical pages the SSD's FTL unmapped by TRIM",
-                        [&ftl] { return ftl.counters().trimmed_pages; });
-  group.formula_integer("ftl_mapped_pages", "count", "logical pages the SSD's FTL maps after the stream",
-                        [&ftl] { return ftl.mapping().mapped_pages(); });
-  const BlendExecutor::StoreCounts& store = executor.store_counts();
-  group.formula_integer("ingested_documents", "count", "documents written to the store while the stream ran",
-                        [&store] { return store.ingested; });
-  group.formula_integer("ingested_pages", "count", "logical pages the ingested documents were written to",
-                        [&store] { return store.ingested_pages; });
-  group.formula_integer("ingested_bytes", "bytes", "bytes of the ingested documents sent to the SSD (KV, or text)",
-                        [&store] { return store.ingested_bytes; });
-  group.formula_integer("evicted_documents", "count", "documents evicted from the store (TRIM of ingested ones)",
-                        [&store] { return store.evicted; });
+  executor.declare(group);
   if (stats_file) write_stats(*stats_file, options.stats_provenance);
   if (options.before_commit) options.before_commit(server.statistics());
   outputs.commit();
