@@ -101,8 +101,8 @@ uint64_t KvPlacement::tile_index(uint32_t layer, trace::KvRegion region, uint64_
   }
   if (region == trace::KV_REGION_PRECOMPUTED) return (uint64_t(layer) * pre_tiles_ + tile) * kv_heads_ + kv_head;
   const uint64_t slot = tile / app_tiles_, t = tile % app_tiles_;
-  return uint64_t(layers_) * pre_tiles_ * kv_heads_ + slot * slot_stride_ + (uint64_t(layer) * app_tiles_ + t) * kv_heads_ +
-         kv_head;
+  return uint64_t(layers_) * pre_tiles_ * kv_heads_ + slot * slot_stride_ +
+         (uint64_t(layer) * app_tiles_ + t) * kv_heads_ + kv_head;
 }
 
 nand::PageAddress KvPlacement::address(uint32_t layer, trace::KvRegion region, uint64_t tile,

@@ -82,8 +82,8 @@ std::string stats_cells(const systems::ServingStatistics& s) {
   std::ostringstream o;
   o.precision(9);
   const auto sec = [](double ns) { return ns * 1e-9; };
-  o << "served," << s.requests << ',' << s.throughput_per_s() << ',' << sec(s.queueing.mean()) << ',' << sec(s.ttft.mean()) << ','
-    << sec(s.ttft.quantile(0.5)) << ',' << sec(s.ttft.quantile(0.99)) << ',' << sec(s.tbt.quantile(0.5)) << ','
+  o << "served," << s.requests << ',' << s.throughput_per_s() << ',' << sec(s.queueing.mean()) << ','
+    << sec(s.ttft.mean()) << ',' << sec(s.ttft.quantile(0.5)) << ',' << sec(s.ttft.quantile(0.99)) << ',' << sec(s.tbt.quantile(0.5)) << ','
     << sec(s.tbt.quantile(0.99)) << ',' << sec(s.latency.mean()) << ',' << sec(s.latency.quantile(0.5)) << ','
     << sec(s.latency.quantile(0.99)) << ',' << s.energy.mean() << ',' << s.nand_read.mean() << ','
     << s.nand_written.mean() << ',' << s.pcie_host_to_device.mean() << ',' << s.pcie_device_to_host.mean();

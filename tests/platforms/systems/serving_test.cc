@@ -41,7 +41,9 @@ class FixedExecutor : public sc_core::sc_module, public RequestExecutor {
     tokens_ = left_ + 1;
     event_.notify(sc_core::sc_time::from_value(prefill_ps_));
   }
-  void store(const workload::StreamRecord& event) override { stored.push_back({sc_core::sc_time_stamp().value(), event}); }
+  void store(const workload::StreamRecord& event) override {
+    stored.push_back({sc_core::sc_time_stamp().value(), event});
+  }
   std::vector<std::pair<uint64_t, workload::StreamRecord>> stored;  // (when handed over, ps; the event)
 
  private:
