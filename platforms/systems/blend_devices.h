@@ -78,11 +78,19 @@ class StagingAdapter : public StagingPort {
   host::HostMemory& memory_;
 };
 
+// One request's port: its appended KV goes to slot `slot` of the SSD's
+// appended region (ssd::KvSpace::appended_slots).
 class SsdPort : public StoragePort {
  public:
   SsdPort(ssd::Ssd& ssd, link::Nvme& nvme, host::StorageReadPath& load_path, host::StorageReadPath& swap_path,
-          core::Timeline* timeline)
-      : ssd_(ssd), nvme_(nvme), load_path_(load_path), swap_path_(swap_path), timeline_(timeline) {}
+          core::Timeline* timeline, uint32_t slot = 0)
+      : ssd_(ssd),
+        nvme_(nvme),
+        load_path_(load_path),
+        swap_path_(swap_path),
+        timeline_(timeline),
+        slot_(slot),
+        appended_base_(ssd.appended_base(slot)) {}
 
   // The SSD read, then one of the host's software paths (models/host/storage_read_path.h).
   void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
@@ -90,21 +98,24 @@ class SsdPort : public StoragePort {
     Done usable =
         traced("SSD to host KV reads", "kv read L" + std::to_string(layer), std::move(done), args(layer, bytes));
     host::StorageReadPath& host_path = path == HostReadPath::kLoad ? load_path_ : swap_path_;
-    ssd_.host_read(layer, region, token_begin, token_end, [&host_path, bytes, usable = std::move(usable)]() mutable {
-      host_path.deliver(bytes, std::move(usable));
-    });
+    ssd_.host_read(
+        layer, region, token_begin, token_end,
+        [&host_path, bytes, usable = std::move(usable)]() mutable { host_path.deliver(bytes, std::move(usable)); },
+        slot_);
   }
   void write_from_host(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
     ssd_.host_write(layer, 0, tokens, bytes,
                     traced("background KV writes", "write-through L" + std::to_string(layer), std::move(done),
-                           args(layer, bytes)));
+                           args(layer, bytes)),
+                    slot_);
   }
   void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
     ssd_.append(layer, tokens, bytes,
                 traced("background KV writes", "append L" + std::to_string(layer), std::move(done),
-                       args(layer, bytes)));
+                       args(layer, bytes)),
+                slot_);
   }
-  void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(w); }
+  void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(in_slot(w)); }
   // AiF's vendor command: the input vector goes in where a fused command's Q
   // goes (PCIe purpose q_fused), the output comes back as its O rows
   // (attention_output).
@@ -131,7 +142,7 @@ class SsdPort : public StoragePort {
     const std::string name = "attention L" + std::to_string(work.layer) + " rows " + std::to_string(work.query_rows);
     nvme_.fused_attention(
         cmd,
-        [this, work, name](Done backend_done) {
+        [this, work = in_slot(work), name](Done backend_done) {
           ssd_.attention(work, traced("SSD ISP attention", name, std::move(backend_done), {-1, work.layer, -1}));
         },
         traced("NVMe fused-attention commands", name, std::move(done),
@@ -139,6 +150,10 @@ class SsdPort : public StoragePort {
   }
 
  private:
+  SsdAttention in_slot(SsdAttention work) const {
+    work.appended_base = appended_base_;
+    return work;
+  }
   static core::SpanArgs args(uint32_t layer, uint64_t bytes) {
     return {-1, static_cast<int64_t>(layer), static_cast<int64_t>(bytes)};
   }
@@ -159,6 +174,8 @@ class SsdPort : public StoragePort {
   host::StorageReadPath& load_path_;
   host::StorageReadPath& swap_path_;
   core::Timeline* timeline_;
+  const uint32_t slot_;
+  const uint64_t appended_base_;
 };
 
 // The devices of one platform, children of the SystemC module "system".

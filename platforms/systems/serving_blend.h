@@ -5,8 +5,14 @@
 // single-request trace (traces/workload/request_trace.h). The host serves one
 // request at a time (FCFS). Host DRAM staging persists across requests, by
 // document (serving_staging.h): a document's KV is where earlier requests left
-// it, under the platform's staging policy and budget. The drive is stateless
-// between requests (the FTL is not in the SSD's timing yet).
+// it, under the platform's staging policy and budget. The drive keeps its FTL
+// state across requests: each request appends and writes back its KV into a
+// slot of the SSD's appended region (ssd::KvSpace::appended_slots: one per
+// request served, and one for a request whose writes still drain); when its
+// writes have drained, the slot's pages are TRIMmed and a later request reuses
+// its logical pages. A request that finds every slot held waits for one.
+// Documents ingested while the stream runs are written to a store on the SSD
+// and evicted by TRIM (serving_store.h).
 //
 // What a request is charged (ServedRequest::usage): everything the devices do
 // from the start of its service until its background writes have drained or
