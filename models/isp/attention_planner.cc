@@ -58,18 +58,21 @@ class TileLister {
     out_.runs.push_back({out_.tiles.size(), count});
     return true;
   }
-  // Listed: one tile; a KV head after the first joins its head-0 tile's run.
-  // A page that does not follow the one before in the layout order (the FTL
-  // put it elsewhere) starts a run: a run's pages follow each other.
-  void place(PlannedTile tile, bool follows = true) {
+  // One tile; a KV head after the first joins its head-0 tile's run. A page
+  // that does not follow the one before in the layout order (the FTL put it
+  // elsewhere) starts a run: a run's pages follow each other. Not listed: only
+  // a run's first tile is kept.
+  void place(PlannedTile tile, bool follows = true, bool listed = true) {
+    bool starts = true;
     if (!follows) {
       out_.runs.push_back({out_.tiles.size(), 1});
     } else if (tile.kv_head == 0) {
-      extend_runs(tile, 1);
+      starts = extend_runs(tile, 1);
     } else {
       ++out_.runs.back().count;
+      starts = false;
     }
-    out_.tiles.push_back(std::move(tile));
+    if (listed || starts) out_.tiles.push_back(std::move(tile));
   }
 
  private:
@@ -221,7 +224,7 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
     const uint64_t stored =
         region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
     const uint64_t end = std::min(stored, ceil_div(filter.visible_entries(region, stored), T) * T);
-    if (!listed) {
+    if (!listed && placement_.ideal()) {  // a run's first tile's address is enough
       for (uint64_t t = 0; t * T < end; ++t) {
         PlannedTile tile = lister.costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
         if (!lister.extend_runs(tile, heads)) continue;
@@ -231,12 +234,14 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
       }
       continue;
     }
+    PlannedTile costed;  // the token tile of the page's KV heads
     placement_.for_each_page(work.layer, region, 0, end, [&](const KvPlacement::PageRef& ref) {
-      PlannedTile tile = ref.kv_head == 0 ? lister.costed(true, region, ref.first_entry, ref.entries) : out.tiles.back();
+      if (ref.kv_head == 0) costed = lister.costed(true, region, ref.first_entry, ref.entries);
+      PlannedTile tile = costed;
       tile.address = ref.address;
       tile.channel = ref.address.channel;
       tile.kv_head = ref.kv_head;
-      lister.place(std::move(tile), ref.follows);
+      lister.place(std::move(tile), ref.follows, listed);
     });
   }
   // Own tokens that came with the command (substitutes among the supplied
