@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/repeated_sum.h"
 
 namespace ispsim::isp {
 
@@ -541,7 +542,8 @@ AttentionEngine::TileCharges AttentionEngine::charges_of(const PlannedTile& tile
 
 void AttentionEngine::tile_computed(const PlannedTile& tile) { tiles_computed(tile, 1, charges_of(tile)); }
 
-// The energies are added tile by tile, in tile order per sum: floating-point
+// The energies are sums tile by tile, in tile order per sum (add_repeatedly():
+// the same bits at a cost that does not grow with the run): floating-point
 // sums that do not depend on how the tiles are grouped.
 void AttentionEngine::tiles_computed(const PlannedTile& first, uint64_t count, const TileCharges& charges) {
   Op& op = *op_;
@@ -553,9 +555,7 @@ void AttentionEngine::tiles_computed(const PlannedTile& first, uint64_t count, c
   sram_io_cycles_ += first.cost.sram_io_cycles * count;
   simd_busy_ps_[op.shape.mode] += charges.compute_ps * count;
   const TileAccount& a = charges.account;
-  auto add = [](double& sum, double x, uint64_t times) {
-    for (uint64_t i = 0; i < times; ++i) sum += x;
-  };
+  auto add = [](double& sum, double x, uint64_t times) { sum = add_repeatedly(sum, x, times); };
   if (organization_ == Organization::PER_CHANNEL) {
     on_channels(first.channel, count, channels_, [&](unsigned c, uint64_t n) {
       op.compute_ps[c] += charges.compute_ps * n;

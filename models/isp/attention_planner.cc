@@ -42,9 +42,9 @@ class TileLister {
     tile.region = region;
     tile.first_entry = first_entry;
     tile.entries = entries;
-    tile.filter = region == trace::KV_REGION_PRECOMPUTED
-                      ? filter_.precomputed_page(first_entry, entries, with_tokens_)
-                      : filter_.appended_page(first_entry, entries, with_tokens_);
+    tile.filter = region != trace::KV_REGION_PRECOMPUTED ? filter_.appended_page(first_entry, entries, with_tokens_)
+                  : with_tokens_                             ? filter_.precomputed_page(first_entry, entries, true)
+                                                             : filter_.precomputed_counts(first_entry, entries, rank_cursor_);
     tile.cost = compute_.tile_cost(shape_.mode, tile.filter, entries,
                                    TileShape{out_.row_heads_per_tile, shape_.head_dim, shape_.kv_bits, shape_.act_bits});
     return tile;
@@ -81,6 +81,7 @@ class TileLister {
   const PageCompute& compute_;
   const AttentionShape& shape_;
   const bool with_tokens_;
+  mutable size_t rank_cursor_ = 0;  // a pass's precomputed pages come in ascending position
 };
 
 }  // namespace
