@@ -64,4 +64,28 @@ inline double add_repeatedly(double sum, double x, uint64_t times) {
   return sum;
 }
 
+// A sum of values added one by one, kept as the sum so far and a value still
+// to be added `times` times: repeats cost nothing until the value changes or
+// the total is read, and the total has the bits of the additions one by one.
+class RepeatedSum {
+ public:
+  void add(double x, uint64_t times = 1) {
+    if (times_ > 0 && x != x_) settle();
+    x_ = x;
+    times_ += times;
+  }
+  double total() {
+    settle();
+    return sum_;
+  }
+
+ private:
+  void settle() {
+    sum_ = add_repeatedly(sum_, x_, times_);
+    times_ = 0;
+  }
+  double sum_ = 0, x_ = 0;
+  uint64_t times_ = 0;
+};
+
 }  // namespace ispsim

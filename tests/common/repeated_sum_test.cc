@@ -69,5 +69,26 @@ TEST(RepeatedSum, EqualsTheLoopAtTheEndOfABinade) {
         for (uint64_t times = 1; times <= 12; ++times) expect_same(2.0 - below * unit, (whole + fraction) * unit, times);
 }
 
+// Values in runs of repeats, added one by one and through RepeatedSum
+// (several runs of one value in a row, totals read in between): the same bits.
+TEST(RepeatedSum, ASumOfRunsEqualsTheAdditionsOneByOne) {
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> value(0.0, 3000.0);
+  std::uniform_int_distribution<uint64_t> repeats(1, 300);
+  double plain = 0;
+  RepeatedSum sum;
+  double x = value(random);
+  for (int run = 0; run < 2000; ++run) {
+    if (run % 3 != 0) x = value(random);  // every third run repeats the value before
+    const uint64_t n = repeats(random);
+    for (uint64_t i = 0; i < n; ++i) plain += x;
+    sum.add(x, n);
+    if (run % 250 == 0) {
+      ASSERT_EQ(bits(sum.total()), bits(plain)) << run;
+    }
+  }
+  EXPECT_EQ(bits(sum.total()), bits(plain));
+}
+
 }  // namespace
 }  // namespace ispsim
