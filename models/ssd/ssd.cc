@@ -82,7 +82,11 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   read_memo_ = std::make_unique<ReadMemo>();
   // The timing model of attention passes, chosen once: page events only, or
   // event-free passes while the flash is free for them.
-  if (config_.aggregated_streams) engine_->use_aggregated_passes([this] { return flash_free_for_aggregation(); });
+  // Passes beside GC stay on page events: GC's batches are far longer than an
+  // append's, and a pass that bars them (rather than suspending them page by
+  // page) moved an aged drive's background writes by milliseconds.
+  if (config_.aggregated_streams)
+    engine_->use_aggregated_passes([this] { return flash_free_for_aggregation() && gc_signal_.value() == kGcIdle; });
 
   if (ledger_) {
     const std::string path = this->name();
