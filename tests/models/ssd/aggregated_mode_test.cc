@@ -159,27 +159,35 @@ trace::BitVector every_nth(uint64_t first, uint64_t step) {
   return mask;
 }
 
-// One decode-shaped op (1 row, context + appended entries in flash, 1 supplied)
-// and one fused-prefill-shaped op (many rows, cascaded SIMD, several row chunks)
-// on each organisation.
-void attention_ops(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
-  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
-  Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
-  const trace::BitVector mask = every_nth(0, 7);
+// A fused-prefill-shaped op (many rows, cascaded SIMD, several row chunks) on
+// layer 3 and a decode-shaped op (1 row, 1 supplied) on layer 4, over `mask`,
+// every 7th context position set (it must outlive the ops).
+struct FusedAndDecode {
+  isp::AttentionWork fused, decode;
+};
+FusedAndDecode fused_and_decode(const trace::BitVector& mask) {
   const uint64_t substitutes = (kContext + 6) / 7;
-  isp::AttentionWork fused;
+  FusedAndDecode ops;
+  isp::AttentionWork& fused = ops.fused;
   fused.layer = 3;
   fused.shape = opt13b();
   fused.context_tokens = kContext;
   fused.hkvd_mask = &mask;
   fused.appended_tokens_supplied = substitutes + 20;
   fused.query_rows = substitutes + 20;
-  isp::AttentionWork decode = fused;
-  decode.layer = 4;
-  decode.hkvd_mask = &mask;
-  decode.appended_tokens_in_flash = 0;
-  decode.appended_tokens_supplied = substitutes + 21;
-  decode.query_rows = 1;
+  ops.decode = fused;
+  ops.decode.layer = 4;
+  ops.decode.appended_tokens_supplied = substitutes + 21;
+  ops.decode.query_rows = 1;
+  return ops;
+}
+
+// One decode-shaped op and one fused-prefill-shaped op on each organisation.
+void attention_ops(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
+  const trace::BitVector mask = every_nth(0, 7);
+  const auto [fused, decode] = fused_and_decode(mask);
   for (Drive* d : {&accurate, &aggregated}) {
     d->ssd.attention(fused, d->done(0));
     d->ssd.attention(decode, d->done(1));
@@ -382,18 +390,8 @@ void fragmented_placement(schema::SsdParams::Organization organization, schema::
   Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction), small_drive());
   for (Drive* d : {&accurate, &aggregated}) d->ssd.start_from(DriveStart{"", /*precondition=*/true});
   ASSERT_FALSE(aggregated.ssd.placement().ideal());
-  const trace::BitVector mask = every_nth(3, 11);
-  const uint64_t substitutes = (kContext - 3 + 10) / 11;
-  isp::AttentionWork decode;
-  decode.shape = opt13b();
-  decode.context_tokens = kContext;
-  decode.hkvd_mask = &mask;
-  decode.appended_tokens_supplied = substitutes + 1;
-  decode.query_rows = 1;
-  isp::AttentionWork fused = decode;
-  fused.layer = 9;
-  fused.appended_tokens_supplied = substitutes + 20;
-  fused.query_rows = substitutes + 20;
+  const trace::BitVector mask = every_nth(0, 7);
+  const auto [fused, decode] = fused_and_decode(mask);
   for (Drive* d : {&accurate, &aggregated}) {
     for (uint32_t layer = 0; layer < 7; ++layer) {
       isp::AttentionWork op = decode;
