@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/repeated_sum.h"
 
 namespace ispsim::isp {
 
@@ -70,7 +71,7 @@ struct AttentionEngine::Op {
   std::vector<uint8_t> supplied_waiting;
   std::vector<uint8_t> first_page_seen;
   std::vector<uint64_t> channel_pages_left;
-  std::vector<double> channel_pj;
+  std::vector<RepeatedSum> channel_pj;  // energies, in tile order per sum
   uint64_t pass_start_ps = 0;
   std::vector<uint64_t> channel_last_page_ps;  // this pass: when each channel's last page was done
   bool prefetched = false;       // started by prefetch(), waiting for run()
@@ -79,8 +80,8 @@ struct AttentionEngine::Op {
   std::vector<uint64_t> compute_ps;  // accelerator time by channel (index 0 for CENTRALIZED)
   std::vector<uint64_t> sram_io_ps;  // of which exposed scratchpad / SRAM traffic
   uint64_t nand_stream_ps = 0;       // NAND-only time of the passes so far
-  double central_pj = 0;
-  double reduction_pj = 0;
+  RepeatedSum central_pj;
+  RepeatedSum reduction_pj;
 };
 
 AttentionEngine::AttentionEngine(sc_core::sc_module_name name, nand::FlashArray& flash,
@@ -214,7 +215,7 @@ void AttentionEngine::prefetch(CheckedAttention checked) {
   take_work(*op, std::move(checked));
   op_ = std::move(op);
   op_->start_ps = now_ps();
-  op_->channel_pj.assign(channels_, 0.0);
+  op_->channel_pj.assign(channels_, RepeatedSum());
   op_->compute_ps.assign(channels_, 0);
   op_->sram_io_ps.assign(channels_, 0);
   op_->prefetched = true;
@@ -296,7 +297,7 @@ void AttentionEngine::run(CheckedAttention checked, std::function<void(const Att
   op_->done = std::move(done);
   op_->start_ps = now_ps();
   if (ledger_ != nullptr) op_->energy_ticket = ledger_->open(op_->start_ps);
-  op_->channel_pj.assign(channels_, 0.0);
+  op_->channel_pj.assign(channels_, RepeatedSum());
   op_->compute_ps.assign(channels_, 0);
   op_->sram_io_ps.assign(channels_, 0);
   ++ops_;
@@ -542,8 +543,9 @@ AttentionEngine::TileCharges AttentionEngine::charges_of(const PlannedTile& tile
 
 void AttentionEngine::tile_computed(const PlannedTile& tile) { tiles_computed(tile, 1, charges_of(tile)); }
 
-// The energies are added tile by tile, in tile order per sum: floating-point
-// sums that do not depend on how the tiles are grouped.
+// The energies are sums tile by tile, in tile order per sum (RepeatedSum: the
+// same bits at a cost that does not grow with the run): floating-point sums
+// that do not depend on how the tiles are grouped.
 void AttentionEngine::tiles_computed(const PlannedTile& first, uint64_t count, const TileCharges& charges) {
   Op& op = *op_;
   if (first.in_flash) pages_computed_ += count;
@@ -554,21 +556,18 @@ void AttentionEngine::tiles_computed(const PlannedTile& first, uint64_t count, c
   sram_io_cycles_ += first.cost.sram_io_cycles * count;
   simd_busy_ps_[op.shape.mode] += charges.compute_ps * count;
   const TileAccount& a = charges.account;
-  auto add = [](double& sum, double x, uint64_t times) {
-    for (uint64_t i = 0; i < times; ++i) sum += x;
-  };
   if (organization_ == Organization::PER_CHANNEL) {
     on_channels(first.channel, count, channels_, [&](unsigned c, uint64_t n) {
       op.compute_ps[c] += charges.compute_ps * n;
       op.sram_io_ps[c] += charges.sram_io_ps * n;
-      add(op.channel_pj[c], a.compute_pj, n);
+      op.channel_pj[c].add(a.compute_pj, n);
     });
   } else {
     op.compute_ps[0] += charges.compute_ps * count;
     op.sram_io_ps[0] += charges.sram_io_ps * count;
-    add(op.central_pj, a.compute_pj, count);
+    op.central_pj.add(a.compute_pj, count);
   }
-  add(op.reduction_pj, a.reduction_pj, count);
+  op.reduction_pj.add(a.reduction_pj, count);
 }
 
 void AttentionEngine::emit_partial(const PlannedTile& tile) {
@@ -645,10 +644,12 @@ void AttentionEngine::on_step() {
   if (ledger_ != nullptr) {
     const std::string path = name();
     for (unsigned c = 0; c < channels_; ++c) {
-      if (op.channel_pj[c] > 0) ledger_->add(path + ".ch" + std::to_string(c), op.channel_pj[c] * 1e-12, op.start_ps, end);
+      const double pj = op.channel_pj[c].total();
+      if (pj > 0) ledger_->add(path + ".ch" + std::to_string(c), pj * 1e-12, op.start_ps, end);
     }
-    if (op.central_pj > 0) ledger_->add(path + ".central", op.central_pj * 1e-12, op.start_ps, end);
-    if (op.reduction_pj > 0) ledger_->add(path + ".reduction", op.reduction_pj * 1e-12, op.start_ps, end);
+    if (const double pj = op.central_pj.total(); pj > 0) ledger_->add(path + ".central", pj * 1e-12, op.start_ps, end);
+    if (const double pj = op.reduction_pj.total(); pj > 0)
+      ledger_->add(path + ".reduction", pj * 1e-12, op.start_ps, end);
     ledger_->close(op.energy_ticket);
   }
   std::function<void(const AttentionTraffic&)> done = std::move(op.done);

@@ -258,9 +258,9 @@ class AttentionEngine : public sc_core::sc_module {
   sc_core::sc_event supplied_event_;
   sc_core::sc_event step_event_;  // delta: next pass or op completion, outside reader callbacks
   std::unique_ptr<AggregatedPasses> aggregated_;  // null: every pass on page events
-  // Aggregated passes take a run's pages to follow each other in the layout:
-  // only while the placement is ideal (KvPlacement::ideal()).
-  bool may_aggregate() const { return aggregated_ && placement_.ideal() && aggregated_->flash_free(); }
+  // On any placement: a pass's runs of pages follow each other in the layout
+  // (an FTL's fragments start runs of their own, AttentionPlanner::tiles_of()).
+  bool may_aggregate() const { return aggregated_ && aggregated_->flash_free(); }
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode

@@ -42,9 +42,9 @@ class TileLister {
     tile.region = region;
     tile.first_entry = first_entry;
     tile.entries = entries;
-    tile.filter = region == trace::KV_REGION_PRECOMPUTED
-                      ? filter_.precomputed_page(first_entry, entries, with_tokens_)
-                      : filter_.appended_page(first_entry, entries, with_tokens_);
+    tile.filter = region != trace::KV_REGION_PRECOMPUTED ? filter_.appended_page(first_entry, entries, with_tokens_)
+                  : with_tokens_                             ? filter_.precomputed_page(first_entry, entries, true)
+                                                             : filter_.precomputed_counts(first_entry, entries, rank_cursor_);
     tile.cost = compute_.tile_cost(shape_.mode, tile.filter, entries,
                                    TileShape{out_.row_heads_per_tile, shape_.head_dim, shape_.kv_bits, shape_.act_bits});
     return tile;
@@ -58,18 +58,21 @@ class TileLister {
     out_.runs.push_back({out_.tiles.size(), count});
     return true;
   }
-  // Listed: one tile; a KV head after the first joins its head-0 tile's run.
-  // A page that does not follow the one before in the layout order (the FTL
-  // put it elsewhere) starts a run: a run's pages follow each other.
-  void place(PlannedTile tile, bool follows = true) {
+  // One tile; a KV head after the first joins its head-0 tile's run. A page
+  // that does not follow the one before in the layout order (the FTL put it
+  // elsewhere) starts a run: a run's pages follow each other. Not listed: only
+  // a run's first tile is kept.
+  void place(PlannedTile tile, bool follows = true, bool listed = true) {
+    bool starts = true;
     if (!follows) {
       out_.runs.push_back({out_.tiles.size(), 1});
     } else if (tile.kv_head == 0) {
-      extend_runs(tile, 1);
+      starts = extend_runs(tile, 1);
     } else {
       ++out_.runs.back().count;
+      starts = false;
     }
-    out_.tiles.push_back(std::move(tile));
+    if (listed || starts) out_.tiles.push_back(std::move(tile));
   }
 
  private:
@@ -78,6 +81,7 @@ class TileLister {
   const PageCompute& compute_;
   const AttentionShape& shape_;
   const bool with_tokens_;
+  mutable size_t rank_cursor_ = 0;  // a pass's precomputed pages come in ascending position
 };
 
 }  // namespace
@@ -226,7 +230,7 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
         region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
     const uint64_t end = std::min(stored, ceil_div(filter.visible_entries(region, stored), T) * T);
     const uint64_t base = region == trace::KV_REGION_APPENDED ? work.appended_base : 0;  // a whole tile
-    if (!listed) {
+    if (!listed && placement_.ideal()) {  // a run's first tile's address is enough
       for (uint64_t t = 0; t * T < end; ++t) {
         PlannedTile tile = lister.costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
         if (!lister.extend_runs(tile, heads)) continue;
@@ -236,13 +240,14 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
       }
       continue;
     }
+    PlannedTile costed;  // the token tile of the page's KV heads
     placement_.for_each_page(work.layer, region, base, base + end, [&](const KvPlacement::PageRef& ref) {
-      PlannedTile tile =
-          ref.kv_head == 0 ? lister.costed(true, region, ref.first_entry - base, ref.entries) : out.tiles.back();
+      if (ref.kv_head == 0) costed = lister.costed(true, region, ref.first_entry - base, ref.entries);
+      PlannedTile tile = costed;
       tile.address = ref.address;
       tile.channel = ref.address.channel;
       tile.kv_head = ref.kv_head;
-      lister.place(std::move(tile), ref.follows);
+      lister.place(std::move(tile), ref.follows, listed);
     });
   }
   // Own tokens that came with the command (substitutes among the supplied

@@ -105,9 +105,9 @@ class AggregatedPasses::StepQueue {
 };
 
 // What a pass's outcome depends on: its tiles as far as the schedule reads
-// them (their timing fields in runs of equal tiles, the rows, where the
-// layer's regions begin in the layout's channel/die/plane cycle: nothing in
-// the schedule depends on the block or page), and the state it starts in
+// them (their timing fields in runs of equal tiles, the rows, where each run
+// of NAND pages begins in the layout's channel/die/plane cycle: nothing in the
+// schedule depends on the block or page), and the state it starts in
 // relative to its stream's start (a clock free before the start is as good as
 // free at it: nothing is submitted earlier).
 struct AggregatedPasses::Key {
@@ -118,23 +118,25 @@ struct AggregatedPasses::Key {
     uint32_t entries = 0;
     uint64_t cycles = 0;
     bool computed = false;
+    uint64_t unit = 0;  // NAND pages: the first page's place in the channel/die/plane cycle
     uint64_t count = 0;
     auto timing() const { return std::tie(in_flash, region, channel, entries, cycles, computed); }
-    // Runs of NAND pages alike in timing merge (a supplied run's channel is
-    // its first tile's, so those stay apart).
-    bool merges_with(const Run& o) const { return in_flash && timing() == o.timing(); }
-    bool operator==(const Run& o) const { return timing() == o.timing() && count == o.count; }
+    // Runs of NAND pages alike in timing merge where the second continues the
+    // first's cycle (a supplied run's channel is its first tile's, so those stay apart).
+    bool merges_with(const Run& o, uint64_t cycle) const {
+      return in_flash && timing() == o.timing() && (unit + count) % cycle == o.unit;
+    }
+    bool operator==(const Run& o) const { return timing() == o.timing() && unit == o.unit && count == o.count; }
   };
   std::vector<Run> runs;
   uint64_t row_heads = 0;
-  uint64_t precomputed_phase = 0, appended_phase = 0;
   uint64_t command_ps = 0;
   nand::FlashStart flash;
   uint64_t dram_free_ps = 0, bus_free_ps = 0, central_free_ps = 0, reduction_free_ps = 0;
 
   auto fields() const {
-    return std::tie(runs, row_heads, precomputed_phase, appended_phase, command_ps, flash, dram_free_ps, bus_free_ps,
-                    central_free_ps, reduction_free_ps);
+    return std::tie(runs, row_heads, command_ps, flash, dram_free_ps, bus_free_ps, central_free_ps,
+                    reduction_free_ps);
   }
   bool operator==(const Key& o) const { return fields() == o.fields(); }
 };
@@ -221,12 +223,16 @@ std::vector<uint64_t> AggregatedPasses::claim_dies(const PassTiles& tiles, uint6
 AggregatedPasses::Key AggregatedPasses::key_of(const PassRequest& r) const {
   const uint64_t base = r.stream_start_ps;
   auto relative = [&](uint64_t t) { return t > base ? t - base : 0; };
+  const nand::FlashConfig& flash = flash_.config();
+  const uint64_t cycle = uint64_t(flash.channels) * flash.dies_per_channel * flash.planes_per_die;
   Key key;
   for (const PassTiles::Run& run : r.tiles.runs) {  // merged where only charges differ
     const PlannedTile& tile = r.tiles.tiles[run.first];
+    const nand::PageAddress& a = tile.address;
+    const uint64_t unit = a.channel + uint64_t(flash.channels) * (a.die + flash.dies_per_channel * a.plane);
     Key::Run k{tile.in_flash, tile.region, tile.in_flash ? 0 : tile.channel, tile.entries, tile.cost.cycles,
-               tile.filter.kept > 0, 0};
-    if (!key.runs.empty() && key.runs.back().merges_with(k)) {
+               tile.filter.kept > 0, tile.in_flash ? unit : 0, 0};
+    if (!key.runs.empty() && key.runs.back().merges_with(k, cycle)) {
       key.runs.back().count += run.count;
     } else {
       k.count = run.count;
@@ -234,13 +240,6 @@ AggregatedPasses::Key AggregatedPasses::key_of(const PassRequest& r) const {
     }
   }
   key.row_heads = r.tiles.row_heads_per_tile;
-  const nand::FlashConfig& flash = flash_.config();
-  const uint64_t cycle = uint64_t(flash.channels) * flash.dies_per_channel * flash.planes_per_die;
-  auto phase = [&](trace::KvRegion region) {
-    return placement_.tiles_per_layer(region) == 0 ? 0 : placement_.tile_index(r.work.layer, region, 0, 0) % cycle;
-  };
-  key.precomputed_phase = phase(trace::KV_REGION_PRECOMPUTED);
-  key.appended_phase = phase(trace::KV_REGION_APPENDED);
   key.command_ps = r.command_ps - base;
   key.flash = nand::FlashStart::relative(flash_, r.die_ready, base);
   key.dram_free_ps = relative(core::FcfsClock(servers_.dram).free_ps());

@@ -71,18 +71,29 @@ uint64_t StreamFilter::cycles(uint32_t entries) const {
 
 // The counts without the tokens, in closed form: visible positions are a
 // prefix of the page, substitutes counted among the mask's set positions.
-FilterResult StreamFilter::precomputed_counts(uint64_t first_position, uint32_t entries) const {
+template <typename Rank>
+FilterResult StreamFilter::precomputed_counts(uint64_t first_position, uint32_t entries, Rank rank) const {
   FilterResult r;
   r.cycles = cycles(entries);
   const uint64_t end = first_position + entries;
   const uint64_t visible_end = visible_before(first_position, end);
   r.kept = uint32_t(visible_end - first_position);
   r.dropped = entries - r.kept;
-  const auto rank = [&](uint64_t p) {
-    return std::lower_bound(set_positions_->begin(), set_positions_->end(), p) - set_positions_->begin();
-  };
-  if (r.kept > 0) r.substituted = uint32_t(rank(visible_end) - rank(first_position));
+  if (r.kept > 0) {
+    const uint64_t before = rank(first_position);  // ascending calls: a cursor may serve
+    r.substituted = uint32_t(rank(visible_end) - before);
+  }
   return r;
+}
+
+FilterResult StreamFilter::precomputed_counts(uint64_t first_position, uint32_t entries, size_t& cursor) const {
+  const std::vector<uint64_t>& set = *set_positions_;
+  return precomputed_counts(first_position, entries, [&](uint64_t p) {
+    if (cursor > 0 && set[cursor - 1] >= p)  // not ascending after all: search
+      cursor = size_t(std::lower_bound(set.begin(), set.end(), p) - set.begin());
+    while (cursor < set.size() && set[cursor] < p) ++cursor;
+    return uint64_t(cursor);
+  });
 }
 
 uint64_t StreamFilter::visible_before(uint64_t begin, uint64_t end) const {
@@ -91,7 +102,11 @@ uint64_t StreamFilter::visible_before(uint64_t begin, uint64_t end) const {
 }
 
 FilterResult StreamFilter::precomputed_page(uint64_t first_position, uint32_t entries, bool with_tokens) const {
-  if (!with_tokens) return precomputed_counts(first_position, entries);
+  if (!with_tokens) {
+    return precomputed_counts(first_position, entries, [&](uint64_t p) {
+      return uint64_t(std::lower_bound(set_positions_->begin(), set_positions_->end(), p) - set_positions_->begin());
+    });
+  }
   FilterResult r;
   r.cycles = cycles(entries);
   for (uint64_t p = first_position; p < first_position + entries; ++p) {

@@ -76,6 +76,10 @@ class StreamFilter {
   // `with_tokens` fills FilterResult::tokens.
   FilterResult precomputed_page(uint64_t first_position, uint32_t entries,
                                 bool with_tokens = false) const;
+  // precomputed_page() without tokens, for pages in ascending position:
+  // `cursor` (0 before the first) carries the mask's rank from page to page, so
+  // a pass's pages cost one sweep of the set positions, not a search each.
+  FilterResult precomputed_counts(uint64_t first_position, uint32_t entries, size_t& cursor) const;
   FilterResult appended_page(uint64_t first_append_index, uint32_t entries,
                              bool with_tokens = false) const;
   uint64_t cycles(uint32_t entries) const;
@@ -85,7 +89,9 @@ class StreamFilter {
  private:
   static std::shared_ptr<const std::vector<uint64_t>> set_positions(const FilterContext& context,
                                                                     const std::string& where);
-  FilterResult precomputed_counts(uint64_t first_position, uint32_t entries) const;
+  // The counts, with rank(p) the number of set positions before p.
+  template <typename Rank>
+  FilterResult precomputed_counts(uint64_t first_position, uint32_t entries, Rank rank) const;
   // The end of the visible prefix of positions [begin, end).
   uint64_t visible_before(uint64_t begin, uint64_t end) const;
   IspConfig config_;

@@ -83,7 +83,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   read_memo_ = std::make_unique<ReadMemo>();
   // The timing model of attention passes, chosen once: page events only, or
   // event-free passes while the flash is free for them.
-  if (config_.aggregated_streams) engine_->use_aggregated_passes([this] { return flash_free_for_aggregation(); });
+  if (config_.aggregated_streams) engine_->use_aggregated_passes([this] { return flash_free_for_passes(); });
 
   if (ledger_) {
     const std::string path = this->name();
@@ -539,6 +539,13 @@ Ssd::ReadOutcome Ssd::schedule_read(const std::vector<isp::KvPlacement::PageRef>
 bool Ssd::flash_free_for_aggregation() const {
   // Programs still to be issued would want the channels (data-in) during the stream.
   return flash_.quiet_but_programs() && appender_.all_issued();
+}
+
+bool Ssd::flash_free_for_passes() const {
+  // Passes beside GC stay on page events: GC's batches are far longer than an
+  // append's, and a pass that bars them (rather than suspending them page by
+  // page) moved an aged drive's background writes by milliseconds.
+  return flash_free_for_aggregation() && gc_signal_.value() == kGcIdle;
 }
 
 void Ssd::at(uint64_t when_ps, Done what) {

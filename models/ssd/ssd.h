@@ -279,6 +279,8 @@ class Ssd : public sc_core::sc_module {
   // An aggregated stream may start: nothing under way on the flash but
   // programs whose pages are all issued (the stream suspends them).
   bool flash_free_for_aggregation() const;
+  // An aggregated attention pass may start: the same, and no GC job under way.
+  bool flash_free_for_passes() const;
   // Runs `what` at simulated time `when_ps` (>= now), in time order.
   void at(uint64_t when_ps, Done what);
   void on_timer();

@@ -21,8 +21,9 @@ Usage:
   python3 tools/ftl/drive_lifetime.py OUT_DIR [--build build/release]
     [--shape SmolLM2-1.7B] [--datasets hpt]
 --datasets fin,tat,cov,cad,prv,wik,web,hpt is the mix of all eight profiles; on the
-aged drive the ISP systems' long-context requests (cad) run their attention as page
-events, minutes each (docs/validation.md). Only the Python standard library is
+aged drive the ISP systems' long-context requests (cad) take tens of seconds to
+minutes each: GC runs beside their attention, whose passes then run on page events,
+and no pass is looked up (docs/validation.md). Only the Python standard library is
 used; peak RSS needs /usr/bin/time.
 """
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <limits>
 #include <tuple>
 #include <vector>
@@ -285,6 +286,32 @@ TEST(StreamFilter, CountsWithoutTokensEqualTheCountedTokensOnEveryPageAndRow) {
           ASSERT_EQ(closed.kept, counted.kept) << first << "+" << entries << " row " << max_row;
           ASSERT_EQ(closed.dropped, counted.dropped) << first << "+" << entries << " row " << max_row;
         }
+      }
+    }
+  }
+}
+
+TEST(StreamFilter, CountsThroughACursorEqualTheCountedTokensInAnyOrder) {
+  // A pass's pages in ascending position (the cursor sweeps the mask once),
+  // then pages out of order (it searches again): the same counts as listing.
+  const trace::BitVector mask = mask_of(40, {0, 3, 7, 8, 9, 21, 31, 32, 39});
+  for (uint64_t max_row : {5u, 22u, 60u}) {
+    FilterContext ctx;
+    ctx.context_tokens = 40;
+    ctx.hkvd_mask = &mask;
+    ctx.max_row_position = max_row;
+    const StreamFilter filter(IspConfig::defaults(), ctx);
+    for (uint32_t entries = 1; entries <= 8; ++entries) {
+      std::vector<uint64_t> firsts;
+      for (uint64_t first = 0; first + entries <= 40; first += entries) firsts.push_back(first);
+      for (uint64_t first : {33u, 2u, 17u, 0u, 31u}) firsts.push_back(std::min<uint64_t>(first, 40 - entries));
+      size_t cursor = 0;
+      for (uint64_t first : firsts) {
+        const FilterResult counted = filter.precomputed_page(first, entries, true);
+        const FilterResult swept = filter.precomputed_counts(first, entries, cursor);
+        ASSERT_EQ(swept.kept, counted.kept) << first << "+" << entries << " row " << max_row;
+        ASSERT_EQ(swept.substituted, counted.substituted) << first << "+" << entries << " row " << max_row;
+        ASSERT_EQ(swept.dropped, counted.dropped) << first << "+" << entries << " row " << max_row;
       }
     }
   }

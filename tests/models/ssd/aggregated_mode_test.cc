@@ -62,12 +62,13 @@ struct Drive {
   link::Nvme nvme;
   Ssd ssd;
   std::vector<std::pair<int, uint64_t>> finished;  // (call, time ps)
-  // `ssd_params` comes resolved (params()).
-  Drive(const std::string& prefix, const schema::SsdParams& ssd_params)
+  // `ssd_params` and `nand` come resolved (params(), small_drive()).
+  Drive(const std::string& prefix, const schema::SsdParams& ssd_params,
+        const schema::NandParams& nand = schema::resolved(schema::NandParams(), "nand"))
       : pcie((prefix + "_pcie").c_str(), link::LinkConfig::from_params(schema::resolved(schema::LinkParams(), "link")),
              &ledger),
         nvme((prefix + "_nvme").c_str(), pcie),
-        ssd(prefix.c_str(), schema::resolved(schema::NandParams(), "nand"), ssd_params,
+        ssd(prefix.c_str(), nand, ssd_params,
             schema::resolved(schema::IspParams(), "isp"),
             schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
             KvSpace{opt13b(), kContext, kAppended}, nvme, &ledger) {}
@@ -158,27 +159,35 @@ trace::BitVector every_nth(uint64_t first, uint64_t step) {
   return mask;
 }
 
-// One decode-shaped op (1 row, context + appended entries in flash, 1 supplied)
-// and one fused-prefill-shaped op (many rows, cascaded SIMD, several row chunks)
-// on each organisation.
-void attention_ops(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
-  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
-  Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
-  const trace::BitVector mask = every_nth(0, 7);
+// A fused-prefill-shaped op (many rows, cascaded SIMD, several row chunks) on
+// layer 3 and a decode-shaped op (1 row, 1 supplied) on layer 4, over `mask`,
+// every 7th context position set (it must outlive the ops).
+struct FusedAndDecode {
+  isp::AttentionWork fused, decode;
+};
+FusedAndDecode fused_and_decode(const trace::BitVector& mask) {
   const uint64_t substitutes = (kContext + 6) / 7;
-  isp::AttentionWork fused;
+  FusedAndDecode ops;
+  isp::AttentionWork& fused = ops.fused;
   fused.layer = 3;
   fused.shape = opt13b();
   fused.context_tokens = kContext;
   fused.hkvd_mask = &mask;
   fused.appended_tokens_supplied = substitutes + 20;
   fused.query_rows = substitutes + 20;
-  isp::AttentionWork decode = fused;
-  decode.layer = 4;
-  decode.hkvd_mask = &mask;
-  decode.appended_tokens_in_flash = 0;
-  decode.appended_tokens_supplied = substitutes + 21;
-  decode.query_rows = 1;
+  ops.decode = fused;
+  ops.decode.layer = 4;
+  ops.decode.appended_tokens_supplied = substitutes + 21;
+  ops.decode.query_rows = 1;
+  return ops;
+}
+
+// One decode-shaped op and one fused-prefill-shaped op on each organisation.
+void attention_ops(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
+  const trace::BitVector mask = every_nth(0, 7);
+  const auto [fused, decode] = fused_and_decode(mask);
   for (Drive* d : {&accurate, &aggregated}) {
     d->ssd.attention(fused, d->done(0));
     d->ssd.attention(decode, d->done(1));
@@ -360,6 +369,52 @@ TEST(AggregatedMode, StreamsDuringAnIssuedBatchsDataInsQueueBehindThemLikePageEv
 }
 TEST(AggregatedMode, StreamsDuringABatchStillIssuingFallBackToPageEvents) {
   streams_over_a_program_batch(4, 530, false, false);
+}
+
+// A 1 GiB drive (64 blocks of 16 pages per plane): preconditioning it takes
+// a fraction of a second.
+schema::NandParams small_drive() {
+  schema::NandParams nand;
+  nand.set_blocks_per_plane(64);
+  nand.set_pages_per_block(16);
+  return schema::resolved(nand, "nand");
+}
+
+// An aged drive: filled, overwritten at random until its write amplification
+// settled, then the precomputed KV stored on it out of place, in fragments off
+// the layout's stripe. The passes of a decode step (layers 0-6) and of a fused
+// prefill are aggregated on that placement, and every time, count and energy
+// equals the page-accurate drive's.
+void fragmented_placement(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction), small_drive());
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction), small_drive());
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.start_from(DriveStart{"", /*precondition=*/true});
+  ASSERT_FALSE(aggregated.ssd.placement().ideal());
+  const trace::BitVector mask = every_nth(0, 7);
+  const auto [fused, decode] = fused_and_decode(mask);
+  for (Drive* d : {&accurate, &aggregated}) {
+    for (uint32_t layer = 0; layer < 7; ++layer) {
+      isp::AttentionWork op = decode;
+      op.layer = layer;
+      d->ssd.attention(op, d->done(int(layer)));
+    }
+    d->ssd.attention(fused, d->done(7));
+  }
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 8u);
+  EXPECT_GE(aggregated.ssd.engine().aggregated_passes(), 8u);
+  EXPECT_EQ(accurate.ssd.engine().aggregated_passes(), 0u);
+  expect_same(accurate, aggregated);
+}
+
+TEST(AggregatedMode, PerChannelGlobalSramPassesOnAFragmentedPlacementMatchPageAccurate) {
+  fragmented_placement(schema::SsdParams::PER_CHANNEL, schema::SsdParams::GLOBAL_SRAM);
+}
+TEST(AggregatedMode, PerChannelControllerDramPassesOnAFragmentedPlacementMatchPageAccurate) {
+  fragmented_placement(schema::SsdParams::PER_CHANNEL, schema::SsdParams::CONTROLLER_DRAM);
+}
+TEST(AggregatedMode, CentralizedPassesOnAFragmentedPlacementMatchPageAccurate) {
+  fragmented_placement(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM);
 }
 
 // A random mix of reads, writes, appends and attention ops: every call
