@@ -102,6 +102,7 @@ void Die::move_to_output() {
 
 void Die::begin_data_out() {
   io_busy_ = true;
+  io_ps_ = config_.data_out_ps(first_of_sense());
   update_state();
 }
 
@@ -113,7 +114,7 @@ FlashClient& Die::end_data_out(PageAddress& page, uint32_t& tag) {
   ++output.next;
   io_busy_ = false;
   ++pages_read_;
-  transfer_ps_ += config_.t_page_transfer.value();
+  transfer_ps_ += io_ps_;
   const bool freed = output.next == output.count;
   if (freed) {
     output_valid_ = false;
@@ -131,6 +132,7 @@ void Die::program(const PageAddress& page, uint32_t tag, FlashClient& client) {
   program_page_ = page;
   program_tag_ = tag;
   program_client_ = &client;
+  array_op_ps_ = config_.t_prog.value();
   channel_.request_data_in(*this);
 }
 
@@ -141,10 +143,18 @@ void Die::erase(const PageAddress& block, uint32_t tag, FlashClient& client, con
   program_page_ = block;
   program_tag_ = tag;
   program_client_ = &client;
+  array_op_ps_ = t_bers.value();
+  if (config_.erase_command_ps() > 0)
+    channel_.request_data_in(*this);  // the erase command first
+  else
+    start_array_operation();
+}
+
+void Die::start_array_operation() {
   array_ = kArrayProgramming;
-  erase_ps_ += t_bers.value();
-  program_end_ps_ = sc_core::sc_time_stamp().value() + t_bers.value();
-  program_done_.notify(t_bers);
+  (erasing_ ? erase_ps_ : program_ps_) += array_op_ps_;
+  program_end_ps_ = sc_core::sc_time_stamp().value() + array_op_ps_;
+  program_done_.notify(sc_core::sc_time::from_value(array_op_ps_));
   update_state();
 }
 
@@ -155,12 +165,8 @@ void Die::begin_data_in() {
 
 void Die::end_data_in() {
   io_busy_ = false;
-  transfer_ps_ += config_.t_page_transfer.value();
-  array_ = kArrayProgramming;
-  program_ps_ += config_.t_prog.value();
-  program_end_ps_ = sc_core::sc_time_stamp().value() + config_.t_prog.value();
-  program_done_.notify(config_.t_prog);
-  update_state();
+  transfer_ps_ += erasing_ ? config_.erase_command_ps() : config_.data_in_ps();
+  start_array_operation();
   if (read_wanted_) {
     read_wanted_ = false;
     request_read();
@@ -219,8 +225,7 @@ uint64_t Die::suspend_for_stream(uint64_t now_ps) {
     throw std::logic_error(std::string(name()) + ": claimed by a second stream before its program's data-in ended");
   if (awaiting_data_in()) {
     const uint64_t program_start = channel_.data_in_end_ps(*this);
-    if (!config_.program_suspend || config_.t_prog.value() <= config_.t_suspend.value())
-      return program_start + config_.t_prog.value();
+    if (!config_.program_suspend || array_op_ps_ <= config_.t_suspend.value()) return program_start + array_op_ps_;
     stream_claimed_ = true;  // end_data_in() suspends the program
     return program_start + config_.t_suspend.value();
   }

@@ -31,7 +31,8 @@
 //
 // Erase: erase() reserves the die for a block erase of tBERS (the blocks of
 // one line on this die, one per plane, erased at once as a multi-plane erase;
-// no data crosses the channel). A read arriving meanwhile suspends it under the
+// no data crosses the channel, only the erase command and, folded into the
+// same bus transaction, its status poll: tBERS starts when it ends). A read arriving meanwhile suspends it under the
 // program-suspend rules above (program_suspend, t_suspend, t_resume, and the
 // aggregated streams' suspend_for_stream), as ONFI's erase suspend works like
 // its program suspend.
@@ -108,6 +109,8 @@ class Die : public sc_core::sc_module {
   // can_program(). The client hears on_block_erased(block, tag).
   void erase(const PageAddress& block, uint32_t tag, FlashClient& client, const sc_core::sc_time& t_bers);
   bool erasing() const { return erasing_; }
+  // The next data-out is the first page of its sense (it carries the sense's status poll).
+  bool first_of_sense() const { return groups_[output_slot_].next == 0; }
 
   // Channel side.
   FlashClient& output_client() const { return *groups_[output_slot_].client; }
@@ -160,7 +163,7 @@ class Die : public sc_core::sc_module {
     pages_read_ += pages;
     senses_ += senses;
     sense_ps_ += senses * config_.t_read.value();
-    transfer_ps_ += pages * config_.t_page_transfer.value();
+    transfer_ps_ += config_.data_outs_ps(pages, senses);
   }
 
  private:
@@ -181,6 +184,7 @@ class Die : public sc_core::sc_module {
   void move_to_output();
   void notify_idle();
   void update_state();
+  void start_array_operation();  // tPROG or tBERS, when the bus transaction before it has ended
 
   const FlashConfig& config_;
   Channel& channel_;
@@ -198,6 +202,8 @@ class Die : public sc_core::sc_module {
   bool read_wanted_ = false;          // a read was requested while the program waited for its data-in
   bool erasing_ = false;              // the operation under way (or suspended) is an erase
   uint64_t program_end_ps_ = 0;       // when the program under way ends
+  uint64_t array_op_ps_ = 0;          // tPROG or tBERS of the pending program or erase
+  uint64_t io_ps_ = 0;                // bus time of the data-out under way
   uint64_t program_left_ps_ = 0;      // tPROG left of a suspended program
   bool stream_suspended_ = false;     // suspended by suspend_for_stream()
   bool stream_claimed_ = false;       // claimed by a stream before its program's data-in ended

@@ -4,14 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <systemc>
 #include <vector>
 
+#include "models/core/stats.h"
 #include "models/nand/appender.h"
 #include "models/nand/eraser.h"
 #include "models/nand/flash_array.h"
 #include "models/nand/layout.h"
 #include "models/nand/stream_reader.h"
+#include "tests/models/nand/bus_times.h"
 
 namespace ispsim::nand {
 namespace {
@@ -37,7 +41,8 @@ schema::NandParams flash(unsigned channels, unsigned dies, unsigned planes, doub
   p.set_channel_rate_mtps(2400);
   p.set_channel_width_bits(8);
   p.set_t_prog_us(500);
-  return p;
+  // The bus protocol's own closed forms: NandBus below.
+  return testing::without_bus_protocol(p);
 }
 
 schema::NandStreamParams stream(schema::NandStreamParams::ReadMode mode, double consume_ns,
@@ -487,6 +492,109 @@ TEST(NandErase, WithoutSuspendAReadWaitsForTheErase) {
   EXPECT_EQ(eraser.finished_at(), tBers);
   EXPECT_EQ(rig.consumed[0].second, tBers + tR + kTout + tC);
   EXPECT_EQ(rig.flash.die(0, 0).erase_read_wait_ps(), tBers.value());
+}
+
+// The bus protocol (channel.h; its published cycle and turnaround times in
+// bus_times.h): every operation's command, address and status cycles occupy
+// the channel with its data.
+schema::NandParams with_bus_protocol(schema::NandParams p) {
+  p.clear_t_cmd_cycle_ns();  // every field back to its default
+  p.clear_t_wb_ns();
+  p.clear_t_whr_ns();
+  p.clear_t_rhw_ns();
+  p.clear_t_adl_ns();
+  p.clear_t_ccs_ns();
+  return p;
+}
+using testing::kEraseBus;
+using testing::kFirstPageExtra;
+using testing::kOtherPageExtra;
+using testing::kProgramExtra;
+
+TEST(NandBus, DefaultCyclesGiveTheOnfiSequencesBusTimes) {
+  const FlashConfig c = FlashConfig::from_params(schema::resolved(schema::NandParams(), "nand"));
+  EXPECT_EQ(c.data_out_ps(true), (kTout + kFirstPageExtra).value());
+  EXPECT_EQ(c.data_out_ps(false), (kTout + kOtherPageExtra).value());
+  EXPECT_EQ(c.data_in_ps(), (kTout + kProgramExtra).value());
+  EXPECT_EQ(c.erase_command_ps(), kEraseBus.value());
+  EXPECT_EQ(kFirstPageExtra, sc_time(630, SC_NS));  // 275 read command + 230 status + 25 (00h) + 100 tRHW
+  EXPECT_EQ(kOtherPageExtra, sc_time(850, SC_NS));  // 275 + 475 column change + 100
+}
+
+TEST(NandBus, ZeroCyclesLeaveTheDataAlone) {
+  const FlashConfig c = FlashConfig::from_params(schema::resolved(flash(1, 1, 1, 5, false), "nand"));
+  EXPECT_EQ(c.data_out_ps(true), kTout.value());
+  EXPECT_EQ(c.data_out_ps(false), kTout.value());
+  EXPECT_EQ(c.data_in_ps(), kTout.value());
+  EXPECT_EQ(c.erase_command_ps(), 0u);
+}
+
+// A read on an idle bus: its command before tR and its status poll after it
+// are taken with the data-out; the latency is the ONFI sequence's.
+TEST(NandBus, OnePageOnAnIdleBus) {
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig rig(with_bus_protocol(flash(1, 1, 1, 5, false)), stream(kPipelined, 100, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(1, 1)), tR + kTout + kFirstPageExtra + tC);
+}
+
+// A two-plane sense: one status poll, then a change of plane and column for the second page.
+TEST(NandBus, AMultiPlaneSensePollsItsStatusOnce) {
+  const sc_time tR(5, SC_US);
+  Rig rig(with_bus_protocol(flash(1, 1, 2, 5, false)), stream(kPipelined, 0, 2));
+  std::vector<PageAddress> pages(2);
+  pages[1].plane = 1;
+  EXPECT_EQ(rig.run(pages), tR + 2 * kTout + kFirstPageExtra + kOtherPageExtra);
+  std::map<std::string, double> v;
+  for (const stats::Entry* e : stats::Registry::global().sorted()) v[e->name] = e->read();
+  EXPECT_EQ(v.at("nand.ch0.command_time"), double((kFirstPageExtra + kOtherPageExtra).value()) * 1e-3);
+  EXPECT_EQ(v.at("nand.ch0.busy_time"), double((2 * kTout + kFirstPageExtra + kOtherPageExtra).value()) * 1e-3);
+}
+
+// Four dies, one plane, cache read: channel-bound, every page its sense's
+// first, back to back after the first tR (tR <= 3 of them).
+TEST(NandBus, AChannelBoundStreamPaysEveryPagesCycles) {
+  const unsigned dies = 4, n = 6;
+  const sc_time tR(5, SC_US), tC(100, SC_NS), page = kTout + kFirstPageExtra;
+  ASSERT_LE(tR, (dies - 1) * page);
+  Rig rig(with_bus_protocol(flash(1, dies, 1, 5, true)), stream(kPipelined, 100, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(n, dies)), tR + n * page + tC);
+}
+
+// Sequential: tR, the page and the consumer in turn, page after page.
+TEST(NandBus, SequentialPaysTheCyclesOnEveryPage) {
+  const unsigned dies = 4, n = 5;
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig rig(with_bus_protocol(flash(1, dies, 1, 5, true)), stream(kSequential, 100, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(n, dies)), n * (tR + kTout + kFirstPageExtra + tC));
+}
+
+// One die: each page is its program command, data-in and (after tPROG) status poll.
+TEST(NandBus, AppendsPayTheProgramCommandAndStatusPoll) {
+  const sc_time tProg(500, SC_US);
+  FlashArray array("nand", FlashConfig::from_params(schema::resolved(with_bus_protocol(flash(1, 1, 1, 5, false)), "nand")));
+  Appender appender("appender", array);
+  appender.start(pages_on_channel0(3, 1));
+  sc_core::sc_start();
+  ASSERT_TRUE(appender.done());
+  EXPECT_EQ(appender.finished_at() - appender.started_at(), 3 * (kTout + kProgramExtra + tProg));
+}
+
+// Erases of 3 blocks (two on die 0, one on die 1) of one channel: each erase
+// takes its command (and status poll) on the bus, E, before tBERS, B. Die 0:
+// [0, E] then B; die 1's command waits for the bus: [E, 2E] then B; die 0's
+// second: E + B to 2 E + 2 B, the batch's end.
+TEST(NandBus, AnEraseTakesItsCommandOnTheBus) {
+  const sc_time tBers(15000, SC_US);
+  Rig rig(with_bus_protocol(flash(1, 2, 1, 5, false)), stream(kPipelined, 100, 2));
+  Eraser eraser("eraser", rig.flash);
+  PageAddress a, b, c;
+  b.block = 1;
+  c.die = 1;
+  eraser.start({a, b, c}, tBers);
+  sc_core::sc_start();
+  EXPECT_TRUE(eraser.done());
+  EXPECT_EQ(eraser.finished_at(), 2 * (kEraseBus + tBers));
+  EXPECT_EQ(rig.flash.die(0, 0).erases(), 2u);
 }
 
 }  // namespace
