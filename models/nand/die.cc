@@ -180,10 +180,20 @@ void Die::end_data_in() {
   }
 }
 
-void Die::end_erase_wait() {
+void Die::end_gc_wait() {
   if (read_waits_since_ps_ == UINT64_MAX) return;
-  erase_read_wait_ps_ += sc_core::sc_time_stamp().value() - read_waits_since_ps_;
+  gc_read_wait_ps_ += sc_core::sc_time_stamp().value() - read_waits_since_ps_;
   read_waits_since_ps_ = UINT64_MAX;
+}
+
+bool Die::programming_for_gc() const {
+  return program_pending_ && (erasing_ || program_client_->garbage_collection());
+}
+
+bool Die::reading_for_gc() const {
+  const Group& data = groups_[data_slot_];
+  const Group& output = groups_[output_slot_];
+  return (data_valid_ && data.client->garbage_collection()) || (output_valid_ && output.client->garbage_collection());
 }
 
 void Die::on_program_done() {
@@ -191,7 +201,7 @@ void Die::on_program_done() {
   program_pending_ = false;
   const bool erased = erasing_;
   erasing_ = false;
-  end_erase_wait();
+  end_gc_wait();
   ++(erased ? erases_ : pages_programmed_);
   update_state();
   if (erased)
@@ -202,7 +212,7 @@ void Die::on_program_done() {
 }
 
 void Die::request_read() {
-  if (erasing_ && array_ != kArrayIdle && read_waits_since_ps_ == UINT64_MAX)
+  if (((programming_for_gc() && !suspended_) || reading_for_gc()) && read_waits_since_ps_ == UINT64_MAX)
     read_waits_since_ps_ = sc_core::sc_time_stamp().value();
   if (!config_.program_suspend) return;
   // A program still waiting for its data-in is suspended as soon as it starts.
@@ -232,7 +242,7 @@ uint64_t Die::suspend_for_stream(uint64_t now_ps) {
   if (array_ != kArrayProgramming) return now_ps;
   const uint64_t left = program_end_ps_ > now_ps ? program_end_ps_ - now_ps : 0;
   const bool waits_for_end = !config_.program_suspend || left <= config_.t_suspend.value();
-  if (erasing_) erase_read_wait_ps_ += waits_for_end ? left : config_.t_suspend.value();
+  if (programming_for_gc()) gc_read_wait_ps_ += waits_for_end ? left : config_.t_suspend.value();
   if (waits_for_end) return now_ps + left;
   program_done_.cancel();
   stream_suspended_ = true;
@@ -270,7 +280,7 @@ void Die::offer_to_programs() {
 void Die::on_suspended() {
   array_ = kArrayIdle;
   suspended_ = true;
-  end_erase_wait();
+  end_gc_wait();
   update_state();
   notify_idle();
 }
@@ -290,6 +300,7 @@ void Die::resume_if_unwanted() {
 }
 
 void Die::notify_idle() {
+  end_gc_wait();  // the die is free for reads
   for (FlashClient* client : clients_) {
     if (!can_read()) break;  // an earlier client took the die
     client->on_die_idle(*this);

@@ -91,9 +91,11 @@ class Die : public sc_core::sc_module {
   uint64_t suspends() const { return suspends_.value(); }
   uint64_t erases() const { return erases_.value(); }
   uint64_t erase_suspends() const { return erase_suspends_.value(); }
-  // Time reads waited for this die's erases: from a read's request to the die
-  // being free for it (the suspend latency, or the erase's end without suspend).
-  uint64_t erase_read_wait_ps() const { return erase_read_wait_ps_; }
+  // Time reads waited for this die's garbage collection (its erases, and the
+  // senses, data and programs of GC's issuers, FlashClient::garbage_collection):
+  // from a read's request to the die being free for reads (the suspend latency,
+  // or the operation's end without suspend).
+  uint64_t gc_read_wait_ps() const { return gc_read_wait_ps_; }
 
   // Starts sensing `count` (1..planes_per_die) pages of this die in distinct planes:
   // pages[tags[0]], ..., pages[tags[count - 1]]; each page is reported with its tag.
@@ -227,9 +229,12 @@ class Die : public sc_core::sc_module {
   uint64_t transfer_ps_ = 0;
   uint64_t program_ps_ = 0;
   uint64_t erase_ps_ = 0;
-  uint64_t erase_read_wait_ps_ = 0;
-  uint64_t read_waits_since_ps_ = UINT64_MAX;  // a read waits for the erase since then (UINT64_MAX: none)
-  void end_erase_wait();
+  uint64_t gc_read_wait_ps_ = 0;
+  uint64_t read_waits_since_ps_ = UINT64_MAX;  // a read waits behind GC since then (UINT64_MAX: none)
+  // The die's program or erase is GC's; it holds (or senses) a GC read's data.
+  bool programming_for_gc() const;
+  bool reading_for_gc() const;
+  void end_gc_wait();
   uint64_t suspended_ps_ = 0;   // suspend latency + time suspended, summed
   uint64_t suspend_start_ps_ = 0;
   // Statistics under <name>: counters declared once, here, and counted where

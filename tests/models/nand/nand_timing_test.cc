@@ -406,6 +406,39 @@ TEST(NandTiming, ProgramSuspendIsSkippedWhenTheProgramEndsSooner) {
   EXPECT_EQ(c.consumed, kTout + tProg + tR + kTout + tC);
 }
 
+// A read requested at 0 of a die whose program (page 1) waits for its data-in.
+// A program of garbage collection: the read's wait counts in gc_read_wait,
+// without suspend until the program's end (tIn + tPROG), with suspend until
+// the die is free for reads (tIn + tSUS: tPROG starts and is suspended at once).
+uint64_t read_wait_behind_program(bool garbage_collection, bool suspend) {
+  schema::NandParams n = flash(1, 1, 1, 5, false);
+  n.set_program_suspend(suspend);
+  n.set_t_suspend_us(100);
+  Rig rig(n, stream(kPipelined, 100, 2));
+  Appender appender("appender", rig.flash);
+  PageAddress programmed;
+  programmed.page = 1;
+  appender.start({programmed}, "append", garbage_collection);
+  rig.reader.start({PageAddress{}});
+  sc_core::sc_start();
+  EXPECT_TRUE(rig.reader.done());
+  return rig.flash.die(0, 0).gc_read_wait_ps();
+}
+
+TEST(NandTiming, AReadWaitingForAGcProgramCountsAsWaitingBehindGc) {
+  const sc_time tProg(500, SC_US);
+  EXPECT_EQ(read_wait_behind_program(true, false), (kTout + tProg).value());
+}
+
+TEST(NandTiming, AReadSuspendingAGcProgramWaitsForTheSuspension) {
+  const sc_time tSus(100, SC_US);
+  EXPECT_EQ(read_wait_behind_program(true, true), (kTout + tSus).value());
+}
+
+TEST(NandTiming, AReadWaitingForAHostProgramCountsNoGcWait) {
+  EXPECT_EQ(read_wait_behind_program(false, false), 0u);
+}
+
 // One die with suspend on, tSUS = 100 us and tRES = 10 us: the erase tests' flash.
 schema::NandParams erase_suspending_flash() {
   schema::NandParams n = flash(1, 1, 1, 5, false);
@@ -457,7 +490,7 @@ TEST(NandErase, AReadSuspendsAnErase) {
   ASSERT_EQ(rig.consumed.size(), 1u);
   EXPECT_EQ(rig.consumed[0].second, t1 + tSus + tR + kTout + tC);
   EXPECT_EQ(eraser.finished_at(), t1 + tSus + tR + kTout + tRes + (tBers - t1));
-  EXPECT_EQ(die.erase_read_wait_ps(), tSus.value());  // the read waited for the suspension only
+  EXPECT_EQ(die.gc_read_wait_ps(), tSus.value());  // the read waited for the suspension only
 }
 
 // An aggregated stream reaching an erasing die (Die::suspend_for_stream, as
@@ -475,7 +508,7 @@ TEST(NandErase, AnAggregatedStreamSuspendsAnErase) {
   sc_core::sc_start();
   EXPECT_EQ(eraser.finished_at(), t2 + tRes + (tBers - t1));
   EXPECT_EQ(die.erase_suspends(), 1u);
-  EXPECT_EQ(die.erase_read_wait_ps(), tSus.value());
+  EXPECT_EQ(die.gc_read_wait_ps(), tSus.value());
 }
 
 // Without program_suspend the read waits for the whole erase.
@@ -491,7 +524,7 @@ TEST(NandErase, WithoutSuspendAReadWaitsForTheErase) {
   ASSERT_EQ(rig.consumed.size(), 1u);
   EXPECT_EQ(eraser.finished_at(), tBers);
   EXPECT_EQ(rig.consumed[0].second, tBers + tR + kTout + tC);
-  EXPECT_EQ(rig.flash.die(0, 0).erase_read_wait_ps(), tBers.value());
+  EXPECT_EQ(rig.flash.die(0, 0).gc_read_wait_ps(), tBers.value());
 }
 
 // The bus protocol (channel.h; its published cycle and turnaround times in

@@ -175,6 +175,35 @@ TEST(HostReader, PipelinedDiesKeepTheChannelBusy) {
   for (unsigned j = 0; j < 8; ++j) EXPECT_EQ(channel0[j], kTr + kTout * double(j + 1)) << j;
 }
 
+// One die without cache read: GC's reader takes it first (page 0), a host
+// read of page 1 asks for it at once and waits until GC's data is out (tR +
+// tOut): gc_read_wait = tR + tOut, the host page out at 2 (tR + tOut). The
+// same reads with an ordinary first reader wait as long and count nothing.
+sc_time host_read_behind(bool garbage_collection, uint64_t& waited_ps) {
+  nand::FlashArray flash("flash", tiny_flash(1, 1, 1, false));
+  HostReader first("first", flash), host("host", flash);
+  first.set_garbage_collection(garbage_collection);
+  nand::Layout layout(flash.config());
+  sc_time host_at;
+  first.start({layout.address(0)}, nullptr, nullptr);
+  host.start({layout.address(1)}, [&](uint32_t) { host_at = sc_core::sc_time_stamp(); }, nullptr);
+  sc_core::sc_start();
+  waited_ps = flash.die(0, 0).gc_read_wait_ps();
+  return host_at;
+}
+
+TEST(HostReader, AReadBehindGarbageCollectionsReadCountsItsWait) {
+  uint64_t waited = 0;
+  EXPECT_EQ(host_read_behind(true, waited), 2 * (kTr + kTout));
+  EXPECT_EQ(waited, (kTr + kTout).value());
+}
+
+TEST(HostReader, AReadBehindAnotherHostReadCountsNoGcWait) {
+  uint64_t waited = 1;
+  EXPECT_EQ(host_read_behind(false, waited), 2 * (kTr + kTout));
+  EXPECT_EQ(waited, 0u);
+}
+
 TEST(HostReader, EmptyListCompletesAtOnceAndBadAddressIsBadInput) {
   nand::FlashArray flash("flash", tiny_flash(1, 1, 1, false));
   HostReader reader("reader", flash);
