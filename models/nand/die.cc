@@ -309,7 +309,23 @@ void Die::notify_idle() {
   offer_to_programs();
 }
 
-void Die::update_state() {
+void Die::update_state() { state_signal_.set(as_gc_work(state())); }
+
+Die::State Die::as_gc_work(State s) const {
+  switch (s) {
+    case kSense: return groups_[data_slot_].client->garbage_collection() ? kGcSense : kSense;
+    case kTransfer: {
+      const FlashClient* client = program_pending_ && array_ == kArrayIdle && !output_valid_
+                                      ? program_client_  // a data-in
+                                      : groups_[output_slot_].client;
+      return client->garbage_collection() ? kGcTransfer : kTransfer;
+    }
+    case kProgram: return program_client_->garbage_collection() ? kGcProgram : kProgram;
+    default: return s;
+  }
+}
+
+Die::State Die::state() const {
   State s;
   if (array_ == kArrayProgramming) {
     s = erasing_ ? kErase : kProgram;
@@ -324,7 +340,7 @@ void Die::update_state() {
   } else {
     s = kIdle;
   }
-  state_signal_.set(s);
+  return s;
 }
 
 const vcd::Encoding& Die::state_encoding() {
@@ -336,12 +352,15 @@ const vcd::Encoding& Die::state_encoding() {
                                        {kSenseTransfer, "sense+transfer"},
                                        {kHolding, "holding"},
                                        {kSuspended, "suspended"},
-                                       {kErase, "erase"}}};
+                                       {kErase, "erase"},
+                                       {kGcSense, "gc_sense"},
+                                       {kGcTransfer, "gc_transfer"},
+                                       {kGcProgram, "gc_program"}}};
   return encoding;
 }
 
 void Die::trace(vcd::Writer& writer) {
-  writer.add(std::string(name()) + ".state", 3, state_signal_,
+  writer.add(std::string(name()) + ".state", 4, state_signal_,
              {vcd::Role::kDie, static_cast<int>(channel_index()), &state_encoding()});
 }
 

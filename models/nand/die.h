@@ -53,7 +53,7 @@ class Channel;
 
 class Die : public sc_core::sc_module {
  public:
-  // Waveform encoding of state_signal (3 bits); their names: state_encoding().
+  // Waveform encoding of state_signal (4 bits); their names: state_encoding().
   enum State : uint8_t {
     kIdle = 0,
     kSense = 1,          // tR in progress
@@ -63,6 +63,9 @@ class Die : public sc_core::sc_module {
     kHolding = 5,        // sensed data waiting for the channel or a buffer
     kSuspended = 6,      // a program or erase is suspended (or being suspended); no read under way
     kErase = 7,          // tBERS in progress
+    kGcSense = 8,        // tR of a garbage-collection read (FlashClient::garbage_collection)
+    kGcTransfer = 9,     // a garbage-collection read's data-out or program's data-in
+    kGcProgram = 10,     // tPROG of a garbage-collection program
   };
 
   Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& channel, unsigned index);
@@ -186,6 +189,8 @@ class Die : public sc_core::sc_module {
   void move_to_output();
   void notify_idle();
   void update_state();
+  State state() const;
+  State as_gc_work(State s) const;  // the state's GC variant when the work under way is GC's
   void start_array_operation();  // tPROG or tBERS, when the bus transaction before it has ended
 
   const FlashConfig& config_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bitset>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -12,6 +13,7 @@
 #include "common/error.h"
 #include "models/core/stats.h"
 #include "models/core/vcd.h"
+#include "models/nand/appender.h"
 #include "models/nand/flash_array.h"
 #include "models/nand/layout.h"
 #include "models/nand/nand_stream_system.h"
@@ -291,7 +293,7 @@ TEST(NandWaveform, DieChannelAndBufferStatesAreValidVcd) {
   writer.close();
   ispsim::testing::expect_vcd_valid(path);
   const auto content = ispsim::testing::parse_vcd_file(path);
-  EXPECT_EQ(content.widths.at("nand.ch0.die0.state"), 3u);
+  EXPECT_EQ(content.widths.at("nand.ch0.die0.state"), 4u);
   EXPECT_EQ(content.widths.at("nand.ch0.busy"), 1u);
   EXPECT_EQ(content.widths.at("reader.consumer0.occupancy"), 7u);
   // At tR die 0 of channel 0 has sensed; the channel starts its first data-out.
@@ -313,6 +315,31 @@ TEST(NandWaveform, SequentialSenseStartsWhenTheConsumerIsDone) {
   EXPECT_EQ(content.values.at((kTr + kPage1).value()).at("nand.ch0.die0.state"), "0");
   EXPECT_EQ(content.values.at((kTr + kPage1 + kTc).value()).at("nand.ch0.die1.state"), "1");
   EXPECT_EQ(content.values.at((2 * kTr + kPage1 + kTc).value()).at("nand.ch0.die1.state"), "10");
+}
+
+TEST(NandWaveform, GarbageCollectionWorkIsNamedOnTheDieState) {
+  // Die 0 programs a page for GC, die 1 one for the host, both issued at 0:
+  // die 0's data-in [0, tIn'], tPROG to tIn' + tPROG; die 1's data-in follows
+  // on the channel [tIn', 2 tIn'] (tIn' = tIn and the program's cycles).
+  FlashArray flash{"nand", schema::resolved(schema::NandParams(), "nand")};
+  Appender gc("gc", flash), host("host", flash);
+  const std::string path = ::testing::TempDir() + "nand_gc_states.vcd";
+  vcd::Writer writer(vcd::Options{path, {"nand.ch0.die0.*", "nand.ch0.die1.*"}, 0, UINT64_MAX, {}});
+  flash.trace(writer);
+  PageAddress on_die1;
+  on_die1.die = 1;
+  gc.start({PageAddress{}}, "gc", /*garbage_collection=*/true);
+  host.start({on_die1});
+  sc_core::sc_start();
+  writer.close();
+  ispsim::testing::expect_vcd_valid(path);
+  const auto v = ispsim::testing::parse_vcd_file(path).values;
+  const auto state = [](Die::State s) { return std::bitset<4>(s).to_string().substr(std::bitset<4>(s).to_string().find('1')); };
+  EXPECT_EQ(v.at(0).at("nand.ch0.die0.state"), state(Die::kGcTransfer));
+  EXPECT_EQ(v.at(kIn.value()).at("nand.ch0.die0.state"), state(Die::kGcProgram));
+  EXPECT_EQ(v.at(kIn.value()).at("nand.ch0.die1.state"), state(Die::kTransfer));
+  EXPECT_EQ(v.at((2 * kIn).value()).at("nand.ch0.die1.state"), state(Die::kProgram));
+  EXPECT_EQ(v.at((kIn + kTprog).value()).at("nand.ch0.die0.state"), "0");
 }
 
 }  // namespace
