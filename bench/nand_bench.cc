@@ -18,6 +18,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/nand/bus_protocol.h"
 #include "models/nand/flash_array.h"
 #include "models/nand/layout.h"
 #include "models/nand/pipeline_schedule.h"
@@ -56,16 +57,8 @@ struct Ticker : sc_core::sc_module {
 bool g_data_only = false;  // the bus carries the data alone (every bus-protocol time 0)
 
 ispsim::schema::NandParams flash_params() {
-  ispsim::schema::NandParams p;
-  if (g_data_only) {
-    p.set_t_cmd_cycle_ns(0);
-    p.set_t_wb_ns(0);
-    p.set_t_whr_ns(0);
-    p.set_t_rhw_ns(0);
-    p.set_t_adl_ns(0);
-    p.set_t_ccs_ns(0);
-  }
-  return ispsim::schema::resolved(p, "nand");
+  const ispsim::schema::NandParams defaults;
+  return ispsim::schema::resolved(g_data_only ? ispsim::nand::data_only_bus(defaults) : defaults, "nand");
 }
 
 struct Mode {

@@ -6,22 +6,8 @@
 
 #include <systemc>
 
-#include "schema/nand.pb.h"
-
 namespace ispsim::nand::testing {
 
-// No command, address or status cycles: a transfer is its data alone, as
-// before the bus protocol was modelled (tests whose closed forms are about
-// something else keep them that way).
-inline schema::NandParams without_bus_protocol(schema::NandParams p) {
-  p.set_t_cmd_cycle_ns(0);
-  p.set_t_wb_ns(0);
-  p.set_t_whr_ns(0);
-  p.set_t_rhw_ns(0);
-  p.set_t_adl_ns(0);
-  p.set_t_ccs_ns(0);
-  return p;
-}
 
 inline const sc_core::sc_time kCycle(25, sc_core::SC_NS);  // one command or address cycle (tWC)
 inline const sc_core::sc_time kTwb(100, sc_core::SC_NS), kTwhr(80, sc_core::SC_NS), kTrhw(100, sc_core::SC_NS);

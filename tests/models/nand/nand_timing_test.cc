@@ -15,6 +15,7 @@
 #include "models/nand/flash_array.h"
 #include "models/nand/layout.h"
 #include "models/nand/stream_reader.h"
+#include "models/nand/bus_protocol.h"
 #include "tests/models/nand/bus_times.h"
 
 namespace ispsim::nand {
@@ -42,7 +43,7 @@ schema::NandParams flash(unsigned channels, unsigned dies, unsigned planes, doub
   p.set_channel_width_bits(8);
   p.set_t_prog_us(500);
   // The bus protocol's own closed forms: NandBus below.
-  return testing::without_bus_protocol(p);
+  return data_only_bus(p);
 }
 
 schema::NandStreamParams stream(schema::NandStreamParams::ReadMode mode, double consume_ns,
@@ -448,23 +449,28 @@ schema::NandParams erase_suspending_flash() {
   return n;
 }
 
-// Erases on the dies: 3 blocks, two on die 0 and one on die 1 of one
-// channel, tBERS = 15 ms each. The dies erase in parallel, each die one block
-// at a time; no data crosses the channel: the batch ends at 2 tBERS.
-TEST(NandErase, ErasesRunOnTheirDiesInParallel) {
-  const sc_time tBers(15000, SC_US);
-  Rig rig(flash(1, 2, 1, 5, false), stream(kPipelined, 100, 2));
+// Three erases of tBERS = 15 ms: two blocks on die 0 and one on die 1 of one
+// channel. Returns when the batch ended.
+sc_time three_erases_on_two_dies(const schema::NandParams& n) {
+  Rig rig(n, stream(kPipelined, 100, 2));
   Eraser eraser("eraser", rig.flash);
   PageAddress a, b, c;
   b.block = 1;
   c.die = 1;
-  eraser.start({a, b, c}, tBers);
+  eraser.start({a, b, c}, sc_time(15000, SC_US));
   sc_core::sc_start();
   EXPECT_TRUE(eraser.done());
-  EXPECT_EQ(eraser.finished_at(), tBers * 2.0);
   EXPECT_EQ(rig.flash.die(0, 0).erases(), 2u);
   EXPECT_EQ(rig.flash.die(0, 1).erases(), 1u);
   EXPECT_EQ(rig.flash.die(0, 0).pages_programmed(), 0u);
+  return eraser.finished_at();
+}
+
+// The dies erase in parallel, each die one block at a time; without bus
+// cycles no data crosses the channel: the batch ends at 2 tBERS.
+TEST(NandErase, ErasesRunOnTheirDiesInParallel) {
+  const sc_time tBers(15000, SC_US);
+  EXPECT_EQ(three_erases_on_two_dies(flash(1, 2, 1, 5, false)), tBers * 2.0);
 }
 
 // A read of a die that is erasing, requested at t1 = 1 ms into a 15 ms erase,
@@ -618,16 +624,7 @@ TEST(NandBus, AppendsPayTheProgramCommandAndStatusPoll) {
 // second: E + B to 2 E + 2 B, the batch's end.
 TEST(NandBus, AnEraseTakesItsCommandOnTheBus) {
   const sc_time tBers(15000, SC_US);
-  Rig rig(with_bus_protocol(flash(1, 2, 1, 5, false)), stream(kPipelined, 100, 2));
-  Eraser eraser("eraser", rig.flash);
-  PageAddress a, b, c;
-  b.block = 1;
-  c.die = 1;
-  eraser.start({a, b, c}, tBers);
-  sc_core::sc_start();
-  EXPECT_TRUE(eraser.done());
-  EXPECT_EQ(eraser.finished_at(), 2 * (kEraseBus + tBers));
-  EXPECT_EQ(rig.flash.die(0, 0).erases(), 2u);
+  EXPECT_EQ(three_erases_on_two_dies(with_bus_protocol(flash(1, 2, 1, 5, false))), 2 * (kEraseBus + tBers));
 }
 
 }  // namespace

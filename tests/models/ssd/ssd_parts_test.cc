@@ -16,7 +16,7 @@
 #include "models/ssd/flash_job_queue.h"
 #include "models/ssd/host_reader.h"
 #include "models/ssd/ssd_config.h"
-#include "tests/models/nand/bus_times.h"
+#include "models/nand/bus_protocol.h"
 
 namespace ispsim::ssd {
 namespace {
@@ -131,7 +131,7 @@ schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes,
   p.set_channel_width_bits(8);
   p.set_pages_per_block(64);
   p.set_blocks_per_plane(16);
-  return schema::resolved(nand::testing::without_bus_protocol(p), "nand");
+  return schema::resolved(nand::data_only_bus(p), "nand");
 }
 
 // tOut = 16384 B / 2.4 GB/s, rounded to the nearest picosecond.

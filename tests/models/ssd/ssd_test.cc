@@ -18,7 +18,7 @@
 #include "models/link/pcie_link.h"
 #include "models/nand/nand_energy.h"
 #include "models/ssd/ssd.h"
-#include "tests/models/nand/bus_times.h"
+#include "models/nand/bus_protocol.h"
 
 namespace ispsim::ssd {
 namespace {
@@ -41,7 +41,7 @@ schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes,
   p.set_channel_width_bits(8);
   p.set_pages_per_block(64);
   p.set_blocks_per_plane(64);  // enough lines for the FTL's default spare factor
-  return schema::resolved(nand::testing::without_bus_protocol(p), "nand");
+  return schema::resolved(nand::data_only_bus(p), "nand");
 }
 
 // 2 layers, 2 KV heads of dimension 128 at FP16: 512 B of K and V per token and
