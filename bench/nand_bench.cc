@@ -5,8 +5,10 @@
 // SystemC kernel's timed SC_METHOD events per second on this machine as the
 // ceiling to compare against.
 //
-//   ispsim_bench_nand [pages per mode, default 2000000] [kernel|sequential|pipelined|aggregated]
-// (the optional second argument runs only that part, e.g. for profiling)
+//   ispsim_bench_nand [pages per mode, default 2000000] [kernel|sequential|pipelined|aggregated|all] [data-only]
+// (the optional second argument runs only that part, e.g. for profiling;
+// data-only sets every command, address and status cycle and turnaround time
+// of the bus to 0, so that a transfer is its data alone)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/nand/bus_protocol.h"
 #include "models/nand/flash_array.h"
 #include "models/nand/layout.h"
 #include "models/nand/pipeline_schedule.h"
@@ -51,6 +54,13 @@ struct Ticker : sc_core::sc_module {
   }
 };
 
+bool g_data_only = false;  // the bus carries the data alone (every bus-protocol time 0)
+
+ispsim::schema::NandParams flash_params() {
+  const ispsim::schema::NandParams defaults;
+  return ispsim::schema::resolved(g_data_only ? ispsim::nand::data_only_bus(defaults) : defaults, "nand");
+}
+
 struct Mode {
   const char* label;
   ispsim::nand::FlashArray flash;
@@ -58,7 +68,7 @@ struct Mode {
   Mode(const char* name, ispsim::schema::NandStreamParams::ReadMode mode)
       : label(name),
         flash((std::string(name) + "_nand").c_str(),
-              ispsim::nand::FlashConfig::from_params(ispsim::schema::resolved(ispsim::schema::NandParams(), "nand"))),
+              ispsim::nand::FlashConfig::from_params(flash_params())),
         reader((std::string(name) + "_reader").c_str(), flash, make_stream(mode)) {}
   static ispsim::nand::StreamConfig make_stream(ispsim::schema::NandStreamParams::ReadMode mode) {
     ispsim::schema::NandStreamParams s;
@@ -75,7 +85,9 @@ int sc_main(int argc, char** argv) {
     std::fprintf(stderr, "usage: ispsim_bench_nand [pages per mode > 0]\n");
     return 2;
   }
-  const std::string only = argc > 2 ? argv[2] : "";
+  const std::string part = argc > 2 ? argv[2] : "";
+  const std::string only = part == "all" ? "" : part;
+  g_data_only = argc > 3 && std::string(argv[3]) == "data-only";
   Ticker ticker("ticker");
   Mode sequential("sequential", ispsim::schema::NandStreamParams::SEQUENTIAL);
   Mode pipelined("pipelined", ispsim::schema::NandStreamParams::PIPELINED);
@@ -116,7 +128,7 @@ int sc_main(int argc, char** argv) {
     // The same PIPELINED stream, scheduled channel by channel without events
     // (2 buffers and the default consumer time per page, as the stream reader).
     const ispsim::nand::FlashConfig config =
-        ispsim::nand::FlashConfig::from_params(ispsim::schema::resolved(ispsim::schema::NandParams(), "nand"));
+        ispsim::nand::FlashConfig::from_params(flash_params());
     const ispsim::nand::StreamConfig stream = Mode::make_stream(ispsim::schema::NandStreamParams::PIPELINED);
     const ispsim::nand::Layout layout(config);
     std::vector<ispsim::nand::PageAddress> list;

@@ -187,9 +187,11 @@ void AttentionEngine::use_aggregated_passes(std::function<bool()> gate) {
 sc_time AttentionEngine::nand_stream_time(uint64_t pages) const {
   if (pages == 0) return sc_core::SC_ZERO_TIME;
   const nand::FlashConfig& fc = flash_.config();
-  const uint64_t t_r = fc.t_read.value(), t_out = fc.t_page_transfer.value();
+  // A page's bus time, averaged over the pages of a multi-plane sense.
+  const uint64_t t_r = fc.t_read.value(), t_first = fc.data_out_ps(true);
+  const uint64_t t_out = fc.data_outs_ps(fc.planes_per_die, 1) / fc.planes_per_die;
   const uint64_t sense = (fc.cache_read ? t_r : t_r + t_out) / (uint64_t(fc.dies_per_channel) * fc.planes_per_die);
-  return sc_time::from_value(t_r + t_out + (pages - 1) * std::max(t_out, sense));
+  return sc_time::from_value(t_r + t_first + (pages - 1) * std::max(t_out, sense));
 }
 
 sc_time AttentionEngine::simd_busy(ComputeMode mode) const {

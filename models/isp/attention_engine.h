@@ -47,9 +47,11 @@
 // the accelerator time (PageCompute cycles of its tiles) of the busiest
 // channel's tiles (PER_CHANNEL) or of all tiles (CENTRALIZED), over all passes;
 // NAND stream time = the time the flash alone needs to deliver the op's pages
-// with infinitely fast accelerators, per pass tR + tOut + (n - 1) x
-// max(tOut, t_sense / (dies_per_channel x planes_per_die)) for the channel with
-// the most pages n (t_sense = tR with cache read, tR + tOut without), summed
+// with infinitely fast accelerators, per pass tR + tPage1 + (n - 1) x
+// max(tPage, t_sense / (dies_per_channel x planes_per_die)) for the channel with
+// the most pages n (tPage1: the bus time of a sense's first page, tPage: a
+// page's averaged over the planes of a multi-plane sense; t_sense = tR with
+// cache read, tR + tPage without), summed
 // over passes; op time = the command's start to O_final ready (a prefetched
 // op's early reads are not counted).
 // An op is compute-bound when its ISP compute time exceeds its NAND stream

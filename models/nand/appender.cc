@@ -19,12 +19,13 @@ Appender::Appender(sc_core::sc_module_name name, FlashArray& flash)
   });
 }
 
-void Appender::start(std::vector<PageAddress> pages, const std::string& where) {
+void Appender::start(std::vector<PageAddress> pages, const std::string& where, bool garbage_collection) {
   if (active_) throw std::logic_error(std::string(name()) + ": start() while a batch is under way");
   if (pages.size() >= UINT32_MAX) throw BadInput(where, "more than 2^32 - 1 pages in one batch");
   const FlashConfig& fc = flash_.config();
   for (size_t i = 0; i < pages.size(); ++i) flash_.check_address(pages[i], where, i);
   pages_ = std::move(pages);
+  garbage_collection_ = garbage_collection;
   programmed_ = 0;
   started_at_ = finished_at_ = sc_core::sc_time_stamp();
 

@@ -22,9 +22,9 @@ class Appender : public sc_core::sc_module, public FlashClient {
  public:
   Appender(sc_core::sc_module_name name, FlashArray& flash);
 
-  // Starts programming `pages` at the current simulated time. BadInput for an
-  // address outside the flash.
-  void start(std::vector<PageAddress> pages, const std::string& where = "append");
+  // Starts programming `pages` at the current simulated time, for garbage
+  // collection or not. BadInput for an address outside the flash.
+  void start(std::vector<PageAddress> pages, const std::string& where = "append", bool garbage_collection = false);
   bool done() const { return programmed_ == pages_.size(); }
   // Every page of the batch has been handed to its die (only tPROGs are left).
   bool all_issued() const;
@@ -35,6 +35,7 @@ class Appender : public sc_core::sc_module, public FlashClient {
   // FlashClient
   void on_die_idle(Die& die) override;
   void on_page_programmed(const PageAddress& page, uint32_t tag) override;
+  bool garbage_collection() const override { return garbage_collection_; }
 
  private:
   void issue(Die& die);
@@ -44,6 +45,7 @@ class Appender : public sc_core::sc_module, public FlashClient {
   std::vector<uint32_t> order_, begin_, next_;  // page indices bucketed by die
   uint64_t programmed_ = 0;
   bool active_ = false;
+  bool garbage_collection_ = false;  // of the batch under way
   sc_core::sc_time started_at_, finished_at_;
   sc_core::sc_event done_event_;
 

@@ -31,6 +31,9 @@ Channel::Channel(sc_core::sc_module_name name, const FlashConfig& config, unsign
                          [this, page_bytes] { return transfers_in_.value() * page_bytes; });
   stats_.formula("busy_time", "ns", "time the bus was transferring",
                  [this] { return busy_ps_ * 1e-3; });
+  stats_.formula("command_time", "ns",
+                 "of busy_time: command, address and status cycles and turnaround times (tWB, tWHR, tRHW, tADL, tCCS)",
+                 [this] { return command_ps_ * 1e-3; });
   stats_.formula("utilization", "ratio", "busy time / simulated time so far", [this] {
     const double now = double(sc_core::sc_time_stamp().value());
     return now > 0 ? double(busy_ps_) / now : 0.0;
@@ -108,9 +111,17 @@ void Channel::try_grant() {
   } else {
     request.die->begin_data_out();
   }
-  busy_ps_ += config_.t_page_transfer.value();
-  transfer_end_ps_ = sc_core::sc_time_stamp().value() + config_.t_page_transfer.value();
-  transfer_done_.notify(config_.t_page_transfer);
+  const uint64_t duration = duration_ps(request);
+  busy_ps_ += duration;
+  const bool erase = request.data_in && request.die->erasing();
+  command_ps_ += duration - (erase ? 0 : config_.t_page_transfer.value());
+  transfer_end_ps_ = sc_core::sc_time_stamp().value() + duration;
+  transfer_done_.notify(sc_core::sc_time::from_value(duration));
+}
+
+uint64_t Channel::duration_ps(const Request& request) const {
+  if (!request.data_in) return config_.data_out_ps(request.die->first_of_sense());
+  return request.die->erasing() ? config_.erase_command_ps() : config_.data_in_ps();
 }
 
 bool Channel::only_data_ins() const {
@@ -121,15 +132,19 @@ bool Channel::only_data_ins() const {
 }
 
 uint64_t Channel::data_ins_end_ps(uint64_t now_ps) const {
-  const uint64_t from = busy_ ? transfer_end_ps_ : now_ps;
-  return from + queued_ * config_.t_page_transfer.value();
+  uint64_t end = busy_ ? transfer_end_ps_ : now_ps;
+  for (size_t i = 0; i < queued_; ++i) end += duration_ps(ring_[(head_ + i) % ring_.size()]);
+  return end;
 }
 
 uint64_t Channel::data_in_end_ps(const Die& die) const {
   if (busy_ && current_.die == &die) return transfer_end_ps_;
-  const uint64_t from = busy_ ? transfer_end_ps_ : sc_core::sc_time_stamp().value();
-  for (size_t i = 0; i < queued_; ++i)
-    if (ring_[(head_ + i) % ring_.size()].die == &die) return from + (i + 1) * config_.t_page_transfer.value();
+  uint64_t end = busy_ ? transfer_end_ps_ : sc_core::sc_time_stamp().value();
+  for (size_t i = 0; i < queued_; ++i) {
+    const Request& request = ring_[(head_ + i) % ring_.size()];
+    end += duration_ps(request);
+    if (request.die == &die) return end;
+  }
   throw std::logic_error(std::string(name()) + ": " + die.name() + " has no data-in under way or queued");
 }
 

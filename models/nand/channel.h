@@ -1,5 +1,20 @@
-// One flash channel: the bus shared by its dies. One transfer at a time; a page
-// transfer takes page_bytes / (channel_rate_mtps * 1e6 * channel_width_bits / 8).
+// One flash channel: the bus shared by its dies. One transaction at a time; the
+// data of a page takes tOut = page_bytes / (channel_rate_mtps * 1e6 *
+// channel_width_bits / 8), and the ONFI cycles around it their own bus time
+// (FlashConfig, all parameters of schema/nand.proto):
+//   page data-out  = t_read_command + tOut + tRHW
+//                    + the sense's first page: t_status_poll + one cycle (00h)
+//                      any other page of a multi-plane sense: t_column_select
+//   page data-in   = t_program_command + tIn + t_status_poll
+//   erase command  = t_erase_command + t_status_poll
+// Each operation's cycles are one transaction with its data: a read's command
+// (sent before tR on a real bus) and a program's or erase's status poll (after
+// tPROG / tBERS) are taken with the data-out or data-in. The bus time of every
+// operation and the latency of one on an idle bus are exact; under contention
+// a read's command slot is taken after its sense rather than before. (One
+// transaction per page keeps nand::PipelineSchedule, the event-free schedule,
+// equal to this page-accurate bus.) With every cycle time zero a transaction
+// is its data alone, and an erase takes no transaction at all.
 //
 // Arbitration is first come, first served: each page ready for data-out and
 // each program waiting for data-in queues one request, and the bus serves the
@@ -13,8 +28,7 @@
 // the head of the queue until its issuer has room for the page
 // (FlashClient::may_start_data_out); the requests behind it wait too (no
 // overtaking), which is what a controller with one in-order command queue per
-// channel does. Command and address cycles are not modelled separately (they
-// take well under 1% of tOut at 2400 MT/s and are taken as part of tR/tOut).
+// channel does.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +55,7 @@ class Channel : public sc_core::sc_module {
 
   // One page of `die`'s output stage is ready for data-out.
   void request_data_out(Die& die) { enqueue(die, false); }
-  // `die` waits for the data-in of the page it will program.
+  // `die` waits for the data-in of the page it will program (or the command of its erase).
   void request_data_in(Die& die) { enqueue(die, true); }
   // Room may have appeared at an issuer: retry the head of the queue (see kick()
   // in channel.cc for when the grant waits a delta cycle).
@@ -56,9 +70,11 @@ class Channel : public sc_core::sc_module {
   uint64_t data_ins_end_ps(uint64_t now_ps) const;
   uint64_t data_in_end_ps(const Die& die) const;
   // Data-outs scheduled without events (the aggregated streaming mode).
-  void account_aggregated_transfers(uint64_t pages) {
+  void account_aggregated_transfers(uint64_t pages, uint64_t senses) {
     transfers_out_ += pages;
-    busy_ps_ += pages * config_.t_page_transfer.value();
+    const uint64_t busy = config_.data_outs_ps(pages, senses);
+    busy_ps_ += busy;
+    command_ps_ += busy - pages * config_.t_page_transfer.value();
   }
   // An aggregated stream's data-outs were scheduled on the assumption that no
   // data-in joins the channel: no die of it starts a program (Die::can_program)
@@ -92,6 +108,8 @@ class Channel : public sc_core::sc_module {
   size_t head_ = 0;
   size_t queued_ = 0;
   bool busy_ = false;
+  // Bus time of a request's transaction (channel.h, top).
+  uint64_t duration_ps(const Request& request) const;
   Request current_;
   uint64_t transfer_end_ps_ = 0;  // of the current transfer
   sc_core::sc_event transfer_done_;
@@ -100,6 +118,7 @@ class Channel : public sc_core::sc_module {
   sc_core::sc_event programs_released_;
 
   uint64_t busy_ps_ = 0;
+  uint64_t command_ps_ = 0;  // of busy_ps_: command, address and status cycles, turnarounds
   stats::Group stats_;
   stats::Counter& transfers_out_ = stats_.counter("transfers_out", "count", "page data-outs (die to controller)");
   stats::Counter& transfers_in_ = stats_.counter("transfers_in", "count", "page data-ins (controller to die)");

@@ -102,6 +102,7 @@ void Die::move_to_output() {
 
 void Die::begin_data_out() {
   io_busy_ = true;
+  io_ps_ = config_.data_out_ps(first_of_sense());
   update_state();
 }
 
@@ -113,7 +114,7 @@ FlashClient& Die::end_data_out(PageAddress& page, uint32_t& tag) {
   ++output.next;
   io_busy_ = false;
   ++pages_read_;
-  transfer_ps_ += config_.t_page_transfer.value();
+  transfer_ps_ += io_ps_;
   const bool freed = output.next == output.count;
   if (freed) {
     output_valid_ = false;
@@ -131,6 +132,7 @@ void Die::program(const PageAddress& page, uint32_t tag, FlashClient& client) {
   program_page_ = page;
   program_tag_ = tag;
   program_client_ = &client;
+  array_op_ps_ = config_.t_prog.value();
   channel_.request_data_in(*this);
 }
 
@@ -141,10 +143,18 @@ void Die::erase(const PageAddress& block, uint32_t tag, FlashClient& client, con
   program_page_ = block;
   program_tag_ = tag;
   program_client_ = &client;
+  array_op_ps_ = t_bers.value();
+  if (config_.erase_command_ps() > 0)
+    channel_.request_data_in(*this);  // the erase command first
+  else
+    start_array_operation();
+}
+
+void Die::start_array_operation() {
   array_ = kArrayProgramming;
-  erase_ps_ += t_bers.value();
-  program_end_ps_ = sc_core::sc_time_stamp().value() + t_bers.value();
-  program_done_.notify(t_bers);
+  (erasing_ ? erase_ps_ : program_ps_) += array_op_ps_;
+  program_end_ps_ = sc_core::sc_time_stamp().value() + array_op_ps_;
+  program_done_.notify(sc_core::sc_time::from_value(array_op_ps_));
   update_state();
 }
 
@@ -155,12 +165,8 @@ void Die::begin_data_in() {
 
 void Die::end_data_in() {
   io_busy_ = false;
-  transfer_ps_ += config_.t_page_transfer.value();
-  array_ = kArrayProgramming;
-  program_ps_ += config_.t_prog.value();
-  program_end_ps_ = sc_core::sc_time_stamp().value() + config_.t_prog.value();
-  program_done_.notify(config_.t_prog);
-  update_state();
+  transfer_ps_ += erasing_ ? config_.erase_command_ps() : config_.data_in_ps();
+  start_array_operation();
   if (read_wanted_) {
     read_wanted_ = false;
     request_read();
@@ -174,10 +180,20 @@ void Die::end_data_in() {
   }
 }
 
-void Die::end_erase_wait() {
+void Die::end_gc_wait() {
   if (read_waits_since_ps_ == UINT64_MAX) return;
-  erase_read_wait_ps_ += sc_core::sc_time_stamp().value() - read_waits_since_ps_;
+  gc_read_wait_ps_ += sc_core::sc_time_stamp().value() - read_waits_since_ps_;
   read_waits_since_ps_ = UINT64_MAX;
+}
+
+bool Die::programming_for_gc() const {
+  return program_pending_ && (erasing_ || program_client_->garbage_collection());
+}
+
+bool Die::reading_for_gc() const {
+  const Group& data = groups_[data_slot_];
+  const Group& output = groups_[output_slot_];
+  return (data_valid_ && data.client->garbage_collection()) || (output_valid_ && output.client->garbage_collection());
 }
 
 void Die::on_program_done() {
@@ -185,7 +201,7 @@ void Die::on_program_done() {
   program_pending_ = false;
   const bool erased = erasing_;
   erasing_ = false;
-  end_erase_wait();
+  end_gc_wait();
   ++(erased ? erases_ : pages_programmed_);
   update_state();
   if (erased)
@@ -196,7 +212,7 @@ void Die::on_program_done() {
 }
 
 void Die::request_read() {
-  if (erasing_ && array_ != kArrayIdle && read_waits_since_ps_ == UINT64_MAX)
+  if (((programming_for_gc() && !suspended_) || reading_for_gc()) && read_waits_since_ps_ == UINT64_MAX)
     read_waits_since_ps_ = sc_core::sc_time_stamp().value();
   if (!config_.program_suspend) return;
   // A program still waiting for its data-in is suspended as soon as it starts.
@@ -219,15 +235,14 @@ uint64_t Die::suspend_for_stream(uint64_t now_ps) {
     throw std::logic_error(std::string(name()) + ": claimed by a second stream before its program's data-in ended");
   if (awaiting_data_in()) {
     const uint64_t program_start = channel_.data_in_end_ps(*this);
-    if (!config_.program_suspend || config_.t_prog.value() <= config_.t_suspend.value())
-      return program_start + config_.t_prog.value();
+    if (!config_.program_suspend || array_op_ps_ <= config_.t_suspend.value()) return program_start + array_op_ps_;
     stream_claimed_ = true;  // end_data_in() suspends the program
     return program_start + config_.t_suspend.value();
   }
   if (array_ != kArrayProgramming) return now_ps;
   const uint64_t left = program_end_ps_ > now_ps ? program_end_ps_ - now_ps : 0;
   const bool waits_for_end = !config_.program_suspend || left <= config_.t_suspend.value();
-  if (erasing_) erase_read_wait_ps_ += waits_for_end ? left : config_.t_suspend.value();
+  if (programming_for_gc()) gc_read_wait_ps_ += waits_for_end ? left : config_.t_suspend.value();
   if (waits_for_end) return now_ps + left;
   program_done_.cancel();
   stream_suspended_ = true;
@@ -265,7 +280,7 @@ void Die::offer_to_programs() {
 void Die::on_suspended() {
   array_ = kArrayIdle;
   suspended_ = true;
-  end_erase_wait();
+  end_gc_wait();
   update_state();
   notify_idle();
 }
@@ -285,6 +300,7 @@ void Die::resume_if_unwanted() {
 }
 
 void Die::notify_idle() {
+  end_gc_wait();  // the die is free for reads
   for (FlashClient* client : clients_) {
     if (!can_read()) break;  // an earlier client took the die
     client->on_die_idle(*this);
@@ -293,7 +309,23 @@ void Die::notify_idle() {
   offer_to_programs();
 }
 
-void Die::update_state() {
+void Die::update_state() { state_signal_.set(as_gc_work(state())); }
+
+Die::State Die::as_gc_work(State s) const {
+  switch (s) {
+    case kSense: return groups_[data_slot_].client->garbage_collection() ? kGcSense : kSense;
+    case kTransfer: {
+      const FlashClient* client = program_pending_ && array_ == kArrayIdle && !output_valid_
+                                      ? program_client_  // a data-in
+                                      : groups_[output_slot_].client;
+      return client->garbage_collection() ? kGcTransfer : kTransfer;
+    }
+    case kProgram: return program_client_->garbage_collection() ? kGcProgram : kProgram;
+    default: return s;
+  }
+}
+
+Die::State Die::state() const {
   State s;
   if (array_ == kArrayProgramming) {
     s = erasing_ ? kErase : kProgram;
@@ -308,7 +340,7 @@ void Die::update_state() {
   } else {
     s = kIdle;
   }
-  state_signal_.set(s);
+  return s;
 }
 
 const vcd::Encoding& Die::state_encoding() {
@@ -320,12 +352,15 @@ const vcd::Encoding& Die::state_encoding() {
                                        {kSenseTransfer, "sense+transfer"},
                                        {kHolding, "holding"},
                                        {kSuspended, "suspended"},
-                                       {kErase, "erase"}}};
+                                       {kErase, "erase"},
+                                       {kGcSense, "gc_sense"},
+                                       {kGcTransfer, "gc_transfer"},
+                                       {kGcProgram, "gc_program"}}};
   return encoding;
 }
 
 void Die::trace(vcd::Writer& writer) {
-  writer.add(std::string(name()) + ".state", 3, state_signal_,
+  writer.add(std::string(name()) + ".state", 4, state_signal_,
              {vcd::Role::kDie, static_cast<int>(channel_index()), &state_encoding()});
 }
 

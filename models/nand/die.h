@@ -31,7 +31,8 @@
 //
 // Erase: erase() reserves the die for a block erase of tBERS (the blocks of
 // one line on this die, one per plane, erased at once as a multi-plane erase;
-// no data crosses the channel). A read arriving meanwhile suspends it under the
+// no data crosses the channel, only the erase command and, folded into the
+// same bus transaction, its status poll: tBERS starts when it ends). A read arriving meanwhile suspends it under the
 // program-suspend rules above (program_suspend, t_suspend, t_resume, and the
 // aggregated streams' suspend_for_stream), as ONFI's erase suspend works like
 // its program suspend.
@@ -52,7 +53,7 @@ class Channel;
 
 class Die : public sc_core::sc_module {
  public:
-  // Waveform encoding of state_signal (3 bits); their names: state_encoding().
+  // Waveform encoding of state_signal (4 bits); their names: state_encoding().
   enum State : uint8_t {
     kIdle = 0,
     kSense = 1,          // tR in progress
@@ -62,6 +63,9 @@ class Die : public sc_core::sc_module {
     kHolding = 5,        // sensed data waiting for the channel or a buffer
     kSuspended = 6,      // a program or erase is suspended (or being suspended); no read under way
     kErase = 7,          // tBERS in progress
+    kGcSense = 8,        // tR of a garbage-collection read (FlashClient::garbage_collection)
+    kGcTransfer = 9,     // a garbage-collection read's data-out or program's data-in
+    kGcProgram = 10,     // tPROG of a garbage-collection program
   };
 
   Die(sc_core::sc_module_name name, const FlashConfig& config, Channel& channel, unsigned index);
@@ -90,9 +94,11 @@ class Die : public sc_core::sc_module {
   uint64_t suspends() const { return suspends_.value(); }
   uint64_t erases() const { return erases_.value(); }
   uint64_t erase_suspends() const { return erase_suspends_.value(); }
-  // Time reads waited for this die's erases: from a read's request to the die
-  // being free for it (the suspend latency, or the erase's end without suspend).
-  uint64_t erase_read_wait_ps() const { return erase_read_wait_ps_; }
+  // Time reads waited for this die's garbage collection (its erases, and the
+  // senses, data and programs of GC's issuers, FlashClient::garbage_collection):
+  // from a read's request to the die being free for reads (the suspend latency,
+  // or the operation's end without suspend).
+  uint64_t gc_read_wait_ps() const { return gc_read_wait_ps_; }
 
   // Starts sensing `count` (1..planes_per_die) pages of this die in distinct planes:
   // pages[tags[0]], ..., pages[tags[count - 1]]; each page is reported with its tag.
@@ -108,6 +114,8 @@ class Die : public sc_core::sc_module {
   // can_program(). The client hears on_block_erased(block, tag).
   void erase(const PageAddress& block, uint32_t tag, FlashClient& client, const sc_core::sc_time& t_bers);
   bool erasing() const { return erasing_; }
+  // The next data-out is the first page of its sense (it carries the sense's status poll).
+  bool first_of_sense() const { return groups_[output_slot_].next == 0; }
 
   // Channel side.
   FlashClient& output_client() const { return *groups_[output_slot_].client; }
@@ -160,7 +168,7 @@ class Die : public sc_core::sc_module {
     pages_read_ += pages;
     senses_ += senses;
     sense_ps_ += senses * config_.t_read.value();
-    transfer_ps_ += pages * config_.t_page_transfer.value();
+    transfer_ps_ += config_.data_outs_ps(pages, senses);
   }
 
  private:
@@ -181,6 +189,9 @@ class Die : public sc_core::sc_module {
   void move_to_output();
   void notify_idle();
   void update_state();
+  State state() const;
+  State as_gc_work(State s) const;  // the state's GC variant when the work under way is GC's
+  void start_array_operation();  // tPROG or tBERS, when the bus transaction before it has ended
 
   const FlashConfig& config_;
   Channel& channel_;
@@ -198,6 +209,8 @@ class Die : public sc_core::sc_module {
   bool read_wanted_ = false;          // a read was requested while the program waited for its data-in
   bool erasing_ = false;              // the operation under way (or suspended) is an erase
   uint64_t program_end_ps_ = 0;       // when the program under way ends
+  uint64_t array_op_ps_ = 0;          // tPROG or tBERS of the pending program or erase
+  uint64_t io_ps_ = 0;                // bus time of the data-out under way
   uint64_t program_left_ps_ = 0;      // tPROG left of a suspended program
   bool stream_suspended_ = false;     // suspended by suspend_for_stream()
   bool stream_claimed_ = false;       // claimed by a stream before its program's data-in ended
@@ -221,9 +234,12 @@ class Die : public sc_core::sc_module {
   uint64_t transfer_ps_ = 0;
   uint64_t program_ps_ = 0;
   uint64_t erase_ps_ = 0;
-  uint64_t erase_read_wait_ps_ = 0;
-  uint64_t read_waits_since_ps_ = UINT64_MAX;  // a read waits for the erase since then (UINT64_MAX: none)
-  void end_erase_wait();
+  uint64_t gc_read_wait_ps_ = 0;
+  uint64_t read_waits_since_ps_ = UINT64_MAX;  // a read waits behind GC since then (UINT64_MAX: none)
+  // The die's program or erase is GC's; it holds (or senses) a GC read's data.
+  bool programming_for_gc() const;
+  bool reading_for_gc() const;
+  void end_gc_wait();
   uint64_t suspended_ps_ = 0;   // suspend latency + time suspended, summed
   uint64_t suspend_start_ps_ = 0;
   // Statistics under <name>: counters declared once, here, and counted where

@@ -55,12 +55,13 @@ bool FlashArray::quiet_but_programs() const {
 void FlashArray::account_aggregated_reads(unsigned channel, const std::vector<uint64_t>& pages_by_die,
                                           const std::vector<uint64_t>& senses_by_die) {
   Channel& ch = *channels_.at(channel);
-  uint64_t pages = 0;
+  uint64_t pages = 0, senses = 0;
   for (unsigned d = 0; d < ch.die_count() && d < pages_by_die.size(); ++d) {
     ch.die(d).account_aggregated_reads(pages_by_die[d], senses_by_die.at(d));
     pages += pages_by_die[d];
+    senses += senses_by_die.at(d);
   }
-  ch.account_aggregated_transfers(pages);
+  ch.account_aggregated_transfers(pages, senses);
 }
 
 uint64_t FlashArray::claim_for_stream(unsigned channel, unsigned die, uint64_t now_ps) {

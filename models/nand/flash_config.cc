@@ -14,6 +14,22 @@ sc_core::sc_time picoseconds(double ps) {
   return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(std::llround(ps)));
 }
 
+// The ONFI sequences around the data (flash_config.h): commands and addresses
+// take one cycle each at t_cmd_cycle_ns, the status byte one more.
+void set_bus_protocol(const schema::NandParams& p, FlashConfig& c) {
+  const double cycle = p.t_cmd_cycle_ns() * 1e3;
+  const double address = cycle * (p.column_address_cycles() + p.row_address_cycles());
+  const double row = cycle * p.row_address_cycles();
+  const double t_wb = p.t_wb_ns() * 1e3, t_rhw = p.t_rhw_ns() * 1e3;
+  c.t_read_command = picoseconds(2 * cycle + address + t_wb);
+  c.t_status_poll = picoseconds(2 * cycle + p.t_whr_ns() * 1e3 + t_rhw);
+  c.t_data_out_mode = picoseconds(cycle);
+  c.t_column_select = picoseconds(2 * cycle + address + p.t_ccs_ns() * 1e3);
+  c.t_program_command = picoseconds(2 * cycle + address + p.t_adl_ns() * 1e3 + t_wb);
+  c.t_erase_command = picoseconds(2 * cycle + row + t_wb);
+  c.t_rhw = picoseconds(t_rhw);
+}
+
 }  // namespace
 
 FlashConfig FlashConfig::from_params(const schema::NandParams& params, const std::string& where) {
@@ -34,6 +50,7 @@ FlashConfig FlashConfig::from_params(const schema::NandParams& params, const std
   c.program_suspend = p.program_suspend();
   c.t_suspend = picoseconds(p.t_suspend_us() * 1e6);
   c.t_resume = picoseconds(p.t_resume_us() * 1e6);
+  set_bus_protocol(p, c);
   return c;
 }
 

@@ -46,6 +46,9 @@ class FlashClient {
   virtual void on_page_programmed(const PageAddress& page, uint32_t tag) {}
   // The block's erase (Die::erase) finished.
   virtual void on_block_erased(const PageAddress& block, uint32_t tag) {}
+  // The issuer works for garbage collection: a read that waits for its sense,
+  // its data or its program counts as waiting behind GC (Die::gc_read_wait_ps).
+  virtual bool garbage_collection() const { return false; }
 };
 
 }  // namespace ispsim::nand

@@ -120,7 +120,8 @@ void PipelineSchedule::run(unsigned channel, uint64_t start_ps, unsigned buffers
   const size_t total = begin_run(channel);
   size_t arrived = 0;
 
-  const uint64_t t_out = config_.t_page_transfer.value();
+  // A page's bus time, its read's command and status cycles included (nand::Channel).
+  const uint64_t t_out = config_.data_out_ps(false), t_out_first = config_.data_out_ps(true);
   const bool cache_read = config_.cache_read;
   uint64_t now = start_ps;
   bool busy = false;
@@ -173,7 +174,7 @@ void PipelineSchedule::run(unsigned channel, uint64_t start_ps, unsigned buffers
       now = t_grant;
       transfer_die = fifo_[fifo_head_++];
       busy = true;
-      transfer_end = now + t_out;
+      transfer_end = now + (dies_[transfer_die].out_next == 0 ? t_out_first : t_out);
     }
   }
 }

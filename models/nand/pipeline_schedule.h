@@ -10,7 +10,8 @@
 //     output register, without it when the previous group's last page is out);
 //   - a sensed group moves to the output register when that is free, and each of
 //     its pages then requests a data-out; the channel serves data-outs first
-//     come, first served, one tOut each;
+//     come, first served, each for its page's bus time (FlashConfig::
+//     data_out_ps(): tOut and the read's command, status and column cycles);
 //   - with `buffers` > 0 a data-out starts only into a free scratchpad buffer
 //     (reserved at its start, freed when the consumer has finished the page it
 //     holds); the consumer processes pages in arrival order:

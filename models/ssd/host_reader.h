@@ -36,11 +36,14 @@ class HostReader : public sc_core::sc_module, public nand::FlashClient {
   void start(std::vector<nand::PageAddress> pages, Arrived arrived, Done all_arrived,
              const std::string& where = "host read");
   bool active() const { return active_; }
+  // Its reads are garbage collection's (the SSD's GC reader): reads that wait for them count in gc_read_wait.
+  void set_garbage_collection(bool on) { garbage_collection_ = on; }
   uint64_t pages_read() const { return total_pages_; }
 
   // nand::FlashClient
   void on_die_idle(nand::Die& die) override;
   void on_page_read(const nand::PageAddress& page, uint32_t tag) override;
+  bool garbage_collection() const override { return garbage_collection_; }
 
  private:
   void issue(nand::Die& die);
@@ -52,6 +55,7 @@ class HostReader : public sc_core::sc_module, public nand::FlashClient {
   Done all_arrived_;
   uint64_t arrived_count_ = 0;
   bool active_ = false;
+  bool garbage_collection_ = false;
   uint64_t total_pages_ = 0;
 };
 

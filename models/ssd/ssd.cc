@@ -57,6 +57,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       in_flash_("in_flash", 0, sc_core::SC_ZERO_TIME),
       stats_(this->name()) {
   ftl_config_ = std::make_unique<ftl::FtlConfig>(ftl::FtlConfig::from_params(nand, ftl, "ftl"));
+  gc_reader_.set_garbage_collection(true);
   start_from(DriveStart());
   const isp::IspConfig isp_config = isp::IspConfig::from_params(isp, "isp");
   gemv_ = std::make_unique<InFlashGemv>(flash_.config(), nand_energy_, config_.in_flash_read_speedup,
@@ -121,12 +122,14 @@ Ssd::~Ssd() = default;
 
 // GC's read wait (summed over the dies) and the P/E histogram of the FTL.
 void Ssd::register_wear_stats() {
-  stats_.formula("gc_read_wait", "ns", "time reads waited for the dies' erases (suspend latency, or the erase's end)",
+  stats_.formula("gc_read_wait", "ns",
+                 "time host and ISP reads waited for garbage collection on the dies: its page reads, programs and "
+                 "erases (a suspend latency, or the operation's end)",
                  [this] {
                    uint64_t ps = 0;
                    for (unsigned c = 0; c < flash_.config().channels; ++c)
                      for (unsigned d = 0; d < flash_.config().dies_per_channel; ++d)
-                       ps += flash_.die(c, d).erase_read_wait_ps();
+                       ps += flash_.die(c, d).gc_read_wait_ps();
                    return ps * 1e-3;
                  });
   stats_.formula_integer("ftl_pe_max", "count", "P/E cycles of the most-erased block",
@@ -772,7 +775,7 @@ void Ssd::gc_program(const std::shared_ptr<GcJob>& job) {
   gc_signal_.set(kGcProgram);
   if (job->programs.empty()) return gc_erase(job);
   program_batch_done_ = [this, job] { gc_erase(job); };
-  appender_.start(job->programs, "ssd gc");
+  appender_.start(job->programs, "ssd gc", /*garbage_collection=*/true);
 }
 
 void Ssd::gc_erase(const std::shared_ptr<GcJob>& job) {

@@ -92,7 +92,7 @@ std::vector<Metric> declare() {
       {"gc_block_erases", "count", "blocks garbage collection erased", "system.ssd.gc_block_erases", {}},
       {"gc_time_s", "s", "time garbage-collection jobs held the flash's program lane", "system.ssd.gc_time", {}},
       {"gc_energy_j", "J", "garbage-collection energy", "system.ssd.gc_energy", {}},
-      {"gc_read_wait_s", "s", "time reads waited for the dies' erases", "system.ssd.gc_read_wait", {}},
+      {"gc_read_wait_s", "s", "time host and ISP reads waited for GC on the dies (its page reads, programs and erases)", "system.ssd.gc_read_wait", {}},
   };
 }
 

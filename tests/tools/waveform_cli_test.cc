@@ -38,7 +38,7 @@ TEST(WaveformCli, EveryVcdGetsItsViewAndFilters) {
   EXPECT_TRUE(has(view, "-channel 0\n"));
   EXPECT_TRUE(has(view, "-channel 7\n"));
   EXPECT_TRUE(has(view, "^1 demo.channel_owner.filter\n+{ssd/nand/ch0/owner} ssd.nand.ch0.owner[5:0]\n")) << view;
-  EXPECT_TRUE(has(view, "^2 demo.die_state.filter\n+{ssd/nand/ch0/die0/state} ssd.nand.ch0.die0.state[2:0]\n")) << view;
+  EXPECT_TRUE(has(view, "^2 demo.die_state.filter\n+{ssd/nand/ch0/die0/state} ssd.nand.ch0.die0.state[3:0]\n")) << view;
   EXPECT_TRUE(has(view, "[markername] Aload 0\n")) << view;
   EXPECT_TRUE(has(read_text(out_path("demo.die_state.filter")), "\n1 sense\n"));
   EXPECT_TRUE(has(read_text(out_path("demo.channel_owner.filter")), "\n0 free\n1 die0\n"));

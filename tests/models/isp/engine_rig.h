@@ -17,6 +17,7 @@
 #include "models/isp/attention_engine.h"
 #include "models/isp/isp_config.h"
 #include "schema/nand.pb.h"
+#include "models/nand/bus_protocol.h"
 
 namespace ispsim::isp::testing {
 
@@ -37,7 +38,7 @@ inline nand::FlashConfig small_flash(unsigned channels, unsigned dies) {
   p.set_dies_per_channel(dies);
   p.set_blocks_per_plane(4);
   p.set_pages_per_block(8);
-  return nand::FlashConfig::from_params(schema::resolved(p, "nand"));
+  return nand::FlashConfig::from_params(schema::resolved(nand::data_only_bus(p), "nand"));
 }
 
 inline trace::ModelShape one_layer(uint32_t heads, uint32_t kv_heads) {

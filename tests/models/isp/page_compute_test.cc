@@ -18,6 +18,7 @@
 #include "models/isp/register_all.h"
 #include "schema/options.pb.h"
 #include "tests/support/vcd_check.h"
+#include "models/nand/bus_protocol.h"
 
 namespace ispsim::isp {
 namespace {
@@ -165,7 +166,7 @@ TEST(AttentionEngineRole, AnyAcceleratorSetsThePageTimeTheStatisticsAndTheWavefo
   p.set_dies_per_channel(4);
   p.set_blocks_per_plane(4);
   p.set_pages_per_block(8);
-  nand::FlashArray flash("nand", nand::FlashConfig::from_params(schema::resolved(p, "nand")));
+  nand::FlashArray flash("nand", nand::FlashConfig::from_params(schema::resolved(nand::data_only_bus(p), "nand")));
   const trace::ModelShape s = one_head();
   const KvPlacement placement(flash.config(), s, 6 * 32, 64);
   core::Server dram("dram", 16.0, sc_core::SC_ZERO_TIME), bus("bus", 8.0, sc_core::SC_ZERO_TIME);

@@ -4,14 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <systemc>
 #include <vector>
 
+#include "models/core/stats.h"
 #include "models/nand/appender.h"
 #include "models/nand/eraser.h"
 #include "models/nand/flash_array.h"
 #include "models/nand/layout.h"
 #include "models/nand/stream_reader.h"
+#include "models/nand/bus_protocol.h"
+#include "tests/models/nand/bus_times.h"
 
 namespace ispsim::nand {
 namespace {
@@ -37,7 +42,8 @@ schema::NandParams flash(unsigned channels, unsigned dies, unsigned planes, doub
   p.set_channel_rate_mtps(2400);
   p.set_channel_width_bits(8);
   p.set_t_prog_us(500);
-  return p;
+  // The bus protocol's own closed forms: NandBus below.
+  return data_only_bus(p);
 }
 
 schema::NandStreamParams stream(schema::NandStreamParams::ReadMode mode, double consume_ns,
@@ -401,6 +407,39 @@ TEST(NandTiming, ProgramSuspendIsSkippedWhenTheProgramEndsSooner) {
   EXPECT_EQ(c.consumed, kTout + tProg + tR + kTout + tC);
 }
 
+// A read requested at 0 of a die whose program (page 1) waits for its data-in.
+// A program of garbage collection: the read's wait counts in gc_read_wait,
+// without suspend until the program's end (tIn + tPROG), with suspend until
+// the die is free for reads (tIn + tSUS: tPROG starts and is suspended at once).
+uint64_t read_wait_behind_program(bool garbage_collection, bool suspend) {
+  schema::NandParams n = flash(1, 1, 1, 5, false);
+  n.set_program_suspend(suspend);
+  n.set_t_suspend_us(100);
+  Rig rig(n, stream(kPipelined, 100, 2));
+  Appender appender("appender", rig.flash);
+  PageAddress programmed;
+  programmed.page = 1;
+  appender.start({programmed}, "append", garbage_collection);
+  rig.reader.start({PageAddress{}});
+  sc_core::sc_start();
+  EXPECT_TRUE(rig.reader.done());
+  return rig.flash.die(0, 0).gc_read_wait_ps();
+}
+
+TEST(NandTiming, AReadWaitingForAGcProgramCountsAsWaitingBehindGc) {
+  const sc_time tProg(500, SC_US);
+  EXPECT_EQ(read_wait_behind_program(true, false), (kTout + tProg).value());
+}
+
+TEST(NandTiming, AReadSuspendingAGcProgramWaitsForTheSuspension) {
+  const sc_time tSus(100, SC_US);
+  EXPECT_EQ(read_wait_behind_program(true, true), (kTout + tSus).value());
+}
+
+TEST(NandTiming, AReadWaitingForAHostProgramCountsNoGcWait) {
+  EXPECT_EQ(read_wait_behind_program(false, false), 0u);
+}
+
 // One die with suspend on, tSUS = 100 us and tRES = 10 us: the erase tests' flash.
 schema::NandParams erase_suspending_flash() {
   schema::NandParams n = flash(1, 1, 1, 5, false);
@@ -410,23 +449,28 @@ schema::NandParams erase_suspending_flash() {
   return n;
 }
 
-// Erases on the dies: 3 blocks, two on die 0 and one on die 1 of one
-// channel, tBERS = 15 ms each. The dies erase in parallel, each die one block
-// at a time; no data crosses the channel: the batch ends at 2 tBERS.
-TEST(NandErase, ErasesRunOnTheirDiesInParallel) {
-  const sc_time tBers(15000, SC_US);
-  Rig rig(flash(1, 2, 1, 5, false), stream(kPipelined, 100, 2));
+// Three erases of tBERS = 15 ms: two blocks on die 0 and one on die 1 of one
+// channel. Returns when the batch ended.
+sc_time three_erases_on_two_dies(const schema::NandParams& n) {
+  Rig rig(n, stream(kPipelined, 100, 2));
   Eraser eraser("eraser", rig.flash);
   PageAddress a, b, c;
   b.block = 1;
   c.die = 1;
-  eraser.start({a, b, c}, tBers);
+  eraser.start({a, b, c}, sc_time(15000, SC_US));
   sc_core::sc_start();
   EXPECT_TRUE(eraser.done());
-  EXPECT_EQ(eraser.finished_at(), tBers * 2.0);
   EXPECT_EQ(rig.flash.die(0, 0).erases(), 2u);
   EXPECT_EQ(rig.flash.die(0, 1).erases(), 1u);
   EXPECT_EQ(rig.flash.die(0, 0).pages_programmed(), 0u);
+  return eraser.finished_at();
+}
+
+// The dies erase in parallel, each die one block at a time; without bus
+// cycles no data crosses the channel: the batch ends at 2 tBERS.
+TEST(NandErase, ErasesRunOnTheirDiesInParallel) {
+  const sc_time tBers(15000, SC_US);
+  EXPECT_EQ(three_erases_on_two_dies(flash(1, 2, 1, 5, false)), tBers * 2.0);
 }
 
 // A read of a die that is erasing, requested at t1 = 1 ms into a 15 ms erase,
@@ -452,7 +496,7 @@ TEST(NandErase, AReadSuspendsAnErase) {
   ASSERT_EQ(rig.consumed.size(), 1u);
   EXPECT_EQ(rig.consumed[0].second, t1 + tSus + tR + kTout + tC);
   EXPECT_EQ(eraser.finished_at(), t1 + tSus + tR + kTout + tRes + (tBers - t1));
-  EXPECT_EQ(die.erase_read_wait_ps(), tSus.value());  // the read waited for the suspension only
+  EXPECT_EQ(die.gc_read_wait_ps(), tSus.value());  // the read waited for the suspension only
 }
 
 // An aggregated stream reaching an erasing die (Die::suspend_for_stream, as
@@ -470,7 +514,7 @@ TEST(NandErase, AnAggregatedStreamSuspendsAnErase) {
   sc_core::sc_start();
   EXPECT_EQ(eraser.finished_at(), t2 + tRes + (tBers - t1));
   EXPECT_EQ(die.erase_suspends(), 1u);
-  EXPECT_EQ(die.erase_read_wait_ps(), tSus.value());
+  EXPECT_EQ(die.gc_read_wait_ps(), tSus.value());
 }
 
 // Without program_suspend the read waits for the whole erase.
@@ -486,7 +530,101 @@ TEST(NandErase, WithoutSuspendAReadWaitsForTheErase) {
   ASSERT_EQ(rig.consumed.size(), 1u);
   EXPECT_EQ(eraser.finished_at(), tBers);
   EXPECT_EQ(rig.consumed[0].second, tBers + tR + kTout + tC);
-  EXPECT_EQ(rig.flash.die(0, 0).erase_read_wait_ps(), tBers.value());
+  EXPECT_EQ(rig.flash.die(0, 0).gc_read_wait_ps(), tBers.value());
+}
+
+// The bus protocol (channel.h; its published cycle and turnaround times in
+// bus_times.h): every operation's command, address and status cycles occupy
+// the channel with its data.
+schema::NandParams with_bus_protocol(schema::NandParams p) {
+  p.clear_t_cmd_cycle_ns();  // every field back to its default
+  p.clear_t_wb_ns();
+  p.clear_t_whr_ns();
+  p.clear_t_rhw_ns();
+  p.clear_t_adl_ns();
+  p.clear_t_ccs_ns();
+  return p;
+}
+using testing::kEraseBus;
+using testing::kFirstPageExtra;
+using testing::kOtherPageExtra;
+using testing::kProgramExtra;
+
+TEST(NandBus, DefaultCyclesGiveTheOnfiSequencesBusTimes) {
+  const FlashConfig c = FlashConfig::from_params(schema::resolved(schema::NandParams(), "nand"));
+  EXPECT_EQ(c.data_out_ps(true), (kTout + kFirstPageExtra).value());
+  EXPECT_EQ(c.data_out_ps(false), (kTout + kOtherPageExtra).value());
+  EXPECT_EQ(c.data_in_ps(), (kTout + kProgramExtra).value());
+  EXPECT_EQ(c.erase_command_ps(), kEraseBus.value());
+  EXPECT_EQ(kFirstPageExtra, sc_time(630, SC_NS));  // 275 read command + 230 status + 25 (00h) + 100 tRHW
+  EXPECT_EQ(kOtherPageExtra, sc_time(850, SC_NS));  // 275 + 475 column change + 100
+}
+
+TEST(NandBus, ZeroCyclesLeaveTheDataAlone) {
+  const FlashConfig c = FlashConfig::from_params(schema::resolved(flash(1, 1, 1, 5, false), "nand"));
+  EXPECT_EQ(c.data_out_ps(true), kTout.value());
+  EXPECT_EQ(c.data_out_ps(false), kTout.value());
+  EXPECT_EQ(c.data_in_ps(), kTout.value());
+  EXPECT_EQ(c.erase_command_ps(), 0u);
+}
+
+// A read on an idle bus: its command before tR and its status poll after it
+// are taken with the data-out; the latency is the ONFI sequence's.
+TEST(NandBus, OnePageOnAnIdleBus) {
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig rig(with_bus_protocol(flash(1, 1, 1, 5, false)), stream(kPipelined, 100, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(1, 1)), tR + kTout + kFirstPageExtra + tC);
+}
+
+// A two-plane sense: one status poll, then a change of plane and column for the second page.
+TEST(NandBus, AMultiPlaneSensePollsItsStatusOnce) {
+  const sc_time tR(5, SC_US);
+  Rig rig(with_bus_protocol(flash(1, 1, 2, 5, false)), stream(kPipelined, 0, 2));
+  std::vector<PageAddress> pages(2);
+  pages[1].plane = 1;
+  EXPECT_EQ(rig.run(pages), tR + 2 * kTout + kFirstPageExtra + kOtherPageExtra);
+  std::map<std::string, double> v;
+  for (const stats::Entry* e : stats::Registry::global().sorted()) v[e->name] = e->read();
+  EXPECT_EQ(v.at("nand.ch0.command_time"), double((kFirstPageExtra + kOtherPageExtra).value()) * 1e-3);
+  EXPECT_EQ(v.at("nand.ch0.busy_time"), double((2 * kTout + kFirstPageExtra + kOtherPageExtra).value()) * 1e-3);
+}
+
+// Four dies, one plane, cache read: channel-bound, every page its sense's
+// first, back to back after the first tR (tR <= 3 of them).
+TEST(NandBus, AChannelBoundStreamPaysEveryPagesCycles) {
+  const unsigned dies = 4, n = 6;
+  const sc_time tR(5, SC_US), tC(100, SC_NS), page = kTout + kFirstPageExtra;
+  ASSERT_LE(tR, (dies - 1) * page);
+  Rig rig(with_bus_protocol(flash(1, dies, 1, 5, true)), stream(kPipelined, 100, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(n, dies)), tR + n * page + tC);
+}
+
+// Sequential: tR, the page and the consumer in turn, page after page.
+TEST(NandBus, SequentialPaysTheCyclesOnEveryPage) {
+  const unsigned dies = 4, n = 5;
+  const sc_time tR(5, SC_US), tC(100, SC_NS);
+  Rig rig(with_bus_protocol(flash(1, dies, 1, 5, true)), stream(kSequential, 100, 2));
+  EXPECT_EQ(rig.run(pages_on_channel0(n, dies)), n * (tR + kTout + kFirstPageExtra + tC));
+}
+
+// One die: each page is its program command, data-in and (after tPROG) status poll.
+TEST(NandBus, AppendsPayTheProgramCommandAndStatusPoll) {
+  const sc_time tProg(500, SC_US);
+  FlashArray array("nand", FlashConfig::from_params(schema::resolved(with_bus_protocol(flash(1, 1, 1, 5, false)), "nand")));
+  Appender appender("appender", array);
+  appender.start(pages_on_channel0(3, 1));
+  sc_core::sc_start();
+  ASSERT_TRUE(appender.done());
+  EXPECT_EQ(appender.finished_at() - appender.started_at(), 3 * (kTout + kProgramExtra + tProg));
+}
+
+// Erases of 3 blocks (two on die 0, one on die 1) of one channel: each erase
+// takes its command (and status poll) on the bus, E, before tBERS, B. Die 0:
+// [0, E] then B; die 1's command waits for the bus: [E, 2E] then B; die 0's
+// second: E + B to 2 E + 2 B, the batch's end.
+TEST(NandBus, AnEraseTakesItsCommandOnTheBus) {
+  const sc_time tBers(15000, SC_US);
+  EXPECT_EQ(three_erases_on_two_dies(with_bus_protocol(flash(1, 2, 1, 5, false))), 2 * (kEraseBus + tBers));
 }
 
 }  // namespace

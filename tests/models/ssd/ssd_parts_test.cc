@@ -16,6 +16,7 @@
 #include "models/ssd/flash_job_queue.h"
 #include "models/ssd/host_reader.h"
 #include "models/ssd/ssd_config.h"
+#include "models/nand/bus_protocol.h"
 
 namespace ispsim::ssd {
 namespace {
@@ -130,7 +131,7 @@ schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes,
   p.set_channel_width_bits(8);
   p.set_pages_per_block(64);
   p.set_blocks_per_plane(16);
-  return schema::resolved(p, "nand");
+  return schema::resolved(nand::data_only_bus(p), "nand");
 }
 
 // tOut = 16384 B / 2.4 GB/s, rounded to the nearest picosecond.
@@ -172,6 +173,35 @@ TEST(HostReader, PipelinedDiesKeepTheChannelBusy) {
   for (unsigned i = 0; i < 16; i += 2) channel0.push_back(arrivals[i]);
   std::sort(channel0.begin(), channel0.end());
   for (unsigned j = 0; j < 8; ++j) EXPECT_EQ(channel0[j], kTr + kTout * double(j + 1)) << j;
+}
+
+// One die without cache read: GC's reader takes it first (page 0), a host
+// read of page 1 asks for it at once and waits until GC's data is out (tR +
+// tOut): gc_read_wait = tR + tOut, the host page out at 2 (tR + tOut). The
+// same reads with an ordinary first reader wait as long and count nothing.
+sc_time host_read_behind(bool garbage_collection, uint64_t& waited_ps) {
+  nand::FlashArray flash("flash", tiny_flash(1, 1, 1, false));
+  HostReader first("first", flash), host("host", flash);
+  first.set_garbage_collection(garbage_collection);
+  nand::Layout layout(flash.config());
+  sc_time host_at;
+  first.start({layout.address(0)}, nullptr, nullptr);
+  host.start({layout.address(1)}, [&](uint32_t) { host_at = sc_core::sc_time_stamp(); }, nullptr);
+  sc_core::sc_start();
+  waited_ps = flash.die(0, 0).gc_read_wait_ps();
+  return host_at;
+}
+
+TEST(HostReader, AReadBehindGarbageCollectionsReadCountsItsWait) {
+  uint64_t waited = 0;
+  EXPECT_EQ(host_read_behind(true, waited), 2 * (kTr + kTout));
+  EXPECT_EQ(waited, (kTr + kTout).value());
+}
+
+TEST(HostReader, AReadBehindAnotherHostReadCountsNoGcWait) {
+  uint64_t waited = 1;
+  EXPECT_EQ(host_read_behind(false, waited), 2 * (kTr + kTout));
+  EXPECT_EQ(waited, 0u);
 }
 
 TEST(HostReader, EmptyListCompletesAtOnceAndBadAddressIsBadInput) {

@@ -18,6 +18,7 @@
 #include "models/link/pcie_link.h"
 #include "models/nand/nand_energy.h"
 #include "models/ssd/ssd.h"
+#include "models/nand/bus_protocol.h"
 
 namespace ispsim::ssd {
 namespace {
@@ -26,7 +27,7 @@ using sc_core::sc_time;
 using sc_core::SC_NS;
 using sc_core::SC_US;
 
-// A tiny flash: 16 KB pages, tR 5 us, 2400 MT/s x 8 bit, tPROG 500 us.
+// A tiny flash: 16 KB pages, tR 5 us, 2400 MT/s x 8 bit, tPROG 500 us, no command or status cycles.
 schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes, bool cache_read) {
   schema::NandParams p;
   p.set_channels(channels);
@@ -40,7 +41,7 @@ schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes,
   p.set_channel_width_bits(8);
   p.set_pages_per_block(64);
   p.set_blocks_per_plane(64);  // enough lines for the FTL's default spare factor
-  return schema::resolved(p, "nand");
+  return schema::resolved(nand::data_only_bus(p), "nand");
 }
 
 // 2 layers, 2 KV heads of dimension 128 at FP16: 512 B of K and V per token and
