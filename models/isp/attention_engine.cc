@@ -229,6 +229,13 @@ void AttentionEngine::prefetch(CheckedAttention checked) {
   start_stream(/*held=*/true);
 }
 
+bool AttentionEngine::op_pages_ideal() const {
+  const AttentionWork& w = op_->work;
+  return placement_.ideal(w.layer, trace::KV_REGION_PRECOMPUTED, 0, w.context_tokens) &&
+         placement_.ideal(w.layer, trace::KV_REGION_APPENDED, w.appended_base,
+                          w.appended_base + w.appended_tokens_in_flash);
+}
+
 void AttentionEngine::count_pages(uint64_t pages) {
   pages_read_ += pages;
   op_->traffic.pages_read += pages;

@@ -259,8 +259,9 @@ class AttentionEngine : public sc_core::sc_module {
   sc_core::sc_event step_event_;  // delta: next pass or op completion, outside reader callbacks
   std::unique_ptr<AggregatedPasses> aggregated_;  // null: every pass on page events
   // Aggregated passes take a run's pages to follow each other in the layout:
-  // only while the placement is ideal (KvPlacement::ideal()).
-  bool may_aggregate() const { return aggregated_ && placement_.ideal() && aggregated_->flash_free(); }
+  // only while the op's pages are where the layout puts them (KvPlacement::ideal()).
+  bool may_aggregate() const { return aggregated_ && op_pages_ideal() && aggregated_->flash_free(); }
+  bool op_pages_ideal() const;
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode

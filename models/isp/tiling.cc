@@ -111,6 +111,14 @@ nand::PageAddress KvPlacement::address(uint32_t layer, trace::KvRegion region, u
   return ideal() ? layout_.address(index, "kv placement") : map_->run(index).address;
 }
 
+bool KvPlacement::ideal(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end) const {
+  if (ideal() || end <= begin) return true;
+  // A layer's pages of one region (of one slot) are consecutive linear pages.
+  const uint64_t first = tile_index(layer, region, begin / tokens_per_tile_, 0);
+  const uint64_t last = tile_index(layer, region, (end - 1) / tokens_per_tile_, kv_heads_ - 1);
+  return map_->ideal(first, last - first + 1);
+}
+
 uint64_t KvPlacement::total_pages() const {
   return uint64_t(layers_) * (pre_tiles_ + app_tiles_) * kv_heads_ + (slots_ - 1) * slot_stride_;
 }

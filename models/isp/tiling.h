@@ -71,6 +71,8 @@ class PageMap {
   // timing depends on nothing else (nand::Die), so the layout's addresses stand
   // for the pages then.
   virtual bool ideal() const = 0;
+  // Every page of linear pages [first, first + count) is (ideal() says so of all).
+  virtual bool ideal(uint64_t first, uint64_t count) const { return ideal(); }
 };
 
 class KvPlacement {
@@ -108,6 +110,8 @@ class KvPlacement {
   void set_page_map(const PageMap* map) { map_ = map; }
   // The layout's addresses are where the pages are, channel, die and plane.
   bool ideal() const { return map_ == nullptr || map_->ideal(); }
+  // The same of the pages of entries [begin, end) of one layer and region.
+  bool ideal(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end) const;
 
   // One page of a stream, with what it holds.
   struct PageRef {

@@ -49,6 +49,9 @@ class FlashTranslation : public isp::PageMap {
 
   Run run(uint64_t index) const override;
   bool ideal() const override { return misplaced_ == 0; }
+  bool ideal(uint64_t first, uint64_t count) const override {
+    return misplaced_ == 0 || misplaced(first, count) == 0;
+  }
 
   nand::PageAddress address(uint64_t ppn) const { return ftl_.geometry().address(ppn); }
   const ftl::Ftl& ftl() const { return ftl_; }

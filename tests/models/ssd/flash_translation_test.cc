@@ -142,6 +142,30 @@ TEST(FlashTranslation, ThePlacementFollowsTheMapAndMarksItsBreaks) {
   EXPECT_EQ(follows, (std::vector<bool>{true, false, false, false}));
 }
 
+// With one page off its home unit (logical 8, as above), the pages of other
+// ranges are still where the layout puts them: an attention op over them may
+// take the event-free path (AttentionEngine's op_pages_ideal); one over page 8 may not.
+TEST(FlashTranslation, ARangeWithoutTheMisplacedPageIsIdeal) {
+  const schema::NandParams n = nand(2, 1, 4, 16);
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
+  trace::ModelShape one_head = shape();
+  one_head.set_kv_heads(1);
+  one_head.set_heads(1);
+  isp::KvPlacement placement(flash, one_head, 8 * 32, 0);  // layer 0: pages 0-7, layer 1: 8-15
+  FlashTranslation t(ftl_config(n), flash, placement.total_pages());
+  placement.set_page_map(&t);
+  for (int i = 0; i < 5; ++i) t.write(0, 1);
+  t.write(8, 1);
+  ASSERT_TRUE(placement.ideal(1, trace::KV_REGION_PRECOMPUTED, 0, 256));
+  t.write(8, 1);  // off its home unit
+  ASSERT_FALSE(placement.ideal());
+  EXPECT_FALSE(placement.ideal(1, trace::KV_REGION_PRECOMPUTED, 0, 256));
+  EXPECT_FALSE(placement.ideal(1, trace::KV_REGION_PRECOMPUTED, 0, 1));
+  EXPECT_TRUE(placement.ideal(1, trace::KV_REGION_PRECOMPUTED, 32, 256));
+  EXPECT_TRUE(placement.ideal(0, trace::KV_REGION_PRECOMPUTED, 0, 256));  // page 0 is on unit 0
+  EXPECT_TRUE(placement.ideal(1, trace::KV_REGION_PRECOMPUTED, 5, 5));   // no pages
+}
+
 TEST(FlashTranslation, AKvSpaceBeyondTheLogicalCapacityIsRefused) {
   const schema::NandParams n = nand(2, 1, 4, 16);  // 128 physical pages, 96 logical at spare 0.25
   const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
