@@ -183,6 +183,13 @@ class BlendExecutor : public RequestExecutor {
                           [&ftl] { return ftl.counters().trimmed_pages; });
     group.formula_integer("ftl_mapped_pages", "count", "logical pages the SSD's FTL maps after the stream",
                           [&ftl] { return ftl.mapping().mapped_pages(); });
+    group.formula_integer("ftl_valid_pages", "count", "physical pages holding valid data after the stream",
+                          [&ftl] {
+                            uint64_t valid = 0;
+                            for (uint64_t block = 0; block < ftl.geometry().blocks(); ++block)
+                              valid += ftl.valid_pages(block);
+                            return valid;
+                          });
     const StoreCounts& c = store_counts_;
     group.formula_integer("ingested_documents", "count", "documents written to the store while the stream ran",
                           [&c] { return c.ingested; });

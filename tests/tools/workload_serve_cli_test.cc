@@ -183,6 +183,7 @@ TEST(WorkloadServe, AStreamWhoseAppendsExceedTheFlashIsServedOnTrimmedPages) {
     for (const auto& row : csv_rows(path("long_" + p + "_requests.csv")))
       longest = std::max<uint64_t>(longest, std::stoull(row.at("context_tokens")));
     EXPECT_EQ(std::stoull(statistic(stats, "system.serving.ftl_mapped_pages")), 30 * ((longest + 63) / 64) * 3) << p;
+    EXPECT_EQ(statistic(stats, "system.serving.ftl_valid_pages"), statistic(stats, "system.serving.ftl_mapped_pages"));
   }
 }
 
@@ -217,6 +218,7 @@ TEST(WorkloadServe, IngestedDocumentsAreWrittenThroughTheFtlAndEvictedByTrim) {
     EXPECT_EQ(statistic(stats, "system.serving.ingested_pages"), std::to_string(ingests * pages));
     EXPECT_EQ(statistic(stats, "system.serving.ingested_bytes"), std::to_string(ingests * bytes));
     EXPECT_EQ(statistic(stats, "system.serving.ftl_mapped_pages"), std::to_string(30 * 24 * 3 + 25 * pages)) << p;
+    EXPECT_EQ(statistic(stats, "system.serving.ftl_valid_pages"), statistic(stats, "system.serving.ftl_mapped_pages"));
     const uint64_t programmed = std::stoull(statistic(stats, "system.ssd.nand_pages_programmed")),
                    gc = std::stoull(statistic(stats, "system.ssd.gc_pages_programmed"));
     // Every page programmed is trimmed but those of the 25 documents held.
