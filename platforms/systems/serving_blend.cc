@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <list>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "platforms/systems/blend_devices.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/report_cells.h"
+#include "platforms/systems/serving_batch.h"
 #include "platforms/systems/serving_staging.h"
 #include "platforms/systems/stats_output.h"
 #include "traces/trace_validator.h"
@@ -112,7 +114,11 @@ class BlendExecutor : public RequestExecutor {
         system_("system", loaded, host_config_, stream.model(), space, ledger_),
         gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
         ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr),
-        memory_("system.serving.host_memory", host_config_, stream.model()) {}
+        memory_("system.serving.host_memory", host_config_, stream.model()) {
+    if (loaded.platform.host().batch_limit() > 1)
+      batcher_ = std::make_unique<DecodeBatcher>("batcher", system_.gpu, stream.model(),
+                                                 host_config_.kv_grows_by_copy, ssd_port_);
+  }
 
   // A request the program builder refuses stops the simulation; rethrow_failure() throws it.
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
@@ -136,51 +142,96 @@ class BlendExecutor : public RequestExecutor {
  private:
   void start(const workload::StreamRequest& request, Callbacks callbacks) {
     prune();
-    settle_charged();  // its background writes still running are this request's from now on
+    charge_interval();
+    for (auto it = charged_.begin(); it != charged_.end();)  // their writes still running are this request's now
+      it = it->second.ops_done ? settle(it) : std::next(it);
     workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     const uint64_t id = next_id_++;
-    charged_ = {id, device_totals(system_, ledger_), std::move(callbacks.settled)};
+    charged_[id].settled = std::move(callbacks.settled);
     const uint64_t kv_per_token =
         trace::dense_kv_bytes_per_token(stream_.model(), trace::KV_PARTS_K_AND_V, stream_.model().kv_bits());
     InFlight& r = in_flight_.emplace_back();
-    r.staging = std::make_unique<DocumentStaging>(memory_, request, id, kv_per_token, host_config_.staging_policy);
-    r.runtime = std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), gpu_port_,
-                                          *r.staging, ssd_port_, write_chunk_bytes(system_.ssd));
+    r.staging = std::make_unique<DocumentStaging>(memory_, request, id, kv_per_token, host_config_.staging_policy,
+                                                  batcher_ ? &share_ : nullptr);
+    if (batcher_) r.ports = batcher_->ports(id);
+    HostComputePort& host = batcher_ ? static_cast<HostComputePort&>(*r.ports) : gpu_port_;
+    StoragePort& storage = batcher_ ? static_cast<StoragePort&>(*r.ports) : ssd_port_;
+    r.runtime = std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), host, *r.staging,
+                                          storage, write_chunk_bytes(system_.ssd));
     Runtime& runtime = *r.runtime;
-    runtime.set_completion_listener([&runtime, callbacks](size_t index) {
-      if (runtime.ops()[index].has_lm_head()) callbacks.token();
-      if (runtime.finished()) callbacks.done();
+    runtime.set_completion_listener([this, &runtime, callbacks, id, tokens = uint64_t{0}](size_t index) mutable {
+      if (runtime.ops()[index].has_lm_head()) {
+        callbacks.token();
+        if (tokens++ == 0 && batcher_) batcher_->first_token(id);
+      }
+      if (runtime.finished()) {
+        ops_done(id);
+        callbacks.done();
+      }
     });
     runtime.set_drained_listener([this, id] {
-      if (charged_.id == id) settle_charged();
+      const auto it = charged_.find(id);
+      if (it != charged_.end()) {
+        charge_interval();
+        settle(it);
+      }
     });
-    runtime.start();
+    if (batcher_)
+      batcher_->admit(id, [&runtime] { runtime.start(); });
+    else
+      runtime.start();
   }
 
-  // The request charged now: from the start of its service until its writes
-  // drained or the next request started.
+  // A request is charged from the start of its service until its writes
+  // drained or, its ops done, another request started; what the devices do
+  // in each interval is split equally among the requests charged in it.
   struct Charged {
-    uint64_t id = 0;
-    DeviceTotals from;
-    std::function<void(const RequestUsage&)> settled;  // empty once settled
+    RequestUsage usage;
+    bool ops_done = false;
+    std::function<void(const RequestUsage&)> settled;
   };
 
-  void settle_charged() {
-    if (!charged_.settled) return;
-    const DeviceTotals& from = charged_.from;
+  // Charges what the devices did since the last call to the requests charged now.
+  void charge_interval() {
     const DeviceTotals to = device_totals(system_, ledger_);
-    RequestUsage u;
-    u.energy_j = ledger_.total_j(to.dynamic_j - from.dynamic_j, to.at_ps - from.at_ps);
-    u.nand_read_bytes = to.nand_read - from.nand_read;
-    u.nand_written_bytes = to.nand_written - from.nand_written;
-    u.pcie_host_to_device_bytes = to.pcie_host_to_device - from.pcie_host_to_device;
-    u.pcie_device_to_host_bytes = to.pcie_device_to_host - from.pcie_device_to_host;
-    std::exchange(charged_.settled, nullptr)(u);
+    const DeviceTotals& from = last_totals_;
+    const uint64_t n = charged_.size();
+    if (n > 0) {
+      const double energy = ledger_.total_j(to.dynamic_j - from.dynamic_j, to.at_ps - from.at_ps) / double(n);
+      const uint64_t diff[4] = {to.nand_read - from.nand_read, to.nand_written - from.nand_written,
+                                to.pcie_host_to_device - from.pcie_host_to_device,
+                                to.pcie_device_to_host - from.pcie_device_to_host};
+      bool first = true;  // whole bytes each, the remainder to the earliest request
+      for (auto& [id, c] : charged_) {
+        RequestUsage& u = c.usage;
+        u.energy_j += energy;
+        uint64_t* fields[4] = {&u.nand_read_bytes, &u.nand_written_bytes, &u.pcie_host_to_device_bytes,
+                               &u.pcie_device_to_host_bytes};
+        for (int f = 0; f < 4; ++f) *fields[f] += diff[f] / n + (first ? diff[f] % n : 0);
+        first = false;
+      }
+    }
+    last_totals_ = to;
+  }
+
+  std::map<uint64_t, Charged>::iterator settle(std::map<uint64_t, Charged>::iterator it) {
+    const RequestUsage usage = it->second.usage;
+    const auto settled = std::move(it->second.settled);
+    const auto next = charged_.erase(it);
+    settled(usage);
+    return next;
+  }
+
+  void ops_done(uint64_t id) {
+    charged_.at(id).ops_done = true;
+    share_.remove(id);
+    if (batcher_) batcher_->finished(id);
   }
 
   // A request's runtime and its view of the staging area, held until its writes drained.
   struct InFlight {
     std::unique_ptr<DocumentStaging> staging;
+    std::unique_ptr<DecodeBatcher::Ports> ports;  // with a batching host
     std::unique_ptr<Runtime> runtime;
   };
 
@@ -198,9 +249,12 @@ class BlendExecutor : public RequestExecutor {
   GpuPort gpu_port_;
   SsdPort ssd_port_;
   host::HostMemory memory_;  // the stream's staging area (serving_staging.h)
+  std::unique_ptr<DecodeBatcher> batcher_;  // null: one request at a time (host.batch_limit = 1)
+  StagingShare share_;                      // the requests in service, with a batching host
   std::list<InFlight> in_flight_;
   uint64_t next_id_ = 0;
-  Charged charged_;
+  std::map<uint64_t, Charged> charged_;
+  DeviceTotals last_totals_;
   std::exception_ptr failure_;
 };
 
@@ -228,12 +282,25 @@ std::string served_csv_row(const ServedRequest& r) {
 void check_serves_streams(const schema::LoadedPlatform& loaded) {
   platform_program(loaded);
   check_blend_platform(loaded);
+  const uint32_t limit = loaded.platform.host().batch_limit();
+  if (limit == 1) return;
+  const schema::PlacementParams& placement = loaded.platform.placement();
+  const std::string what = "host.batch_limit = " + std::to_string(limit);
+  if (placement.decode_linear() == schema::PlacementParams::IN_FLASH)
+    throw BadInput(loaded.file, what + " cannot be honoured: decode GEMVs computed in the flash "
+                                       "(placement.decode_linear = IN_FLASH) are not batched; use 1");
+  const bool ssd_attention = placement.prefill_attention() == schema::PlacementParams::SSD_ISP ||
+                             placement.decode_attention() == schema::PlacementParams::SSD_ISP;
+  if (ssd_attention && placement.ssd_prefetch_layers() > 0)
+    throw BadInput(loaded.file, what + " needs placement.ssd_prefetch_layers = 0: the SSD reads one command's KV "
+                                       "ahead only for the command that follows, which requests in service "
+                                       "together cannot promise");
 }
 
 ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const std::string& stream_path,
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);
-  check_blend_platform(loaded);
+  check_serves_streams(loaded);
   ServingStatistics refused;
   refused.out_of_memory = memory_shortfall(loaded, stream_path);
   if (!refused.out_of_memory.empty()) return refused;
@@ -244,7 +311,7 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
   if (csv) csv->stream() << served_csv_header() << '\n';
   workload::StreamReader stream(stream_path);
   BlendExecutor executor(loaded, stream.header(), program, space);
-  Server server("server", stream, executor, 1, [csv](const ServedRequest& r) {
+  Server server("server", stream, executor, loaded.platform.host().batch_limit(), [csv](const ServedRequest& r) {
     if (csv) csv->stream() << served_csv_row(r) << '\n';
   });
   sc_core::sc_start();

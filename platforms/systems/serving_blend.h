@@ -2,20 +2,24 @@
 // one host runtime per request over the platform's devices, which persist for
 // the whole stream (the GPU's queue, the PCIe link, the SSD with its
 // background writes). Each request runs the platform's program of its
-// single-request trace (traces/workload/request_trace.h). The host serves one
-// request at a time (FCFS). Host DRAM staging persists across requests, by
-// document (serving_staging.h): a document's KV is where earlier requests left
-// it, under the platform's staging policy and budget. The drive is stateless
+// single-request trace (traces/workload/request_trace.h). The host serves up
+// to host.batch_limit requests at a time (FCFS): one by default; above one,
+// their decode steps run batched (serving_batch.h). Host DRAM staging persists
+// across requests, by document (serving_staging.h): a document's KV is where
+// earlier requests left it, under the platform's staging policy and budget. The drive is stateless
 // between requests (the FTL is not in the SSD's timing yet).
 //
 // What a request is charged (ServedRequest::usage): everything the devices do
-// from the start of its service until its background writes have drained or
-// the next request starts, whichever is first: dynamic energy as the devices
-// record it, static energy of that time, whole NAND pages read and programmed,
-// PCIe bytes per direction. Writes still draining when the next request starts
-// are charged to that one; static energy while no request is charged (an idle
-// host) is charged to none. A stream of one request is charged exactly what
-// `ispsim run` reports for its trace.
+// from the start of its service until its background writes have drained or,
+// its last op done, the next request starts, whichever is first: dynamic
+// energy as the devices record it, static energy of that time, whole NAND
+// pages read and programmed, PCIe bytes per direction. Writes still draining
+// when the next request starts are charged to that one; while several
+// requests are charged (a batching host), what the devices do is split
+// equally among them (bytes in whole bytes, the remainder to the earliest);
+// static energy while no request is charged (an idle host) is charged to
+// none. A stream of one request is charged exactly what `ispsim run` reports
+// for its trace.
 #pragma once
 
 #include <functional>
@@ -36,7 +40,9 @@ struct ServeOptions {
   std::function<void(const ServingStatistics&)> before_commit;
 };
 
-// BadInput unless the platform serves request streams (a MemLLM-study program).
+// BadInput unless the platform serves request streams (a MemLLM-study program)
+// with its host.batch_limit: batching needs decode GEMVs on the GPU, and on
+// platforms with SSD attention placement.ssd_prefetch_layers = 0.
 void check_serves_streams(const schema::LoadedPlatform& platform);
 
 // Serves the stream at `stream_path` on the platform (call once per process).
