@@ -1,0 +1,115 @@
+// `ispsim workload serve` on a host that batches (host.batch_limit > 1):
+// throughput rises with the limit at a load that saturates one request at a
+// time, the interactive response-time law still holds, batched SSD attention
+// runs, and limits a platform cannot honour are refused.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/support/cli.h"
+#include "tests/support/files.h"
+
+using ispsim::testing::CliResult;
+using ispsim::testing::read_text;
+using ispsim::testing::run_cli;
+using ispsim::testing::scratch_dir;
+using ispsim::testing::shell_quote;
+
+namespace {
+
+std::string path(const std::string& name) { return (scratch_dir() / name).string(); }
+
+std::string stream(const std::string& name, const std::string& workload) {
+  std::ofstream(path(name + ".txtpb")) << workload;
+  const CliResult r = run_cli("workload gen --workload " + shell_quote(path(name + ".txtpb")) + " --out " +
+                              shell_quote(path(name + ".stream")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return path(name + ".stream");
+}
+
+// Serves `stream` on `platform` with `settings`; returns statistic `name` of system.serving.
+double serve(const std::string& stream, const std::string& platform, const std::string& settings,
+             const std::string& name) {
+  const std::string stats = path("stats.csv");
+  const CliResult r =
+      run_cli("workload serve --platform " + platform + " " + settings + " --stream " + shell_quote(stream) +
+              " --stats " + shell_quote(stats));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(read_text(stats));
+  const std::string key = "system.serving." + name + ",";
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size()));
+  ADD_FAILURE() << "no statistic " << name;
+  return 0;
+}
+
+// 40 requests at 200/s: far beyond what one request at a time serves.
+const char* kSaturating = "model: 'SmolLM2-135M' dataset: 'hpt' documents: 20 top_k: 2 document_tokens: 256 "
+                          "query_tokens: 16 answer_tokens: 8 requests: 40 poisson { rate_per_s: 200 }";
+
+TEST(WorkloadBatch, ThroughputRisesWithTheBatchLimit) {
+  const std::string s = stream("saturating", kSaturating);
+  const double one = serve(s, "server_gpu_precompute", "--set host.batch_limit=1", "throughput");
+  const double four = serve(s, "server_gpu_precompute", "--set host.batch_limit=4", "throughput");
+  const double sixteen = serve(s, "server_gpu_precompute", "", "throughput");  // the server's default
+  EXPECT_GT(four, 1.2 * one);
+  EXPECT_GT(sixteen, four);
+  // A batched step takes longer than one request's, so tokens come slower.
+  EXPECT_GT(serve(s, "server_gpu_precompute", "--set host.batch_limit=4", "tbt.mean"),
+            serve(s, "server_gpu_precompute", "--set host.batch_limit=1", "tbt.mean"));
+}
+
+// Closed loop, N = 8 users thinking Z (exponential, mean 20 ms): throughput
+// X = N / (R + Z) (the interactive response-time law, with the stream's
+// realized mean Z) up to the run's ends (users finishing at different times
+// bias the measured X low: 0.2 % here).
+TEST(WorkloadBatch, ClosedLoopThroughputIsUsersOverResponsePlusThinkTime) {
+  const std::string s = stream("closed", "model: 'SmolLM2-135M' dataset: 'hpt' documents: 20 top_k: 2 "
+                                         "document_tokens: 256 query_tokens: 16 answer_tokens: 4 requests: 320 "
+                                         "closed_loop { users: 8 think_time_s: 0.02 }");
+  const CliResult dump = run_cli("workload dump " + shell_quote(s));
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  std::istringstream lines(dump.out);
+  double think_s = 0, requests = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("request ", 0) == 0) {
+      think_s += std::stod(line.substr(line.find("think_ns ") + 9)) * 1e-9;
+      ++requests;
+    }
+  ASSERT_EQ(requests, 320);
+  const double x = serve(s, "server_gpu_precompute", "--set host.batch_limit=4", "throughput");
+  const double r_s = serve(s, "server_gpu_precompute", "--set host.batch_limit=4", "latency.mean");
+  const double law = 8 / (r_s + think_s / requests);
+  EXPECT_NEAR(x, law, 0.02 * law);
+}
+
+// MemLLM batches too once its inter-layer prefetch is off: one fused command
+// per layer carries the batch's queries, the SSD serves their KV one after
+// another.
+TEST(WorkloadBatch, InStorageAttentionServesTheBatch) {
+  const std::string s = stream("saturating", kSaturating);
+  const std::string no_prefetch = "--set placement.ssd_prefetch_layers=0";
+  const double one = serve(s, "memllm", no_prefetch + " --set host.batch_limit=1", "throughput");
+  const double four = serve(s, "memllm", no_prefetch + " --set host.batch_limit=4", "throughput");
+  EXPECT_GT(four, one);
+}
+
+TEST(WorkloadBatch, LimitsThePlatformCannotHonourAreRefused) {
+  const std::string s = stream("saturating", kSaturating);
+  const auto refused = [&](const std::string& platform, const std::string& settings, const std::string& why) {
+    const CliResult r = run_cli("workload serve --platform " + platform + " " + settings + " --stream " +
+                                shell_quote(s) + " --requests " + shell_quote(path("refused.csv")));
+    EXPECT_EQ(r.exit_code, 2) << platform << " " << settings;
+    EXPECT_EQ(r.err_lines(), 1) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_FALSE(std::ifstream(path("refused.csv")).good());
+  };
+  refused("memllm", "--set host.batch_limit=2", "needs placement.ssd_prefetch_layers = 0");
+  refused("aif", "--set host.batch_limit=2", "placement.decode_linear = IN_FLASH");
+  refused("gpu_precompute", "--set host.batch_limit=0", "host.batch_limit");
+  refused("gpu_precompute", "--set host.batch_limit=257", "host.batch_limit");
+}
+
+}  // namespace
