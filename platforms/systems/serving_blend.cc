@@ -142,12 +142,8 @@ class BlendExecutor : public RequestExecutor {
  private:
   void start(const workload::StreamRequest& request, Callbacks callbacks) {
     prune();
-    charge_interval();
-    for (auto it = charged_.begin(); it != charged_.end();)  // their writes still running are this request's now
-      it = it->second.ops_done ? settle(it) : std::next(it);
     workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     const uint64_t id = next_id_++;
-    charged_[id].settled = std::move(callbacks.settled);
     const uint64_t kv_per_token =
         trace::dense_kv_bytes_per_token(stream_.model(), trace::KV_PARTS_K_AND_V, stream_.model().kv_bits());
     InFlight& r = in_flight_.emplace_back();
@@ -176,10 +172,23 @@ class BlendExecutor : public RequestExecutor {
         settle(it);
       }
     });
-    if (batcher_)
-      batcher_->admit(id, [&runtime] { runtime.start(); });
-    else
+    auto begin = [this, id, &runtime, settled = std::move(callbacks.settled), started = callbacks.started] {
+      begin_service(id, settled);
+      started();
       runtime.start();
+    };
+    if (batcher_)
+      batcher_->admit(id, std::move(begin));
+    else
+      begin();
+  }
+
+  // Request `id`'s service starts: the requests whose ops are done stop being
+  // charged (their writes still running are this request's now), and it starts.
+  void begin_service(uint64_t id, std::function<void(const RequestUsage&)> settled) {
+    charge_interval();
+    for (auto it = charged_.begin(); it != charged_.end();) it = it->second.ops_done ? settle(it) : std::next(it);
+    charged_[id].settled = std::move(settled);
   }
 
   // A request is charged from the start of its service until its writes

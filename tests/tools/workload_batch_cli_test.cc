@@ -5,29 +5,22 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
 #include "tests/support/cli.h"
-#include "tests/support/files.h"
+#include "tests/support/workload_cli.h"
 
 using ispsim::testing::CliResult;
+using ispsim::testing::csv_rows;
+using ispsim::testing::path;
 using ispsim::testing::read_text;
 using ispsim::testing::run_cli;
-using ispsim::testing::scratch_dir;
 using ispsim::testing::shell_quote;
+using ispsim::testing::stream;
 
 namespace {
-
-std::string path(const std::string& name) { return (scratch_dir() / name).string(); }
-
-std::string stream(const std::string& name, const std::string& workload) {
-  std::ofstream(path(name + ".txtpb")) << workload;
-  const CliResult r = run_cli("workload gen --workload " + shell_quote(path(name + ".txtpb")) + " --out " +
-                              shell_quote(path(name + ".stream")));
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return path(name + ".stream");
-}
 
 // Serves `stream` on `platform` with `settings`; returns statistic `name` of system.serving.
 double serve(const std::string& stream, const std::string& platform, const std::string& settings,
@@ -94,6 +87,25 @@ TEST(WorkloadBatch, InStorageAttentionServesTheBatch) {
   const double one = serve(s, "memllm", no_prefetch + " --set host.batch_limit=1", "throughput");
   const double four = serve(s, "memllm", no_prefetch + " --set host.batch_limit=4", "throughput");
   EXPECT_GT(four, one);
+}
+
+// Two requests arriving together on a batching host: the second is admitted
+// at once but its prefill (and so its service) starts when the first's ends,
+// at the first's first token.
+TEST(WorkloadBatch, QueueingLastsUntilThePrefillStarts) {
+  std::ofstream(path("together.txt")) << "0\n0\n";
+  const std::string s = stream("together", "model: 'SmolLM2-135M' dataset: 'hpt' documents: 1 top_k: 1 "
+                                           "document_tokens: 256 query_tokens: 16 answer_tokens: 4 "
+                                           "arrival_list { file: 'together.txt' }");
+  const CliResult r = run_cli("workload serve --platform server_gpu_precompute --stream " + shell_quote(s) +
+                              " --requests " + shell_quote(path("together.csv")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::map<std::string, std::string>> by_request;
+  for (const auto& row : csv_rows(path("together.csv"))) by_request[row.at("request")] = row;
+  ASSERT_EQ(by_request.size(), 2u);
+  EXPECT_EQ(by_request["0"].at("queueing_s"), "0");
+  EXPECT_EQ(by_request["1"].at("queueing_s"), by_request["0"].at("ttft_s"));
+  EXPECT_EQ(by_request["1"].at("start_s"), by_request["0"].at("ttft_s"));
 }
 
 TEST(WorkloadBatch, LimitsThePlatformCannotHonourAreRefused) {
