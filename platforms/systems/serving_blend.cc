@@ -1,5 +1,6 @@
 #include "platforms/systems/serving_blend.h"
 
+#include <algorithm>
 #include <exception>
 #include <list>
 #include <map>
@@ -72,16 +73,25 @@ std::string memory_shortfall(const schema::LoadedPlatform& loaded, const std::st
   if (!loaded.platform.placement().kv_resident_in_host_memory()) return "";
   const uint64_t per_token = trace::dense_kv_bytes_per_token(model, trace::KV_PARTS_K_AND_V, model.kv_bits());
   workload::StreamRecord record;
+  uint64_t largest = 0;
   while (reader.next(record)) {
     if (!record.has_request()) continue;
     const workload::RequestKvTokens kv = workload::request_kv_tokens(record.request());
     const uint64_t bytes = uint64_t{model.layers()} * (kv.precomputed + kv.appended) * per_token;
+    largest = std::max(largest, bytes);
     if (bytes > memory.staging_capacity())
       return request_where(record.request()) + ": its KV of " + std::to_string(bytes) +
              " bytes must stay in GPU/host memory (placement.kv_resident_in_host_memory) but only " +
              std::to_string(memory.staging_capacity()) +
              " bytes of the host DRAM budget are left (host.dram_capacity_bytes)";
   }
+  // Requests in service together hold their KV together (conservatively, the largest one's each).
+  const uint64_t limit = loaded.platform.host().batch_limit();
+  if (limit > 1 && largest > memory.staging_capacity() / limit)
+    return std::to_string(limit) + " requests in service together (host.batch_limit) must keep their KV in "
+           "GPU/host memory (placement.kv_resident_in_host_memory): " + std::to_string(limit) +
+           " x the largest request's " + std::to_string(largest) + " bytes exceed the " +
+           std::to_string(memory.staging_capacity()) + " bytes of the host DRAM budget left (host.dram_capacity_bytes)";
   return "";
 }
 

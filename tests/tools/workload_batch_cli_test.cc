@@ -108,6 +108,20 @@ TEST(WorkloadBatch, QueueingLastsUntilThePrefillStarts) {
   EXPECT_EQ(by_request["1"].at("start_s"), by_request["0"].at("ttft_s"));
 }
 
+// KV that must stay in host memory: the requests in service together must fit
+// together (each SmolLM2-1.7B HotpotQA request fits the Jetson's budget alone,
+// 16 of the largest do not): out of memory, exit 3, no file.
+TEST(WorkloadBatch, ResidentKvOfTheWholeBatchMustFit) {
+  const std::string s = stream("resident", "model: 'SmolLM2-1.7B' dataset: 'hpt' documents: 20 requests: 2 "
+                                           "poisson { rate_per_s: 1 }");
+  const CliResult r = run_cli("workload serve --platform gpu_precompute --set placement.kv_resident_in_host_memory=true "
+                              "--set host.batch_limit=16 --stream " + shell_quote(s) + " --requests " +
+                              shell_quote(path("resident.csv")));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.out.rfind("GPU-PreCompute: out of memory: 16 requests in service together", 0), 0u) << r.out;
+  EXPECT_FALSE(std::ifstream(path("resident.csv")).good());
+}
+
 TEST(WorkloadBatch, LimitsThePlatformCannotHonourAreRefused) {
   const std::string s = stream("saturating", kSaturating);
   const auto refused = [&](const std::string& platform, const std::string& settings, const std::string& why) {
