@@ -9,6 +9,7 @@ namespace ispsim::systems {
 DecodeBatcher::DecodeBatcher(sc_core::sc_module_name name, host::Gpu& gpu, const trace::ModelShape& shape,
                              bool grows_kv_by_copy, StoragePort& ssd)
     : sc_module(name), gpu_(gpu), shape_(shape), grows_kv_by_copy_(grows_kv_by_copy), ssd_(ssd) {
+  stats_.formula_integer("largest", "requests", "most requests in one decode step", [this] { return largest_batch_; });
   SC_METHOD(advance);
   sensitive << advance_event_;
   dont_initialize();
@@ -112,7 +113,7 @@ void DecodeBatcher::run_step_op() {
       throw std::logic_error("batcher: members of a decode step sent different ops (" + op->label() + " and " +
                              ops.front()->label() + ")");
   op_in_flight_ = true;
-  ++batched_ops_;
+  ++ops_;
   const bool step_end = !ops.empty() && ops.front()->has_lm_head();
   Done done = [this, ids = members_, step_end] { step_op_done(ids, step_end); };
   if (!ops.empty())

@@ -8,7 +8,7 @@
 // - Prefill runs alone, one request at a time in admission order, and only
 //   between decode steps: a request's runtime starts at a step boundary, and
 //   decode steps wait until its prefill has produced its first token (vLLM's
-//   default scheduler also runs waiting prefills before the next decode step).
+//   scheduler without chunked prefill also runs waiting prefills first).
 // - After its first token a request joins the decode batch at the next step
 //   boundary. Within a step every member's GPU ops and SSD attention commands
 //   form one chain (traces/gen/program_builder.cc), so the k-th of each member
@@ -25,6 +25,9 @@
 //
 // Held ops are decided one delta cycle later, so a decision sees every
 // member's reaction to a completion; no simulated time passes.
+//
+// Statistics (system.serving.batch): steps, ops (the batched GPU kernels and
+// NVMe commands of the steps), largest (most requests in one step).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +38,7 @@
 #include <systemc>
 #include <vector>
 
+#include "models/core/stats.h"
 #include "models/host/gpu.h"
 #include "platforms/systems/runtime.h"
 
@@ -57,9 +61,8 @@ class DecodeBatcher : public sc_core::sc_module {
   // Its last op completed.
   void finished(uint64_t id);
 
-  uint64_t steps() const { return steps_; }                  // decode steps run
-  uint64_t batched_ops() const { return batched_ops_; }      // GPU ops and SSD commands of the steps
-  uint64_t largest_batch() const { return largest_batch_; }  // most requests in one step
+  uint64_t steps() const { return steps_.value(); }
+  uint64_t largest_batch() const { return largest_batch_; }
 
  private:
   friend class Ports;
@@ -93,8 +96,11 @@ class DecodeBatcher : public sc_core::sc_module {
   std::optional<uint64_t> prefilling_;
   std::vector<uint64_t> members_;         // of the step under way, in admission order
   bool step_open_ = false, op_in_flight_ = false;
-  uint64_t steps_ = 0, batched_ops_ = 0, largest_batch_ = 0;
+  uint64_t largest_batch_ = 0;
   sc_core::sc_event advance_event_;
+  stats::Group stats_{"system.serving.batch"};
+  stats::Counter& steps_ = stats_.counter("steps", "count", "decode steps run as one batched step");
+  stats::Counter& ops_ = stats_.counter("ops", "count", "batched GPU kernels and NVMe attention commands of the steps");
 };
 
 // Both ports of one request's runtime; decode ops go to the batcher, the rest
