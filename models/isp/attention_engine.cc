@@ -253,7 +253,7 @@ bool same_tiling(const AttentionWork& a, const AttentionWork& b) {
                              : b.hkvd_mask != nullptr && a.hkvd_mask->bit_length() == b.hkvd_mask->bit_length() &&
                                    a.hkvd_mask->bits() == b.hkvd_mask->bits();
   return same_mask && a.layer == b.layer && a.query_rows == b.query_rows && a.context_tokens == b.context_tokens &&
-         a.appended_tokens_in_flash == b.appended_tokens_in_flash &&
+         a.appended_tokens_in_flash == b.appended_tokens_in_flash && a.appended_base == b.appended_base &&
          a.appended_tokens_supplied == b.appended_tokens_supplied && a.causal == b.causal &&
          a.shape.SerializeAsString() == b.shape.SerializeAsString();
 }
@@ -265,7 +265,8 @@ void AttentionEngine::run(CheckedAttention checked, std::function<void(const Att
   if (op_ && op_->prefetched) {
     Op& op = *op_;
     if (work.layer != op.work.layer || work.context_tokens != op.work.context_tokens ||
-        work.appended_tokens_in_flash != op.work.appended_tokens_in_flash)
+        work.appended_tokens_in_flash != op.work.appended_tokens_in_flash ||
+        work.appended_base != op.work.appended_base)
       throw std::logic_error(std::string(name()) + ": run() of layer " + std::to_string(work.layer) +
                              " does not match the prefetched op of layer " + std::to_string(op.work.layer));
     const bool retile = !same_tiling(work, op.work);

@@ -115,10 +115,14 @@ void AttentionPlanner::check_against_placement(const AttentionWork& work, const 
     throw BadInput(where, std::to_string(work.context_tokens) + " context tokens exceed the " +
                               std::to_string(placement_.precomputed_tokens()) + " placed per layer");
   }
-  if (work.appended_tokens_in_flash > placement_.appended_capacity()) {
-    throw BadInput(where, std::to_string(work.appended_tokens_in_flash) + " appended tokens in flash exceed the " +
+  if (work.appended_base + work.appended_tokens_in_flash > placement_.appended_capacity()) {
+    throw BadInput(where, std::to_string(work.appended_tokens_in_flash) + " appended tokens in flash from entry " +
+                              std::to_string(work.appended_base) + " exceed the " +
                               std::to_string(placement_.appended_capacity()) + " placed per layer");
   }
+  if (work.appended_base % std::max<uint64_t>(1, placement_.slot_entries()) != 0)
+    throw std::logic_error(where + ": appended base " + std::to_string(work.appended_base) +
+                           " is not the first entry of a slot");
 }
 
 // A layer's ops in decode share their mask: its last op's copy and filter
@@ -221,18 +225,20 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
     const uint64_t stored =
         region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
     const uint64_t end = std::min(stored, ceil_div(filter.visible_entries(region, stored), T) * T);
+    const uint64_t base = region == trace::KV_REGION_APPENDED ? work.appended_base : 0;  // a whole tile
     if (!listed) {
       for (uint64_t t = 0; t * T < end; ++t) {
         PlannedTile tile = lister.costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
         if (!lister.extend_runs(tile, heads)) continue;
-        tile.address = placement_.address(work.layer, region, t, 0);
+        tile.address = placement_.address(work.layer, region, base / T + t, 0);
         tile.channel = tile.address.channel;
         out.tiles.push_back(std::move(tile));
       }
       continue;
     }
-    placement_.for_each_page(work.layer, region, 0, end, [&](const KvPlacement::PageRef& ref) {
-      PlannedTile tile = ref.kv_head == 0 ? lister.costed(true, region, ref.first_entry, ref.entries) : out.tiles.back();
+    placement_.for_each_page(work.layer, region, base, base + end, [&](const KvPlacement::PageRef& ref) {
+      PlannedTile tile =
+          ref.kv_head == 0 ? lister.costed(true, region, ref.first_entry - base, ref.entries) : out.tiles.back();
       tile.address = ref.address;
       tile.channel = ref.address.channel;
       tile.kv_head = ref.kv_head;

@@ -30,6 +30,9 @@ struct AttentionWork {
   uint64_t appended_tokens_in_flash = 0;        // read from the appended region (HKVD substitutes included)
   uint64_t appended_tokens_supplied = 0;        // came with the command, already on chip
   bool causal = true;
+  // Where the op's request's appended entries start in the layer's appended
+  // region: 0, or the first entry of its slot (KvPlacement, appended slots).
+  uint64_t appended_base = 0;
 
   // The fused command's operands, bytes (set by the runtime).
   uint64_t hkvd_tokens = 0;        // set bits of the mask: substitutes in the appended region

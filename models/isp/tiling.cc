@@ -1,6 +1,7 @@
 #include "models/isp/tiling.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/error.h"
 
@@ -49,7 +50,8 @@ uint64_t pages_for_tokens(uint64_t tokens, uint32_t tokens_per_tile, uint32_t kv
 }
 
 KvPlacement::KvPlacement(const nand::FlashConfig& flash, const trace::ModelShape& shape,
-                         uint64_t precomputed_tokens, uint64_t appended_capacity, const std::string& where)
+                         uint64_t precomputed_tokens, uint64_t appended_capacity, const std::string& where,
+                         uint32_t appended_slots)
     : flash_(flash),
       layout_(flash),
       shape_(shape),
@@ -57,21 +59,28 @@ KvPlacement::KvPlacement(const nand::FlashConfig& flash, const trace::ModelShape
       kv_heads_(shape.kv_heads()),
       layers_(shape.layers()),
       precomputed_tokens_(precomputed_tokens),
-      appended_capacity_(appended_capacity) {
+      appended_capacity_(appended_capacity),
+      slots_(std::max<uint32_t>(1, appended_slots)) {
   pre_tiles_ = (precomputed_tokens + tokens_per_tile_ - 1) / tokens_per_tile_;
   app_tiles_ = (appended_capacity + tokens_per_tile_ - 1) / tokens_per_tile_;
+  const long double slot_pages = (long double)layers_ * app_tiles_ * kv_heads_;
+  const uint64_t cycle = uint64_t(flash.channels) * flash.dies_per_channel * flash.planes_per_die;
   // Checked in long double so that absurd token counts cannot wrap around.
-  const long double pages = (long double)layers_ * (pre_tiles_ + app_tiles_) * kv_heads_;
+  const long double pages = (long double)layers_ * pre_tiles_ * kv_heads_ +
+                            (slots_ == 1 ? slot_pages : slots_ * (std::ceil(slot_pages / cycle) * cycle));
   if (pages > (long double)layout_.capacity_pages()) {
     throw BadInput(where, "KV of " + std::to_string(precomputed_tokens) + " precomputed + " +
+                              (slots_ > 1 ? std::to_string(slots_) + " x " : std::string()) +
                               std::to_string(appended_capacity) + " appended tokens per layer needs " +
                               std::to_string((unsigned long long)pages) + " pages; the flash has " +
                               std::to_string(layout_.capacity_pages()));
   }
+  slot_stride_ = uint64_t(slot_pages);
+  if (slots_ > 1) slot_stride_ = (slot_stride_ + cycle - 1) / cycle * cycle;
 }
 
 uint64_t KvPlacement::tiles_per_layer(trace::KvRegion region) const {
-  return region == trace::KV_REGION_PRECOMPUTED ? pre_tiles_ : app_tiles_;
+  return region == trace::KV_REGION_PRECOMPUTED ? pre_tiles_ : slots_ * app_tiles_;
 }
 
 uint64_t KvPlacement::tile_index(uint32_t layer, trace::KvRegion region, uint64_t tile, uint32_t kv_head) const {
@@ -91,7 +100,9 @@ uint64_t KvPlacement::tile_index(uint32_t layer, trace::KvRegion region, uint64_
                               " tile " + std::to_string(tile) + " of " + std::to_string(tiles) + " per layer");
   }
   if (region == trace::KV_REGION_PRECOMPUTED) return (uint64_t(layer) * pre_tiles_ + tile) * kv_heads_ + kv_head;
-  return uint64_t(layers_) * pre_tiles_ * kv_heads_ + (uint64_t(layer) * app_tiles_ + tile) * kv_heads_ + kv_head;
+  const uint64_t slot = tile / app_tiles_, t = tile % app_tiles_;
+  return uint64_t(layers_) * pre_tiles_ * kv_heads_ + slot * slot_stride_ +
+         (uint64_t(layer) * app_tiles_ + t) * kv_heads_ + kv_head;
 }
 
 nand::PageAddress KvPlacement::address(uint32_t layer, trace::KvRegion region, uint64_t tile,
@@ -100,10 +111,16 @@ nand::PageAddress KvPlacement::address(uint32_t layer, trace::KvRegion region, u
   return ideal() ? layout_.address(index, "kv placement") : map_->run(index).address;
 }
 
-uint64_t KvPlacement::total_pages() const { return uint64_t(layers_) * (pre_tiles_ + app_tiles_) * kv_heads_; }
+uint64_t KvPlacement::total_pages() const {
+  return uint64_t(layers_) * (pre_tiles_ + app_tiles_) * kv_heads_ + (slots_ - 1) * slot_stride_;
+}
 
 void KvPlacement::check_range(trace::KvRegion region, uint64_t begin, uint64_t end) const {
-  const uint64_t limit = region == trace::KV_REGION_PRECOMPUTED ? precomputed_tokens_ : appended_capacity_;
+  if (region == trace::KV_REGION_APPENDED && slots_ > 1 && begin / slot_entries() != (end - 1) / slot_entries()) {
+    throw BadInput("kv placement", "appended entries [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                       ") span two slots of " + std::to_string(slot_entries()) + " entries");
+  }
+  const uint64_t limit = region == trace::KV_REGION_PRECOMPUTED ? precomputed_tokens_ : appended_capacity();
   if (end > limit) {
     throw BadInput("kv placement", std::string(region == trace::KV_REGION_PRECOMPUTED ? "precomputed" : "appended") +
                                        " entries [" + std::to_string(begin) + ", " + std::to_string(end) +

@@ -14,6 +14,13 @@
 //   appended:    index = L * P * kv_heads + (layer * A + tile) * kv_heads + kv_head,
 //                A = ceil(appended_capacity / T)
 //
+// A request stream holds several requests' appended KV at once (appended_slots
+// S, one slot each): slot s is the whole appended region above, again, from
+// index L * P * kv_heads + s * R, with R = L * A * kv_heads rounded up to a
+// whole number of the layout's cycles (channels x dies x planes pages), so that
+// a page of every slot is on the channel, die and plane of slot 0's. A layer's
+// appended tiles are numbered slot after slot: tile s * A + t is tile t of slot s.
+//
 // Precomputed tokens are addressed by position [0, C). Appended entries are
 // addressed by their append index (0, 1, ... in the order they were appended),
 // which is not their token position: MemLLM appends the recomputed HKVD KV
@@ -71,20 +78,25 @@ class KvPlacement {
   // `precomputed_tokens` C per layer (the request's context), `appended_capacity`
   // entries per layer (recomputed HKVD + query + answer tokens). Throws BadInput
   // when the regions exceed the flash or the shape is unusable.
+  // `appended_slots` S >= 1 slots of appended_capacity entries each (see above).
   KvPlacement(const nand::FlashConfig& flash, const trace::ModelShape& shape,
               uint64_t precomputed_tokens, uint64_t appended_capacity,
-              const std::string& where = "kv placement");
+              const std::string& where = "kv placement", uint32_t appended_slots = 1);
 
   uint32_t tokens_per_tile() const { return tokens_per_tile_; }
   uint32_t kv_heads() const { return kv_heads_; }
   uint32_t layers() const { return layers_; }
   uint64_t precomputed_tokens() const { return precomputed_tokens_; }
-  uint64_t appended_capacity() const { return appended_capacity_; }
+  // Appended entries per layer, every slot's: S x slot_entries() (the capacity itself for one slot).
+  uint64_t appended_capacity() const { return slots_ == 1 ? appended_capacity_ : slots_ * slot_entries(); }
+  uint32_t appended_slots() const { return slots_; }
+  // Entries per layer of one slot, from entry s x slot_entries() on: A x T (the capacity for one slot).
+  uint64_t slot_entries() const { return slots_ == 1 ? appended_capacity_ : app_tiles_ * tokens_per_tile_; }
   const trace::ModelShape& shape() const { return shape_; }
   const nand::FlashConfig& flash() const { return flash_; }
   const nand::Layout& layout() const { return layout_; }
 
-  // Token tiles per layer of a region (ceil(tokens / T)).
+  // Token tiles per layer of a region (ceil(tokens / T); appended: of every slot).
   uint64_t tiles_per_layer(trace::KvRegion region) const;
   // Linear tile (page) index; throws BadInput on an out-of-range argument.
   uint64_t tile_index(uint32_t layer, trace::KvRegion region, uint64_t tile, uint32_t kv_head) const;
@@ -118,7 +130,7 @@ class KvPlacement {
   void for_each_page(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end, Visit visit) const;
 
  private:
-  // BadInput when [begin, end) exceeds the region's entries per layer.
+  // BadInput when [begin, end) exceeds the region's entries per layer or spans two slots.
   void check_range(trace::KvRegion region, uint64_t begin, uint64_t end) const;
 
   nand::FlashConfig flash_;
@@ -131,7 +143,9 @@ class KvPlacement {
   uint64_t precomputed_tokens_ = 0;
   uint64_t appended_capacity_ = 0;
   uint64_t pre_tiles_ = 0;
-  uint64_t app_tiles_ = 0;
+  uint64_t app_tiles_ = 0;      // A, per slot
+  uint32_t slots_ = 1;          // S
+  uint64_t slot_stride_ = 0;    // R: pages from one slot's first to the next's
 };
 
 // A region's pages of one layer have consecutive tile indexes (see above), so

@@ -40,7 +40,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       flash_("flash", nand),
       nand_energy_(nand::NandEnergy::from_params(nand, flash_.config())),
       placement_(std::make_unique<isp::KvPlacement>(flash_.config(), kv.shape, kv.precomputed_tokens,
-                                                    kv.appended_capacity)),
+                                                    kv.appended_capacity, "kv placement", kv.appended_slots)),
       nvme_(nvme),
       ledger_(ledger),
       dram_("dram", config_.dram_bytes_per_ns, config_.dram_latency),
@@ -52,7 +52,8 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
       gc_reader_("gc_reader", flash_),
       appender_("appender", flash_),
       eraser_("eraser", flash_),
-      layers_(kv.shape.layers()),
+      store_pages_(kv.store_pages),
+      layers_(uint64_t(placement_->appended_slots()) * kv.shape.layers()),
       in_flash_("in_flash", 0, sc_core::SC_ZERO_TIME),
       stats_(this->name()) {
   ftl_config_ = std::make_unique<ftl::FtlConfig>(ftl::FtlConfig::from_params(nand, ftl, "ftl"));
@@ -139,8 +140,8 @@ void Ssd::register_wear_stats() {
 }
 
 void Ssd::start_from(const DriveStart& start) {
-  translation_ =
-      std::make_unique<FlashTranslation>(*ftl_config_, flash_.config(), placement_->total_pages(), "ftl", start);
+  translation_ = std::make_unique<FlashTranslation>(*ftl_config_, flash_.config(),
+                                                    placement_->total_pages() + store_pages_, "ftl", start);
   // The precomputed KV is on the drive before the run; it comes first in the KV space.
   translation_->store(0, stored_pages());
   placement_->set_page_map(translation_.get());
@@ -152,14 +153,50 @@ uint64_t Ssd::stored_pages() const {
 
 void Ssd::finish_request() { translation_->trim(stored_pages(), placement_->total_pages() - stored_pages()); }
 
+void Ssd::check_slot(uint32_t slot) const {
+  if (slot >= appended_slots())
+    throw std::logic_error(std::string(name()) + ": appended slot " + std::to_string(slot) + " of " +
+                           std::to_string(appended_slots()));
+}
+
+uint64_t Ssd::appended_base(uint32_t slot) const {
+  check_slot(slot);
+  return slot * placement_->slot_entries();
+}
+
+const Ssd::LayerAppends& Ssd::appends(uint32_t slot, uint32_t layer) const {
+  check_slot(slot);
+  return layers_.at(uint64_t(slot) * placement_->layers() + layer);
+}
+
+Ssd::LayerAppends& Ssd::appends(uint32_t slot, uint32_t layer) {
+  return const_cast<LayerAppends&>(static_cast<const Ssd&>(*this).appends(slot, layer));
+}
+
+void Ssd::release_slot(uint32_t slot) {
+  const uint64_t tile = placement_->tokens_per_tile(), first_tile = appended_base(slot) / tile;
+  for (uint32_t layer = 0; layer < placement_->layers(); ++layer) {
+    LayerAppends& l = appends(slot, layer);
+    if (l.reserved != l.entries)
+      throw std::logic_error(std::string(name()) + ": slot " + std::to_string(slot) + " released with " +
+                             std::to_string(l.reserved - l.entries) + " entries of layer " + std::to_string(layer) +
+                             " still on their way");
+    const uint64_t tiles = (l.entries + tile - 1) / tile;
+    if (tiles > 0)
+      translation_->trim(placement_->tile_index(layer, trace::KV_REGION_APPENDED, first_tile, 0),
+                         tiles * placement_->kv_heads());
+    l = LayerAppends();
+  }
+}
+
 uint64_t Ssd::nand_pages_read() const { return host_read_pages_.value() + engine_->pages_read(); }
 uint64_t Ssd::nand_bytes_read() const { return nand_pages_read() * flash_.config().page_bytes; }
 uint64_t Ssd::nand_bytes_programmed() const { return pages_programmed_.value() * flash_.config().page_bytes; }
 
 void Ssd::check_layer(uint32_t layer, const std::string& where) const {
-  if (layer >= layers_.size()) {
+  if (layer >= placement_->layers()) {
     throw BadInput(where, "layer " + std::to_string(layer) + " is outside the model's " +
-                              std::to_string(layers_.size()) + " layers");
+                              std::to_string(placement_->layers()) + " layers");
   }
 }
 
@@ -192,13 +229,15 @@ void Ssd::check_drain() {
   // Flush the partial tiles first; their completion brings us back here.
   const uint64_t tile = placement_->tokens_per_tile();
   bool flushing = false;
-  for (uint32_t layer = 0; layer < layers_.size(); ++layer) {
-    LayerAppends& l = layers_[layer];
-    if (l.partial_flushed || l.entries % tile == 0) continue;
-    l.partial_flushed = true;
-    flushing = true;
-    begin_call();
-    program_tiles(layer, (l.entries / tile) * tile, l.entries, nullptr);
+  for (uint32_t slot = 0; slot < appended_slots(); ++slot) {
+    for (uint32_t layer = 0; layer < placement_->layers(); ++layer) {
+      LayerAppends& l = appends(slot, layer);
+      if (l.partial_flushed || l.entries % tile == 0) continue;
+      l.partial_flushed = true;
+      flushing = true;
+      begin_call();
+      program_tiles(slot, layer, (l.entries / tile) * tile, l.entries, nullptr);
+    }
   }
   if (flushing) return;
   std::vector<Done> waiters;
@@ -233,19 +272,24 @@ void Ssd::fetch_commands(uint64_t data_bytes, Done then) {
 }
 
 void Ssd::host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end,
-                    Done done) {
+                    Done done, uint32_t slot) {
   const std::string where = "ssd host read layer " + std::to_string(layer);
   check_layer(layer, where);
   if (token_end <= token_begin) {
     throw BadInput(where, "empty token range [" + std::to_string(token_begin) + ", " +
                               std::to_string(token_end) + ")");
   }
-  if (region == trace::KV_REGION_APPENDED && token_end > layers_[layer].reserved) {
-    throw BadInput(where, "appended entries [" + std::to_string(token_begin) + ", " + std::to_string(token_end) +
-                              ") read, but only " + std::to_string(layers_[layer].reserved) +
-                              " were ever appended to this layer");
+  uint64_t base = 0;
+  if (region == trace::KV_REGION_APPENDED) {
+    const uint64_t reserved = appends(slot, layer).reserved;
+    if (token_end > reserved) {
+      throw BadInput(where, "appended entries [" + std::to_string(token_begin) + ", " + std::to_string(token_end) +
+                                ") read, but only " + std::to_string(reserved) + " were ever appended to this layer");
+    }
+    base = appended_base(slot);
   }
-  std::vector<isp::KvPlacement::PageRef> pages = placement_->pages(layer, region, token_begin, token_end);
+  std::vector<isp::KvPlacement::PageRef> pages =
+      placement_->pages(layer, region, base + token_begin, base + token_end);
   const uint64_t useful = (token_end - token_begin) * isp::kv_bytes_per_token(placement_->shape());
   ++host_reads_;
   begin_call();
@@ -513,7 +557,8 @@ void Ssd::on_timer() {
   for (Done& d : due) d();
 }
 
-void Ssd::host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, uint64_t bytes, Done done) {
+void Ssd::host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, uint64_t bytes, Done done,
+                     uint32_t slot) {
   const std::string where = "ssd host write layer " + std::to_string(layer);
   check_layer(layer, where);
   const uint64_t per_entry = isp::kv_bytes_per_token(placement_->shape());
@@ -526,21 +571,21 @@ void Ssd::host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, u
     throw BadInput(where, std::to_string(entries) + " token entries do not fit the token range [" +
                               std::to_string(token_begin) + ", " + std::to_string(token_end) + ")");
   }
-  reserve_entries(layer, entries, where);
+  reserve_entries(slot, layer, entries, where);
   ++host_writes_;
   begin_call();
-  fetch_commands(bytes, [this, layer, entries, bytes, done = std::move(done)]() mutable {
+  fetch_commands(bytes, [this, slot, layer, entries, bytes, done = std::move(done)]() mutable {
     nvme_.link().transfer(
         link::Direction::HOST_TO_DEVICE, bytes, link::Purpose::KV_WRITE,
-        [this, layer, entries, bytes, done = std::move(done)]() mutable {
+        [this, slot, layer, entries, bytes, done = std::move(done)]() mutable {
           nvme_.link().transfer(link::Direction::DEVICE_TO_HOST, nvme_.io_overhead_bytes_device_to_host(bytes),
                                 link::Purpose::NVME_COMPLETION, nullptr);
-          accept_entries(layer, entries, bytes, std::move(done));
+          accept_entries(slot, layer, entries, bytes, std::move(done));
         });
   });
 }
 
-void Ssd::append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) {
+void Ssd::append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done, uint32_t slot) {
   const std::string where = "ssd append layer " + std::to_string(layer);
   check_layer(layer, where);
   const uint64_t per_entry = isp::kv_bytes_per_token(placement_->shape());
@@ -548,57 +593,91 @@ void Ssd::append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) {
     throw BadInput(where, std::to_string(bytes) + " bytes for " + std::to_string(tokens) +
                               " tokens; expected tokens x " + std::to_string(per_entry) + " bytes (> 0)");
   }
-  reserve_entries(layer, tokens, where);
+  reserve_entries(slot, layer, tokens, where);
   ++appends_;
   begin_call();
-  accept_entries(layer, tokens, bytes, std::move(done));
+  accept_entries(slot, layer, tokens, bytes, std::move(done));
 }
 
-void Ssd::reserve_entries(uint32_t layer, uint64_t entries, const std::string& where) {
-  LayerAppends& l = layers_[layer];
-  if (l.reserved + entries > placement_->appended_capacity()) {
+void Ssd::reserve_entries(uint32_t slot, uint32_t layer, uint64_t entries, const std::string& where) {
+  LayerAppends& l = appends(slot, layer);
+  if (l.reserved + entries > placement_->slot_entries()) {
     throw BadInput(where, "appending " + std::to_string(entries) + " entries to " + std::to_string(l.reserved) +
-                              " overflows the appended region of " +
-                              std::to_string(placement_->appended_capacity()) + " entries per layer");
+                              " overflows the appended region of " + std::to_string(placement_->slot_entries()) +
+                              " entries per layer");
   }
   l.reserved += entries;
 }
 
-// The call's data crosses the internal bus into the DRAM write buffer; then the
-// tiles it completes are programmed.
-void Ssd::accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done) {
-  kv_written_bytes_ += bytes;
+void Ssd::to_write_buffer(uint64_t bytes, Done then) {
   const uint64_t buffer_start = now_ps();
   const uint64_t ticket = hold_energy(buffer_start);
-  bus_.transfer(bytes, [this, layer, entries, bytes, buffer_start, ticket, done = std::move(done)]() mutable {
+  bus_.transfer(bytes, [this, bytes, buffer_start, ticket, then = std::move(then)]() mutable {
     dram_write_bytes_ += bytes;
-    dram_.transfer(bytes, [this, layer, entries, bytes, buffer_start, ticket, done = std::move(done)]() mutable {
+    dram_.transfer(bytes, [this, bytes, buffer_start, ticket, then = std::move(then)] {
       // Bus and DRAM energy over the time the data took to reach the write buffer.
       record(kBus, double(bytes) * config_.bus_joules_per_byte, buffer_start);
       record(kDram, double(bytes) * config_.dram_joules_per_byte, buffer_start);
       release_energy(ticket);
-      LayerAppends& l = layers_[layer];
-      l.entries += entries;
-      const uint64_t tile = placement_->tokens_per_tile();
-      const uint64_t full = l.entries / tile;
-      if (full > l.programmed_tiles) {
-        const uint64_t first = l.programmed_tiles * tile;
-        l.programmed_tiles = full;
-        l.partial_flushed = false;
-        program_tiles(layer, first, full * tile, std::move(done));
-      } else {
-        l.partial_flushed = false;  // the partial tile changed since any flush
-        end_call(done);
-      }
+      then();
     });
   });
 }
 
-// One program batch: the pages of entries [first_entry, end_entry) of `layer`'s
-// appended region. The batch's DRAM read and bus transfer are booked when it
+// The call's data goes to the write buffer; then the tiles it completes are programmed.
+void Ssd::accept_entries(uint32_t slot, uint32_t layer, uint64_t entries, uint64_t bytes, Done done) {
+  kv_written_bytes_ += bytes;
+  to_write_buffer(bytes, [this, slot, layer, entries, done = std::move(done)]() mutable {
+    LayerAppends& l = appends(slot, layer);
+    l.entries += entries;
+    const uint64_t tile = placement_->tokens_per_tile();
+    const uint64_t full = l.entries / tile;
+    if (full > l.programmed_tiles) {
+      const uint64_t first = l.programmed_tiles * tile;
+      l.programmed_tiles = full;
+      l.partial_flushed = false;
+      program_tiles(slot, layer, first, full * tile, std::move(done));
+    } else {
+      l.partial_flushed = false;  // the partial tile changed since any flush
+      end_call(done);
+    }
+  });
+}
+
+void Ssd::store_write(uint64_t lpn, uint64_t pages, uint64_t bytes, Done done) {
+  check_store(lpn, pages, "ssd store write");
+  begin_call();
+  fetch_commands(bytes, [this, lpn, pages, bytes, done = std::move(done)]() mutable {
+    nvme_.link().transfer(
+        link::Direction::HOST_TO_DEVICE, bytes, link::Purpose::KV_WRITE,
+        [this, lpn, pages, bytes, done = std::move(done)]() mutable {
+          nvme_.link().transfer(link::Direction::DEVICE_TO_HOST, nvme_.io_overhead_bytes_device_to_host(bytes),
+                                link::Purpose::NVME_COMPLETION, nullptr);
+          to_write_buffer(bytes, [this, lpn, pages, done = std::move(done)]() mutable {
+            program_pages(written_pages(lpn, pages), std::move(done));
+          });
+        });
+  });
+}
+
+void Ssd::store_trim(uint64_t lpn, uint64_t pages) {
+  check_store(lpn, pages, "ssd store trim");
+  translation_->trim(lpn, pages);
+}
+
+void Ssd::check_store(uint64_t lpn, uint64_t pages, const std::string& where) const {
+  const uint64_t first = placement_->total_pages();
+  if (pages == 0 || lpn < first || lpn + pages > first + store_pages_)
+    throw BadInput(where, "pages [" + std::to_string(lpn) + ", " + std::to_string(lpn + pages) +
+                              ") are outside the document store [" + std::to_string(first) + ", " +
+                              std::to_string(first + store_pages_) + ")");
+}
+
+// One program batch. The batch's DRAM read and bus transfer are booked when it
 // starts and overlap its programs (both are far faster than tIn + tPROG).
-void Ssd::program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done) {
-  program_pages(translated_pages(layer, first_entry, end_entry), std::move(done));
+void Ssd::program_tiles(uint32_t slot, uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done) {
+  const uint64_t base = appended_base(slot);  // whole tiles
+  program_pages(translated_pages(layer, base + first_entry, base + end_entry), std::move(done));
 }
 
 // Where the FTL writes the batch's pages; the GC work it needed first runs now.
@@ -606,9 +685,12 @@ std::vector<nand::PageAddress> Ssd::translated_pages(uint32_t layer, uint64_t fi
   const uint64_t tile = placement_->tokens_per_tile();
   const uint64_t first_tile = first_entry / tile, end_tile = (end_entry + tile - 1) / tile;
   // A layer's appended tiles, KV heads minor, are consecutive logical pages.
-  std::vector<ftl::FlashOp> ops = translation_->write(
-      placement_->tile_index(layer, trace::KV_REGION_APPENDED, first_tile, 0),
-      (end_tile - first_tile) * placement_->kv_heads());
+  return written_pages(placement_->tile_index(layer, trace::KV_REGION_APPENDED, first_tile, 0),
+                       (end_tile - first_tile) * placement_->kv_heads());
+}
+
+std::vector<nand::PageAddress> Ssd::written_pages(uint64_t lpn, uint64_t count) {
+  std::vector<ftl::FlashOp> ops = translation_->write(lpn, count);
   std::vector<nand::PageAddress> pages;
   std::vector<ftl::FlashOp> gc;
   for (const ftl::FlashOp& op : ops) {

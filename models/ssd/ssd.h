@@ -100,6 +100,14 @@ struct KvSpace {
   trace::ModelShape shape;
   uint64_t precomputed_tokens = 0;  // C: precomputed entries per layer
   uint64_t appended_capacity = 0;   // appended entries per layer (HKVD + query + answer)
+  // Requests whose appended KV the drive holds at once, each in a slot of
+  // appended_capacity entries per layer (a request stream's: those served and
+  // those whose writes still drain; isp::KvPlacement places the slots so that
+  // a request's pages use the same dies whatever its slot).
+  uint32_t appended_slots = 1;
+  // Logical pages after the KV space for documents written while the drive
+  // serves (store_write(): a request stream's ingested documents).
+  uint64_t store_pages = 0;
 };
 
 class Ssd : public sc_core::sc_module {
@@ -125,17 +133,28 @@ class Ssd : public sc_core::sc_module {
   ~Ssd() override;
 
   // Conventional NVMe read of entries [token_begin, token_end) of `layer`'s
-  // `region` to the host; `done` when the last byte (and completion) reached it.
+  // `region` (appended: of the region's slot `slot`) to the host; `done` when
+  // the last byte (and completion) reached it.
   // BadInput for a range outside the placement or an empty range.
   void host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end,
-                 Done done);
-  // KV write-back from the host: `bytes` = entries x kv_bytes_per_token, the
-  // entries being tokens of [token_begin, token_end) (all, or the masked ones).
-  // BadInput when bytes is not a whole number of entries, the entries exceed
-  // the range, or the appended region would overflow.
-  void host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, uint64_t bytes, Done done);
-  // KV that came with a fused command: `tokens` entries of `bytes`.
-  void append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done);
+                 Done done, uint32_t slot = 0);
+  // KV write-back from the host into slot `slot` of the appended region:
+  // `bytes` = entries x kv_bytes_per_token, the entries being tokens of
+  // [token_begin, token_end) (all, or the masked ones). BadInput when bytes is
+  // not a whole number of entries, the entries exceed the range, or the slot
+  // would overflow.
+  void host_write(uint32_t layer, uint64_t token_begin, uint64_t token_end, uint64_t bytes, Done done,
+                  uint32_t slot = 0);
+  // KV that came with a fused command: `tokens` entries of `bytes`, into slot `slot`.
+  void append(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done, uint32_t slot = 0);
+  // A document written to the store (KvSpace::store_pages, logical pages from
+  // placement().total_pages() on): `bytes` from the host as host_write's are
+  // (NVMe write commands, PCIe KV_WRITE, bus, write buffer), then logical pages
+  // [lpn, lpn + pages) programmed through the FTL; `done` when programmed.
+  // BadInput outside the store.
+  void store_write(uint64_t lpn, uint64_t pages, uint64_t bytes, Done done);
+  // TRIMs logical pages [lpn, lpn + pages) of the store (a mapping update, no flash time).
+  void store_trim(uint64_t lpn, uint64_t pages);
   // One attention pass of the ISP, queued on the flash FIFO (or joining its prefetch).
   void attention(const isp::AttentionWork& work, Done done);
   // Starts reading `work`'s pages ahead of its attention() call (see above).
@@ -159,6 +178,15 @@ class Ssd : public sc_core::sc_module {
   void start_from(const DriveStart& start);
   // The request is over: its appended and written-back KV is freed (TRIM).
   void finish_request();
+  // The appended region's slots (KvSpace::appended_slots): entry e of slot s is
+  // entry appended_base(s) + e of a layer's region.
+  uint32_t appended_slots() const { return placement_->appended_slots(); }
+  uint64_t appended_base(uint32_t slot) const;
+  // The request of slot `slot` is over and its calls are done: the logical
+  // pages of its appended and written-back KV are TRIMmed through the FTL (a
+  // mapping update, no flash time) and the slot takes the next request's
+  // (entries of its partial tiles still in the write buffer are dropped).
+  void release_slot(uint32_t slot);
   nand::FlashArray& flash() { return flash_; }
   core::Server& dram() { return dram_; }
   core::Server& bus() { return bus_; }
@@ -181,7 +209,7 @@ class Ssd : public sc_core::sc_module {
   uint64_t aggregated_reads() const { return aggregated_reads_.value(); }  // host reads without page events
   uint64_t reused_reads() const { return reused_reads_.value(); }  // of which looked up (read_pages_aggregated())
   uint64_t outstanding() const { return outstanding_; }
-  uint64_t appended_entries(uint32_t layer) const { return layers_.at(layer).entries; }
+  uint64_t appended_entries(uint32_t layer, uint32_t slot = 0) const { return appends(slot, layer).entries; }
   uint64_t gc_block_erases() const { return gc_block_erases_.value(); }
   double gc_joules() const { return gc_joules_.value(); }
 
@@ -202,17 +230,27 @@ class Ssd : public sc_core::sc_module {
     bool partial_flushed = false;   // the partial tile was programmed by drain()
   };
   uint64_t stored_pages() const;  // the precomputed KV's logical pages, [0, this)
+  void check_slot(uint32_t slot) const;  // std::logic_error past the slots
+  LayerAppends& appends(uint32_t slot, uint32_t layer);
+  const LayerAppends& appends(uint32_t slot, uint32_t layer) const;
   void begin_call();
   void end_call(const Done& done);
   void check_drain();
   void on_program_batch_done();
   void on_erase_batch_done();
   void register_wear_stats();
-  void reserve_entries(uint32_t layer, uint64_t entries, const std::string& where);
+  void reserve_entries(uint32_t slot, uint32_t layer, uint64_t entries, const std::string& where);
   void fetch_commands(uint64_t data_bytes, Done then);
-  void accept_entries(uint32_t layer, uint64_t entries, uint64_t bytes, Done done);
-  void program_tiles(uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done);
+  // `bytes` cross the internal bus into the DRAM write buffer; then `then`.
+  void to_write_buffer(uint64_t bytes, Done then);
+  void accept_entries(uint32_t slot, uint32_t layer, uint64_t entries, uint64_t bytes, Done done);
+  void check_store(uint64_t lpn, uint64_t pages, const std::string& where) const;
+  // Entries [first_entry, end_entry) of slot `slot` of `layer`'s appended region.
+  void program_tiles(uint32_t slot, uint32_t layer, uint64_t first_entry, uint64_t end_entry, Done done);
   std::vector<nand::PageAddress> translated_pages(uint32_t layer, uint64_t first_entry, uint64_t end_entry);
+  // Logical pages [lpn, lpn + count) written through the FTL: where it put
+  // them (the GC work it needed first runs now).
+  std::vector<nand::PageAddress> written_pages(uint64_t lpn, uint64_t count);
   void program_pages(std::vector<nand::PageAddress> pages, Done done);
   // GC's flash operations of one write (FlashTranslation::write, without the
   // host programs) as one job in the program lane: its page reads, then its
@@ -286,7 +324,8 @@ class Ssd : public sc_core::sc_module {
   nand::Appender appender_;
   nand::Eraser eraser_;  // GC's erases, on the dies
   std::unique_ptr<isp::AttentionEngine> engine_;
-  std::vector<LayerAppends> layers_;
+  const uint64_t store_pages_;        // KvSpace::store_pages
+  std::vector<LayerAppends> layers_;  // slot-major: appended slots x layers
   std::vector<Done> drain_waiters_;
   Done program_batch_done_;  // completion of the program batch under way
   Done erase_batch_done_;    // completion of the erase batch under way

@@ -79,11 +79,19 @@ class StagingAdapter : public StagingPort {
   host::HostMemory& memory_;
 };
 
+// One request's port: its appended KV goes to slot `slot` of the SSD's
+// appended region (ssd::KvSpace::appended_slots).
 class SsdPort : public StoragePort {
  public:
   SsdPort(ssd::Ssd& ssd, link::Nvme& nvme, host::StorageReadPath& load_path, host::StorageReadPath& swap_path,
-          core::Timeline* timeline)
-      : ssd_(ssd), nvme_(nvme), load_path_(load_path), swap_path_(swap_path), timeline_(timeline) {}
+          core::Timeline* timeline, uint32_t slot = 0)
+      : ssd_(ssd),
+        nvme_(nvme),
+        load_path_(load_path),
+        swap_path_(swap_path),
+        timeline_(timeline),
+        slot_(slot),
+        appended_base_(ssd.appended_base(slot)) {}
 
   // The SSD read, then one of the host's software paths (models/host/storage_read_path.h).
   void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
@@ -91,21 +99,24 @@ class SsdPort : public StoragePort {
     Done usable =
         traced("SSD to host KV reads", "kv read L" + std::to_string(layer), std::move(done), args(layer, bytes));
     host::StorageReadPath& host_path = path == HostReadPath::kLoad ? load_path_ : swap_path_;
-    ssd_.host_read(layer, region, token_begin, token_end, [&host_path, bytes, usable = std::move(usable)]() mutable {
-      host_path.deliver(bytes, std::move(usable));
-    });
+    ssd_.host_read(
+        layer, region, token_begin, token_end,
+        [&host_path, bytes, usable = std::move(usable)]() mutable { host_path.deliver(bytes, std::move(usable)); },
+        slot_);
   }
   void write_from_host(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
     ssd_.host_write(layer, 0, tokens, bytes,
                     traced("background KV writes", "write-through L" + std::to_string(layer), std::move(done),
-                           args(layer, bytes)));
+                           args(layer, bytes)),
+                    slot_);
   }
   void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
     ssd_.append(layer, tokens, bytes,
                 traced("background KV writes", "append L" + std::to_string(layer), std::move(done),
-                       args(layer, bytes)));
+                       args(layer, bytes)),
+                slot_);
   }
-  void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(w); }
+  void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(placed(w)); }
   // AiF's vendor command: the input vector goes in where a fused command's Q
   // goes (PCIe purpose q_fused), the output comes back as its O rows
   // (attention_output).
@@ -123,10 +134,16 @@ class SsdPort : public StoragePort {
         },
         std::move(done));
   }
-  void attention(const SsdAttention& work, Done done) override { attention_batch({work}, std::move(done)); }
+  // `work` over this request's slot: its appended KV at the slot's entries.
+  SsdAttention placed(SsdAttention work) const override {
+    work.appended_base = appended_base_;
+    return work;
+  }
+  void attention(const SsdAttention& work, Done done) override { attention_batch({placed(work)}, std::move(done)); }
   // The requests' masks, Q, supplied KV and outputs cross PCIe together; the
   // SSD runs each request's attention over its own KV in the given order (its
-  // flash job queue is first come, first served).
+  // flash job queue is first come, first served). Each work is as its
+  // request's port placed it, so its appended KV is that request's slot's.
   void attention_batch(const std::vector<SsdAttention>& works, Done done) override {
     link::FusedAttentionCommand cmd;  // what crosses PCIe
     for (const SsdAttention& work : works) {
@@ -173,6 +190,8 @@ class SsdPort : public StoragePort {
   host::StorageReadPath& load_path_;
   host::StorageReadPath& swap_path_;
   core::Timeline* timeline_;
+  const uint32_t slot_;
+  const uint64_t appended_base_;
 };
 
 // The devices of one platform, children of the SystemC module "system".

@@ -26,7 +26,9 @@
 #include "models/ssd/ssd.h"
 #include "platforms/systems/blend_devices.h"
 #include "platforms/systems/isp_selection.h"
+#include "platforms/systems/metrics.h"
 #include "platforms/systems/progress.h"
+#include "platforms/systems/run_stats.h"
 #include "platforms/systems/runtime.h"
 #include "platforms/systems/stats_output.h"
 #include "traces/trace_io.h"
@@ -132,10 +134,10 @@ class PhaseTracker {
 };
 
 // Busy time per phase of the resources that can bound a request (what
-// tools/baselines/bottleneck.py reads): their busy-time statistics are read at
-// every phase change and the difference goes to the phase that ends. Work is
-// counted when a device books or finishes it, so a phase may carry up to one
-// op's work of its neighbour.
+// tools/baselines/bottleneck.py reads beside the phases' times): their
+// busy-time statistics are read at every phase change and the difference goes
+// to the phase that ends. Work is counted when a device books or finishes it,
+// so a phase may carry up to one op's work of its neighbour.
 class PhaseBusy {
  public:
   struct Resource {
@@ -153,8 +155,8 @@ class PhaseBusy {
     return r;
   }
 
-  // The phase `ending` (a statistics key, "" for none) ends at `at_ps`.
-  void change(const std::string& ending, uint64_t at_ps) {
+  // The phase `ending` (a statistics key, "" for none) ends now.
+  void change(const std::string& ending) {
     std::vector<double> now(resources().size(), 0.0);
     for (size_t i = 0; i < now.size(); ++i)
       if (const stats::Entry* e = stats::Registry::global().find(resources()[i].statistic)) now[i] = e->read();
@@ -162,27 +164,15 @@ class PhaseBusy {
       std::vector<double>& busy = by_phase_[ending];
       busy.resize(now.size(), 0.0);
       for (size_t i = 0; i < now.size(); ++i) busy[i] += now[i] - last_[i];
-      elapsed_ns_[ending] += ps_to_ns(at_ps - last_ps_);
     }
     last_ = std::move(now);
-    last_ps_ = at_ps;
   }
   const std::map<std::string, std::vector<double>>& by_phase() const { return by_phase_; }
-  double elapsed_ns(const std::string& phase) const { return elapsed_ns_.at(phase); }
 
  private:
   std::vector<double> last_ = std::vector<double>(resources().size(), 0.0);
-  uint64_t last_ps_ = 0;
   std::map<std::string, std::vector<double>> by_phase_;  // ns per resource
-  std::map<std::string, double> elapsed_ns_;
 };
-
-// "fused prefill" -> "fused_prefill": a phase's name as a statistics key.
-std::string phase_key(const std::string& name) {
-  std::string key = name;
-  std::replace(key.begin(), key.end(), ' ', '_');
-  return key;
-}
 
 // The waveform view's named markers: where each phase first begins, and each
 // decode step (its first op's issue).
@@ -344,7 +334,7 @@ struct BlendRun {
     system.ssd.engine().set_timeline(timeline_or_null);
     system.ssd.set_timeline(timeline_or_null);
     runtime.set_phase_listener([this](std::optional<trace::Phase> phase, uint64_t at_ps) {
-      busy.change(phase_key(phases.current()), at_ps);
+      busy.change(phase_key(phases.current()));
       phases.change(phase, at_ps);
       if (phase) progress.set_phase(phase_name(*phase));
     });
@@ -380,6 +370,7 @@ struct BlendRun {
   std::unique_ptr<vcd::Writer> waveform;  // null without --vcd
   core::EnergyLedger::Summary energy;     // set when the run is summarised
   stats::Group run_stats{"system.run"};
+  stats::Group outcome_stats{""};  // phases and energy, declared when the run is summarised (run_stats.h)
 };
 
 // --- simulate ---------------------------------------------------------------
@@ -395,18 +386,22 @@ void simulate(Runtime& runtime, const std::string& trace_path) {
 // --- summarise --------------------------------------------------------------
 
 
-void summarise_energy(const core::EnergyLedger::Summary& energy, RunSummary& summary) {
-  for (const auto& [name, j] : energy.dynamic_j_by_component) summary.energy_j_by_component[name] += j;
-  for (const auto& [name, j] : energy.static_j_by_component) summary.energy_j_by_component[name] += j;
-  summary.energy_j_by_phase = energy.j_by_phase;
+// Each component's dynamic and static energy.
+std::map<std::string, double> energy_by_component(const core::EnergyLedger::Summary& energy) {
+  std::map<std::string, double> j;
+  for (const auto& [name, dynamic_j] : energy.dynamic_j_by_component) j[name] += dynamic_j;
+  for (const auto& [name, static_j] : energy.static_j_by_component) j[name] += static_j;
+  return j;
 }
 
 void summarise(BlendRun& run, RunSummary& summary) {
   const Runtime& runtime = run.runtime;
-  for (const PhaseSpan& p : run.phases.spans()) summary.phase_ns[p.name] += ps_to_ns(p.end_ps - p.start_ps);
+  std::map<std::string, double> ns_by_phase;
+  for (const PhaseSpan& p : run.phases.spans()) ns_by_phase[p.name] += ps_to_ns(p.end_ps - p.start_ps);
+  declare_phase_times(run.outcome_stats, ns_by_phase);
   // Energy until the background writes finished, which may be after the last op.
   run.energy = run.ledger.summarize(std::max(runtime.latency_ps(), runtime.drained_ps()));
-  summarise_energy(run.energy, summary);
+  declare_energy(run.outcome_stats, energy_by_component(run.energy), run.energy.j_by_phase);
   capture_stats(summary);
 }
 
@@ -424,14 +419,11 @@ void write_run_stats(const Runtime& runtime, const RunSummary& summary, const Ph
                       [&] { return runtime.kv_bytes_read_to_host(); });
   run.formula_integer("kv_bytes_staging_hits", "bytes", "KV the host found staged in host DRAM",
                       [&] { return runtime.kv_bytes_staging_hits(); });
-  for (const auto& [phase, busy] : phase_busy.by_phase()) {
-    run.formula("phase_busy." + phase + ".elapsed", "ns", "time the phase ran",
-                [value = phase_busy.elapsed_ns(phase)] { return value; });
+  for (const auto& [phase, busy] : phase_busy.by_phase())
     for (size_t i = 0; i < busy.size(); ++i)
       run.formula("phase_busy." + phase + "." + PhaseBusy::resources()[i].key, "ns",
                   "busy time of the resource while the phase ran (tools/baselines/bottleneck.py)",
                   [value = busy[i]] { return value; });
-  }
   run.formula_integer("ssd_attention_prefetches", "count",
                       "SSD attention ops whose KV pages were read ahead of their command (inter-layer prefetch)",
                       [&] { return runtime.ssd_prefetches(); });
@@ -440,21 +432,23 @@ void write_run_stats(const Runtime& runtime, const RunSummary& summary, const Ph
 
 // Each phase's average power (its energy over its time) from its start on,
 // and zero once the last phase ends: one sample per phase interval.
-void add_phase_power(const std::vector<PhaseSpan>& phases, const RunSummary& summary, core::Timeline& timeline) {
+void add_phase_power(const std::vector<PhaseSpan>& phases, const std::map<std::string, double>& j_by_phase,
+                     core::Timeline& timeline) {
   std::map<std::string, uint64_t> phase_ps;
   for (const PhaseSpan& p : phases) phase_ps[p.name] += p.end_ps - p.start_ps;
   for (const PhaseSpan& p : phases) {
-    const auto energy = summary.energy_j_by_phase.find(p.name);
-    const double joules = energy == summary.energy_j_by_phase.end() ? 0 : energy->second;
+    const auto energy = j_by_phase.find(p.name);
+    const double joules = energy == j_by_phase.end() ? 0 : energy->second;
     timeline.counter("power by phase (W)", p.start_ps, joules / (static_cast<double>(phase_ps[p.name]) * 1e-12));
   }
   if (!phases.empty()) timeline.counter("power by phase (W)", phases.back().end_ps, 0);
 }
 
 // The devices' spans, plus the host GPU's ops, the phases and their power.
-void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases, const RunSummary& summary,
-                    core::Timeline& timeline, AtomicFile& file) {
-  timeline.set_process(summary.platform);
+void write_timeline(const BlendRun& run, const std::string& platform, core::Timeline& timeline, AtomicFile& file) {
+  const Runtime& runtime = run.runtime;
+  const std::vector<PhaseSpan>& phases = run.phases.spans();
+  timeline.set_process(platform);
   timeline.derive_counters("host GPU");
   for (size_t i = 0; i < runtime.ops().size(); ++i) {
     const trace::Op& op = runtime.ops()[i];
@@ -466,7 +460,7 @@ void write_timeline(const Runtime& runtime, const std::vector<PhaseSpan>& phases
     timeline.span("host GPU", name, phase_name(op.phase()), t.start_ps, t.end_ps, args);
   }
   for (const PhaseSpan& p : phases) timeline.span("phases", p.name, "phase", p.start_ps, p.end_ps);
-  add_phase_power(phases, summary, timeline);
+  add_phase_power(phases, run.energy.j_by_phase, timeline);
   timeline.write(file.stream());
 }
 
@@ -475,7 +469,7 @@ void write_outputs(BlendRun& run, const RunSummary& summary, OutputFiles& output
                    AtomicFile* timeline_file, const std::optional<StatsProvenance>& stats_provenance) {
   if (run.waveform) run.waveform->close(phase_markers(run.runtime, run.phases.spans()), outputs);
   if (stats_file) write_run_stats(run.runtime, summary, run.busy, *stats_file, stats_provenance);
-  if (timeline_file) write_timeline(run.runtime, run.phases.spans(), summary, run.timeline, *timeline_file);
+  if (timeline_file) write_timeline(run, summary.platform, run.timeline, *timeline_file);
 }
 
 }  // namespace

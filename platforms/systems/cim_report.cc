@@ -15,25 +15,23 @@ namespace {
 const std::vector<std::string> kStages = {"weights", "KV write", "KV read/attention", "pursuit", "nonlinear",
                                           "transfers"};
 
-bool completed(const RunSummary& r) { return !r.out_of_memory && r.failure.empty() && r.decode_tokens > 0; }
+double decode_tokens(const RunSummary& r) { return r.statistic(kRunDecodeTokens); }
+bool completed(const RunSummary& r) { return !r.out_of_memory && r.failure.empty() && decode_tokens(r) > 0; }
 
 double latency_ns(const RunSummary& r) { return r.statistic(kRunLatency, "ns"); }
-double per_token(double total, const RunSummary& r) { return total / static_cast<double>(r.decode_tokens); }
-double value_or_zero(const std::map<std::string, double>& m, const std::string& k) {
-  auto it = m.find(k);
-  return it == m.end() ? 0.0 : it->second;
+double per_token(double total, const RunSummary& r) { return total / decode_tokens(r); }
+// A stage's simulated time in ns and energy in J (0 when the run has no such stage).
+double stage_ns(const RunSummary& r, const std::string& stage) {
+  return r.statistic(family_member(kRunStageTime, metric_key(stage)), "ns");
+}
+double stage_j(const RunSummary& r, const std::string& stage) {
+  return r.statistic(family_member(kRunStageEnergy, metric_key(stage)), "J");
 }
 
 void check(const RunSummary& r) {
-  auto finite = [&](const std::string& what, double v) {
-    if (!std::isfinite(v) || v < 0)
-      throw std::logic_error("cim report: " + r.platform + ": " + what + " is not a finite non-negative number");
-  };
-  finite("latency", latency_ns(r));
-  finite("analytic latency", r.statistic(kRunAnalyticLatency, "ns"));
-  finite("energy", r.statistic(kRunEnergy));
-  for (const auto& m : {r.stage_ns, r.stage_analytic_ns, r.stage_j})
-    for (const auto& [k, v] : m) finite(k, v);
+  for (const auto& [name, captured] : r.stats)
+    if (!std::isfinite(captured.value) || captured.value < 0)
+      throw std::logic_error("cim report: " + r.platform + ": " + name + " is not a finite non-negative number");
 }
 
 const RunSummary* find_baseline(const std::vector<RunSummary>& runs, const std::string& baseline) {
@@ -59,8 +57,8 @@ std::vector<std::string> cells(const RunSummary& r, const RunSummary* base, int 
   c.push_back(base ? fixed(per_token(latency_ns(*base), *base) / 1e6 / tbt, rd) : "");
   c.push_back(fixed(e, d));
   c.push_back(base ? fixed(e / (per_token(base->statistic(kRunEnergy), *base) * 1e3), rd) : "");
-  for (const std::string& s : kStages) c.push_back(fixed(per_token(value_or_zero(r.stage_ns, s), r) / 1e6, d));
-  for (const std::string& s : kStages) c.push_back(fixed(per_token(value_or_zero(r.stage_j, s), r) * 1e3, d));
+  for (const std::string& s : kStages) c.push_back(fixed(per_token(stage_ns(r, s), r) / 1e6, d));
+  for (const std::string& s : kStages) c.push_back(fixed(per_token(stage_j(r, s), r) * 1e3, d));
   return c;
 }
 

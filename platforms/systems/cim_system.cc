@@ -22,6 +22,7 @@
 #include "platforms/systems/cim_plan.h"
 #include "platforms/systems/isp_selection.h"
 #include "platforms/systems/metrics.h"
+#include "platforms/systems/run_stats.h"
 #include "platforms/systems/stats_output.h"
 #include "traces/trace_io.h"
 
@@ -342,6 +343,23 @@ void declare_outcome_stats(stats::Group& group, const CimRuntime& runtime,
                 [&energy] { return energy.peak_w; });
 }
 
+// Each stage's simulated and eq. (4) time and energy over the run, and the
+// decode steps they serve.
+void declare_stage_stats(stats::Group& root, const CimRuntime& runtime, uint64_t decode_tokens) {
+  root.formula_integer(kRunDecodeTokens, "count", "decode steps simulated (tokens answered)",
+                       [decode_tokens] { return decode_tokens; });
+  for (int s = 0; s < cim::kStageCount; ++s) {
+    const std::string key = metric_key(cim::to_string(static_cast<cim::Stage>(s)));
+    const auto& stage = runtime.stages()[s];
+    root.formula(family_member(kRunStageTime, key), "ns", "simulated time of the stage's steps, summed over the run",
+                 [&stage] { return stage.sim_ns; });
+    root.formula(family_member(kRunStageAnalyticTime, key), "ns", "the stage's time by paper 1's eq. (4) model",
+                 [&stage] { return stage.analytic_ns; });
+    root.formula(family_member(kRunStageEnergy, key), "J", "energy of the stage's steps",
+                 [&stage] { return stage.energy_pj * 1e-12; });
+  }
+}
+
 struct CimRun {
   CimRun(const CimParams& p, const link::LinkConfig& link, const CimInput& in, const std::string& file,
          const std::string& trace_path)
@@ -351,6 +369,7 @@ struct CimRun {
         ops(trace_path, in.source),
         runtime(ops, planner) {
     declare_outcome_stats(run_stats, runtime, energy);
+    declare_stage_stats(outcome_stats, runtime, in.header.request().answer_tokens());
   }
   static core::EnergyLedger decode_ledger() {
     core::EnergyLedger ledger;
@@ -365,6 +384,7 @@ struct CimRun {
   CimRuntime runtime;
   core::EnergyLedger::Summary energy;  // set when the run is summarised
   stats::Group run_stats{"system.run"};
+  stats::Group outcome_stats{""};  // stages; phases and energy when the run is summarised (run_stats.h)
 };
 
 // Every op runnable before simulating: a first pass over the stream. Returns the op count.
@@ -396,26 +416,21 @@ void simulate(CimRun& run, const std::string& trace_path, uint64_t op_count, con
 
 void summarise(CimRun& run, RunSummary& summary) {
   const CimRuntime& runtime = run.runtime;
-  summary.phase_ns["decode"] = static_cast<double>(runtime.end_ps()) / 1e3;
-  for (int s = 0; s < cim::kStageCount; ++s) {
-    const std::string name = cim::to_string(static_cast<cim::Stage>(s));
-    summary.stage_ns[name] = runtime.stages()[s].sim_ns;
-    summary.stage_analytic_ns[name] = runtime.stages()[s].analytic_ns;
-    summary.stage_j[name] = runtime.stages()[s].energy_pj * 1e-12;
-  }
+  declare_phase_times(run.outcome_stats, {{"decode", static_cast<double>(runtime.end_ps()) / 1e3}});
   run.energy = run.ledger.summarize(runtime.end_ps());
-  summary.energy_j_by_component = run.energy.dynamic_j_by_component;
-  summary.energy_j_by_phase = run.energy.j_by_phase;
+  // The units' dynamic energy: the decode systems charge no static energy to a component.
+  declare_energy(run.outcome_stats, run.energy.dynamic_j_by_component, run.energy.j_by_phase);
   capture_stats(summary);
 }
 
 void write_run_stats(const CimRun& run, const RunSummary& summary, uint64_t max_context, AtomicFile& file,
                      const std::optional<StatsProvenance>& provenance) {
   stats::Group group("system.run");
+  const double decode_tokens = std::max(1.0, summary.statistic(kRunDecodeTokens));
   group.formula("time_between_tokens", "ns", "simulated latency / decode steps",
-                [&] { return summary.statistic(kRunLatency, "ns") / std::max<uint64_t>(1, summary.decode_tokens); });
+                [&] { return summary.statistic(kRunLatency, "ns") / decode_tokens; });
   group.formula("energy_per_token", "J", "energy / decode steps",
-                [&] { return summary.statistic(kRunEnergy) / std::max<uint64_t>(1, summary.decode_tokens); });
+                [&] { return summary.statistic(kRunEnergy) / decode_tokens; });
   group.formula_integer("ops_completed", "count", "ops of the program that completed",
                         [&] { return run.runtime.completed(); });
   group.formula_integer("ops_held_at_most", "count",
@@ -442,7 +457,6 @@ RunSummary run_cim_system(const schema::LoadedPlatform& loaded, const std::strin
   RunSummary summary;
   summary.platform = platform.name();
   summary.program = in.source.name();
-  summary.decode_tokens = in.header.request().answer_tokens();
   {  // capacity check before anything is simulated
     const CimPlanner probe(p, link_config, in.header, CimResources{}, loaded.file);
     summary.failure = capacity_problem(probe, p, probe.footprint(in.max_context), in.max_context, summary.note);

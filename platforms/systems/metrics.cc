@@ -10,31 +10,33 @@
 namespace ispsim::systems {
 namespace {
 
-constexpr double kNsPerS = 1e9;
-
 using Read = std::function<void(const RunSummary&, MetricValues&)>;
-
-// One value per key of a map of the summary: ("<key>", value / divide).
-template <typename Map>
-Read per_key(Map RunSummary::*member, double divide = 1) {
-  return [member, divide](const RunSummary& r, MetricValues& out) {
-    for (const auto& [key, v] : r.*member) out.emplace_back(metric_key(key), static_cast<double>(v) / divide);
-  };
-}
 
 // Paper 1's decode systems: figures per decode token (none for other runs).
 Read per_token(std::function<void(const RunSummary&, double tokens, MetricValues&)> f) {
   return [f = std::move(f)](const RunSummary& r, MetricValues& out) {
-    if (r.decode_tokens > 0 && !r.stage_ns.empty()) f(r, static_cast<double>(r.decode_tokens), out);
+    const double tokens = r.statistic(kRunDecodeTokens);
+    if (tokens > 0) f(r, tokens, out);
   };
+}
+
+// Per decode token: each member of the family `pattern` in SI units / tokens.
+Read stage_per_token(const char* pattern) {
+  return per_token([pattern](const RunSummary& r, double n, MetricValues& o) {
+    for (const auto& [stage, captured] : statistic_family(r, pattern)) o.emplace_back(metric_key(stage), captured.si() / n);
+  });
 }
 
 std::vector<Metric> declare() {
   const auto decode = [](auto f) { return per_token(f); };
+  Metric pcie_by_purpose = {"pcie.<direction>.<purpose>_bytes", "bytes",
+                            "PCIe bytes by direction and purpose (those that moved any)",
+                            "system.pcie.<direction>.<purpose>_bytes", {}};
+  pcie_by_purpose.nonzero_only = true;
   return {
       {"latency_s", "s", "end-to-end latency of the request", kRunLatency, {}},
       {"phase.<phase>_s", "s", "time of each phase (HKVD identification, recomputation, fused prefill, decode, ...)",
-       "", per_key(&RunSummary::phase_ns, kNsPerS)},
+       kRunPhaseTime, {}},
       {"exposed_nand_s", "s", "prefill time the host waited for storage beyond its GPU compute",
        kPrefillExposedNandTime, {}},
       {"compute_s", "s", "GPU compute time during prefill", kPrefillComputeTime, {}},
@@ -43,17 +45,15 @@ std::vector<Metric> declare() {
       {"nand_stream_s", "s", "time the flash alone needs to stream the SSD attention ops' pages", kNandStreamTime, {}},
       {"pcie_host_to_device_bytes", "bytes", "bytes moved over PCIe from host to device", kPcieHostToDeviceBytes, {}},
       {"pcie_device_to_host_bytes", "bytes", "bytes moved over PCIe from device to host", kPcieDeviceToHostBytes, {}},
-      {"pcie.<direction>.<purpose>_bytes", "bytes", "PCIe bytes by direction and purpose (those that moved any)",
-       "system.pcie.<direction>.<purpose>_bytes", {}},
+      pcie_by_purpose,
       {"nand_read_bytes", "bytes", "bytes read from flash (whole pages)", kNandBytesRead, {}},
       {"nand_written_bytes", "bytes", "bytes programmed into flash (whole pages)", kNandBytesProgrammed, {}},
       {"controller_dram_bytes", "bytes", "SSD controller DRAM traffic of the attention datapath", kControllerDramBytes,
        {}},
       {"ssd_attention_macs", "count", "multiply-accumulates of the SSD attention ops", "system.ssd.attention.macs", {}},
       {"energy_j", "J", "energy of the run, dynamic and static", kRunEnergy, {}},
-      {"energy.<component>_j", "J", "energy by component (dynamic and static)", "",
-       per_key(&RunSummary::energy_j_by_component)},
-      {"energy_phase.<phase>_j", "J", "energy by phase", "", per_key(&RunSummary::energy_j_by_phase)},
+      {"energy.<component>_j", "J", "energy by component (dynamic and static)", kComponentEnergy, {}},
+      {"energy_phase.<phase>_j", "J", "energy by phase", kRunPhaseEnergy, {}},
       {"average_power_w", "W", "energy / time of the run", kRunAveragePower, {}},
       {"peak_power_w", "W", "largest mean power over an aligned 1 us window", kRunPeakPower, {}},
       {"tbt_s", "s", "time between tokens: simulated decode time / decode steps", "",
@@ -66,23 +66,18 @@ std::vector<Metric> declare() {
        })},
       {"energy_per_token_j", "J", "energy / decode steps", "",
        decode([](const RunSummary& r, double n, MetricValues& o) { o.emplace_back("", r.statistic(kRunEnergy) / n); })},
-      {"stage.<stage>_s", "s", "time per decode token of each stage (weights, kv_write, kv_read_attention, ...)", "",
-       decode([](const RunSummary& r, double n, MetricValues& o) {
-         for (const auto& [stage, ns] : r.stage_ns) o.emplace_back(metric_key(stage), ns / kNsPerS / n);
-       })},
-      {"stage_eq4.<stage>_s", "s", "time per decode token of each stage by paper 1's eq. (4) model", "",
-       decode([](const RunSummary& r, double n, MetricValues& o) {
-         for (const auto& [stage, ns] : r.stage_analytic_ns) o.emplace_back(metric_key(stage), ns / kNsPerS / n);
-       })},
-      {"stage_energy.<stage>_j", "J", "energy per decode token of each stage", "",
-       decode([](const RunSummary& r, double n, MetricValues& o) {
-         for (const auto& [stage, j] : r.stage_j) o.emplace_back(metric_key(stage), j / n);
-       })},
+      {"stage.<stage>_s", "s", "time per decode token of each stage (weights, kv_write, kv_read_attention, ...)",
+       kRunStageTime, stage_per_token(kRunStageTime)},
+      {"stage_eq4.<stage>_s", "s", "time per decode token of each stage by paper 1's eq. (4) model",
+       kRunStageAnalyticTime, stage_per_token(kRunStageAnalyticTime)},
+      {"stage_energy.<stage>_j", "J", "energy per decode token of each stage", kRunStageEnergy,
+       stage_per_token(kRunStageEnergy)},
       {"stage_share.<stage>", "ratio", "the stage's share of the time between tokens", "",
        decode([](const RunSummary& r, double, MetricValues& o) {
-         const double latency_ns = r.statistic(kRunLatency, "ns");
-         for (const auto& [stage, ns] : r.stage_ns)
-           o.emplace_back(metric_key(stage), latency_ns > 0 ? ns / latency_ns : 0.0);
+         for (const auto& [stage, captured] : statistic_family(r, kRunStageTime)) {
+           const double latency = r.statistic(kRunLatency, captured.unit);  // both as declared
+           o.emplace_back(metric_key(stage), latency > 0 ? captured.value / latency : 0.0);
+         }
        })},
       {"end_to_end_s", "s", "NAND stream microbenchmark: time from the first op to the last", "run.end_to_end_time",
        {}},
@@ -129,9 +124,8 @@ void read_metric(const Metric& m, const RunSummary& r, MetricValues& out) {
   if (m.read) {
     m.read(r, own);
   } else {
-    std::string key;
-    for (const auto& [name, captured] : r.stats)
-      if (fits(m.stat, name, key)) own.emplace_back(key, captured.si());
+    for (const auto& [key, captured] : statistic_family(r, m.stat))
+      if (!m.nonzero_only || captured.value != 0) own.emplace_back(metric_key(key), captured.si());
   }
   const auto [prefix, suffix] = family_parts(m.name);
   std::sort(own.begin(), own.end(), [](const auto& a, const auto& b) { return natural_less(a.first, b.first); });
@@ -161,6 +155,18 @@ std::string metric_key(const std::string& name) {
   return out;
 }
 
+std::string phase_key(const std::string& name) {
+  std::string key = name;
+  std::replace(key.begin(), key.end(), ' ', '_');
+  return key;
+}
+
+std::string phase_display_name(const std::string& key) {
+  std::string name = key;
+  std::replace(name.begin(), name.end(), '_', ' ');
+  return name;
+}
+
 bool natural_less(const std::string& a, const std::string& b) {
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
@@ -182,6 +188,24 @@ bool natural_less(const std::string& a, const std::string& b) {
     }
   }
   return a.size() - i < b.size() - j || (a.size() - i == b.size() - j && a < b);
+}
+
+const std::vector<std::string>& table_statistics() {
+  static const std::vector<std::string> list = {kRunDecodeTokens};
+  return list;
+}
+
+std::string family_member(const std::string& pattern, const std::string& key) {
+  const auto [prefix, suffix] = family_parts(pattern);
+  return prefix + key + suffix;
+}
+
+std::vector<std::pair<std::string, Statistic>> statistic_family(const RunSummary& summary, const std::string& pattern) {
+  std::vector<std::pair<std::string, Statistic>> out;
+  std::string key;
+  for (const auto& [name, captured] : summary.stats)
+    if (fits(pattern, name, key)) out.emplace_back(key, captured);
+  return out;
 }
 
 MetricValues metric_values(const RunSummary& summary) {

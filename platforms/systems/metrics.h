@@ -9,8 +9,9 @@
 //
 // A metric either reads a statistic of the registry by name (`stat`, captured
 // at the end of the run into RunSummary::stats, converted to SI), or is worked
-// out from the run's summary and the statistic it names. Adding a statistic to every table is therefore
-// its declaration in the module (stats::Group) plus one line in metrics.cc.
+// out from the statistics of the run's summary, the one it names among them.
+// Adding a statistic to every table is therefore its declaration in the module
+// (stats::Group) plus one line in metrics.cc.
 #pragma once
 
 #include <functional>
@@ -47,6 +48,18 @@ constexpr const char* kPcieDeviceToHostBytes = "system.pcie.device_to_host.bytes
 // The blend system's prefill: GPU compute and the storage wait beyond it.
 constexpr const char* kPrefillComputeTime = "system.run.prefill_compute_time";
 constexpr const char* kPrefillExposedNandTime = "system.run.prefill_exposed_nand_time";
+// Families, one member per key (family_member): every system's time (ns) and
+// energy (J) by phase, keyed by phase_key, and energy (J) by the energy
+// ledger's component ("system.gpu.total_energy"); run_stats.h declares them.
+constexpr const char* kRunPhaseTime = "system.run.phase.<phase>.time";
+constexpr const char* kRunPhaseEnergy = "system.run.phase.<phase>.energy";
+constexpr const char* kComponentEnergy = "<component>.total_energy";
+// The decode systems' steps (count) and, keyed by metric_key of the stage's
+// name, each stage's simulated and eq. (4) time (ns) and energy (J).
+constexpr const char* kRunDecodeTokens = "system.run.decode_tokens";
+constexpr const char* kRunStageTime = "system.run.stage.<stage>.time";
+constexpr const char* kRunStageAnalyticTime = "system.run.stage.<stage>.analytic_time";
+constexpr const char* kRunStageEnergy = "system.run.stage.<stage>.energy";
 
 struct Metric {
   std::string name;  // e.g. "latency_s"; a family "phase.<phase>_s"
@@ -54,16 +67,28 @@ struct Metric {
   std::string description;
   // Registry statistic read by name, or empty; for a family a pattern
   // ("system.pcie.<direction>.<purpose>_bytes": one member per statistic that
-  // fits it and is not 0, keyed by the part in <>). With `read` too, the
+  // fits it, keyed by metric_key of the part in <>). With `read` too, the
   // statistic `read` works the metric out from (so that the run captures it).
   std::string stat;
   // The values of a summary-derived metric (none when the run has none).
   std::function<void(const RunSummary&, MetricValues&)> read;
+  // A family read from `stat` leaves out the members that are 0.
+  bool nonzero_only = false;
   bool family() const { return name.find('<') != std::string::npos; }
 };
 
 // Every metric, in the order of the tables' columns.
 const std::vector<Metric>& metric_list();
+
+// Statistics the tables read that no metric shows; the run captures them too.
+const std::vector<std::string>& table_statistics();
+
+// The statistic `key` of a family: ("system.run.phase.<phase>.time", "decode")
+// gives "system.run.phase.decode.time".
+std::string family_member(const std::string& pattern, const std::string& key);
+// The captured statistics of `summary` that fit the family `pattern`, by key
+// (the part in <> as declared), in order of their names.
+std::vector<std::pair<std::string, Statistic>> statistic_family(const RunSummary& summary, const std::string& pattern);
 
 // The SI unit of a registry unit (models/core/stats.h).
 using stats::si_unit;
@@ -84,6 +109,11 @@ std::vector<std::string> metric_columns(const std::vector<MetricValues>& runs);
 
 // "HKVD identification" -> "hkvd_identification", "KV read/attention" -> "kv_read_attention".
 std::string metric_key(const std::string& name);
+
+// A phase's name as a statistic's key and back: "fused prefill" <->
+// "fused_prefill" (the runtime's phase names have no '_').
+std::string phase_key(const std::string& name);
+std::string phase_display_name(const std::string& key);
 
 // Natural order: digit runs compare as numbers ("ch8" < "ch10").
 bool natural_less(const std::string& a, const std::string& b);

@@ -31,9 +31,6 @@ void check_run(const RunSummary& run) {
       throw std::logic_error("report: " + run.platform + ": " + what + " = " + std::to_string(v) +
                              " is not a finite non-negative number");
   };
-  for (const auto& [name, v] : run.phase_ns) check("phase_ns[" + name + "]", v);
-  for (const auto& [name, v] : run.energy_j_by_component) check("energy_j_by_component[" + name + "]", v);
-  for (const auto& [name, v] : run.energy_j_by_phase) check("energy_j_by_phase[" + name + "]", v);
   for (const auto& [name, v] : run.stats) check("stats[" + name + "]", v.value);
 }
 
@@ -50,9 +47,9 @@ std::string status(const RunSummary& run) {
 std::vector<std::string> phase_columns(const std::vector<RunSummary>& runs) {
   static const std::vector<std::string> known = {"HKVD identification", "recomputation", "query prefill",
                                                  "fused prefill",       "full prefill",  "decode"};
-  std::set<std::string> present, others;
+  std::set<std::string> present;
   for (const RunSummary& r : runs)
-    for (const auto& [name, ns] : r.phase_ns) present.insert(name);
+    for (const auto& [key, time] : statistic_family(r, kRunPhaseTime)) present.insert(phase_display_name(key));
   std::vector<std::string> columns;
   for (const std::string& k : known)
     if (present.count(k)) columns.push_back(k);
@@ -79,12 +76,6 @@ std::string speedup(double base_ns, const RunSummary& run, int decimals = -1) {
   return decimals < 0 ? shortest_number(ratio) : fixed(ratio, decimals);
 }
 
-template <typename Map>
-const typename Map::mapped_type* find(const Map& map, const std::string& key) {
-  auto it = map.find(key);
-  return it == map.end() ? nullptr : &it->second;
-}
-
 // ---- TEXT ----------------------------------------------------------------
 
 // Display width of UTF-8 text (code points; "×" is one column).
@@ -101,9 +92,9 @@ constexpr const char* kDecode = "decode";
 std::string prefill(const RunSummary& r) {
   double ns = 0;
   bool any = false;
-  for (const auto& [name, phase_ns] : r.phase_ns)
-    if (name != kDecode) {
-      ns += phase_ns;
+  for (const auto& [key, time] : statistic_family(r, kRunPhaseTime))
+    if (key != kDecode) {
+      ns += r.statistic(family_member(kRunPhaseTime, key), "ns");
       any = true;
     }
   return any ? ms(ns) : "-";
@@ -124,8 +115,8 @@ std::vector<std::pair<std::string, std::vector<TextColumn>>> text_columns(const 
   };
   auto phase = [](const std::string& p) {
     return TextColumn{p + " (ms)", [p](const RunSummary& r) {
-                        const double* ns = find(r.phase_ns, p);
-                        return ns ? ms(*ns) : "-";
+                        const std::string time = family_member(kRunPhaseTime, phase_key(p));
+                        return r.stats.count(time) ? ms(r.statistic(time, "ns")) : "-";
                       }};
   };
   std::vector<TextColumn> prefill_phases;
@@ -269,7 +260,8 @@ void write_json(std::ostream& os, const std::vector<RunSummary>& runs, const std
     if (!r.note.empty()) os << ", \"note\": " << json_quoted(r.note);
     const std::string s = speedup(base_ns, r);
     os << ", \"speedup\": " << (s.empty() ? "null" : s);
-    if (r.decode_tokens > 0 && completed(r)) os << ", \"decode_tokens\": " << r.decode_tokens;
+    const double decode_tokens = r.statistic(kRunDecodeTokens);
+    if (decode_tokens > 0 && completed(r)) os << ", \"decode_tokens\": " << shortest_number(decode_tokens);
     os << ",\n     \"metrics\": {";
     const char* sep = "";
     for (const auto& [name, v] : values[i]) {

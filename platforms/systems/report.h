@@ -1,13 +1,12 @@
 // The summary of one simulated run and the comparison of several runs (one per
 // platform) as an aligned text table, CSV or JSON.
 //
-// Units: the summary keeps nanoseconds, bytes, joules and watts; the text table
-// prints milliseconds and megabytes (1 MB = 1e6 bytes) with a fixed number of
+// Units: the summary keeps statistics in the units they were declared in; the
+// text table prints milliseconds and megabytes (1 MB = 1e6 bytes) with a fixed number of
 // decimals, CSV and JSON the SI units of the metric list (metrics.h). The same
 // runs give the same bytes.
 #pragma once
 
-#include <cstdint>
 #include <map>
 #include <ostream>
 #include <string>
@@ -33,25 +32,16 @@ struct Statistic {
   double si() const { return to_si.of(value); }
 };
 
+// What a run leaves: its identity, whether it failed, and the registry
+// statistics the tables read (latency, phases, energy, bytes, ...). Every number
+// a table shows is one of those statistics, read by name.
 struct RunSummary {
   std::string platform, program;
   bool out_of_memory = false;  // the platform could not hold the workload: no numbers are shown
   std::string failure;         // why (e.g. "KV cache 12.3 GB exceeds GPU memory 8 GB"); shown in JSON/CSV
-  // Keys: phase names like "HKVD identification", "recomputation", "query prefill",
-  // "fused prefill", "full prefill", "decode".
-  std::map<std::string, double> phase_ns;
-  std::map<std::string, double> energy_j_by_component, energy_j_by_phase;
-  // Decode-only systems (paper 1's B1, B2, S1, S2; platforms/systems/cim_system.h):
-  // decode steps simulated (> 0 marks such a run) and the time and energy of
-  // each stage (weights, KV write, ...), simulated and analytic, over the run.
-  // Their latency by the eq. (4) model is the statistic system.run.analytic_latency.
-  uint64_t decode_tokens = 0;
-  std::map<std::string, double> stage_ns, stage_analytic_ns, stage_j;
-  std::string note;  // physical checks worth a line under the table (e.g. SRAM code capacity)
-  // Registry statistics the metric list (metrics.h) reads, by name, captured at
-  // the end of the run (capture_stats): latency, energy, power, the SSD's flash
-  // bytes, ISP compute and stream times, ... are read from here, not copied
-  // into fields.
+  std::string note;            // physical checks worth a line under the table (e.g. SRAM code capacity)
+  // The statistics the metric list and the tables read (metrics.h), by name,
+  // captured at the end of the run (capture_stats).
   std::map<std::string, Statistic> stats;
   // stats[name] in SI units, or 0 when the run has no such statistic.
   double statistic(const std::string& name) const {

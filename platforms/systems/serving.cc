@@ -10,6 +10,11 @@ namespace {
 uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 double ns(uint64_t ps) { return static_cast<double>(ps) / 1e3; }
 
+// When an ingest or evict record happens, ps.
+uint64_t store_event_ps(const workload::StreamRecord& r) {
+  return (r.has_ingest() ? r.ingest().at_ns() : r.evict().at_ns()) * 1000;
+}
+
 uint64_t context_tokens(const workload::StreamRequest& r) {
   uint64_t c = 0;
   for (const workload::DocumentRef& d : r.documents()) c += d.tokens();
@@ -87,6 +92,9 @@ Server::Server(sc_core::sc_module_name name, workload::StreamReader& stream, Req
   SC_METHOD(on_dispatch);
   sensitive << dispatch_event_;
   dont_initialize();
+  SC_METHOD(on_store);
+  sensitive << store_event_;
+  dont_initialize();
   const uint64_t users = closed_loop_ ? stream.header().workload().closed_loop().users() : 1;
   for (uint64_t u = 0; u < users; ++u) next_for(u, 0);
   schedule_arrival();
@@ -100,9 +108,27 @@ bool Server::read_request(workload::StreamRequest& request) {
       ++read_;
       return true;
     }
-    store_events_ += record.has_ingest() || record.has_evict();
+    if (!record.has_ingest() && !record.has_evict()) continue;
+    ++store_events_;
+    store_queue_.push_back(std::move(record));
+    schedule_store();
   }
   return false;
+}
+
+void Server::schedule_store() {
+  if (store_queue_.empty()) return;
+  const uint64_t at = std::max(store_event_ps(store_queue_.front()), now_ps());
+  store_event_.notify(sc_core::sc_time::from_value(at - now_ps()));
+}
+
+void Server::on_store() {
+  while (!store_queue_.empty()) {
+    if (store_event_ps(store_queue_.front()) > now_ps()) break;
+    executor_.store(store_queue_.front());
+    store_queue_.pop_front();
+  }
+  schedule_store();
 }
 
 void Server::next_for(uint64_t user, uint64_t at_ps) {

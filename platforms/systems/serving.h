@@ -43,6 +43,9 @@ class RequestExecutor {
   virtual ~RequestExecutor() = default;
   // Starts `request` at the current simulated time.
   virtual void execute(const workload::StreamRequest& request, Callbacks callbacks) = 0;
+  // A store event of the stream (a document ingested or evicted) at its time,
+  // now; an executor without a document store ignores it.
+  virtual void store(const workload::StreamRecord& event) {}
 };
 
 // One served request; times in picoseconds since the start.
@@ -97,9 +100,11 @@ class Server : public sc_core::sc_module {
     ServedRequest served;
     uint64_t last_token_ps = 0, user = 0;
   };
-  // The next request of the stream; false at its end. Store events are counted
-  // (the stateless drive does not simulate ingestion yet).
+  // The next request of the stream; false at its end. Store events on the way
+  // are queued for their times (they come before the request's arrival).
   bool read_request(workload::StreamRequest& request);
+  void schedule_store();
+  void on_store();  // hands the store events due to the executor
   // Reads the next request for `user` and lets it arrive at `at_ps`.
   void next_for(uint64_t user, uint64_t at_ps);
   void schedule_arrival();
@@ -118,8 +123,9 @@ class Server : public sc_core::sc_module {
   std::deque<std::pair<uint64_t, Waiting>> queue_;  // (arrival, request) in FCFS order
   std::map<uint64_t, InService> in_service_;        // by slot
   std::map<uint64_t, ServedRequest> settling_;      // by slot: done, usage not known yet
+  std::deque<workload::StreamRecord> store_queue_;  // store events read, not yet due, in time order
   uint64_t next_slot_ = 0, read_ = 0, store_events_ = 0;
-  sc_core::sc_event arrival_event_, dispatch_event_;
+  sc_core::sc_event arrival_event_, dispatch_event_, store_event_;
   ServingStatistics statistics_;
 };
 

@@ -15,7 +15,9 @@ DecodeBatcher::DecodeBatcher(sc_core::sc_module_name name, host::Gpu& gpu, const
   dont_initialize();
 }
 
-std::unique_ptr<DecodeBatcher::Ports> DecodeBatcher::ports(uint64_t id) { return std::make_unique<Ports>(*this, id); }
+std::unique_ptr<DecodeBatcher::Ports> DecodeBatcher::ports(uint64_t id, StoragePort& storage) {
+  return std::make_unique<Ports>(*this, id, storage);
+}
 
 void DecodeBatcher::admit(uint64_t id, Done start) {
   Request& r = requests_[id];
@@ -52,9 +54,9 @@ sc_core::sc_time DecodeBatcher::compute(uint64_t id, const trace::Op& op, Done d
   return sc_core::sc_time_stamp();
 }
 
-void DecodeBatcher::attention(uint64_t id, const SsdAttention& work, Done done) {
-  if (!in_decode(id)) return ssd_.attention(work, std::move(done));
-  hold(id, {nullptr, work, std::move(done)});
+void DecodeBatcher::attention(uint64_t id, StoragePort& storage, const SsdAttention& work, Done done) {
+  if (!in_decode(id)) return storage.attention(work, std::move(done));
+  hold(id, {nullptr, storage.placed(work), std::move(done)});
 }
 
 void DecodeBatcher::hold(uint64_t id, Held held) {

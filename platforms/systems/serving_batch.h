@@ -21,7 +21,10 @@
 // - The step ends when its batched LM head completes; a request whose last
 //   token that was leaves the batch.
 // Everything else a runtime does (KV reads to the host, background writes)
-// goes to the devices as it would alone, competing first come, first served.
+// goes to the devices through its own storage port (on a request stream, its
+// slot of the SSD's appended region) as it would alone, competing first come,
+// first served. A held SSD attention is placed by that port, so a batched
+// command serves each member's appended KV from the member's own slot.
 //
 // Held ops are decided one delta cycle later, so a decision sees every
 // member's reaction to a completion; no simulated time passes.
@@ -47,12 +50,14 @@ namespace ispsim::systems {
 class DecodeBatcher : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(DecodeBatcher);
+  // `ssd` sends the batched attention commands.
   DecodeBatcher(sc_core::sc_module_name name, host::Gpu& gpu, const trace::ModelShape& shape, bool grows_kv_by_copy,
                 StoragePort& ssd);
 
-  // What one request's runtime sends its ops to (both ports in one object).
+  // What one request's runtime sends its ops to (both ports in one object);
+  // its storage ops outside the steps go to `storage`.
   class Ports;
-  std::unique_ptr<Ports> ports(uint64_t id);
+  std::unique_ptr<Ports> ports(uint64_t id, StoragePort& storage);
 
   // Request `id` is in service; `start` (its runtime's start) runs when its prefill may begin.
   void admit(uint64_t id, Done start);
@@ -79,7 +84,7 @@ class DecodeBatcher : public sc_core::sc_module {
   };
 
   sc_core::sc_time compute(uint64_t id, const trace::Op& op, Done done);
-  void attention(uint64_t id, const SsdAttention& work, Done done);
+  void attention(uint64_t id, StoragePort& storage, const SsdAttention& work, Done done);
   bool in_decode(uint64_t id) const;
   void hold(uint64_t id, Held held);
   void advance();  // the decision process (see the header comment)
@@ -104,29 +109,32 @@ class DecodeBatcher : public sc_core::sc_module {
 };
 
 // Both ports of one request's runtime; decode ops go to the batcher, the rest
-// straight to the devices.
+// straight to the devices through the request's storage port.
 class DecodeBatcher::Ports : public HostComputePort, public StoragePort {
  public:
-  Ports(DecodeBatcher& batcher, uint64_t id) : batcher_(batcher), id_(id) {}
+  Ports(DecodeBatcher& batcher, uint64_t id, StoragePort& storage) : batcher_(batcher), id_(id), storage_(storage) {}
   sc_core::sc_time compute(const trace::Op& op, Done done) override {
     return batcher_.compute(id_, op, std::move(done));
   }
   bool grows_kv_by_copy() const override { return batcher_.grows_kv_by_copy_; }
   void read_to_host(uint32_t layer, trace::KvRegion region, uint64_t token_begin, uint64_t token_end, uint64_t bytes,
                     HostReadPath path, Done done) override {
-    batcher_.ssd_.read_to_host(layer, region, token_begin, token_end, bytes, path, std::move(done));
+    storage_.read_to_host(layer, region, token_begin, token_end, bytes, path, std::move(done));
   }
   void write_from_host(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
-    batcher_.ssd_.write_from_host(layer, tokens, bytes, std::move(done));
+    storage_.write_from_host(layer, tokens, bytes, std::move(done));
   }
   void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) override {
-    batcher_.ssd_.append_in_ssd(layer, tokens, bytes, std::move(done));
+    storage_.append_in_ssd(layer, tokens, bytes, std::move(done));
   }
-  void attention(const SsdAttention& work, Done done) override { batcher_.attention(id_, work, std::move(done)); }
+  void attention(const SsdAttention& work, Done done) override {
+    batcher_.attention(id_, storage_, work, std::move(done));
+  }
 
  private:
   DecodeBatcher& batcher_;
   const uint64_t id_;
+  StoragePort& storage_;
 };
 
 }  // namespace ispsim::systems

@@ -1,10 +1,12 @@
 #include "platforms/systems/serving_blend.h"
 
 #include <algorithm>
+#include <deque>
 #include <exception>
 #include <list>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -16,6 +18,7 @@
 #include "platforms/systems/report_cells.h"
 #include "platforms/systems/serving_batch.h"
 #include "platforms/systems/serving_staging.h"
+#include "platforms/systems/serving_store.h"
 #include "platforms/systems/stats_output.h"
 #include "traces/trace_validator.h"
 #include "traces/workload/request_trace.h"
@@ -39,60 +42,78 @@ std::string request_where(const workload::StreamRequest& request) {
   return "request " + std::to_string(request.index()) + " of the stream";
 }
 
-// The KV regions the SSD must hold for the stream (a first pass over its
-// requests' shapes): the longest context, and every request's appended KV one
-// after the other (the drive does not trim a finished request's KV yet).
-ssd::KvSpace stream_kv_space(const std::string& stream_path) {
-  workload::StreamReader reader(stream_path);
+// What serving the stream needs, from one pass over its requests' shapes.
+struct StreamNeeds {
+  // The KV regions the SSD must hold: the longest context, and a slot of the
+  // most appended KV of a request for each request that can hold one at once:
+  // those served (`concurrency`) and one whose writes still drain. A finished
+  // request's slot is trimmed and taken by a later request (BlendExecutor).
   ssd::KvSpace space;
-  space.shape = reader.header().model();
-  workload::StreamRecord record;
-  while (reader.next(record)) {
-    if (!record.has_request()) continue;
-    const workload::RequestKvTokens one = workload::request_kv_tokens(record.request());
-    space.precomputed_tokens = std::max(space.precomputed_tokens, one.precomputed);
-    space.appended_capacity += one.appended;
-  }
-  return space;
+  // Why the platform cannot hold a request of the stream, "" when it can: as
+  // `run` refuses a request, the weights do not fit the host DRAM budget, or a
+  // request's KV must stay in host memory (placement.kv_resident_in_host_memory)
+  // and does not fit what the weights leave: its context plus C + Q + A
+  // appended entries (request_kv_tokens) in every layer.
+  std::string out_of_memory;
+};
+
+// The most pages the documents ingested and not yet evicted hold at once
+// (serving_store.h), counted on `event`, one after the other: `held` the pages now.
+void count_store_pages(const workload::StreamRecord& event, const schema::LoadedPlatform& loaded,
+                       const workload::StreamHeader& header, uint64_t& held, uint64_t& most) {
+  const bool ingest = event.has_ingest();
+  const workload::DocumentRef& d = ingest ? event.ingest().document() : event.evict().document();
+  if (!ingest && d.id() < header.workload().documents()) return;  // the corpus has no pages of its own
+  const uint64_t pages = document_footprint(header.model(), loaded.platform.nand().page_bytes(), d.tokens(),
+                                            loaded.platform.program() == schema::Platform::FULL_PREFILL)
+                             .pages;
+  held = ingest ? held + pages : held - std::min(held, pages);
+  most = std::max(most, held);
 }
 
-// Why the platform cannot hold a request of the stream, "" when it can: as
-// `run` refuses a request, the weights do not fit the host DRAM budget, or a
-// request's KV must stay in host memory (placement.kv_resident_in_host_memory)
-// and does not fit what the weights leave: its context plus C + Q + A appended
-// entries (request_kv_tokens) in every layer.
-std::string memory_shortfall(const schema::LoadedPlatform& loaded, const std::string& stream_path) {
+StreamNeeds stream_needs(const schema::LoadedPlatform& loaded, const std::string& stream_path, unsigned concurrency) {
   const host::HostConfig host = host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host");
   workload::StreamReader reader(stream_path);
   const trace::ModelShape& model = reader.header().model();
   const host::HostMemory memory("serving_probe", host, model);
-  if (!memory.weights_fit())
-    return "model weights of " + std::to_string(memory.weight_bytes()) + " bytes plus the " +
-           std::to_string(host.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
-           std::to_string(host.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
-  if (!loaded.platform.placement().kv_resident_in_host_memory()) return "";
+  StreamNeeds needs;
+  needs.space.shape = model;
+  needs.space.appended_slots = concurrency + 1;
+  if (!memory.weights_fit()) {
+    needs.out_of_memory = "model weights of " + std::to_string(memory.weight_bytes()) + " bytes plus the " +
+                          std::to_string(host.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
+                          std::to_string(host.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
+    return needs;
+  }
+  const bool resident = loaded.platform.placement().kv_resident_in_host_memory();
   const uint64_t per_token = trace::dense_kv_bytes_per_token(model, trace::KV_PARTS_K_AND_V, model.kv_bits());
   workload::StreamRecord record;
-  uint64_t largest = 0;
+  uint64_t held = 0, largest = 0;
   while (reader.next(record)) {
+    if (record.has_ingest() || record.has_evict())
+      count_store_pages(record, loaded, reader.header(), held, needs.space.store_pages);
     if (!record.has_request()) continue;
     const workload::RequestKvTokens kv = workload::request_kv_tokens(record.request());
+    needs.space.precomputed_tokens = std::max(needs.space.precomputed_tokens, kv.precomputed);
+    needs.space.appended_capacity = std::max(needs.space.appended_capacity, kv.appended);
     const uint64_t bytes = uint64_t{model.layers()} * (kv.precomputed + kv.appended) * per_token;
     largest = std::max(largest, bytes);
-    if (bytes > memory.staging_capacity())
-      return request_where(record.request()) + ": its KV of " + std::to_string(bytes) +
-             " bytes must stay in GPU/host memory (placement.kv_resident_in_host_memory) but only " +
-             std::to_string(memory.staging_capacity()) +
-             " bytes of the host DRAM budget are left (host.dram_capacity_bytes)";
+    if (resident && bytes > memory.staging_capacity()) {
+      needs.out_of_memory = request_where(record.request()) + ": its KV of " + std::to_string(bytes) +
+                            " bytes must stay in GPU/host memory (placement.kv_resident_in_host_memory) but only " +
+                            std::to_string(memory.staging_capacity()) +
+                            " bytes of the host DRAM budget are left (host.dram_capacity_bytes)";
+      return needs;
+    }
   }
   // Requests in service together hold their KV together (conservatively, the largest one's each).
-  const uint64_t limit = loaded.platform.host().batch_limit();
-  if (limit > 1 && largest > memory.staging_capacity() / limit)
-    return std::to_string(limit) + " requests in service together (host.batch_limit) must keep their KV in "
-           "GPU/host memory (placement.kv_resident_in_host_memory): " + std::to_string(limit) +
-           " x the largest request's " + std::to_string(largest) + " bytes exceed the " +
-           std::to_string(memory.staging_capacity()) + " bytes of the host DRAM budget left (host.dram_capacity_bytes)";
-  return "";
+  if (resident && concurrency > 1 && largest > memory.staging_capacity() / concurrency)
+    needs.out_of_memory =
+        std::to_string(concurrency) + " requests in service together (host.batch_limit) must keep their KV in "
+        "GPU/host memory (placement.kv_resident_in_host_memory): " + std::to_string(concurrency) +
+        " x the largest request's " + std::to_string(largest) + " bytes exceed the " +
+        std::to_string(memory.staging_capacity()) + " bytes of the host DRAM budget left (host.dram_capacity_bytes)";
+  return needs;
 }
 
 // What the devices have done since the start of the simulation.
@@ -123,25 +144,70 @@ class BlendExecutor : public RequestExecutor {
         host_config_(host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host")),
         system_("system", loaded, host_config_, stream.model(), space, ledger_),
         gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
-        ssd_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr),
-        memory_("system.serving.host_memory", host_config_, stream.model()) {
+        batch_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr),
+        memory_("system.serving.host_memory", host_config_, stream.model()),
+        store_(system_.ssd.placement().total_pages(), space.store_pages, stream.workload().documents()) {
+    for (uint32_t slot = 0; slot < system_.ssd.appended_slots(); ++slot) free_slots_.insert(slot);
     if (loaded.platform.host().batch_limit() > 1)
       batcher_ = std::make_unique<DecodeBatcher>("batcher", system_.gpu, stream.model(),
-                                                 host_config_.kv_grows_by_copy, ssd_port_);
+                                                 host_config_.kv_grows_by_copy, batch_port_);
   }
 
-  // A request the program builder refuses stops the simulation; rethrow_failure() throws it.
+  // A request waits for a slot of the SSD's appended region when every slot
+  // is held (by requests served or draining). One at a time, the wait is part
+  // of its service; on a batching host, service starts with its prefill.
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
+    prune();
+    waiting_.emplace_back(request, std::move(callbacks));
+    if (free_slots_.empty()) ++slot_waits_;
+    start_waiting();
+  }
+
+  void rethrow_failure() const {
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
+  // Why a request's runtime stopped the simulation (Runtime::refusal), "" if none did.
+  std::string refusal() const {
+    for (const InFlight& r : in_flight_)
+      if (!r.runtime->refusal().empty()) return "request " + std::to_string(r.index) + ": " + r.runtime->refusal();
+    return "";
+  }
+
+  // An ingested document is written to the store through the FTL (its KV, or
+  // its text on a recompute platform), in the background; an evicted one is
+  // TRIMmed. The devices' work is charged to the requests charged then.
+  void store(const workload::StreamRecord& event) override {
     try {
-      start(request, std::move(callbacks));
+      if (event.has_ingest())
+        ingest(event.ingest().document());
+      else
+        evict(event.evict().document());
     } catch (const BadInput&) {
       failure_ = std::current_exception();
       sc_core::sc_stop();
     }
   }
 
-  void rethrow_failure() const {
-    if (failure_) std::rethrow_exception(failure_);
+  // Registers what the drive's FTL and the document store did under `group` (system.serving).
+  void declare(stats::Group& group) const {
+    group.formula_integer("appended_slot_waits", "count",
+                          "requests that waited for a slot of the SSD's appended region (all held)",
+                          [this] { return slot_waits_; });
+    const ftl::Ftl& ftl = system_.ssd.translation().ftl();
+    group.formula_integer("ftl_trimmed_pages", "count", "mapped logical pages the SSD's FTL unmapped by TRIM",
+                          [&ftl] { return ftl.counters().trimmed_pages; });
+    group.formula_integer("ftl_mapped_pages", "count", "logical pages the SSD's FTL maps after the stream",
+                          [&ftl] { return ftl.mapping().mapped_pages(); });
+    const StoreCounts& c = store_counts_;
+    group.formula_integer("ingested_documents", "count", "documents written to the store while the stream ran",
+                          [&c] { return c.ingested; });
+    group.formula_integer("ingested_pages", "count", "logical pages the ingested documents were written to",
+                          [&c] { return c.ingested_pages; });
+    group.formula_integer("ingested_bytes", "bytes", "bytes of the ingested documents sent to the SSD (KV, or text)",
+                          [&c] { return c.ingested_bytes; });
+    group.formula_integer("evicted_documents", "count", "documents evicted from the store (TRIM of ingested ones)",
+                          [&c] { return c.evicted; });
   }
 
   // Every runtime still held (the last ones) completed its ops and drained its writes.
@@ -150,18 +216,64 @@ class BlendExecutor : public RequestExecutor {
   }
 
  private:
-  void start(const workload::StreamRequest& request, Callbacks callbacks) {
-    prune();
+  // What the stream's store events did.
+  struct StoreCounts {
+    uint64_t ingested = 0, ingested_pages = 0, ingested_bytes = 0, evicted = 0;
+  };
+
+  void ingest(const workload::DocumentRef& document) {
+    const DocumentFootprint f = document_footprint(stream_.model(), system_.ssd.flash().config().page_bytes,
+                                                   document.tokens(), program_ == trace::FULL_PREFILL);
+    ++store_counts_.ingested;
+    store_counts_.ingested_pages += f.pages;
+    store_counts_.ingested_bytes += f.bytes;
+    uint64_t bytes_left = f.bytes;
+    const std::vector<DocumentStore::Run> runs = store_.ingest(document.id(), f.pages);
+    for (size_t i = 0; i < runs.size(); ++i) {  // the bytes split over the runs as their pages
+      const uint64_t bytes = i + 1 == runs.size() ? bytes_left : f.bytes * runs[i].count / f.pages;
+      bytes_left -= bytes;
+      system_.ssd.store_write(runs[i].lpn, runs[i].count, bytes, nullptr);
+    }
+  }
+
+  void evict(const workload::DocumentRef& document) {
+    ++store_counts_.evicted;
+    for (const DocumentStore::Run& run : store_.evict(document.id(), "the stream's evict records"))
+      system_.ssd.store_trim(run.lpn, run.count);
+  }
+
+  // Starts the waiting requests while slots are free. A request the program
+  // builder refuses stops the simulation; rethrow_failure() throws it.
+  void start_waiting() {
+    while (!waiting_.empty() && !free_slots_.empty()) {
+      const uint32_t slot = *free_slots_.begin();
+      free_slots_.erase(free_slots_.begin());
+      auto [request, callbacks] = std::move(waiting_.front());
+      waiting_.pop_front();
+      try {
+        start(request, std::move(callbacks), slot);
+      } catch (const BadInput&) {
+        failure_ = std::current_exception();
+        sc_core::sc_stop();
+        return;
+      }
+    }
+  }
+
+  void start(const workload::StreamRequest& request, Callbacks callbacks, uint32_t slot) {
     workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     const uint64_t id = next_id_++;
     const uint64_t kv_per_token =
         trace::dense_kv_bytes_per_token(stream_.model(), trace::KV_PARTS_K_AND_V, stream_.model().kv_bits());
     InFlight& r = in_flight_.emplace_back();
+    r.index = request.index();
     r.staging = std::make_unique<DocumentStaging>(memory_, request, id, kv_per_token, host_config_.staging_policy,
                                                   batcher_ ? &share_ : nullptr);
-    if (batcher_) r.ports = batcher_->ports(id);
+    r.ssd_port = std::make_unique<SsdPort>(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr,
+                                           slot);
+    if (batcher_) r.ports = batcher_->ports(id, *r.ssd_port);
     HostComputePort& host = batcher_ ? static_cast<HostComputePort&>(*r.ports) : gpu_port_;
-    StoragePort& storage = batcher_ ? static_cast<StoragePort&>(*r.ports) : ssd_port_;
+    StoragePort& storage = batcher_ ? static_cast<StoragePort&>(*r.ports) : *r.ssd_port;
     r.runtime = std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), host, *r.staging,
                                           storage, write_chunk_bytes(system_.ssd));
     Runtime& runtime = *r.runtime;
@@ -175,16 +287,22 @@ class BlendExecutor : public RequestExecutor {
         callbacks.done();
       }
     });
-    runtime.set_drained_listener([this, id] {
+    // Its KV is no longer needed: what it used is settled, and the slot is
+    // trimmed and taken by the next request (not pruned here: this runtime is
+    // still on the call stack).
+    runtime.set_drained_listener([this, id, slot] {
       const auto it = charged_.find(id);
       if (it != charged_.end()) {
         charge_interval();
         settle(it);
       }
+      system_.ssd.release_slot(slot);
+      free_slots_.insert(slot);
+      start_waiting();
     });
     auto begin = [this, id, &runtime, settled = std::move(callbacks.settled), started = callbacks.started] {
       begin_service(id, settled);
-      started();
+      if (batcher_) started();  // else its service started when the Server dispatched it
       runtime.start();
     };
     if (batcher_)
@@ -247,10 +365,13 @@ class BlendExecutor : public RequestExecutor {
     if (batcher_) batcher_->finished(id);
   }
 
-  // A request's runtime and its view of the staging area, held until its writes drained.
+  // A request's runtime, its view of the staging area and its port to its
+  // slot of the SSD, held until its writes drained.
   struct InFlight {
+    uint64_t index = 0;  // the request's in the stream
     std::unique_ptr<DocumentStaging> staging;
-    std::unique_ptr<DecodeBatcher::Ports> ports;  // with a batching host
+    std::unique_ptr<SsdPort> ssd_port;
+    std::unique_ptr<DecodeBatcher::Ports> ports;  // with a batching host, over ssd_port
     std::unique_ptr<Runtime> runtime;
   };
 
@@ -266,11 +387,16 @@ class BlendExecutor : public RequestExecutor {
   SimulationLedger ledger_;
   System system_;
   GpuPort gpu_port_;
-  SsdPort ssd_port_;
+  SsdPort batch_port_;  // sends the batched attention commands (each work placed by its request's port)
   host::HostMemory memory_;  // the stream's staging area (serving_staging.h)
   std::unique_ptr<DecodeBatcher> batcher_;  // null: one request at a time (host.batch_limit = 1)
   StagingShare share_;                      // the requests in service, with a batching host
   std::list<InFlight> in_flight_;
+  DocumentStore store_;            // the documents ingested while the stream is served
+  StoreCounts store_counts_;
+  std::set<uint32_t> free_slots_;  // of the SSD's appended region, lowest first
+  std::deque<std::pair<workload::StreamRequest, Callbacks>> waiting_;  // for a slot, in FCFS order
+  uint64_t slot_waits_ = 0;
   uint64_t next_id_ = 0;
   std::map<uint64_t, Charged> charged_;
   DeviceTotals last_totals_;
@@ -320,27 +446,33 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);
   check_serves_streams(loaded);
-  ServingStatistics refused;
-  refused.out_of_memory = memory_shortfall(loaded, stream_path);
-  if (!refused.out_of_memory.empty()) return refused;
-  const ssd::KvSpace space = stream_kv_space(stream_path);
+  // Requests in service at once: each holds a slot of the SSD's appended region.
+  const unsigned concurrency = loaded.platform.host().batch_limit();
+  const StreamNeeds needs = stream_needs(loaded, stream_path, concurrency);
+  if (!needs.out_of_memory.empty()) {
+    ServingStatistics refused;
+    refused.out_of_memory = needs.out_of_memory;
+    return refused;
+  }
   OutputFiles outputs;  // opened before the simulation, so that an unwritable path fails at once
   AtomicFile* stats_file = open_stats_file(outputs, options.stats_path);
   AtomicFile* csv = outputs.open(options.requests_csv);
   if (csv) csv->stream() << served_csv_header() << '\n';
   workload::StreamReader stream(stream_path);
-  BlendExecutor executor(loaded, stream.header(), program, space);
-  Server server("server", stream, executor, loaded.platform.host().batch_limit(), [csv](const ServedRequest& r) {
+  BlendExecutor executor(loaded, stream.header(), program, needs.space);
+  Server server("server", stream, executor, concurrency, [csv](const ServedRequest& r) {
     if (csv) csv->stream() << served_csv_row(r) << '\n';
   });
   sc_core::sc_start();
   executor.rethrow_failure();
   core::refuse_if_time_overflowed(stream_path);
+  if (const std::string why = executor.refusal(); !why.empty()) throw BadInput(stream_path, why);
   if (server.unfinished() != 0)
     throw std::logic_error("serve: " + std::to_string(server.unfinished()) + " requests never completed");
   executor.check_drained();
   stats::Group group("system.serving");
   server.statistics().declare(group);
+  executor.declare(group);
   if (stats_file) write_stats(*stats_file, options.stats_provenance);
   if (options.before_commit) options.before_commit(server.statistics());
   outputs.commit();

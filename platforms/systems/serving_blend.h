@@ -6,20 +6,28 @@
 // to host.batch_limit requests at a time (FCFS): one by default; above one,
 // their decode steps run batched (serving_batch.h). Host DRAM staging persists
 // across requests, by document (serving_staging.h): a document's KV is where
-// earlier requests left it, under the platform's staging policy and budget. The drive is stateless
-// between requests (the FTL is not in the SSD's timing yet).
+// earlier requests left it, under the platform's staging policy and budget.
+// The drive keeps its FTL state across requests: each request appends and
+// writes back its KV into its own slot of the SSD's appended region
+// (ssd::KvSpace::appended_slots: one per request that can be in service, and
+// one for a request whose writes still drain), through its own SSD port, also
+// inside a batched attention command; when its writes have drained, the
+// slot's pages are TRIMmed and a later request reuses its logical pages. A
+// request that finds every slot held waits for one. Documents ingested while
+// the stream runs are written to a store on the SSD and evicted by TRIM
+// (serving_store.h).
 //
 // What a request is charged (ServedRequest::usage): everything the devices do
-// from the start of its service until its background writes have drained or,
-// its last op done, the next request starts, whichever is first: dynamic
-// energy as the devices record it, static energy of that time, whole NAND
-// pages read and programmed, PCIe bytes per direction. Writes still draining
-// when the next request starts are charged to that one; while several
-// requests are charged (a batching host), what the devices do is split
-// equally among them (bytes in whole bytes, the remainder to the earliest);
-// static energy while no request is charged (an idle host) is charged to
-// none. A stream of one request is charged exactly what `ispsim run` reports
-// for its trace.
+// (the store's writes included) from the start of its service until its
+// background writes have drained or, its last op done, the next request
+// starts, whichever is first: dynamic energy as the devices record it, static
+// energy of that time, whole NAND pages read and programmed, PCIe bytes per
+// direction. Writes still draining when the next request starts are charged
+// to that one; while several requests are charged (a batching host), what the
+// devices do is split equally among them (bytes in whole bytes, the remainder
+// to the earliest); static energy while no request is charged (an idle host)
+// is charged to none. A stream of one request is charged exactly what
+// `ispsim run` reports for its trace.
 #pragma once
 
 #include <functional>

@@ -5,6 +5,7 @@
 #include "platforms/systems/metrics.h"
 #include "platforms/systems/report_cells.h"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -76,19 +77,25 @@ void write_stats(AtomicFile& file, const std::optional<StatsProvenance>& provena
 
 namespace {
 
-// The registry statistics the metric list reads, in their declared units.
+Statistic captured(const stats::Entry& e) {
+  const double v = e.integral && e.read_integer ? static_cast<double>(e.read_integer()) : e.read();
+  return Statistic(v, e.unit, si_unit(e.unit));
+}
+
+// The registry statistics the metric list and the tables read, in their declared units.
 std::map<std::string, Statistic> captured_statistics() {
   std::map<std::string, Statistic> out;
-  for (const stats::Entry* e : stats::Registry::global().sorted())
+  for (const stats::Entry* e : stats::Registry::global().sorted()) {
     for (const Metric& m : metric_list()) {
       if (!reads_statistic(m, e->name)) continue;
-      const SiUnit si = si_unit(e->unit);
-      if (si.unit != m.unit)
+      if (si_unit(e->unit).unit != m.unit)
         throw std::logic_error("metric " + m.name + " is in " + m.unit + " but statistic " + e->name + " is in " +
                                e->unit);
-      const double v = e->integral && e->read_integer ? static_cast<double>(e->read_integer()) : e->read();
-      if (!m.family() || v != 0) out[e->name] = Statistic(v, e->unit, si);  // a family has the members that are not 0
+      out[e->name] = captured(*e);
     }
+    const std::vector<std::string>& tables = table_statistics();
+    if (std::find(tables.begin(), tables.end(), e->name) != tables.end()) out[e->name] = captured(*e);
+  }
   return out;
 }
 

@@ -30,8 +30,9 @@ AtomicFile* open_stats_file(OutputFiles& outputs, const std::string& path);
 void write_stats(AtomicFile& file, const std::optional<StatsProvenance>& provenance,
                  const RunSummary* summary = nullptr);
 
-// The registry statistics the metric list reads (metrics.h), by statistic
-// name, in SI units; std::logic_error for one whose unit is not its metric's.
+// The registry statistics the metric list and the tables read (metrics.h:
+// metric_list, table_statistics), by statistic name, in SI units;
+// std::logic_error for one whose unit is not its metric's.
 std::map<std::string, double> metric_statistics();
 // Copies the statistics metric_statistics() names into summary.stats, each in
 // its declared unit (Statistic); the modules must still be alive.

@@ -269,7 +269,8 @@ TEST(CompareCli, TimelineHasOneTrackPerDevice) {
 }
 
 // A KV read carries its layer and bytes (two documents of 128 tokens); the
-// power counter of a phase is its energy over its time, as the JSON summary has them.
+// power counter of a phase is its energy over its time, as the JSON summary has
+// them, and the summary's phase times are the timeline's phase spans.
 TEST(CompareCli, TimelineSlicesCarryArgumentsAndPhasePowerIsACounter) {
   const std::string trace = gen_trace("t.trace", "--context-tokens 128 --answer-tokens 1");
   const auto dir = scratch_dir() / "timelines";
@@ -307,8 +308,20 @@ TEST(CompareCli, TimelineSlicesCarryArgumentsAndPhasePowerIsACounter) {
         summary.at("metrics").at("energy_phase." + systems::metric_key(phase) + "_j").to_number<double>() / (phase_us[phase] * 1e-6);
     EXPECT_DOUBLE_EQ(power[i].first, ts) << phase;
     EXPECT_NEAR(power[i].second, watts, 1e-5 * watts) << phase;
+    const double phase_s = summary.at("metrics").at("phase." + systems::metric_key(phase) + "_s").to_number<double>();
+    EXPECT_NEAR(phase_s, phase_us[phase] * 1e-6, 1e-9 * phase_s) << phase;  // the same spans
   }
   EXPECT_EQ(power.back().second, 0.0);
+  // Energy by component and by phase each add up to the run's energy.
+  double by_component = 0, by_phase = 0;
+  for (const auto& [name, v] : summary.at("metrics").as_object()) {
+    const std::string metric(name);
+    if (metric.rfind("energy.", 0) == 0) by_component += v.to_number<double>();
+    if (metric.rfind("energy_phase.", 0) == 0) by_phase += v.to_number<double>();
+  }
+  const double energy_j = summary.at("metrics").at("energy_j").to_number<double>();
+  EXPECT_NEAR(by_component, energy_j, 1e-9 * energy_j);
+  EXPECT_NEAR(by_phase, energy_j, 1e-9 * energy_j);
 }
 
 TEST(CompareCli, RunWritesAValidWaveformOfEveryDevice) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -76,6 +77,34 @@ TEST(ReproduceWorkloads, TablesFiguresAndIndexOfATinyStream) {
   const std::string index = read_text(out / "index.md");
   EXPECT_NE(index.find("| tat | MemLLM |"), std::string::npos) << index;
   EXPECT_NE(index.find("![knee](figures/knee.png)"), std::string::npos);
+}
+
+// AiF with a host DRAM budget its weights do not fit (workload serve exits 3
+// on it) beside MemLLM: the run goes on, AiF's rows say "out of memory" in
+// every table and the figures and index are written.
+TEST(ReproduceWorkloads, ASystemOutOfMemoryIsMarkedAndTheOthersRun) {
+  const fs::path out = scratch_dir() / "rw_oom", platform = scratch_dir() / "aif_small.textproto";
+  std::ofstream(platform) << read_text(ISPSIM_SOURCE_DIR "/platforms/aif.textproto")
+                          << "host { dram_capacity_bytes: 1048576 }\n";
+  const CliResult r = run_cli("reproduce workloads --out " + shell_quote(out.string()) +
+                              " --requests 2 --datasets tat --platforms memllm," + shell_quote(platform.string()) +
+                              " --model SmolLM2-135M -j 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<Row> unloaded = csv_rows(out / "unloaded.csv"), knee = csv_rows(out / "knee.csv"),
+                         slo = csv_rows(out / "slo.csv");
+  ASSERT_EQ(unloaded.size(), 2u);
+  ASSERT_EQ(knee.size(), 14u);
+  ASSERT_EQ(slo.size(), 2u);
+  for (const std::vector<Row>* table : {&unloaded, &knee})
+    for (const Row& row : *table) EXPECT_EQ(row.at("status"), row.at("system") == "AiF" ? "out of memory" : "served");
+  EXPECT_EQ(slo[0].at("system"), "MemLLM");
+  EXPECT_NE(slo[0].at("bracket"), "out of memory");
+  EXPECT_EQ(slo[1].at("bracket"), "out of memory");
+  EXPECT_EQ(slo[1].at("energy_mean_j"), "");
+  for (const char* figure : {"knee", "cdf", "slo_energy"})
+    EXPECT_TRUE(fs::exists(out / "figures" / (std::string(figure) + ".png")));
+  EXPECT_NE(read_text(out / "index.md").find("| tat | AiF | "), std::string::npos);
+  EXPECT_NE(read_text(out / "index.md").find("| out of memory |"), std::string::npos);
 }
 
 TEST(ReproduceWorkloads, BadInputLeavesNoFolder) {

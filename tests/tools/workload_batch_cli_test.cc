@@ -47,7 +47,10 @@ TEST(WorkloadBatch, ThroughputRisesWithTheBatchLimit) {
   const double one = serve(s, "server_gpu_precompute", "--set host.batch_limit=1", "throughput");
   const double four = serve(s, "server_gpu_precompute", "--set host.batch_limit=4", "throughput");
   const double sixteen = serve(s, "server_gpu_precompute", "", "throughput");  // the server's default
-  EXPECT_GT(four, 1.2 * one);
+  // Less than in proportion: a request waits for a slot of the appended
+  // region while the finished requests' write-backs drain (limit + 1 slots).
+  EXPECT_GT(four, 1.1 * one);
+  EXPECT_GT(sixteen, 1.3 * one);
   EXPECT_GT(sixteen, four);
   // A batched step takes longer than one request's, so tokens come slower.
   EXPECT_GT(serve(s, "server_gpu_precompute", "--set host.batch_limit=4", "tbt.mean"),

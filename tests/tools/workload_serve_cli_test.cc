@@ -3,6 +3,7 @@
 // a queue forms behind a busy host; outputs and bad inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -130,6 +131,74 @@ TEST(WorkloadServe, SecondRequestFindsItsDocumentStaged) {
       EXPECT_EQ(rows[1].at("nand_read_bytes"), "0");
       EXPECT_LT(std::stod(rows[1].at("latency_s")), std::stod(rows[0].at("latency_s")));
     }
+  }
+}
+
+// Forty requests whose appended and written-through KV sum to more pages than
+// a small drive has (64 units x 32 blocks x 16 pages = 32,768): each request's
+// region is TRIMmed when its writes have drained and its logical pages go to a
+// later request, so the stream is served. Every page programmed for a request
+// is trimmed (GC's copies aside), and the FTL maps only the precomputed KV at
+// the end: 30 layers x ceil(longest context / 64) tiles x 3 KV heads.
+TEST(WorkloadServe, AStreamWhoseAppendsExceedTheFlashIsServedOnTrimmedPages) {
+  const std::string s = stream("long", "model: 'SmolLM2-135M' dataset: 'hpt' documents: 50 requests: 40 "
+                                       "poisson { rate_per_s: 2 }");
+  for (const std::string p : {"gpu_fullcompute", "memllm"}) {
+    const CliResult r = run_cli("workload serve --platform " + p + " --stream " + shell_quote(s) +
+                                " --set nand.pages_per_block=16 --set nand.blocks_per_plane=32 "
+                                "--set ftl.spare_factor=0.2 --stats " + shell_quote(path("long_" + p + ".csv")) +
+                                " --requests " + shell_quote(path("long_" + p + "_requests.csv")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string stats = path("long_" + p + ".csv");
+    EXPECT_EQ(statistic(stats, "system.serving.requests"), "40");
+    const uint64_t programmed = std::stoull(statistic(stats, "system.ssd.nand_pages_programmed"));
+    const uint64_t gc = std::stoull(statistic(stats, "system.ssd.gc_pages_programmed"));
+    if (p == "gpu_fullcompute") {
+      EXPECT_GT(programmed, 32768u);
+    }
+    EXPECT_EQ(std::stoull(statistic(stats, "system.serving.ftl_trimmed_pages")), programmed - gc) << p;
+    uint64_t longest = 0;
+    for (const auto& row : csv_rows(path("long_" + p + "_requests.csv")))
+      longest = std::max<uint64_t>(longest, std::stoull(row.at("context_tokens")));
+    EXPECT_EQ(std::stoull(statistic(stats, "system.serving.ftl_mapped_pages")), 30 * ((longest + 63) / 64) * 3) << p;
+  }
+}
+
+// Documents of 300 tokens ingested while 20 requests run over a corpus of 20,
+// with a store of at most 25: each ingestion writes its KV, 30 layers x
+// ceil(300 / 64) tiles x 3 KV heads = 450 pages and 30 x 300 x 768 bytes, or on
+// GPU-FullCompute its text, 300 x 4 bytes in one page; the corpus is evicted
+// first (no pages of its own), then ingested documents, whose pages are
+// TRIMmed. After the stream the FTL maps the precomputed KV (30 layers x
+// ceil(1,500 / 64) tiles x 3 heads) and the 25 documents still held.
+TEST(WorkloadServe, IngestedDocumentsAreWrittenThroughTheFtlAndEvictedByTrim) {
+  const std::string s = stream("ingest", "model: 'SmolLM2-135M' dataset: 'wik' documents: 20 document_tokens: 300 "
+                                         "requests: 20 poisson { rate_per_s: 2 } "
+                                         "ingestion { rate_per_s: 4 capacity_documents: 25 }");
+  uint64_t ingests = 0, evictions = 0;
+  std::istringstream dump(run_cli("workload dump " + shell_quote(s)).out);
+  for (std::string line; std::getline(dump, line);) {
+    ingests += line.rfind("ingest ", 0) == 0;
+    evictions += line.rfind("evict ", 0) == 0;
+  }
+  ASSERT_GT(ingests, 25u);
+  ASSERT_EQ(evictions, ingests - 5);
+  for (const std::string p : {"memllm", "gpu_fullcompute"}) {
+    const std::string stats = path("ingest_" + p + ".csv");
+    const CliResult r = run_cli("workload serve --platform " + p + " --stream " + shell_quote(s) + " --stats " +
+                                shell_quote(stats));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const bool text = p == "gpu_fullcompute";
+    const uint64_t pages = text ? 1 : 450, bytes = text ? 1200 : 30 * 300 * 768;
+    EXPECT_EQ(statistic(stats, "system.serving.ingested_documents"), std::to_string(ingests));
+    EXPECT_EQ(statistic(stats, "system.serving.evicted_documents"), std::to_string(evictions));
+    EXPECT_EQ(statistic(stats, "system.serving.ingested_pages"), std::to_string(ingests * pages));
+    EXPECT_EQ(statistic(stats, "system.serving.ingested_bytes"), std::to_string(ingests * bytes));
+    EXPECT_EQ(statistic(stats, "system.serving.ftl_mapped_pages"), std::to_string(30 * 24 * 3 + 25 * pages)) << p;
+    const uint64_t programmed = std::stoull(statistic(stats, "system.ssd.nand_pages_programmed")),
+                   gc = std::stoull(statistic(stats, "system.ssd.gc_pages_programmed"));
+    // Every page programmed is trimmed but those of the 25 documents held.
+    EXPECT_EQ(std::stoull(statistic(stats, "system.serving.ftl_trimmed_pages")), programmed - gc - 25 * pages) << p;
   }
 }
 

@@ -2,7 +2,8 @@
 """Which resource bounds each MemLLM ablation system in each phase, from a run's statistics.
 
 For MemLLM-Base, -Fused, -PerCh and MemLLM on one trace, prints per phase each
-resource's busy time as a share of the phase's time (`system.run.phase_busy.*`):
+resource's busy time (`system.run.phase_busy.<phase>.*`) as a share of the
+phase's time (`system.run.phase.<phase>.time`):
 NAND streaming (the flash delivering the attention's KV pages), the SSD's
 internal bus, the controller DRAM, the ISP compute (the busiest accelerator),
 PCIe (the busier direction) and the host GPU. The resource with the largest
@@ -61,17 +62,21 @@ def run(ispsim, platform, trace, settings):
             return flat(json.load(f))
 
 
+def phase_time(stats, phase):
+    return stats.get("system.run.phase." + phase + ".time", 0.0)
+
+
 def phases(stats):
     prefix = "system.run.phase_busy."
     return sorted({k[len(prefix):].rsplit(".", 1)[0] for k in stats if k.startswith(prefix)},
-                  key=lambda p: -stats[prefix + p + ".elapsed"])
+                  key=lambda p: -phase_time(stats, p))
 
 
 def rows(label, stats):
     out = []
     for phase in phases(stats):
         base = "system.run.phase_busy." + phase + "."
-        elapsed = stats[base + "elapsed"]
+        elapsed = phase_time(stats, phase)
         if elapsed <= 0:
             continue
         shares = [(name, 100.0 * max(stats.get(base + k, 0.0) for k in keys) / elapsed) for name, keys in RESOURCES]

@@ -7,6 +7,9 @@
 //   3. throughput at the SLO: per system, the highest Poisson rate whose p99
 //      TTFT stays within the SLO (kSloFactor below), by bisection
 //      (systems::search_slo), with its bracket.
+// A system that cannot hold a request of a dataset's stream (workload serve's
+// exit 3) is marked out of memory in every table of that dataset and left out
+// of its figures' lines.
 // tools/plot/workload_plot.py then draws the figures and the table, and
 // DIR/index.md lists them with their commands.
 #include <boost/program_options.hpp>
@@ -15,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -58,17 +62,28 @@ struct Settings {
 };
 
 const char* kStatsHeader =
-    "requests,throughput_per_s,queueing_mean_s,ttft_mean_s,ttft_p50_s,ttft_p99_s,tbt_p50_s,tbt_p99_s,"
+    "status,requests,throughput_per_s,queueing_mean_s,ttft_mean_s,ttft_p50_s,ttft_p99_s,tbt_p50_s,tbt_p99_s,"
     "latency_mean_s,latency_p50_s,latency_p99_s,energy_mean_j,nand_read_mean_bytes,nand_written_mean_bytes,"
     "pcie_host_to_device_mean_bytes,pcie_device_to_host_mean_bytes";
 
-// A served stream's statistics as the cells of kStatsHeader (SI units).
+// The status of a system that cannot hold the stream's requests.
+const char* kOutOfMemory = "out of memory";
+
+// `status` then as many empty cells as `header` has columns after it.
+std::string status_only(const std::string& status, const char* header) {
+  return status + std::string(std::count(header, header + std::strlen(header), ','), ',');
+}
+
+bool served(const std::string& cells) { return cells.rfind(kOutOfMemory, 0) != 0; }
+
+// A stream's statistics as the cells of kStatsHeader (SI units).
 std::string stats_cells(const systems::ServingStatistics& s) {
+  if (!s.out_of_memory.empty()) return status_only(kOutOfMemory, kStatsHeader);
   std::ostringstream o;
   o.precision(9);
   const auto sec = [](double ns) { return ns * 1e-9; };
-  o << s.requests << ',' << s.throughput_per_s() << ',' << sec(s.queueing.mean()) << ',' << sec(s.ttft.mean()) << ','
-    << sec(s.ttft.quantile(0.5)) << ',' << sec(s.ttft.quantile(0.99)) << ',' << sec(s.tbt.quantile(0.5)) << ','
+  o << "served," << s.requests << ',' << s.throughput_per_s() << ',' << sec(s.queueing.mean()) << ','
+    << sec(s.ttft.mean()) << ',' << sec(s.ttft.quantile(0.5)) << ',' << sec(s.ttft.quantile(0.99)) << ',' << sec(s.tbt.quantile(0.5)) << ','
     << sec(s.tbt.quantile(0.99)) << ',' << sec(s.latency.mean()) << ',' << sec(s.latency.quantile(0.5)) << ','
     << sec(s.latency.quantile(0.99)) << ',' << s.energy.mean() << ',' << s.nand_read.mean() << ','
     << s.nand_written.mean() << ',' << s.pcie_host_to_device.mean() << ',' << s.pcie_device_to_host.mean();
@@ -89,16 +104,15 @@ struct ServeTask {
 };
 
 // Runs every task in its own process, `jobs` at a time; returns each one's
-// stats_cells. A failed serve ends the command (its error line, exit 2 or 1).
+// stats_cells (a system out of memory is a status, not a failure). A failed
+// serve ends the command (its error line, exit 2 or 1).
 std::vector<std::string> serve_all(const std::vector<ServeTask>& tasks, unsigned jobs) {
   std::vector<std::function<std::string()>> work;
   for (const ServeTask& t : tasks)
     work.push_back([t] {
       systems::ServeOptions o;
       o.requests_csv = t.requests_csv;
-      const systems::ServingStatistics st = systems::serve_blend_stream(schema::load_platform(t.platform), t.stream, o);
-      if (!st.out_of_memory.empty()) throw BadInput(t.platform, "out of memory: " + st.out_of_memory);
-      return stats_cells(st);
+      return stats_cells(systems::serve_blend_stream(schema::load_platform(t.platform), t.stream, o));
     });
   std::vector<std::string> cells;
   for (const systems::ChildResult& r : systems::run_in_children(work, jobs)) {
@@ -179,11 +193,13 @@ std::vector<SystemResult> unloaded_pass(const Settings& s, const Workloads& work
   return results;
 }
 
-// The fastest system's capacity on `dataset`, requests/s (1 / its mean service time).
+// The fastest system's capacity on `dataset`, requests/s (1 / its mean service
+// time); BadInput when every system is out of memory there.
 double best_capacity(const std::vector<SystemResult>& results, const std::string& dataset) {
   double best = 0;
   for (const SystemResult& r : results)
-    if (r.dataset == dataset) best = std::max(best, 1 / stat(r.unloaded, "latency_mean_s"));
+    if (r.dataset == dataset && served(r.unloaded)) best = std::max(best, 1 / stat(r.unloaded, "latency_mean_s"));
+  if (best == 0) throw BadInput("--datasets", dataset + ": every system is out of memory on its stream");
   return best;
 }
 
@@ -196,25 +212,28 @@ double slo_s(const std::vector<SystemResult>& results, const std::string& datase
 // kCdfLoad, each run's per-request CSV in DIR/requests.
 void knee_pass(const Settings& s, const Workloads& workloads, const std::vector<SystemResult>& results) {
   std::vector<ServeTask> tasks;
-  std::vector<std::string> rows;
+  std::vector<std::string> rows, cells;  // cells: a system's out-of-memory row, or "" until served
   for (const std::string& d : s.datasets)
     for (const double load : kLoads) {
       const double rate = load * best_capacity(results, d);
       const std::string stream = write_stream(s, workloads.at(d), d, rate);
-      for (const std::string& p : s.platforms) {
-        const fs::path csv = fs::path(s.out) / "requests" / (d + "_" + p + ".csv");
-        tasks.push_back({stream, p, load == kCdfLoad ? csv.string() : ""});
-        rows.push_back(d + ',' + p + ',' + system_name(p) + ',' + rate_text(load) + ',' + rate_text(rate));
+      for (const SystemResult& r : results) {
+        if (r.dataset != d) continue;
+        rows.push_back(d + ',' + r.platform + ',' + r.system + ',' + rate_text(load) + ',' + rate_text(rate));
+        cells.push_back(served(r.unloaded) ? "" : r.unloaded);
+        const fs::path csv = fs::path(s.out) / "requests" / (d + "_" + r.platform + ".csv");
+        if (served(r.unloaded)) tasks.push_back({stream, r.platform, load == kCdfLoad ? csv.string() : ""});
       }
     }
-  const std::vector<std::string> cells = serve_all(tasks, s.jobs);
+  const std::vector<std::string> served_cells = serve_all(tasks, s.jobs);
   AtomicFile csv((fs::path(s.out) / "knee.csv").string());
   csv.stream() << "dataset,platform,system,load,rate_per_s," << kStatsHeader << '\n';
-  for (size_t i = 0; i < rows.size(); ++i) csv.stream() << rows[i] << ',' << cells[i] << '\n';
+  for (size_t i = 0, next = 0; i < rows.size(); ++i)
+    csv.stream() << rows[i] << ',' << (cells[i].empty() ? served_cells[next++] : cells[i]) << '\n';
   csv.commit();
 }
 
-const char* kSloHeader = "slo_ttft_p99_s,low_per_s,high_per_s,met_rate_per_s,missed_rate_per_s,bracket,probes";
+const char* kSloHeader = "bracket,slo_ttft_p99_s,low_per_s,high_per_s,met_rate_per_s,missed_rate_per_s,probes";
 
 // One system's SLO search (its probes serve in their own processes) as the cells of kSloHeader.
 std::string search_one(const Settings& s, const workload::Workload& w, const SystemResult& r, double slo) {
@@ -229,8 +248,8 @@ std::string search_one(const Settings& s, const workload::Workload& w, const Sys
   const char* bracket = found.fails_at_low ? "below low" : found.meets_at_high ? "at least high" : "between";
   std::ostringstream o;
   o.precision(9);
-  o << slo << ',' << low << ',' << high << ',' << found.met_rate_per_s << ',' << found.missed_rate_per_s << ','
-    << bracket << ',' << found.probes.size();
+  o << bracket << ',' << slo << ',' << low << ',' << high << ',' << found.met_rate_per_s << ','
+    << found.missed_rate_per_s << ',' << found.probes.size();
   return o.str();
 }
 
@@ -240,6 +259,7 @@ void slo_pass(const Settings& s, const Workloads& workloads, std::vector<SystemR
   std::vector<std::function<std::string()>> searches;
   for (const SystemResult& r : results)
     searches.push_back([&s, &workloads, &results, r] {
+      if (!served(r.unloaded)) return status_only(kOutOfMemory, kSloHeader);
       return search_one(s, workloads.at(r.dataset), r, slo_s(results, r.dataset));
     });
   const std::vector<systems::ChildResult> found = systems::run_in_children(searches, s.jobs);
@@ -251,8 +271,11 @@ void slo_pass(const Settings& s, const Workloads& workloads, std::vector<SystemR
     if (found[i].exit_code != 0) throw std::runtime_error(found[i].output);
     results[i].slo = found[i].output;
     const SystemResult& r = results[i];
-    csv.stream() << r.dataset << ',' << r.platform << ',' << r.system << ',' << r.slo << ','
-                 << 1 / stat(r.unloaded, "latency_mean_s") << ',' << stat(r.unloaded, "energy_mean_j") << '\n';
+    csv.stream() << r.dataset << ',' << r.platform << ',' << r.system << ',' << r.slo << ',';
+    if (served(r.unloaded))
+      csv.stream() << 1 / stat(r.unloaded, "latency_mean_s") << ',' << stat(r.unloaded, "energy_mean_j") << '\n';
+    else
+      csv.stream() << ",\n";
   }
   csv.commit();
 }

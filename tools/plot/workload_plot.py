@@ -10,7 +10,8 @@ each as .svg and .png in DIR/figures:
               knee's CDF load, one line per system, one row per dataset
   slo_energy  throughput at the p99-TTFT SLO (requests/s; the bisection's lower end,
               its bracket as an error bar) and energy per request (J), one bar per system
-and DIR/figures/slo_energy.md, the same numbers as a markdown table.
+and DIR/figures/slo_energy.md, the same numbers as a markdown table. A system whose rows
+have status "out of memory" is named in the legends and drawn as an empty bar marked OOM.
 Bad input: one line on stderr, exit 2, no figure.
 Needs Debian's python3-matplotlib (run with /usr/bin/python3).
 """
@@ -37,6 +38,13 @@ def by(items, key):
     return out
 
 
+OOM = "out of memory"
+
+
+def served(r):
+    return r.get("status") != OOM and r.get("bracket") != OOM
+
+
 def knee(folder, knee_rows):
     datasets = by(knee_rows, "dataset")
     fig, axes = plt.subplots(len(datasets), 2, figsize=(12, 4.2 * len(datasets)), squeeze=False)
@@ -44,8 +52,11 @@ def knee(folder, knee_rows):
         for col, metric in enumerate(("ttft", "latency")):
             ax = axes[row][col]
             for k, (system, points) in enumerate(by(items, "system").items()):
-                x = [float(p["rate_per_s"]) for p in points]
                 colour = f"C{k % 10}"
+                if not served(points[0]):
+                    ax.plot([], [], "-o", color=colour, label=f"{system}: out of memory")
+                    continue
+                x = [float(p["rate_per_s"]) for p in points]
                 ax.plot(x, [float(p[f"{metric}_p99_s"]) for p in points], "-o", color=colour, label=f"{system} p99")
                 ax.plot(x, [float(p[f"{metric}_mean_s"]) for p in points], "--", color=colour, alpha=0.6)
             ax.set_yscale("log")
@@ -61,11 +72,15 @@ def cdf(folder, knee_rows):
     datasets = by(knee_rows, "dataset")
     fig, axes = plt.subplots(len(datasets), 2, figsize=(12, 4.2 * len(datasets)), squeeze=False)
     for row, (dataset, items) in enumerate(datasets.items()):
-        for k, platform in enumerate(by(items, "platform")):
-            served = rows(os.path.join(folder, "requests", f"{dataset}_{platform}.csv"))
-            system = next(r["system"] for r in items if r["platform"] == platform)
+        for k, (platform, points) in enumerate(by(items, "platform").items()):
+            system = points[0]["system"]
+            if not served(points[0]):
+                for ax in axes[row]:
+                    ax.step([], [], color=f"C{k % 10}", label=f"{system}: out of memory")
+                continue
+            requests = rows(os.path.join(folder, "requests", f"{dataset}_{platform}.csv"))
             for col, column in enumerate(("ttft_s", "mean_tbt_s")):
-                values = sorted(float(r[column]) for r in served)
+                values = sorted(float(r[column]) for r in requests)
                 share = [(i + 1) / len(values) for i in range(len(values))]
                 axes[row][col].step(values, share, where="post", color=f"C{k % 10}", label=system)
         rate = next(r["rate_per_s"] for r in items if r["load"] == cdf_load(items))
@@ -93,21 +108,29 @@ def slo_energy(folder, slo_rows):
              "| energy per request (J) |", "|---|---|---|---|---|---|"]
     for row, (dataset, items) in enumerate(datasets.items()):
         names = [r["system"] for r in items]
-        met = [float(r["met_rate_per_s"]) for r in items]
+        value = lambda r, column: float(r[column]) if served(r) else 0.0
+        met = [value(r, "met_rate_per_s") for r in items]
         upper = [max(0.0, float(r["missed_rate_per_s"]) - m) if r["bracket"] == "between" else 0 for r, m in
                  zip(items, met)]
+        slo = next(float(r["slo_ttft_p99_s"]) for r in items if served(r))
         ax = axes[row][0]
         ax.bar(names, met, yerr=[[0] * len(met), upper], capsize=3, color="C0")
         ax.set_ylabel("requests/s")
-        ax.set_title(f"{dataset}: throughput with p99 TTFT within {float(items[0]['slo_ttft_p99_s']):.3g} s")
+        ax.set_title(f"{dataset}: throughput with p99 TTFT within {slo:.3g} s")
         ax = axes[row][1]
-        ax.bar(names, [float(r["energy_mean_j"]) for r in items], color="C2")
+        ax.bar(names, [value(r, "energy_mean_j") for r in items], color="C2")
         ax.set_ylabel("J")
         ax.set_title(f"{dataset}: energy per request")
         for ax in axes[row]:
             ax.tick_params(axis="x", rotation=30, labelsize=8)
+            for i, r in enumerate(items):
+                if not served(r):
+                    ax.text(i, 0, "OOM", ha="center", va="bottom", fontsize=8)
         for r in items:
-            lines.append(f"| {dataset} | {r['system']} | {float(r['slo_ttft_p99_s']):.3f} | {bracket(r)} | "
+            if not served(r):
+                lines.append(f"| {dataset} | {r['system']} | {slo:.3f} | out of memory | - | - |")
+                continue
+            lines.append(f"| {dataset} | {r['system']} | {slo:.3f} | {bracket(r)} | "
                          f"{float(r['capacity_per_s']):.3f} | {float(r['energy_mean_j']):.2f} |")
     save_figure(fig, os.path.join(folder, "figures", "slo_energy"))
     write_atomically(os.path.join(folder, "figures", "slo_energy.md"), "\n".join(lines) + "\n")

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <tuple>
 
 #include "common/error.h"
 #include "models/core/energy_ledger.h"
@@ -484,6 +485,34 @@ TEST(AttentionEngine, PassTilesComeInRunsOfAlikeTilesOnConsecutiveChannels) {
   EXPECT_EQ(pass.tiles[2].filter.substituted, 1u);
   EXPECT_EQ(pass.tiles[0].filter.substituted, 0u);
   EXPECT_FALSE(pass.tiles[8].in_flash);
+}
+
+// An op of the request in slot 1 of a two-slot appended region reads that
+// slot's pages: on the channel, die and plane of slot 0's, on other pages.
+TEST(AttentionEngine, AnOpReadsTheAppendedPagesOfItsSlot) {
+  const trace::ModelShape s = shape(2, 2);
+  testing::EngineRig rig("isp", 2, 2, s, 4 * 32, 3 * 32, std::make_unique<ElasticSimd>(IspConfig::defaults()),
+                         Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM, CoordinatorConfig::defaults(), 2);
+  AttentionWork first = work(s, 1, 4 * 32, 2 * 32, 1), second = first;
+  second.appended_base = rig.placement.slot_entries();
+  ASSERT_EQ(second.appended_base, 3u * 32);
+  const PassTiles a = rig.engine.pass_tiles(first, 0), b = rig.engine.pass_tiles(second, 0);
+  ASSERT_EQ(a.tiles.size(), b.tiles.size());
+  uint64_t appended = 0;
+  for (size_t i = 0; i < a.tiles.size(); ++i) {
+    const PlannedTile &x = a.tiles[i], &y = b.tiles[i];
+    if (!x.in_flash || x.region != trace::KV_REGION_APPENDED) {
+      EXPECT_EQ(x.address, y.address) << "tile " << i;
+      continue;
+    }
+    ++appended;
+    EXPECT_EQ(x.first_entry, y.first_entry);
+    EXPECT_EQ(y.address, rig.placement.address(0, trace::KV_REGION_APPENDED, 3 + x.first_entry / 32, x.kv_head));
+    EXPECT_EQ(std::tie(x.address.channel, x.address.die, x.address.plane),
+              std::tie(y.address.channel, y.address.die, y.address.plane));
+    EXPECT_NE(x.address, y.address);
+  }
+  EXPECT_EQ(appended, 2u * 2);  // 2 token tiles x 2 KV heads in flash
 }
 
 // The firmware knows a pass's visible range: with HKVD rows at positions 10 and

@@ -84,9 +84,9 @@ struct EngineRig {
   EngineRig(const std::string& name, unsigned channels, unsigned dies, const trace::ModelShape& s, uint64_t context,
             uint64_t appended, std::unique_ptr<const PageCompute> compute,
             Organization organization = Organization::PER_CHANNEL, Reduction reduction = Reduction::GLOBAL_SRAM,
-            const CoordinatorConfig& coordinator = CoordinatorConfig::defaults())
+            const CoordinatorConfig& coordinator = CoordinatorConfig::defaults(), uint32_t appended_slots = 1)
       : flash((name + "_nand").c_str(), small_flash(channels, dies)),
-        placement(flash.config(), s, context, appended),
+        placement(flash.config(), s, context, appended, "kv placement", appended_slots),
         dram((name + "_dram").c_str(), 16.0, sc_core::SC_ZERO_TIME),
         bus((name + "_bus").c_str(), 8.0, sc_core::SC_ZERO_TIME),
         engine(name.c_str(), flash, placement, IspConfig::defaults(), std::move(compute), coordinator, organization, reduction,

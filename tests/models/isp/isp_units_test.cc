@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "common/error.h"
@@ -91,6 +92,36 @@ TEST(Tiling, PlacementPutsEveryLayersPrecomputedRegionFirstThenTheAppendedRegion
   EXPECT_THROW(placement.pages(0, trace::KV_REGION_APPENDED, 0, 41), BadInput);
   EXPECT_THROW(placement.tile_index(2, trace::KV_REGION_PRECOMPUTED, 0, 0), BadInput);
   EXPECT_THROW(placement.tile_index(0, trace::KV_REGION_APPENDED, 2, 0), BadInput);
+}
+
+// Three slots of the appended region: slot 0 is the one-slot placement page for
+// page; each further slot starts R = 2 layers x 2 tiles x 2 heads = 8 pages,
+// rounded up to the 4 x 2 x 2 = 16-page layout cycle, after the one before, so
+// every page of it is on the channel, die and plane of slot 0's.
+TEST(Tiling, AppendedSlotsRepeatSlotZeroOnItsDies) {
+  const KvPlacement one(flash(4, 2), shape(2, 4, 2, 128, 16), 70, 40);
+  const KvPlacement three(flash(4, 2), shape(2, 4, 2, 128, 16), 70, 40, "kv placement", 3);
+  EXPECT_EQ(three.appended_slots(), 3u);
+  EXPECT_EQ(three.slot_entries(), 64u);  // 2 tiles of T = 32
+  EXPECT_EQ(three.appended_capacity(), 3u * 64u);
+  EXPECT_EQ(three.tiles_per_layer(trace::KV_REGION_APPENDED), 6u);
+  EXPECT_EQ(three.total_pages(), 12u + 2 * 16 + 8);
+  for (uint32_t layer = 0; layer < 2; ++layer) {
+    for (uint64_t t = 0; t < 2; ++t) {
+      for (uint32_t h = 0; h < 2; ++h) {
+        const uint64_t index = one.tile_index(layer, trace::KV_REGION_APPENDED, t, h);
+        EXPECT_EQ(three.tile_index(layer, trace::KV_REGION_APPENDED, t, h), index);
+        for (uint64_t slot = 1; slot < 3; ++slot) {
+          EXPECT_EQ(three.tile_index(layer, trace::KV_REGION_APPENDED, slot * 2 + t, h), index + slot * 16);
+          const nand::PageAddress a = three.address(layer, trace::KV_REGION_APPENDED, slot * 2 + t, h);
+          const nand::PageAddress b = one.address(layer, trace::KV_REGION_APPENDED, t, h);
+          EXPECT_EQ(std::tie(a.channel, a.die, a.plane), std::tie(b.channel, b.die, b.plane));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(three.pages(1, trace::KV_REGION_APPENDED, 64, 104).size(), 4u);  // slot 1's two tiles
+  EXPECT_THROW(three.pages(1, trace::KV_REGION_APPENDED, 60, 70), BadInput);  // spans slots 0 and 1
 }
 
 TEST(Tiling, PlacementBeyondTheFlashIsBadInput) {

@@ -74,11 +74,12 @@ struct Rig {
   Ssd ssd;
   Rig(const schema::NandParams& nand, const schema::SsdParams& params = schema::resolved(schema::SsdParams(), "ssd"),
       const schema::LinkParams& link_params = schema::resolved(schema::LinkParams(), "link"), uint64_t context = 256,
-      uint64_t appended = 128, const schema::FtlParams& ftl = schema::FtlParams())
+      uint64_t appended = 128, const schema::FtlParams& ftl = schema::FtlParams(), uint32_t slots = 1,
+      uint64_t store_pages = 0)
       : pcie("pcie", link::LinkConfig::from_params(schema::resolved(link_params, "link")), &ledger),
         nvme("nvme", pcie),
         ssd("ssd", schema::resolved(nand, "nand"), schema::resolved(params, "ssd"), schema::resolved(schema::IspParams(), "isp"), schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
-            KvSpace{tiny_shape(), context, appended}, nvme, &ledger, true,
+            KvSpace{tiny_shape(), context, appended, slots, store_pages}, nvme, &ledger, true,
             schema::resolved(schema::ModuleSelection(), "modules"), schema::resolved(ftl, "ftl")) {}
   const link::LinkConfig& link() const { return pcie.config(); }
   // Occupancy + latency of one internal bus / DRAM transfer on an idle server.
@@ -201,6 +202,32 @@ TEST(SsdHostWrite, ClosedFormAndBytes) {
   EXPECT_EQ(rig.ssd.appended_entries(0), 64u);
 }
 
+// A document written to the store takes host_write's path for its bytes
+// (commands, PCIe, bus, write buffer), then its pages are programmed: on one
+// die the same time as a write-back of as many bytes and pages. The KV space
+// is logical pages 0-47 (2 layers x (8 + 4) tiles x 2 heads), the store 48-57.
+TEST(SsdStore, AWriteTakesTheHostWritePathAndATrimUnmapsIt) {
+  Rig rig(tiny_flash(1, 1, 1, false), schema::resolved(schema::SsdParams(), "ssd"),
+          schema::resolved(schema::LinkParams(), "link"), 256, 128, schema::FtlParams(), 1, 10);
+  const uint64_t bytes = 64 * kEntryBytes, first = rig.ssd.placement().total_pages();
+  ASSERT_EQ(first, 48u);
+  sc_time done_at;
+  rig.ssd.store_write(first + 3, 4, bytes, [&] { done_at = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  const sc_time buffered = rig.command_time(bytes) + rig.link().transfer_time(bytes) + rig.bus_time(bytes) +
+                           rig.dram_time(bytes);
+  EXPECT_EQ(done_at, buffered + (kTout + kTprog) * 4.0);
+  EXPECT_EQ(rig.ssd.nand_pages_programmed(), 4u);
+  EXPECT_EQ(rig.pcie.bytes(link::Direction::HOST_TO_DEVICE, link::Purpose::KV_WRITE), bytes);
+  const ftl::Ftl& ftl = rig.ssd.translation().ftl();
+  for (uint64_t lpn = first + 3; lpn < first + 7; ++lpn) EXPECT_TRUE(ftl.lookup(lpn).has_value()) << lpn;
+  rig.ssd.store_trim(first + 3, 4);
+  for (uint64_t lpn = first + 3; lpn < first + 7; ++lpn) EXPECT_FALSE(ftl.lookup(lpn).has_value()) << lpn;
+  EXPECT_EQ(ftl.counters().trimmed_pages, 4u);
+  EXPECT_THROW(rig.ssd.store_write(first + 8, 3, bytes, nullptr), BadInput);  // past the store
+  EXPECT_THROW(rig.ssd.store_trim(first - 1, 2), BadInput);                   // in the KV space
+}
+
 // Masked write-back: fewer entries than the token range holds.
 TEST(SsdHostWrite, MaskedEntriesAndBadInput) {
   Rig rig(tiny_flash(1, 1, 1, false));
@@ -244,6 +271,54 @@ TEST(SsdAppend, FullTilesNowPartialTilesAtDrain) {
   EXPECT_EQ(rig.ssd.nand_pages_programmed(), 6u);
   EXPECT_EQ(rig.ssd.appended_entries(0), 64u);
   EXPECT_EQ(rig.ssd.jobs().history(), (std::vector<std::string>{"program", "program", "program"}));
+}
+
+// Two slots of the appended region on 2 channels x 2 dies: the precomputed KV
+// is logical pages 0-31 (2 layers x 8 tiles x 2 heads), slot 0 pages 32-47,
+// slot 1 pages 48-63 (a stride of 16 pages, a whole number of 4-page cycles).
+// Slot 1's appends are mapped there and read from there; releasing the slot
+// TRIMs exactly those pages, and the next request's appends reuse them.
+TEST(SsdAppendedSlots, AReleasedSlotIsTrimmedAndItsPagesReused) {
+  Rig rig(tiny_flash(2, 2, 1, false), schema::resolved(schema::SsdParams(), "ssd"),
+          schema::resolved(schema::LinkParams(), "link"), 256, 128, schema::FtlParams(), 2);
+  const ftl::Ftl& ftl = rig.ssd.translation().ftl();
+  const auto mapped = [&](uint64_t first, uint64_t count) {
+    uint64_t n = 0;
+    for (uint64_t lpn = first; lpn < first + count; ++lpn) n += ftl.lookup(lpn).has_value();
+    return n;
+  };
+  const auto valid_pages = [&] {
+    uint64_t n = 0;
+    for (uint64_t block = 0; block < ftl.geometry().blocks(); ++block) n += ftl.valid_pages(block);
+    return n;
+  };
+  ASSERT_EQ(rig.ssd.appended_base(1), 128u);
+  bool done = false;
+  rig.ssd.append(0, 64, 64 * kEntryBytes, [&] { done = true; }, 1);  // 2 full tiles x 2 heads
+  sc_core::sc_start();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(rig.ssd.appended_entries(0, 1), 64u);
+  EXPECT_EQ(rig.ssd.appended_entries(0, 0), 0u);
+  EXPECT_EQ(mapped(48, 4), 4u);
+  EXPECT_EQ(mapped(32, 16), 0u);
+  EXPECT_THROW(rig.ssd.host_read(0, trace::KV_REGION_APPENDED, 0, 64, nullptr, 0), BadInput);  // slot 0 is empty
+  rig.ssd.host_read(0, trace::KV_REGION_APPENDED, 0, 64, nullptr, 1);
+  sc_core::sc_start();
+  EXPECT_EQ(rig.ssd.host_read_pages(), 4u);
+
+  rig.ssd.release_slot(1);
+  EXPECT_EQ(mapped(48, 16), 0u);
+  EXPECT_EQ(ftl.counters().trimmed_pages, 4u);
+  EXPECT_EQ(ftl.mapping().mapped_pages(), 32u);  // the precomputed KV only
+  EXPECT_EQ(valid_pages(), 32u);
+  EXPECT_EQ(rig.ssd.appended_entries(0, 1), 0u);
+
+  rig.ssd.append(1, 32, 32 * kEntryBytes, nullptr, 1);  // the next request: layer 1, tile 0
+  sc_core::sc_start();
+  EXPECT_EQ(mapped(48 + 8, 2), 2u);  // layer 1 of slot 1: pages 56-57
+  EXPECT_EQ(ftl.counters().host_pages, 32u + 4 + 2);
+  EXPECT_EQ(ftl.mapping().mapped_pages(), 34u);
+  EXPECT_EQ(valid_pages(), 34u);
 }
 
 // Garbage collection in time, on a drive of 8 lines of 4 pages (1 unit, 4

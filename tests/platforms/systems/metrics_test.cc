@@ -6,13 +6,16 @@
 
 #include <boost/json.hpp>
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "common/output_files.h"
 #include "common/sha1.h"
 #include "models/core/stats.h"
+#include "platforms/systems/run_stats.h"
 #include "platforms/systems/stats_output.h"
 #include "tests/support/files.h"
 
@@ -146,6 +149,80 @@ TEST(Metrics, TheListIsMachineReadableWithOneSiUnitPerName) {
     EXPECT_FALSE(m.at("description").as_string().empty()) << name;
   }
   EXPECT_EQ(names.size(), metric_list().size());
+}
+
+// Cells of a one-run CSV table by column name.
+std::map<std::string, std::string> csv_row(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string header, row, name, cell;
+  std::getline(in, header);
+  std::getline(in, row);
+  std::istringstream names(header), cells(row);
+  std::map<std::string, std::string> out;
+  while (std::getline(names, name, ',') && std::getline(cells, cell, ',')) out[name] = cell;
+  return out;
+}
+
+// What a statistic in the tables takes: its declaration (one line in its
+// module, or run_stats.h's families) and its line in the metric list
+// (gc_block_erases, phase.<phase>_s, energy.<component>_j, ...). Nothing else
+// carries it to the sweep's row and columns, the compare CSV and the text table.
+TEST(Metrics, ADeclaredStatisticShowsInEveryTableByItsName) {
+  stats::Group ssd("system.ssd");
+  ssd.counter("gc_block_erases", "count", "blocks erased") += 7;
+  stats::Group root("");
+  declare_phase_times(root, {{"fused prefill", 2'500'000}, {"decode", 0}});  // a phase of 0 ns is shown
+  declare_energy(root, {{"system.ssd.nand", 0.25}, {"system.gpu", 0}}, {{"fused prefill", 1.5}});
+  RunSummary summary;
+  summary.platform = "p";
+  summary.program = "PRECOMPUTED_BLEND_FUSED";
+  capture_stats(summary);
+
+  const MetricValues row = metric_values(summary);  // a sweep's row
+  const std::vector<std::string> columns = metric_columns({row});
+  std::ostringstream csv;
+  write_comparison(csv, {summary}, "", Format::CSV);
+  const std::map<std::string, std::string> cells = csv_row(csv.str());
+  const std::vector<std::tuple<std::string, double, std::string>> expected = {
+      {"phase.decode_s", 0, "0"},
+      {"phase.fused_prefill_s", 0.0025, "0.0025"},
+      {"energy.system.gpu_j", 0, "0"},
+      {"energy.system.ssd.nand_j", 0.25, "0.25"},
+      {"energy_phase.fused_prefill_j", 1.5, "1.5"},
+      {"gc_block_erases", 7, "7"}};  // a count prints as an integer
+  for (const auto& [name, value, text] : expected) {
+    EXPECT_NE(std::find(row.begin(), row.end(), std::make_pair(name, value)), row.end()) << name;
+    EXPECT_NE(std::find(columns.begin(), columns.end(), name), columns.end()) << name;
+    EXPECT_EQ(cells.count(name) ? cells.at(name) : "missing", text) << name;
+  }
+  EXPECT_EQ(cells.at("gc_pages_read"), "");  // a metric whose statistic nobody declared: an empty cell
+  std::ostringstream text;
+  write_comparison(text, {summary}, "", Format::TEXT, parse_text_columns("prefill,phases,decode"));
+  EXPECT_EQ(text.str(),
+            "platform  prefill (ms)  fused prefill (ms)  decode (ms)\n"
+            "--------  ------------  ------------------  -----------\n"
+            "p                2.500               2.500        0.000\n");
+}
+
+// The decode systems' stages are a family per figure, read per decode step.
+TEST(Metrics, StagesAreStatisticFamiliesReadPerDecodeStep) {
+  stats::Group root("");
+  root.formula_integer(kRunDecodeTokens, "count", "decode steps", [] { return uint64_t{4}; });
+  root.formula(kRunLatency, "ns", "latency", [] { return 8000.0; });
+  root.formula(family_member(kRunStageTime, "kv_read_attention"), "ns", "time", [] { return 6000.0; });
+  root.formula(family_member(kRunStageTime, "pursuit"), "ns", "time", [] { return 0.0; });
+  root.formula(family_member(kRunStageEnergy, "pursuit"), "J", "energy", [] { return 2.0; });
+  RunSummary summary;
+  capture_stats(summary);
+  EXPECT_EQ(summary.statistic(kRunDecodeTokens), 4);  // captured for the tables, though no metric shows it
+  const MetricValues row = metric_values(summary);
+  for (const auto& v : MetricValues{{"tbt_s", 2e-6},
+                                    {"stage.kv_read_attention_s", 1.5e-6},
+                                    {"stage.pursuit_s", 0},
+                                    {"stage_energy.pursuit_j", 0.5},
+                                    {"stage_share.kv_read_attention", 0.75},
+                                    {"stage_share.pursuit", 0}})
+    EXPECT_NE(std::find(row.begin(), row.end(), v), row.end()) << v.first;
 }
 
 }  // namespace

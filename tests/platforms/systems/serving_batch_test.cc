@@ -81,7 +81,7 @@ struct Rig : sc_core::sc_module {
     later_.notify(sc_core::sc_time::from_value(at_ps));
   }
   void admit_now(uint64_t id) {
-    ports[id] = batcher.ports(id);
+    ports[id] = batcher.ports(id, storage);
     workload::RequestProgram& p = programs[id];
     runtimes[id] = std::make_unique<Runtime>(p.header, p.ops, placement, *ports[id], staging, *ports[id], 4096);
     Runtime& r = *runtimes[id];

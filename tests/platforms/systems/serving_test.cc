@@ -8,7 +8,9 @@
 #include <fstream>
 #include <systemc>
 
+#include "common/error.h"
 #include "platforms/systems/serving.h"
+#include "platforms/systems/serving_store.h"
 #include "platforms/systems/slo_search.h"
 #include "schema/textproto_file.h"
 #include "tests/support/files.h"
@@ -39,6 +41,10 @@ class FixedExecutor : public sc_core::sc_module, public RequestExecutor {
     tokens_ = left_ + 1;
     event_.notify(sc_core::sc_time::from_value(prefill_ps_));
   }
+  void store(const workload::StreamRecord& event) override {
+    stored.push_back({sc_core::sc_time_stamp().value(), event});
+  }
+  std::vector<std::pair<uint64_t, workload::StreamRecord>> stored;  // (when handed over, ps; the event)
 
  private:
   void step() {
@@ -138,6 +144,71 @@ TEST(Serving, QueueingTtftAndTbtOfAHandMadeStream) {
   EXPECT_EQ(served[1].usage.nand_read_bytes, 3 * 4096u);  // what the executor charged reaches the sink
   EXPECT_EQ(server.statistics().energy.sum(), 2.0);
   EXPECT_EQ(server.statistics().nand_read.max(), 3 * 4096.0);
+}
+
+// Ingestions (and the evictions they cause) reach the executor at their own
+// times, in stream order, each once, while the requests are served.
+TEST(Serving, StoreEventsReachTheExecutorAtTheirTimes) {
+  workload::StreamReader stream(stream_of("model: 'SmolLM2-135M' dataset: 'hpt' documents: 10 requests: 30 "
+                                          "poisson { rate_per_s: 20 } ingestion { rate_per_s: 50 "
+                                          "capacity_documents: 12 }"));
+  FixedExecutor executor("executor", 1'000'000'000, 0);
+  Server server("server", stream, executor, 1, [](const ServedRequest&) {});
+  sc_core::sc_start();
+  ASSERT_EQ(server.statistics().requests, 30u);
+  workload::StreamReader again((scratch_dir() / "w.stream").string());
+  workload::StreamRecord record;
+  size_t i = 0;
+  while (again.next(record)) {
+    if (!record.has_ingest() && !record.has_evict()) continue;
+    ASSERT_LT(i, executor.stored.size());
+    const auto& [at_ps, event] = executor.stored[i++];
+    EXPECT_EQ(event.SerializeAsString(), record.SerializeAsString());
+    EXPECT_EQ(at_ps, (record.has_ingest() ? record.ingest().at_ns() : record.evict().at_ns()) * 1000);
+  }
+  EXPECT_EQ(i, executor.stored.size());
+  EXPECT_EQ(server.store_events(), i);
+  EXPECT_GT(i, 20u);
+}
+
+// The ring of ingested documents: runs in order, a wrap-around split in two,
+// the oldest evicted first, a corpus document freeing nothing.
+TEST(DocumentStore, RingRunsWrapAndOldestFirstEviction) {
+  DocumentStore store(1000, 10, 5);  // logical pages 1000-1009; ids 0-4 the corpus
+  using Runs = std::vector<std::pair<uint64_t, uint64_t>>;
+  const auto runs = [](const std::vector<DocumentStore::Run>& r) {
+    Runs out;
+    for (const DocumentStore::Run& x : r) out.push_back({x.lpn, x.count});
+    return out;
+  };
+  EXPECT_EQ(runs(store.ingest(5, 4)), (Runs{{1000, 4}}));
+  EXPECT_EQ(runs(store.ingest(6, 4)), (Runs{{1004, 4}}));
+  EXPECT_THROW(store.ingest(7, 3), std::logic_error);  // 2 pages left
+  EXPECT_TRUE(store.evict(0, "test").empty());       // the corpus
+  EXPECT_THROW(store.evict(6, "test"), BadInput);       // 5 is older
+  EXPECT_EQ(runs(store.evict(5, "test")), (Runs{{1000, 4}}));
+  EXPECT_EQ(runs(store.ingest(7, 5)), (Runs{{1008, 2}, {1000, 3}}));
+  EXPECT_EQ(store.used_pages(), 9u);
+  EXPECT_EQ(runs(store.evict(6, "test")), (Runs{{1004, 4}}));
+  EXPECT_EQ(runs(store.evict(7, "test")), (Runs{{1008, 2}, {1000, 3}}));
+  EXPECT_EQ(store.used_pages(), 0u);
+}
+
+// SmolLM2-135M (30 layers, 3 KV heads of 64, FP16): T = 16384 / 256 = 64
+// tokens per page, 768 bytes of K and V per token and layer.
+TEST(DocumentStore, FootprintOfADocumentsKvAndOfItsText) {
+  trace::ModelShape shape;
+  shape.set_layers(30);
+  shape.set_heads(9);
+  shape.set_kv_heads(3);
+  shape.set_head_dim(64);
+  shape.set_kv_bits(16);
+  const DocumentFootprint kv = document_footprint(shape, 16384, 300, false);
+  EXPECT_EQ(kv.pages, 30u * 5 * 3);  // ceil(300 / 64) = 5 tiles per head and layer
+  EXPECT_EQ(kv.bytes, 30u * 300 * 768);
+  const DocumentFootprint text = document_footprint(shape, 16384, 5000, true);
+  EXPECT_EQ(text.bytes, 5000u * kTextBytesPerToken);
+  EXPECT_EQ(text.pages, 2u);  // 20,000 bytes in 16 KiB pages
 }
 
 }  // namespace
