@@ -199,6 +199,12 @@ class BlendExecutor : public RequestExecutor {
                           [&ftl] { return ftl.counters().trimmed_pages; });
     group.formula_integer("ftl_mapped_pages", "count", "logical pages the SSD's FTL maps after the stream",
                           [&ftl] { return ftl.mapping().mapped_pages(); });
+    group.formula_integer("ftl_valid_pages", "count", "physical pages the SSD's FTL counts valid after the stream",
+                          [&ftl] {
+                            uint64_t valid = 0;
+                            for (uint64_t b = 0; b < ftl.geometry().blocks(); ++b) valid += ftl.valid_pages(b);
+                            return valid;
+                          });
     const StoreCounts& c = store_counts_;
     group.formula_integer("ingested_documents", "count", "documents written to the store while the stream ran",
                           [&c] { return c.ingested; });

@@ -1,9 +1,12 @@
 // `ispsim workload serve` on a host that batches (host.batch_limit > 1):
 // throughput rises with the limit at a load that saturates one request at a
 // time, the interactive response-time law still holds, batched SSD attention
-// runs, and limits a platform cannot honour are refused.
+// runs, requests in service together reuse the SSD's appended slots, and
+// limits a platform cannot honour are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -22,6 +25,16 @@ using ispsim::testing::stream;
 
 namespace {
 
+// The value of statistic `name` in the statistics CSV `stats`.
+double statistic(const std::string& stats, const std::string& name) {
+  std::istringstream lines(read_text(stats));
+  const std::string key = name + ",";
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size()));
+  ADD_FAILURE() << "no statistic " << name;
+  return 0;
+}
+
 // Serves `stream` on `platform` with `settings`; returns statistic `name` of system.serving.
 double serve(const std::string& stream, const std::string& platform, const std::string& settings,
              const std::string& name) {
@@ -30,12 +43,7 @@ double serve(const std::string& stream, const std::string& platform, const std::
       run_cli("workload serve --platform " + platform + " " + settings + " --stream " + shell_quote(stream) +
               " --stats " + shell_quote(stats));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::istringstream lines(read_text(stats));
-  const std::string key = "system.serving." + name + ",";
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size()));
-  ADD_FAILURE() << "no statistic " << name;
-  return 0;
+  return statistic(stats, "system.serving." + name);
 }
 
 // 40 requests at 200/s: far beyond what one request at a time serves.
@@ -90,6 +98,37 @@ TEST(WorkloadBatch, InStorageAttentionServesTheBatch) {
   const double one = serve(s, "memllm", no_prefetch + " --set host.batch_limit=1", "throughput");
   const double four = serve(s, "memllm", no_prefetch + " --set host.batch_limit=4", "throughput");
   EXPECT_GT(four, one);
+}
+
+// Eighty requests, two in service at a time, on a drive of 64 units x 16
+// blocks x 16 pages = 16,384 pages, fewer than their appended KV sums to: each
+// request holds one of the three slots of the appended region (through its own
+// port, inside the batched attention commands too), TRIMmed when its writes
+// drain and taken by a later request. Every page programmed is trimmed (no GC
+// copies: a slot's pages are all invalid when its blocks are collected), and
+// the FTL ends with the precomputed KV alone, 30 layers x ceil(longest context
+// / 64) tiles x 3 KV heads, valid as mapped.
+TEST(WorkloadBatch, BatchedRequestsReuseTheSlotsOfADriveTheirAppendsExceed) {
+  const std::string s = stream("long", "model: 'SmolLM2-135M' dataset: 'hpt' documents: 50 requests: 80 "
+                                       "poisson { rate_per_s: 20 }");
+  const std::string stats = path("long.csv"), requests = path("long_requests.csv");
+  const CliResult r = run_cli("workload serve --platform memllm --set host.batch_limit=2 "
+                              "--set placement.ssd_prefetch_layers=0 --set nand.pages_per_block=16 "
+                              "--set nand.blocks_per_plane=16 --set ftl.spare_factor=0.2 --stream " +
+                              shell_quote(s) + " --stats " + shell_quote(stats) + " --requests " +
+                              shell_quote(requests));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(statistic(stats, "system.serving.requests"), 80);
+  EXPECT_EQ(statistic(stats, "system.serving.batch.largest"), 2);
+  const double programmed = statistic(stats, "system.ssd.nand_pages_programmed");
+  EXPECT_GT(programmed, 16384);
+  EXPECT_EQ(statistic(stats, "system.ssd.gc_pages_programmed"), 0);
+  EXPECT_EQ(statistic(stats, "system.serving.ftl_trimmed_pages"), programmed);
+  uint64_t longest = 0;
+  for (const auto& row : csv_rows(requests))
+    longest = std::max<uint64_t>(longest, std::stoull(row.at("context_tokens")));
+  EXPECT_EQ(statistic(stats, "system.serving.ftl_mapped_pages"), 30 * ((longest + 63) / 64) * 3);
+  EXPECT_EQ(statistic(stats, "system.serving.ftl_valid_pages"), statistic(stats, "system.serving.ftl_mapped_pages"));
 }
 
 // Two requests arriving together on a batching host: the second is admitted
