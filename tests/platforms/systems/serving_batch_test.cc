@@ -41,6 +41,24 @@ struct NoStorage : StoragePort {
   static void fail() { ADD_FAILURE() << "storage used"; }
 };
 
+// A request's storage port over the slot whose appended entries start at `base`.
+struct SlotPort : NoStorage {
+  explicit SlotPort(uint64_t slot_base) : base(slot_base) {}
+  SsdAttention placed(SsdAttention work) const override {
+    work.appended_base = base;
+    return work;
+  }
+  const uint64_t base;
+};
+
+// Sends the batched attention commands: records where each work's appended KV starts.
+struct CommandPort : NoStorage {
+  void attention_batch(const std::vector<SsdAttention>& works, Done) override {
+    for (const SsdAttention& w : works) bases.push_back(w.appended_base);
+  }
+  std::vector<uint64_t> bases;
+};
+
 bool on_gpu(const trace::Op& op) { return !op.has_kv_append() && !op.has_kv_load(); }
 
 // Identical requests: one 256-token document, 16 query tokens, 4 answer tokens.
@@ -184,6 +202,30 @@ TEST(DecodeBatcher, ARequestArrivingMidStepJoinsAtTheNextStepBoundary) {
   EXPECT_EQ(b[1], a[2]);
   // The first request leaves after its last step; the second finishes alone.
   EXPECT_EQ(b[4], a[4] + rig.step_ps({1}, {3}));
+}
+
+// Two requests in a decode step, each over its own slot: the step's one NVMe
+// command carries each request's attention placed by that request's port, so
+// the SSD reads each one's appended KV from its own slot.
+TEST(DecodeBatcher, ABatchedAttentionCommandServesEachRequestFromItsOwnSlot) {
+  host::Gpu gpu("gpu", host::HostConfig::from_params(schema::resolved(schema::HostParams(), "host"), "host"));
+  CommandPort command;
+  DecodeBatcher batcher("batcher", gpu, programs(1).front().header.model(), false, command);
+  SlotPort first(1000), second(2000);
+  const std::unique_ptr<DecodeBatcher::Ports> a = batcher.ports(0, first), b = batcher.ports(1, second);
+  batcher.admit(0, [] {});
+  batcher.admit(1, [] {});
+  sc_core::sc_start(1, sc_core::SC_PS);  // request 0 prefills
+  batcher.first_token(0);
+  sc_core::sc_start(1, sc_core::SC_PS);  // request 1 prefills
+  batcher.first_token(1);
+  sc_core::sc_start(1, sc_core::SC_PS);  // both join a step
+  SsdAttention work;
+  work.layer = 3;
+  a->attention(work, [] {});
+  b->attention(work, [] {});
+  sc_core::sc_start(1, sc_core::SC_PS);
+  EXPECT_EQ(command.bases, (std::vector<uint64_t>{1000, 2000}));
 }
 
 }  // namespace
