@@ -25,6 +25,9 @@ double element_bytes(trace::DType dtype, uint32_t fallback_bits) {
 
 uint64_t round_bytes(double bytes) { return static_cast<uint64_t>(std::ceil(bytes)); }
 
+// Beyond 2^63 ps (106 days) an op cannot be simulated: a corrupt or absurd op.
+constexpr double kMaxPs = 9.2e18;
+
 }  // namespace
 
 const char* to_string(OpClass op_class) {
@@ -253,11 +256,7 @@ bool Gpu::work_of(const trace::Op& op, const trace::ModelShape& shape, OpWork& w
   return true;
 }
 
-OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
-  OpWork work;
-  if (!work_of(op, shape, work))
-    throw BadInput("gpu", "op " + std::to_string(op.id()) + " is not an op the host GPU runs (kind " +
-                            std::to_string(static_cast<int>(op.kind_case())) + ")");
+OpCost Gpu::roofline(const OpWork& work, uint64_t id) const {
   const double flops = work.flops, bytes = work.bytes;
   OpCost c;
   c.op_class = work.op_class;
@@ -270,30 +269,79 @@ OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
   }
   const double compute_ps = flops / (config_.peak_flops_per_ns * efficiency) * 1e3;
   const double memory_ps = bytes / (config_.dram_bytes_per_ns * config_.memory_efficiency) * 1e3;
-  // Beyond 2^63 ps (106 days) the op cannot be simulated: a corrupt or absurd op.
-  constexpr double kMaxPs = 9.2e18;
   if (!(flops < kMaxPs && bytes < kMaxPs && compute_ps < kMaxPs && memory_ps < kMaxPs)) {
-    throw BadInput("gpu", "op " + std::to_string(op.id()) + " needs more than 2^63 ps on the GPU (" +
+    throw BadInput("gpu", "op " + std::to_string(id) + " needs more than 2^63 ps on the GPU (" +
                               std::to_string(flops) + " FLOP, " + std::to_string(bytes) + " bytes)");
   }
   c.flops = static_cast<uint64_t>(std::llround(flops));
   c.bytes = round_bytes(bytes);
   c.compute_time = picoseconds(compute_ps);
   c.memory_time = picoseconds(memory_ps);
+  c.duration = config_.launch_overhead + std::max(c.compute_time, c.memory_time);
+  return c;
+}
+
+OpCost Gpu::cost(const trace::Op& op, const trace::ModelShape& shape) const {
+  OpWork work;
+  if (!work_of(op, shape, work))
+    throw BadInput("gpu", "op " + std::to_string(op.id()) + " is not an op the host GPU runs (kind " +
+                            std::to_string(static_cast<int>(op.kind_case())) + ")");
+  OpCost c = roofline(work, op.id());
   if (op.has_measured_duration_ns()) {
     if (static_cast<double>(op.measured_duration_ns()) * 1e3 >= kMaxPs)
       throw BadInput("gpu", "op " + std::to_string(op.id()) + ": measured_duration_ns = " +
                                 std::to_string(op.measured_duration_ns()) + " ns exceeds 2^63 ps");
     c.measured = true;
     c.duration = picoseconds(static_cast<double>(op.measured_duration_ns()) * 1e3);
-  } else {
-    c.duration = config_.launch_overhead + std::max(c.compute_time, c.memory_time);
   }
   return c;
 }
 
+namespace {
+
+// A weight op: its weights are read once for the rows of a whole batch.
+bool shares_weights(const trace::Op& op) { return (op.has_gemm() && op.gemm().b_is_weight()) || op.has_lm_head(); }
+
+}  // namespace
+
+OpCost Gpu::cost(const std::vector<const trace::Op*>& ops, const trace::ModelShape& shape) const {
+  if (ops.empty()) throw BadInput("gpu", "an empty batched op");
+  const trace::Op& first = *ops.front();
+  if (ops.size() == 1) return cost(first, shape);
+  for (const trace::Op* op : ops)
+    if (op->kind_case() != first.kind_case() || op->has_measured_duration_ns() || shares_weights(*op) != shares_weights(first))
+      throw BadInput("gpu", "op " + std::to_string(op->id()) + " cannot join op " + std::to_string(first.id()) +
+                                " in a batched kernel (another kind, or a measured duration)");
+  OpWork work;
+  if (shares_weights(first)) {
+    trace::Op stacked = first;  // the op over every request's rows
+    uint64_t rows = 0;
+    for (const trace::Op* op : ops) rows += op->has_gemm() ? op->gemm().m() : op->lm_head().rows();
+    if (stacked.has_gemm()) stacked.mutable_gemm()->set_m(rows);
+    else stacked.mutable_lm_head()->set_rows(rows);
+    work_of(stacked, shape, work);
+  } else {
+    for (const trace::Op* op : ops) {
+      OpWork one;
+      if (!work_of(*op, shape, one))
+        throw BadInput("gpu", "op " + std::to_string(op->id()) + " is not an op the host GPU runs");
+      work.flops += one.flops;
+      work.bytes += one.bytes;
+      work.op_class = one.op_class;
+    }
+  }
+  return roofline(work, first.id());
+}
+
 sc_time Gpu::execute(const trace::Op& op, const trace::ModelShape& shape, Done done) {
-  const OpCost c = cost(op, shape);
+  return submit(cost(op, shape), std::move(done));
+}
+
+sc_time Gpu::execute(const std::vector<const trace::Op*>& ops, const trace::ModelShape& shape, Done done) {
+  return submit(cost(ops, shape), std::move(done));
+}
+
+sc_time Gpu::submit(const OpCost& c, Done done) {
   const sc_time start = stream_.free_at();
   const sc_time completion = stream_.submit(c.duration, c.bytes, std::move(done));
   ClassTotals& t = per_class_[static_cast<int>(c.op_class)];

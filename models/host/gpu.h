@@ -35,6 +35,13 @@
 // Energy: per op, flops x energy_pj_per_flop under the component <path> and
 // bytes x 8 x dram_energy_pj_per_bit under <path>.dram, spread over the op;
 // idle_power_w declared once as static power of <path>.
+//
+// A batched step (continuous batching, platforms/systems/serving_batch.h) runs
+// the same op of several requests as one kernel: one launch; a weight op (gemm
+// with a weight operand, LM head) is the op with the requests' rows stacked
+// (M = sum of M, rows = sum of rows: the weights are read once, so its class is
+// GEMM from two rows on); any other op is the sum of the ops' FLOPs and bytes
+// (activations and each request's KV), of the first op's class.
 #pragma once
 
 #include <array>
@@ -43,6 +50,7 @@
 #include <memory>
 #include <string>
 #include <systemc>
+#include <vector>
 
 #include "models/core/energy_ledger.h"
 #include "models/core/server.h"
@@ -100,10 +108,16 @@ class Gpu : public sc_core::sc_module {
   sc_core::sc_time duration(const trace::Op& op, const trace::ModelShape& shape) const {
     return cost(op, shape).duration;
   }
+  // Roofline cost of `ops` (the same op of each request of a batch) run as one
+  // batched kernel (see above); one op: cost(*ops[0]). Throws BadInput for an
+  // empty batch, ops of different kinds or a measured duration.
+  OpCost cost(const std::vector<const trace::Op*>& ops, const trace::ModelShape& shape) const;
 
   // Queues `op` on the in-order stream; returns its completion time. `done`
   // (may be empty) runs then.
   sc_core::sc_time execute(const trace::Op& op, const trace::ModelShape& shape, Done done);
+  // Queues `ops` as one batched kernel (cost(ops)); returns its completion time.
+  sc_core::sc_time execute(const std::vector<const trace::Op*>& ops, const trace::ModelShape& shape, Done done);
 
   const HostConfig& config() const { return config_; }
   uint64_t ops() const { return stream_.requests(); }
@@ -126,6 +140,9 @@ class Gpu : public sc_core::sc_module {
     OpClass op_class = OpClass::NONLINEAR;
   };
   bool work_of(const trace::Op& op, const trace::ModelShape& shape, OpWork& work) const;
+  // launch + max(compute, memory) of `work`; `id` names the op in errors.
+  OpCost roofline(const OpWork& work, uint64_t id) const;
+  sc_core::sc_time submit(const OpCost& c, Done done);
   struct ClassTotals {
     uint64_t ops = 0, flops = 0, bytes = 0, busy_ps = 0;
   };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -115,7 +116,7 @@ class SsdPort : public StoragePort {
                        args(layer, bytes)),
                 slot_);
   }
-  void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(in_slot(w)); }
+  void prefetch_attention(const SsdAttention& w) override { ssd_.prefetch_attention(placed(w)); }
   // AiF's vendor command: the input vector goes in where a fused command's Q
   // goes (PCIe purpose q_fused), the output comes back as its O rows
   // (attention_output).
@@ -133,27 +134,42 @@ class SsdPort : public StoragePort {
         },
         std::move(done));
   }
-  void attention(const SsdAttention& work, Done done) override {
-    link::FusedAttentionCommand cmd;  // what crosses PCIe
-    cmd.mask_bytes = work.mask_bytes;
-    cmd.q_bytes = work.q_bytes;
-    cmd.kv_bytes = work.supplied_kv_bytes;
-    cmd.output_bytes = work.output_bytes;
-    const std::string name = "attention L" + std::to_string(work.layer) + " rows " + std::to_string(work.query_rows);
-    nvme_.fused_attention(
-        cmd,
-        [this, work = in_slot(work), name](Done backend_done) {
-          ssd_.attention(work, traced("SSD ISP attention", name, std::move(backend_done), {-1, work.layer, -1}));
-        },
-        traced("NVMe fused-attention commands", name, std::move(done),
-               args(work.layer, cmd.mask_bytes + cmd.q_bytes + cmd.kv_bytes + cmd.output_bytes)));
-  }
-
- private:
-  SsdAttention in_slot(SsdAttention work) const {
+  // `work` over this request's slot: its appended KV at the slot's entries.
+  SsdAttention placed(SsdAttention work) const override {
     work.appended_base = appended_base_;
     return work;
   }
+  void attention(const SsdAttention& work, Done done) override { attention_batch({placed(work)}, std::move(done)); }
+  // The requests' masks, Q, supplied KV and outputs cross PCIe together; the
+  // SSD runs each request's attention over its own KV in the given order (its
+  // flash job queue is first come, first served). Each work is as its
+  // request's port placed it, so its appended KV is that request's slot's.
+  void attention_batch(const std::vector<SsdAttention>& works, Done done) override {
+    link::FusedAttentionCommand cmd;  // what crosses PCIe
+    for (const SsdAttention& work : works) {
+      cmd.mask_bytes += work.mask_bytes;
+      cmd.q_bytes += work.q_bytes;
+      cmd.kv_bytes += work.supplied_kv_bytes;
+      cmd.output_bytes += work.output_bytes;
+    }
+    const SsdAttention& first = works.front();
+    std::string name = "attention L" + std::to_string(first.layer) + " rows " + std::to_string(first.query_rows);
+    if (works.size() > 1) name += " x " + std::to_string(works.size()) + " requests";
+    nvme_.fused_attention(
+        cmd,
+        [this, works, name](Done backend_done) {
+          auto left = std::make_shared<size_t>(works.size());
+          Done all = traced("SSD ISP attention", name, std::move(backend_done), {-1, works.front().layer, -1});
+          for (const SsdAttention& work : works)
+            ssd_.attention(work, [left, all] {
+              if (--*left == 0) all();
+            });
+        },
+        traced("NVMe fused-attention commands", name, std::move(done),
+               args(first.layer, cmd.mask_bytes + cmd.q_bytes + cmd.kv_bytes + cmd.output_bytes)));
+  }
+
+ private:
   static core::SpanArgs args(uint32_t layer, uint64_t bytes) {
     return {-1, static_cast<int64_t>(layer), static_cast<int64_t>(bytes)};
   }

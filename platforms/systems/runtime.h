@@ -119,6 +119,15 @@ class StoragePort {
   virtual void attention(const SsdAttention& work, Done done) = 0;
   // Programs KV that is already in the SSD (it came with a command); `done` when programmed.
   virtual void append_in_ssd(uint32_t layer, uint64_t tokens, uint64_t bytes, Done done) = 0;
+  // `work` as this port's storage addresses it (an SSD port: over its
+  // request's slot of the appended region); attention() places its work itself.
+  virtual SsdAttention placed(SsdAttention work) const { return work; }
+  // One fused-attention command for the attention of several requests (a
+  // batched decode step, serving_batch.h), each work placed by its request's
+  // port (placed()); the SSD runs them in the given order.
+  virtual void attention_batch(const std::vector<SsdAttention>& works, Done done) {
+    throw std::logic_error("this storage cannot batch attention commands");
+  }
   // Reads `work`'s KV ahead of its attention() call (inter-layer prefetch).
   virtual void prefetch_attention(const SsdAttention& work) {
     throw std::logic_error("this storage cannot prefetch attention KV");

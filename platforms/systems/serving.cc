@@ -169,7 +169,8 @@ void Server::on_dispatch() {
     s.served.context_tokens = context_tokens(waiting.request);
     s.served.query_tokens = waiting.request.query_tokens();
     s.served.answer_tokens = waiting.request.answer_tokens();
-    executor_.execute(waiting.request, {[this, slot] { token(slot); }, [this, slot] { finish(slot); },
+    executor_.execute(waiting.request, {[this, slot] { in_service_.at(slot).served.start_ps = now_ps(); },
+                                        [this, slot] { token(slot); }, [this, slot] { finish(slot); },
                                         [this, slot](const RequestUsage& usage) { settle(slot, usage); }});
   }
 }

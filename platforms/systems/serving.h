@@ -32,6 +32,9 @@ struct RequestUsage {
 class RequestExecutor {
  public:
   struct Callbacks {
+    // Its service starts now (optional: by default when execute() is called; a
+    // batching host starts a prefill at the next decode step boundary).
+    std::function<void()> started;
     std::function<void()> token;  // an output token is ready (the first one ends the prefill)
     std::function<void()> done;   // the request's last op completed
     // After `done`, once: what the request used (its background work may end later).

@@ -6,19 +6,33 @@
 namespace ispsim::systems {
 
 DocumentStaging::DocumentStaging(host::HostMemory& memory, const workload::StreamRequest& request, uint64_t serial,
-                                 uint64_t kv_bytes_per_token, host::StagingPolicy policy)
-    : memory_(memory), serial_(serial) {
+                                 uint64_t kv_bytes_per_token, host::StagingPolicy policy, StagingShare* share)
+    : memory_(memory), serial_(serial), share_(share) {
   std::set<uint64_t> owners;
   for (const workload::DocumentRef& d : request.documents()) {
     documents_.push_back(d.id());
     document_bytes_.push_back(d.tokens() * kv_bytes_per_token);
     owners.insert(document_owner(d.id()));
   }
+  if (share_) {
+    for (const auto& [other, used] : share_->owners) owners.insert(used.begin(), used.end());
+    std::set<uint64_t>& mine = share_->owners[serial_];
+    mine.insert(request_owner(serial_));
+    for (const uint64_t d : documents_) mine.insert(document_owner(d));
+  }
   const bool lru = policy == host::StagingPolicy::kLru;
   memory_.retain([&](const host::StagingKey& key) {
     const bool document = key.owner != 0 && key.owner < kRequestOwners;
-    return document && (lru || owners.count(key.owner));
+    return (document && lru) || owners.count(key.owner);
   });
+}
+
+void DocumentStaging::plan(uint64_t kv_bytes) {
+  if (!share_) return memory_.plan(kv_bytes);
+  share_->planned[serial_] = kv_bytes;
+  uint64_t total = 0;
+  for (const auto& [serial, bytes] : share_->planned) total += bytes;
+  memory_.plan(total);
 }
 
 std::vector<uint64_t> DocumentStaging::split(uint64_t bytes) const {

@@ -14,9 +14,16 @@
 // precomputed KV for a later request (the recomputed tokens are not told
 // apart). A stream of one request stages what a single run stages, split by
 // document; with the whole KV fitting in the budget the hits are the same.
+//
+// With several requests in service at once (a batching host, serving_batch.h)
+// they share a StagingShare: what any of them staged stays while it is in
+// service (its documents and its appended KV), and FlexGen's placement is
+// planned over the KV of all of them.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "models/host/host_memory.h"
@@ -25,14 +32,27 @@
 
 namespace ispsim::systems {
 
+// The requests in service together, by serial: the KV each planned and the
+// staging owners each uses (its documents' and its own). The executor removes
+// a request when its last op has completed.
+struct StagingShare {
+  std::map<uint64_t, uint64_t> planned;
+  std::map<uint64_t, std::set<uint64_t>> owners;
+  void remove(uint64_t serial) {
+    planned.erase(serial);
+    owners.erase(serial);
+  }
+};
+
 class DocumentStaging : public StagingPort {
  public:
   // Begins request `serial` of the stream on `memory`: drops what the policy
-  // does not keep from earlier requests (see above).
+  // does not keep from earlier requests (see above), nor what the requests of
+  // `share` (nullable: one request at a time) use.
   DocumentStaging(host::HostMemory& memory, const workload::StreamRequest& request, uint64_t serial,
-                  uint64_t kv_bytes_per_token, host::StagingPolicy policy);
+                  uint64_t kv_bytes_per_token, host::StagingPolicy policy, StagingShare* share = nullptr);
 
-  void plan(uint64_t kv_bytes) override { memory_.plan(kv_bytes); }
+  void plan(uint64_t kv_bytes) override;
   uint64_t lookup(uint32_t layer, trace::KvRegion region, uint64_t bytes) override;
   void append(uint32_t layer, trace::KvRegion region, uint64_t bytes) override;
   void overwrite(uint32_t layer, trace::KvRegion region, uint64_t bytes) override;
@@ -56,6 +76,7 @@ class DocumentStaging : public StagingPort {
   host::HostMemory& memory_;
   std::vector<uint64_t> documents_, document_bytes_;  // ids, and KV bytes per layer, in context order
   uint64_t serial_;
+  StagingShare* share_;
 };
 
 }  // namespace ispsim::systems

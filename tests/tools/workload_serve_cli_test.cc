@@ -11,26 +11,18 @@
 
 #include "tests/support/cli.h"
 #include "tests/support/files.h"
+#include "tests/support/workload_cli.h"
 
 namespace fs = std::filesystem;
 using ispsim::testing::CliResult;
+using ispsim::testing::csv_rows;
+using ispsim::testing::path;
 using ispsim::testing::read_text;
 using ispsim::testing::run_cli;
-using ispsim::testing::scratch_dir;
 using ispsim::testing::shell_quote;
+using ispsim::testing::stream;
 
 namespace {
-
-std::string path(const std::string& name) { return (scratch_dir() / name).string(); }
-
-// Generates the stream of `workload` (text) into `name`.stream.
-std::string stream(const std::string& name, const std::string& workload) {
-  std::ofstream(path(name + ".txtpb")) << workload;
-  const CliResult r = run_cli("workload gen --workload " + shell_quote(path(name + ".txtpb")) + " --out " +
-                              shell_quote(path(name + ".stream")));
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return path(name + ".stream");
-}
 
 // The value column of statistic `name` in a statistics CSV ("" if absent).
 std::string statistic(const std::string& csv, const std::string& name) {
@@ -115,20 +107,6 @@ TEST(WorkloadServe, SimultaneousArrivalsQueueInOrder) {
     ++rows;
   }
   EXPECT_EQ(rows, 10);
-}
-
-// The rows of a per-request CSV, each as its columns by name.
-std::vector<std::map<std::string, std::string>> csv_rows(const std::string& csv) {
-  std::istringstream lines(read_text(csv));
-  std::string header, line;
-  std::getline(lines, header);
-  std::vector<std::map<std::string, std::string>> rows;
-  while (std::getline(lines, line)) {
-    std::istringstream names(header), cells(line);
-    auto& row = rows.emplace_back();
-    for (std::string n, cell; std::getline(names, n, ',') && std::getline(cells, cell, ',');) row[n] = cell;
-  }
-  return rows;
 }
 
 // Two requests 100 s apart for the one document of the corpus: on a platform

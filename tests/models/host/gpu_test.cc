@@ -127,6 +127,51 @@ TEST(Gpu, DecodeGemvMemoryBound) {
   EXPECT_GT(c.memory_time, c.compute_time);
 }
 
+// Continuous batching: the decode GEMV of two requests is one kernel over both
+// rows, M = 2 (class GEMM), whose weights are read once:
+// 5 us + (2 x 4096 x 2 + 4096 x 6144 x 2 + 2 x 6144 x 2) B / 76.8 GB/s, under
+// twice the single GEMV's 660.6 us.
+TEST(Gpu, BatchedDecodeGemvReadsTheWeightsOnce) {
+  Gpu gpu("gpu", config_from_text(""));
+  const auto a = parse<trace::Op>("id: 1 gemm { m: 1 n: 6144 k: 4096 b_is_weight: true }");
+  const auto b = parse<trace::Op>("id: 7 gemm { m: 1 n: 6144 k: 4096 b_is_weight: true }");
+  const OpCost c = gpu.cost({&a, &b}, llama_shape());
+  const double bytes = 2 * 4096 * 2 + 4096.0 * 6144 * 2 + 2 * 6144 * 2;
+  EXPECT_EQ(c.op_class, OpClass::GEMM);
+  EXPECT_EQ(c.flops, 2u * 2 * 6144 * 4096);
+  EXPECT_EQ(c.bytes, static_cast<uint64_t>(bytes));
+  EXPECT_EQ(c.compute_time, compute_ns(2.0 * 2 * 6144 * 4096, 0.6));
+  EXPECT_EQ(c.duration, kLaunch + memory_ns(bytes));
+  EXPECT_NEAR(c.duration.to_seconds() * 1e6, 660.893, 0.001);
+  EXPECT_LT(c.duration, 2 * gpu.cost(a, llama_shape()).duration);
+  EXPECT_EQ(gpu.cost({&a}, llama_shape()).duration, gpu.cost(a, llama_shape()).duration);  // a batch of one
+  // The LM head likewise: rows stacked, the vocabulary's weights once.
+  const auto head = parse<trace::Op>("id: 2 lm_head { rows: 1 }");
+  const OpCost h = gpu.cost({&head, &head, &head}, llama_shape());
+  EXPECT_EQ(h.bytes, 4096u * 128256 * 2 + 3u * 4096 * 2 + 3u * 128256 * 2);
+  EXPECT_EQ(h.op_class, OpClass::GEMM);
+}
+
+// Ops without weights add up: each request's attention reads its own KV, in
+// one launch.
+TEST(Gpu, BatchedAttentionAddsEachRequestsKv) {
+  Gpu gpu("gpu", config_from_text(""));
+  const auto shorter = parse<trace::Op>(
+      "id: 1 layer: 0 attention { query_rows: 1 kv { tokens { begin: 0 end: 1000 } region: KV_REGION_APPENDED } "
+      "causal: true }");
+  const auto longer = parse<trace::Op>(
+      "id: 2 layer: 0 attention { query_rows: 1 kv { tokens { begin: 0 end: 3000 } region: KV_REGION_APPENDED } "
+      "causal: true }");
+  const OpCost c = gpu.cost({&shorter, &longer}, llama_shape());
+  const double bytes = 2 * (2.0 * 32 * 128 * 2) + 4000.0 * 8 * 128 * 2 * 2;
+  EXPECT_EQ(c.op_class, OpClass::ATTENTION);
+  EXPECT_EQ(c.bytes, static_cast<uint64_t>(bytes));
+  EXPECT_EQ(c.flops, 4u * 4000 * 128 * 32);
+  EXPECT_EQ(c.duration, kLaunch + memory_ns(bytes));
+  const auto norm = parse<trace::Op>("id: 3 nonlinear { kind: NONLINEAR_RMSNORM elements: 4096 }");
+  EXPECT_THROW(gpu.cost({&shorter, &norm}, llama_shape()), BadInput);  // not the same op
+}
+
 TEST(Gpu, WeightDtypeOverridesModelWidth) {
   // INT8 weights (b_dtype) halve the weight bytes of the GEMV.
   Gpu gpu("gpu", config_from_text(""));

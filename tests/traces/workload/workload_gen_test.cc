@@ -224,7 +224,8 @@ namespace {
 TEST(WorkloadStream, ExamplesGenerate) {
   const std::string dir = std::string(ISPSIM_SOURCE_DIR) + "/traces/workload/examples/";
   for (const auto& [name, requests] : std::vector<std::pair<std::string, uint64_t>>{
-           {"hpt_poisson.txtpb", 1000}, {"cad_closed_loop.txtpb", 200}, {"wik_ingestion.txtpb", 500}}) {
+           {"hpt_poisson.txtpb", 1000}, {"cad_closed_loop.txtpb", 200}, {"wik_ingestion.txtpb", 500},
+           {"hpt_server.txtpb", 200}}) {
     uint64_t seen = 0;
     generate_records(load_workload(dir + name), "", [&](const StreamRecord& r) { seen += r.has_request(); });
     EXPECT_EQ(seen, requests) << name;
