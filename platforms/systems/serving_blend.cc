@@ -1,8 +1,10 @@
 #include "platforms/systems/serving_blend.h"
 
+#include <algorithm>
 #include <deque>
 #include <exception>
 #include <list>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -14,6 +16,7 @@
 #include "platforms/systems/blend_devices.h"
 #include "platforms/systems/blend_system.h"
 #include "platforms/systems/report_cells.h"
+#include "platforms/systems/serving_batch.h"
 #include "platforms/systems/serving_staging.h"
 #include "platforms/systems/serving_store.h"
 #include "platforms/systems/stats_output.h"
@@ -85,7 +88,7 @@ StreamNeeds stream_needs(const schema::LoadedPlatform& loaded, const std::string
   const bool resident = loaded.platform.placement().kv_resident_in_host_memory();
   const uint64_t per_token = trace::dense_kv_bytes_per_token(model, trace::KV_PARTS_K_AND_V, model.kv_bits());
   workload::StreamRecord record;
-  uint64_t held = 0;
+  uint64_t held = 0, largest = 0;
   while (reader.next(record)) {
     if (record.has_ingest() || record.has_evict())
       count_store_pages(record, loaded, reader.header(), held, needs.space.store_pages);
@@ -94,6 +97,7 @@ StreamNeeds stream_needs(const schema::LoadedPlatform& loaded, const std::string
     needs.space.precomputed_tokens = std::max(needs.space.precomputed_tokens, kv.precomputed);
     needs.space.appended_capacity = std::max(needs.space.appended_capacity, kv.appended);
     const uint64_t bytes = uint64_t{model.layers()} * (kv.precomputed + kv.appended) * per_token;
+    largest = std::max(largest, bytes);
     if (resident && bytes > memory.staging_capacity()) {
       needs.out_of_memory = request_where(record.request()) + ": its KV of " + std::to_string(bytes) +
                             " bytes must stay in GPU/host memory (placement.kv_resident_in_host_memory) but only " +
@@ -102,6 +106,13 @@ StreamNeeds stream_needs(const schema::LoadedPlatform& loaded, const std::string
       return needs;
     }
   }
+  // Requests in service together hold their KV together (conservatively, the largest one's each).
+  if (resident && concurrency > 1 && largest > memory.staging_capacity() / concurrency)
+    needs.out_of_memory =
+        std::to_string(concurrency) + " requests in service together (host.batch_limit) must keep their KV in "
+        "GPU/host memory (placement.kv_resident_in_host_memory): " + std::to_string(concurrency) +
+        " x the largest request's " + std::to_string(largest) + " bytes exceed the " +
+        std::to_string(memory.staging_capacity()) + " bytes of the host DRAM budget left (host.dram_capacity_bytes)";
   return needs;
 }
 
@@ -133,13 +144,18 @@ class BlendExecutor : public RequestExecutor {
         host_config_(host::HostConfig::from_params(loaded.platform.host(), loaded.file + ": host")),
         system_("system", loaded, host_config_, stream.model(), space, ledger_),
         gpu_port_(system_.gpu, stream.model(), host_config_.kv_grows_by_copy),
+        batch_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr),
         memory_("system.serving.host_memory", host_config_, stream.model()),
         store_(system_.ssd.placement().total_pages(), space.store_pages, stream.workload().documents()) {
     for (uint32_t slot = 0; slot < system_.ssd.appended_slots(); ++slot) free_slots_.insert(slot);
+    if (loaded.platform.host().batch_limit() > 1)
+      batcher_ = std::make_unique<DecodeBatcher>("batcher", system_.gpu, stream.model(),
+                                                 host_config_.kv_grows_by_copy, batch_port_);
   }
 
   // A request waits for a slot of the SSD's appended region when every slot
-  // is held (by requests served or draining); the wait is part of its service.
+  // is held (by requests served or draining). One at a time, the wait is part
+  // of its service; on a batching host, service starts with its prefill.
   void execute(const workload::StreamRequest& request, Callbacks callbacks) override {
     prune();
     waiting_.emplace_back(request, std::move(callbacks));
@@ -160,7 +176,7 @@ class BlendExecutor : public RequestExecutor {
 
   // An ingested document is written to the store through the FTL (its KV, or
   // its text on a recompute platform), in the background; an evicted one is
-  // TRIMmed. The devices' work is charged to the request in service.
+  // TRIMmed. The devices' work is charged to the requests charged then.
   void store(const workload::StreamRecord& event) override {
     try {
       if (event.has_ingest())
@@ -183,11 +199,10 @@ class BlendExecutor : public RequestExecutor {
                           [&ftl] { return ftl.counters().trimmed_pages; });
     group.formula_integer("ftl_mapped_pages", "count", "logical pages the SSD's FTL maps after the stream",
                           [&ftl] { return ftl.mapping().mapped_pages(); });
-    group.formula_integer("ftl_valid_pages", "count", "physical pages holding valid data after the stream",
+    group.formula_integer("ftl_valid_pages", "count", "physical pages the SSD's FTL counts valid after the stream",
                           [&ftl] {
                             uint64_t valid = 0;
-                            for (uint64_t block = 0; block < ftl.geometry().blocks(); ++block)
-                              valid += ftl.valid_pages(block);
+                            for (uint64_t b = 0; b < ftl.geometry().blocks(); ++b) valid += ftl.valid_pages(b);
                             return valid;
                           });
     const StoreCounts& c = store_counts_;
@@ -252,54 +267,108 @@ class BlendExecutor : public RequestExecutor {
   }
 
   void start(const workload::StreamRequest& request, Callbacks callbacks, uint32_t slot) {
-    settle_charged();  // its background writes still running are this request's from now on
     workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
     const uint64_t id = next_id_++;
-    charged_ = {id, device_totals(system_, ledger_), std::move(callbacks.settled)};
     const uint64_t kv_per_token =
         trace::dense_kv_bytes_per_token(stream_.model(), trace::KV_PARTS_K_AND_V, stream_.model().kv_bits());
     InFlight& r = in_flight_.emplace_back();
     r.index = request.index();
-    r.staging = std::make_unique<DocumentStaging>(memory_, request, id, kv_per_token, host_config_.staging_policy);
+    r.staging = std::make_unique<DocumentStaging>(memory_, request, id, kv_per_token, host_config_.staging_policy,
+                                                  batcher_ ? &share_ : nullptr);
     r.ssd_port = std::make_unique<SsdPort>(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr,
                                            slot);
-    r.runtime = std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), gpu_port_,
-                                          *r.staging, *r.ssd_port, write_chunk_bytes(system_.ssd));
+    if (batcher_) r.ports = batcher_->ports(id, *r.ssd_port);
+    HostComputePort& host = batcher_ ? static_cast<HostComputePort&>(*r.ports) : gpu_port_;
+    StoragePort& storage = batcher_ ? static_cast<StoragePort&>(*r.ports) : *r.ssd_port;
+    r.runtime = std::make_unique<Runtime>(p.header, std::move(p.ops), loaded_.platform.placement(), host, *r.staging,
+                                          storage, write_chunk_bytes(system_.ssd));
     Runtime& runtime = *r.runtime;
-    runtime.set_completion_listener([&runtime, callbacks](size_t index) {
-      if (runtime.ops()[index].has_lm_head()) callbacks.token();
-      if (runtime.finished()) callbacks.done();
+    runtime.set_completion_listener([this, &runtime, callbacks, id, tokens = uint64_t{0}](size_t index) mutable {
+      if (runtime.ops()[index].has_lm_head()) {
+        callbacks.token();
+        if (tokens++ == 0 && batcher_) batcher_->first_token(id);
+      }
+      if (runtime.finished()) {
+        ops_done(id);
+        callbacks.done();
+      }
     });
-    // Its KV is no longer needed: the slot is trimmed and taken by the next
-    // request (not pruned here: this runtime is still on the call stack).
+    // Its KV is no longer needed: what it used is settled, and the slot is
+    // trimmed and taken by the next request (not pruned here: this runtime is
+    // still on the call stack).
     runtime.set_drained_listener([this, id, slot] {
-      if (charged_.id == id) settle_charged();
+      const auto it = charged_.find(id);
+      if (it != charged_.end()) {
+        charge_interval();
+        settle(it);
+      }
       system_.ssd.release_slot(slot);
       free_slots_.insert(slot);
       start_waiting();
     });
-    runtime.start();
+    auto begin = [this, id, &runtime, settled = std::move(callbacks.settled), started = callbacks.started] {
+      begin_service(id, settled);
+      if (batcher_) started();  // else its service started when the Server dispatched it
+      runtime.start();
+    };
+    if (batcher_)
+      batcher_->admit(id, std::move(begin));
+    else
+      begin();
   }
 
-  // The request charged now: from the start of its service until its writes
-  // drained or the next request started.
+  // Request `id`'s service starts: the requests whose ops are done stop being
+  // charged (their writes still running are this request's now), and it starts.
+  void begin_service(uint64_t id, std::function<void(const RequestUsage&)> settled) {
+    charge_interval();
+    for (auto it = charged_.begin(); it != charged_.end();) it = it->second.ops_done ? settle(it) : std::next(it);
+    charged_[id].settled = std::move(settled);
+  }
+
+  // A request is charged from the start of its service until its writes
+  // drained or, its ops done, another request started; what the devices do
+  // in each interval is split equally among the requests charged in it.
   struct Charged {
-    uint64_t id = 0;
-    DeviceTotals from;
-    std::function<void(const RequestUsage&)> settled;  // empty once settled
+    RequestUsage usage;
+    bool ops_done = false;
+    std::function<void(const RequestUsage&)> settled;
   };
 
-  void settle_charged() {
-    if (!charged_.settled) return;
-    const DeviceTotals& from = charged_.from;
+  // Charges what the devices did since the last call to the requests charged now.
+  void charge_interval() {
     const DeviceTotals to = device_totals(system_, ledger_);
-    RequestUsage u;
-    u.energy_j = ledger_.total_j(to.dynamic_j - from.dynamic_j, to.at_ps - from.at_ps);
-    u.nand_read_bytes = to.nand_read - from.nand_read;
-    u.nand_written_bytes = to.nand_written - from.nand_written;
-    u.pcie_host_to_device_bytes = to.pcie_host_to_device - from.pcie_host_to_device;
-    u.pcie_device_to_host_bytes = to.pcie_device_to_host - from.pcie_device_to_host;
-    std::exchange(charged_.settled, nullptr)(u);
+    const DeviceTotals& from = last_totals_;
+    const uint64_t n = charged_.size();
+    if (n > 0) {
+      const double energy = ledger_.total_j(to.dynamic_j - from.dynamic_j, to.at_ps - from.at_ps) / double(n);
+      const uint64_t diff[4] = {to.nand_read - from.nand_read, to.nand_written - from.nand_written,
+                                to.pcie_host_to_device - from.pcie_host_to_device,
+                                to.pcie_device_to_host - from.pcie_device_to_host};
+      bool first = true;  // whole bytes each, the remainder to the earliest request
+      for (auto& [id, c] : charged_) {
+        RequestUsage& u = c.usage;
+        u.energy_j += energy;
+        uint64_t* fields[4] = {&u.nand_read_bytes, &u.nand_written_bytes, &u.pcie_host_to_device_bytes,
+                               &u.pcie_device_to_host_bytes};
+        for (int f = 0; f < 4; ++f) *fields[f] += diff[f] / n + (first ? diff[f] % n : 0);
+        first = false;
+      }
+    }
+    last_totals_ = to;
+  }
+
+  std::map<uint64_t, Charged>::iterator settle(std::map<uint64_t, Charged>::iterator it) {
+    const RequestUsage usage = it->second.usage;
+    const auto settled = std::move(it->second.settled);
+    const auto next = charged_.erase(it);
+    settled(usage);
+    return next;
+  }
+
+  void ops_done(uint64_t id) {
+    charged_.at(id).ops_done = true;
+    share_.remove(id);
+    if (batcher_) batcher_->finished(id);
   }
 
   // A request's runtime, its view of the staging area and its port to its
@@ -308,6 +377,7 @@ class BlendExecutor : public RequestExecutor {
     uint64_t index = 0;  // the request's in the stream
     std::unique_ptr<DocumentStaging> staging;
     std::unique_ptr<SsdPort> ssd_port;
+    std::unique_ptr<DecodeBatcher::Ports> ports;  // with a batching host, over ssd_port
     std::unique_ptr<Runtime> runtime;
   };
 
@@ -323,7 +393,10 @@ class BlendExecutor : public RequestExecutor {
   SimulationLedger ledger_;
   System system_;
   GpuPort gpu_port_;
+  SsdPort batch_port_;  // sends the batched attention commands (each work placed by its request's port)
   host::HostMemory memory_;  // the stream's staging area (serving_staging.h)
+  std::unique_ptr<DecodeBatcher> batcher_;  // null: one request at a time (host.batch_limit = 1)
+  StagingShare share_;                      // the requests in service, with a batching host
   std::list<InFlight> in_flight_;
   DocumentStore store_;            // the documents ingested while the stream is served
   StoreCounts store_counts_;
@@ -331,7 +404,8 @@ class BlendExecutor : public RequestExecutor {
   std::deque<std::pair<workload::StreamRequest, Callbacks>> waiting_;  // for a slot, in FCFS order
   uint64_t slot_waits_ = 0;
   uint64_t next_id_ = 0;
-  Charged charged_;
+  std::map<uint64_t, Charged> charged_;
+  DeviceTotals last_totals_;
   std::exception_ptr failure_;
 };
 
@@ -359,13 +433,27 @@ std::string served_csv_row(const ServedRequest& r) {
 void check_serves_streams(const schema::LoadedPlatform& loaded) {
   platform_program(loaded);
   check_blend_platform(loaded);
+  const uint32_t limit = loaded.platform.host().batch_limit();
+  if (limit == 1) return;
+  const schema::PlacementParams& placement = loaded.platform.placement();
+  const std::string what = "host.batch_limit = " + std::to_string(limit);
+  if (placement.decode_linear() == schema::PlacementParams::IN_FLASH)
+    throw BadInput(loaded.file, what + " cannot be honoured: decode GEMVs computed in the flash "
+                                       "(placement.decode_linear = IN_FLASH) are not batched; use 1");
+  const bool ssd_attention = placement.prefill_attention() == schema::PlacementParams::SSD_ISP ||
+                             placement.decode_attention() == schema::PlacementParams::SSD_ISP;
+  if (ssd_attention && placement.ssd_prefetch_layers() > 0)
+    throw BadInput(loaded.file, what + " needs placement.ssd_prefetch_layers = 0: the SSD reads one command's KV "
+                                       "ahead only for the command that follows, which requests in service "
+                                       "together cannot promise");
 }
 
 ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const std::string& stream_path,
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);
-  check_blend_platform(loaded);
-  const unsigned concurrency = 1;  // the host serves one request at a time
+  check_serves_streams(loaded);
+  // Requests in service at once: each holds a slot of the SSD's appended region.
+  const unsigned concurrency = loaded.platform.host().batch_limit();
   const StreamNeeds needs = stream_needs(loaded, stream_path, concurrency);
   if (!needs.out_of_memory.empty()) {
     ServingStatistics refused;
