@@ -1,5 +1,5 @@
 // Helpers of the `ispsim workload` CLI tests: files in the per-process scratch
-// directory, generated streams and the rows of a per-request CSV.
+// directory, generated streams, the rows of a per-request CSV and statistics.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -38,6 +38,15 @@ inline std::vector<std::map<std::string, std::string>> csv_rows(const std::strin
     for (std::string n, cell; std::getline(names, n, ',') && std::getline(cells, cell, ',');) row[n] = cell;
   }
   return rows;
+}
+
+// The value column of statistic `name` in a statistics CSV ("" if absent).
+inline std::string statistic(const std::string& csv, const std::string& name) {
+  std::istringstream lines(read_text(csv));
+  const std::string key = name + ",";
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(key, 0) == 0) return line.substr(key.size(), line.find(',', key.size()) - key.size());
+  return "";
 }
 
 }  // namespace ispsim::testing

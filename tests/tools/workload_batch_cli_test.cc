@@ -25,14 +25,11 @@ using ispsim::testing::stream;
 
 namespace {
 
-// The value of statistic `name` in the statistics CSV `stats`.
-double statistic(const std::string& stats, const std::string& name) {
-  std::istringstream lines(read_text(stats));
-  const std::string key = name + ",";
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size()));
-  ADD_FAILURE() << "no statistic " << name;
-  return 0;
+// The value of statistic `name` in the statistics CSV `stats`, as a number.
+double number(const std::string& stats, const std::string& name) {
+  const std::string value = ispsim::testing::statistic(stats, name);
+  if (value.empty()) ADD_FAILURE() << "no statistic " << name;
+  return value.empty() ? 0 : std::stod(value);
 }
 
 // Serves `stream` on `platform` with `settings`; returns statistic `name` of system.serving.
@@ -43,7 +40,7 @@ double serve(const std::string& stream, const std::string& platform, const std::
       run_cli("workload serve --platform " + platform + " " + settings + " --stream " + shell_quote(stream) +
               " --stats " + shell_quote(stats));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  return statistic(stats, "system.serving." + name);
+  return number(stats, "system.serving." + name);
 }
 
 // 40 requests at 200/s: far beyond what one request at a time serves.
@@ -118,17 +115,17 @@ TEST(WorkloadBatch, BatchedRequestsReuseTheSlotsOfADriveTheirAppendsExceed) {
                               shell_quote(s) + " --stats " + shell_quote(stats) + " --requests " +
                               shell_quote(requests));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(statistic(stats, "system.serving.requests"), 80);
-  EXPECT_EQ(statistic(stats, "system.serving.batch.largest"), 2);
-  const double programmed = statistic(stats, "system.ssd.nand_pages_programmed");
+  EXPECT_EQ(number(stats, "system.serving.requests"), 80);
+  EXPECT_EQ(number(stats, "system.serving.batch.largest"), 2);
+  const double programmed = number(stats, "system.ssd.nand_pages_programmed");
   EXPECT_GT(programmed, 16384);
-  EXPECT_EQ(statistic(stats, "system.ssd.gc_pages_programmed"), 0);
-  EXPECT_EQ(statistic(stats, "system.serving.ftl_trimmed_pages"), programmed);
+  EXPECT_EQ(number(stats, "system.ssd.gc_pages_programmed"), 0);
+  EXPECT_EQ(number(stats, "system.serving.ftl_trimmed_pages"), programmed);
   uint64_t longest = 0;
   for (const auto& row : csv_rows(requests))
     longest = std::max<uint64_t>(longest, std::stoull(row.at("context_tokens")));
-  EXPECT_EQ(statistic(stats, "system.serving.ftl_mapped_pages"), 30 * ((longest + 63) / 64) * 3);
-  EXPECT_EQ(statistic(stats, "system.serving.ftl_valid_pages"), statistic(stats, "system.serving.ftl_mapped_pages"));
+  EXPECT_EQ(number(stats, "system.serving.ftl_mapped_pages"), 30 * ((longest + 63) / 64) * 3);
+  EXPECT_EQ(number(stats, "system.serving.ftl_valid_pages"), number(stats, "system.serving.ftl_mapped_pages"));
 }
 
 // Two requests arriving together on a batching host: the second is admitted

@@ -20,18 +20,10 @@ using ispsim::testing::path;
 using ispsim::testing::read_text;
 using ispsim::testing::run_cli;
 using ispsim::testing::shell_quote;
+using ispsim::testing::statistic;
 using ispsim::testing::stream;
 
 namespace {
-
-// The value column of statistic `name` in a statistics CSV ("" if absent).
-std::string statistic(const std::string& csv, const std::string& name) {
-  std::istringstream lines(read_text(csv));
-  std::string line;
-  while (std::getline(lines, line))
-    if (line.rfind(name + ",", 0) == 0) return line.substr(name.size() + 1, line.find(',', name.size() + 1) - name.size() - 1);
-  return "";
-}
 
 // Column `name` of a CSV's first data row ("" if absent).
 std::string csv_column(const std::string& csv, const std::string& name) {
