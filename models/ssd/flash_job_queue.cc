@@ -23,7 +23,7 @@ bool FlashJobQueue::idle() const {
 }
 
 void FlashJobQueue::push(std::string kind, Job job) {
-  const unsigned lane = two_lanes_ && kind == "program" ? 1 : 0;
+  const unsigned lane = lane_of(kind);
   lanes_[lane].jobs.push_back({std::move(kind), std::move(job)});
   if (!lanes_[lane].running) kick_.notify(sc_core::SC_ZERO_TIME);
 }

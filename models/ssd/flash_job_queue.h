@@ -37,6 +37,8 @@ class FlashJobQueue : public sc_core::sc_module {
   void push(std::string kind, Job job);
 
   bool idle() const;
+  // Jobs are queued, not yet started, in the lane a job of `kind` would join.
+  bool waiting(const std::string& kind) const { return !lanes_[lane_of(kind)].jobs.empty(); }
   bool programs_beside_reads() const { return two_lanes_; }
   uint64_t jobs_started() const { return started_.value(); }
   // Simulated time some job held the flash (overlapping jobs of the two lanes count once).
@@ -47,6 +49,7 @@ class FlashJobQueue : public sc_core::sc_module {
   const std::vector<std::string>& history() const { return history_; }
 
  private:
+  unsigned lane_of(const std::string& kind) const { return two_lanes_ && kind == "program" ? 1 : 0; }
   void start_next();
   void released(unsigned lane);
 

@@ -34,6 +34,12 @@ std::vector<ftl::FlashOp> FlashTranslation::write(uint64_t lpn, uint64_t count) 
   return ops;
 }
 
+std::vector<ftl::FlashOp> FlashTranslation::background_gc() {
+  std::vector<ftl::FlashOp> ops;
+  if (ftl_.background_gc(&ops)) misplaced_ = misplaced(0, kv_pages_);  // GC moves pages anywhere
+  return ops;
+}
+
 void FlashTranslation::trim(uint64_t lpn, uint64_t count) {
   misplaced_ -= misplaced(lpn, count);
   ftl_.trim(lpn, count);

@@ -46,6 +46,9 @@ class FlashTranslation : public isp::PageMap {
   std::vector<ftl::FlashOp> write(uint64_t lpn, uint64_t count);
   // Unmaps [lpn, lpn + count) (TRIM).
   void trim(uint64_t lpn, uint64_t count);
+  // One line reclaimed by background GC (ftl::Ftl::background_gc): its flash
+  // operations, none when enough lines are free.
+  std::vector<ftl::FlashOp> background_gc();
 
   Run run(uint64_t index) const override;
   bool ideal() const override { return misplaced_ == 0; }

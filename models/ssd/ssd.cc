@@ -219,12 +219,16 @@ void Ssd::record_nand(uint64_t pages_read, uint64_t pages_programmed, uint64_t c
          start_ps);
 }
 
-void Ssd::begin_call() { ++outstanding_; }
+void Ssd::begin_call() {
+  ++outstanding_;
+  ++activity_epoch_;
+}
 
 void Ssd::end_call(const Done& done) {
   --outstanding_;
   if (done) done();
   if (outstanding_ == 0 && !drain_waiters_.empty()) drain_check_.notify(sc_core::SC_ZERO_TIME);
+  await_idle_gc();
 }
 
 void Ssd::check_drain() {
@@ -548,7 +552,7 @@ bool Ssd::flash_free_for_passes() const {
   // Passes beside GC stay on page events: GC's batches are far longer than an
   // append's, and a pass that bars them (rather than suspending them page by
   // page) moved an aged drive's background writes by milliseconds.
-  return flash_free_for_aggregation() && gc_signal_.value() == kGcIdle;
+  return flash_free_for_aggregation() && gc_jobs_open_ == 0;
 }
 
 void Ssd::at(uint64_t when_ps, Done what) {
@@ -740,14 +744,20 @@ void Ssd::program_pages(std::vector<nand::PageAddress> pages, Done done) {
 
 // One GC job: its page reads, programs and erases, and when each stage ended.
 struct Ssd::GcJob {
-  std::vector<nand::PageAddress> reads, programs, erases;
+  std::vector<nand::PageAddress> reads, programs, erases;  // reads[i] is copied to programs[i]
   uint64_t erased_blocks = 0;
   uint64_t start_ps = 0, read_end_ps = 0, program_end_ps = 0, ticket = 0;
+  bool background = false;
+  size_t copied = 0, chunk_end = 0;  // copies done; end of the chunk under way
+  uint64_t epoch = 0;                // the drive's activity epoch when a background job began
+  uint64_t held_since_ps = 0;        // since when it holds the program lane
   FlashJobQueue::Done release;
 };
 
-void Ssd::run_gc(std::vector<ftl::FlashOp> ops) {
+void Ssd::run_gc(std::vector<ftl::FlashOp> ops, bool background) {
   auto job = std::make_shared<GcJob>();
+  job->background = background;
+  job->epoch = activity_epoch_;
   const ftl::Geometry& geometry = translation_->ftl().geometry();
   for (const ftl::FlashOp& op : ops) {
     if (op.kind == ftl::OpKind::kErase) {
@@ -760,26 +770,57 @@ void Ssd::run_gc(std::vector<ftl::FlashOp> ops) {
     auto& list = op.kind == ftl::OpKind::kRead ? job->reads : job->programs;
     for (uint64_t ppn = op.first; ppn < op.first + op.count; ++ppn) list.push_back(translation_->address(ppn));
   }
+  if (job->reads.size() != job->programs.size()) throw std::logic_error("ssd: a GC job reads and programs unequally");
   jobs_.push("program", [this, job](FlashJobQueue::Done release) {
-    job->release = std::move(release);
+    ++gc_jobs_open_;
     job->start_ps = now_ps();
     job->ticket = hold_energy(job->start_ps);
-    gc_signal_.set(kGcRead);
-    if (job->reads.empty()) return gc_program(job);
-    gc_reader_.start(job->reads, [](uint32_t) {}, [this, job] { gc_program(job); }, "ssd gc");
+    gc_hold(job, std::move(release));
   });
+}
+
+void Ssd::gc_hold(const std::shared_ptr<GcJob>& job, FlashJobQueue::Done release) {
+  job->release = std::move(release);
+  job->held_since_ps = now_ps();
+  gc_read(job);
+}
+
+// The next chunk's reads: all the copies at once, or a background job's one page per plane.
+void Ssd::gc_read(const std::shared_ptr<GcJob>& job) {
+  const size_t chunk = job->background ? size_t(translation_->ftl().geometry().units()) : job->reads.size();
+  job->chunk_end = std::min(job->reads.size(), job->copied + chunk);
+  gc_signal_.set(kGcRead);
+  if (job->copied == job->chunk_end) return gc_program(job);
+  std::vector<nand::PageAddress> pages(job->reads.begin() + job->copied, job->reads.begin() + job->chunk_end);
+  gc_reader_.start(std::move(pages), [](uint32_t) {}, [this, job] { gc_program(job); }, "ssd gc");
 }
 
 void Ssd::gc_program(const std::shared_ptr<GcJob>& job) {
   job->read_end_ps = now_ps();
   gc_signal_.set(kGcProgram);
-  if (job->programs.empty()) return gc_erase(job);
-  program_batch_done_ = [this, job] { gc_erase(job); };
-  appender_.start(job->programs, "ssd gc", /*garbage_collection=*/true);
+  if (job->copied == job->chunk_end) return gc_copied(job);
+  program_batch_done_ = [this, job] { gc_copied(job); };
+  std::vector<nand::PageAddress> pages(job->programs.begin() + job->copied,
+                                       job->programs.begin() + job->chunk_end);
+  appender_.start(std::move(pages), "ssd gc", /*garbage_collection=*/true);
+}
+
+// A chunk is copied: erase when all are; else the next chunk, after the
+// programs queued behind a background job if there are any.
+void Ssd::gc_copied(const std::shared_ptr<GcJob>& job) {
+  job->program_end_ps = now_ps();
+  job->copied = job->chunk_end;
+  if (job->copied == job->reads.size()) return gc_erase(job);
+  if (!jobs_.waiting("program")) return gc_read(job);
+  ++gc_yields_;
+  gc_ps_ += now_ps() - job->held_since_ps;
+  gc_signal_.set(kGcIdle);
+  Done release = std::move(job->release);
+  jobs_.push("program", [this, job](FlashJobQueue::Done again) { gc_hold(job, std::move(again)); });
+  release();
 }
 
 void Ssd::gc_erase(const std::shared_ptr<GcJob>& job) {
-  job->program_end_ps = now_ps();
   gc_signal_.set(kGcErase);
   erase_batch_done_ = [this, job] { gc_done(*job); };
   eraser_.start(job->erases, sc_core::sc_time(translation_->ftl().config().t_bers_us, sc_core::SC_US), "ssd gc");
@@ -791,21 +832,48 @@ void Ssd::gc_done(const GcJob& job) {
   gc_pages_read_ += reads;
   gc_pages_programmed_ += programs;
   gc_block_erases_ += job.erased_blocks;
-  gc_ps_ += end - job.start_ps;
+  if (job.background) ++gc_background_lines_;
+  gc_ps_ += end - job.held_since_ps;
   const double erase_j = double(job.erased_blocks) * translation_->ftl().config().erase_energy_j;
   gc_joules_ += erase_j + nand_energy_.read_joules(reads) + nand_energy_.program_joules(programs) +
                 nand_energy_.transfer_joules((reads + programs) * page_bytes);
   record_nand(reads, programs, (reads + programs) * page_bytes, job.start_ps);
   record(kNand, erase_j, job.start_ps);
-  if (timeline_) {
+  if (timeline_ && job.background) {
+    timeline_->span("ssd gc", "background gc copy", "gc", job.start_ps, job.program_end_ps,
+                    {-1, -1, int64_t((reads + programs) * page_bytes)});
+  } else if (timeline_) {
     timeline_->span("ssd gc", "gc read", "gc", job.start_ps, job.read_end_ps, {-1, -1, int64_t(reads * page_bytes)});
     timeline_->span("ssd gc", "gc program", "gc", job.read_end_ps, job.program_end_ps,
                     {-1, -1, int64_t(programs * page_bytes)});
-    timeline_->span("ssd gc", "gc erase", "gc", job.program_end_ps, end);
   }
+  if (timeline_) timeline_->span("ssd gc", "gc erase", "gc", job.program_end_ps, end);
   gc_signal_.set(kGcIdle);
+  --gc_jobs_open_;
   release_energy(job.ticket);
   job.release();
+  // A background job goes on with the next line while the drive stayed idle.
+  if (job.background && job.epoch == activity_epoch_) start_background_gc();
+  await_idle_gc();
+}
+
+void Ssd::await_idle_gc() {
+  // Only while the run has work to come: the drive cannot tell, the simulation can.
+  if (!idle() || idle_gc_epoch_ == activity_epoch_ || !sc_core::sc_pending_activity_at_future_time()) return;
+  const ftl::FtlConfig& ftl = translation_->ftl().config();
+  if (translation_->ftl().free_lines() >= ftl.background_free_lines()) return;
+  idle_gc_epoch_ = activity_epoch_;
+  const uint64_t idle_ps = uint64_t(std::llround(ftl.gc_idle_us * 1e6));
+  at(now_ps() + idle_ps, [this, epoch = activity_epoch_] {
+    idle_gc_epoch_ = UINT64_MAX;
+    if (epoch == activity_epoch_) start_background_gc();
+  });
+}
+
+void Ssd::start_background_gc() {
+  if (!idle() || !sc_core::sc_pending_activity_at_future_time()) return;
+  std::vector<ftl::FlashOp> ops = translation_->background_gc();
+  if (!ops.empty()) run_gc(std::move(ops), /*background=*/true);
 }
 
 const vcd::Encoding& Ssd::gc_encoding() {

@@ -211,12 +211,15 @@ class Ssd : public sc_core::sc_module {
   uint64_t outstanding() const { return outstanding_; }
   uint64_t appended_entries(uint32_t layer, uint32_t slot = 0) const { return appends(slot, layer).entries; }
   uint64_t gc_block_erases() const { return gc_block_erases_.value(); }
+  uint64_t gc_background_lines() const { return gc_background_lines_.value(); }
+  uint64_t gc_background_yields() const { return gc_yields_.value(); }
   double gc_joules() const { return gc_joules_.value(); }
 
   // Waveforms: flash (dies, channels), <name>.dram/.bus/.firmware outstanding,
   // the attention engine's SIMD modes, scratchpads and reduction engine.
   void trace(vcd::Writer& writer);
   // The GC job under way, on the `<ssd>.gc` waveform (filter gc_state).
+  // idle also while a background GC job waits behind the programs it yielded to.
   enum GcState : uint8_t { kGcIdle = 0, kGcRead = 1, kGcProgram = 2, kGcErase = 3 };
   static const vcd::Encoding& gc_encoding();
   // GC jobs as spans on the track "ssd gc" (their reads, programs and erases); nullable.
@@ -256,11 +259,25 @@ class Ssd : public sc_core::sc_module {
   // host programs) as one job in the program lane: its page reads, then its
   // programs, then its erases on the dies (nand::Eraser: each die erases its
   // blocks of a reclaimed line at once, for tBERS; a read suspends it).
-  void run_gc(std::vector<ftl::FlashOp> ops);
+  // A background job copies in chunks of one page per plane (a read, then a
+  // program, of each) and yields the lane to programs queued behind it
+  // between chunks; its erases come after its last chunk.
+  void run_gc(std::vector<ftl::FlashOp> ops, bool background = false);
   struct GcJob;
+  void gc_hold(const std::shared_ptr<GcJob>& job, FlashJobQueue::Done release);
+  void gc_read(const std::shared_ptr<GcJob>& job);
   void gc_program(const std::shared_ptr<GcJob>& job);
+  void gc_copied(const std::shared_ptr<GcJob>& job);
   void gc_erase(const std::shared_ptr<GcJob>& job);
   void gc_done(const GcJob& job);
+  // No host command under way and no flash job queued or running.
+  bool idle() const { return outstanding_ == 0 && jobs_.idle(); }
+  // Background GC: when the drive has been idle for ftl.gc_idle_us with fewer
+  // than the background threshold of lines free, and the run still has work
+  // to come, GC reclaims lines one after another until the drive is busy
+  // again or enough lines are free.
+  void await_idle_gc();
+  void start_background_gc();
   void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
   // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
   // transfers scheduled without page events (see README, "Stream models").
@@ -279,7 +296,7 @@ class Ssd : public sc_core::sc_module {
   // An aggregated stream may start: nothing under way on the flash but
   // programs whose pages are all issued (the stream suspends them).
   bool flash_free_for_aggregation() const;
-  // An aggregated attention pass may start: the same, and no GC job under way.
+  // An aggregated attention pass may start: the same, and no GC job started and not done.
   bool flash_free_for_passes() const;
   // Runs `what` at simulated time `when_ps` (>= now), in time order.
   void at(uint64_t when_ps, Done what);
@@ -340,6 +357,9 @@ class Ssd : public sc_core::sc_module {
   std::unique_ptr<ReadMemo> read_memo_;               // their recent outcomes
 
   uint64_t outstanding_ = 0;
+  uint64_t gc_jobs_open_ = 0;            // GC jobs started and not done (yielded ones included)
+  uint64_t activity_epoch_ = 0;          // host commands begun so far (idleness ends with each)
+  uint64_t idle_gc_epoch_ = UINT64_MAX;  // the epoch an idle-GC timer is pending for
   uint64_t gemv_ps_ = 0;
   std::unique_ptr<InFlashGemv> gemv_;
   core::Server in_flash_;  // the dies busy with an in-flash GEMV (a pure delay per job)
@@ -385,6 +405,10 @@ class Ssd : public sc_core::sc_module {
   stats::Counter& gc_block_erases_ = stats_.counter("gc_block_erases", "count", "blocks garbage collection erased");
   stats::Scalar& gc_joules_ =
       stats_.scalar("gc_energy", "J", "garbage-collection energy (page reads, programs, channel transfers, erases)");
+  stats::Counter& gc_background_lines_ =
+      stats_.counter("gc_background_lines", "count", "lines background GC reclaimed while the drive was idle");
+  stats::Counter& gc_yields_ = stats_.counter(
+      "gc_background_yields", "count", "times background GC gave the program lane to programs queued behind it");
   uint64_t gc_ps_ = 0;  // time GC jobs held the program lane ("gc_time")
   std::array<stats::Scalar*, 4> energy_j_{};  // controller, dram, bus, nand (dynamic): "<c>_energy"
 };

@@ -137,7 +137,7 @@ DeviceTotals device_totals(System& system, const core::EnergyLedger& ledger) {
 class BlendExecutor : public RequestExecutor {
  public:
   BlendExecutor(const schema::LoadedPlatform& loaded, const workload::StreamHeader& stream, trace::Program program,
-                const ssd::KvSpace& space)
+                const ssd::KvSpace& space, const ssd::DriveStart& drive)
       : loaded_(loaded),
         stream_(stream),
         program_(program),
@@ -147,6 +147,7 @@ class BlendExecutor : public RequestExecutor {
         batch_port_(system_.ssd, system_.nvme, system_.load_path, system_.swap_path, nullptr),
         memory_("system.serving.host_memory", host_config_, stream.model()),
         store_(system_.ssd.placement().total_pages(), space.store_pages, stream.workload().documents()) {
+    if (!drive.state_path.empty() || drive.precondition) system_.ssd.start_from(drive);  // else a fresh drive
     for (uint32_t slot = 0; slot < system_.ssd.appended_slots(); ++slot) free_slots_.insert(slot);
     if (loaded.platform.host().batch_limit() > 1)
       batcher_ = std::make_unique<DecodeBatcher>("batcher", system_.gpu, stream.model(),
@@ -465,7 +466,8 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
   AtomicFile* csv = outputs.open(options.requests_csv);
   if (csv) csv->stream() << served_csv_header() << '\n';
   workload::StreamReader stream(stream_path);
-  BlendExecutor executor(loaded, stream.header(), program, needs.space);
+  BlendExecutor executor(loaded, stream.header(), program, needs.space,
+                         {options.drive_state_in, options.precondition});
   Server server("server", stream, executor, concurrency, [csv](const ServedRequest& r) {
     if (csv) csv->stream() << served_csv_row(r) << '\n';
   });

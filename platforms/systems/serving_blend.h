@@ -44,6 +44,8 @@ struct ServeOptions {
   std::string requests_csv;  // per-request CSV, written atomically; "" for none
   std::string stats_path;    // statistics (.json or .csv); "" for none
   std::optional<StatsProvenance> stats_provenance;  // for the statistics file (RunOptions::stats_provenance)
+  std::string drive_state_in;  // the SSD starts from this saved drive state; empty = a fresh drive
+  bool precondition = false;   // the SSD's drive is preconditioned first (ftl.precondition_*)
   // Called with the statistics before the output files are committed.
   std::function<void(const ServingStatistics&)> before_commit;
 };

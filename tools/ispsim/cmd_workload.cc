@@ -34,7 +34,7 @@ const char* kWorkloadUsage =
     "                           its seed and write it, in constant memory, atomically\n"
     "  dump S.stream            print the header, then one line per record\n"
     "  serve --platform P --stream S.stream [--set path=value]... [--requests F.csv]\n"
-    "      [--stats F.json|F.csv]\n"
+    "      [--stats F.json|F.csv] [--drive-state F] [--precondition]\n"
     "                           serve the stream on a MemLLM-study platform: requests queue at\n"
     "                           the host (FCFS, one at a time); prints queueing delay, TTFT,\n"
     "                           TBT and latency (mean, p50, p95, p99, max), throughput, and\n"
@@ -126,10 +126,14 @@ int workload_serve(const Args& args) {
       ("stream", po::value(&stream_path)->required(), "request stream file (ispsim workload gen)")
       ("set", po::value(&overrides)->composing(), "override a parameter: path=value (repeatable)")
       ("requests", po::value(&options.requests_csv), "write one CSV row per request to this file")
-      ("stats", po::value(&options.stats_path), "write statistics to this .json or .csv file");
+      ("stats", po::value(&options.stats_path), "write statistics to this .json or .csv file")
+      ("drive-state", po::value(&options.drive_state_in),
+       "start the SSD from this saved drive state (ispsim run --save-drive-state) instead of a fresh drive")
+      ("precondition", po::bool_switch(&options.precondition),
+       "precondition the SSD's drive first (after --drive-state, if given; ftl.precondition_* parameters)");
   if (!parse_options(args, "workload serve", desc)) return 0;
   check_outputs_distinct({{"--requests", options.requests_csv}, {"--stats", options.stats_path}},
-                         {{"--stream", stream_path}, {"--platform", platform_name}});
+                         {{"--stream", stream_path}, {"--platform", platform_name}, {"--drive-state", options.drive_state_in}});
   const schema::LoadedPlatform platform = schema::load_platform(platform_name, overrides);
   options.stats_provenance = stream_provenance(stream_path, platform);
   bool printed = false;

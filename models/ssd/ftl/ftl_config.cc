@@ -73,6 +73,7 @@ FtlConfig FtlConfig::from_params(const schema::NandParams& nand, const schema::F
   c.gc_policy = to_policy(ftl.gc_policy());
   c.gc_foreground_free_ratio = ftl.gc_foreground_free_ratio();
   c.gc_background_free_ratio = ftl.gc_background_free_ratio();
+  c.gc_idle_us = ftl.gc_idle_us();
   c.static_wear_leveling_threshold = ftl.static_wear_leveling_threshold();
   c.endurance_pe_cycles = ftl.endurance_pe_cycles();
   c.t_bers_us = ftl.t_bers_us();

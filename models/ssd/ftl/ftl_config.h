@@ -57,6 +57,7 @@ struct FtlConfig {
   GcPolicy gc_policy = GcPolicy::kGreedy;
   double gc_foreground_free_ratio = 0;
   double gc_background_free_ratio = 0;
+  double gc_idle_us = 0;  // idle time before background GC starts
   uint32_t static_wear_leveling_threshold = 0;  // P/E cycles
   uint32_t endurance_pe_cycles = 0;
   double t_bers_us = 0;

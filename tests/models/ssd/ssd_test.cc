@@ -394,6 +394,103 @@ TEST(SsdGc, AGcOfALineWithTwoValidPagesReadsProgramsAndErasesInTime) {
   EXPECT_EQ(rig.ssd.jobs().history().back(), "program");
 }
 
+// Background GC on a drive like the test above's, of 5 lines of 4 pages (1
+// unit, no program suspend), that wants ceil(0.5 x 5) = 3 lines free: layer
+// 0's tile 0 is written at home (logical 4-5, line 1) at a drain, then again
+// in full at the frontier (line 4, physical 16-17); its tile 1 goes home
+// (6-7). Line 1 then holds 2 valid pages, lines 2-3 are free. Background GC
+// reclaims line 1 when the drive has been idle for gc_idle_us and more work is
+// to come: page by page (one unit: chunks of one page), a read, then a
+// program, of pages 6 and 7 to 18-19, then the erase of block 1.
+struct BackgroundGcRig : Rig {
+  static schema::NandParams nand() {
+    schema::NandParams n = tiny_flash(1, 1, 1, false);
+    n.set_pages_per_block(4);
+    n.set_blocks_per_plane(5);
+    n.set_program_suspend(false);
+    return n;
+  }
+  static schema::FtlParams ftl(double idle_us) {
+    schema::FtlParams f;
+    f.set_spare_factor(0.4);  // 12 logical pages
+    f.set_gc_background_free_ratio(0.5);
+    f.set_gc_idle_us(idle_us);
+    return f;
+  }
+  explicit BackgroundGcRig(double idle_us = 10000)
+      : Rig(nand(), schema::resolved(schema::SsdParams(), "ssd"), schema::resolved(schema::LinkParams(), "link"), 32,
+            64, ftl(idle_us)) {
+    ssd.append(0, 1, kEntryBytes, nullptr);
+    ssd.drain(nullptr);
+    sc_core::sc_start();
+    ssd.append(0, 31, 31 * kEntryBytes, nullptr);
+    sc_core::sc_start();
+    ssd.append(0, 32, 32 * kEntryBytes, nullptr);
+    sc_core::sc_start();
+  }
+  const ftl::Ftl& ftl() const { return ssd.translation().ftl(); }
+  // A partial append (no program): the drive is idle again when it is buffered.
+  sc_time touch() {
+    sc_time done;
+    ssd.append(1, 1, kEntryBytes, [&done] { done = sc_core::sc_time_stamp(); });
+    sc_core::sc_start(sc_time(1, SC_US));
+    return done;
+  }
+  sc_core::sc_event work_to_come;  // keeps the simulation going past the GC
+};
+
+TEST(SsdBackgroundGc, AnIdleDriveReclaimsALinePageByPageAfterTheIdleTime) {
+  BackgroundGcRig rig;
+  ASSERT_EQ(*rig.ftl().lookup(4), 16u);
+  ASSERT_EQ(*rig.ftl().lookup(6), 6u);
+  ASSERT_EQ(rig.ftl().free_lines(), 2u);
+  EXPECT_EQ(rig.ssd.gc_block_erases(), 0u);  // nothing was to come while the setup ran
+  rig.work_to_come.notify(sc_time(1, sc_core::SC_SEC));
+  rig.touch();
+  sc_core::sc_start(sc_time(5, sc_core::SC_MS));
+  const sc_time idle_from = rig.touch();  // a command within the idle time starts it again
+  const sc_time t_bers(15000, SC_US);
+  const sc_time end = idle_from + sc_time(10, sc_core::SC_MS) + (kTr + kTout) * 2.0 + (kTout + kTprog) * 2.0 + t_bers;
+  sc_core::sc_start(end - sc_core::sc_time_stamp() - sc_time(1, SC_NS));
+  EXPECT_EQ(rig.ssd.gc_block_erases(), 0u);
+  sc_core::sc_start(sc_time(2, SC_NS));
+  EXPECT_EQ(rig.ssd.gc_block_erases(), 1u);
+  EXPECT_EQ(*rig.ftl().lookup(6), 18u);
+  EXPECT_EQ(*rig.ftl().lookup(7), 19u);
+  EXPECT_EQ(rig.ftl().free_lines(), 3u);
+  EXPECT_EQ(rig.ssd.gc_background_lines(), 1u);  // 3 lines free: enough
+  EXPECT_EQ(rig.ssd.gc_background_yields(), 0u);
+}
+
+// No work to come: the drive stays as it is and the run ends when its last command does.
+TEST(SsdBackgroundGc, NothingRunsWhenTheRunHasNoWorkToCome) {
+  BackgroundGcRig rig;
+  rig.touch();
+  EXPECT_FALSE(sc_core::sc_pending_activity());  // no idle timer holds the simulation open
+  EXPECT_EQ(rig.ssd.gc_block_erases(), 0u);
+  EXPECT_EQ(rig.ftl().free_lines(), 2u);
+}
+
+// A program arriving during the first chunk waits for that chunk only: GC
+// yields the lane, the program batch runs, then GC copies page 7 and erases.
+TEST(SsdBackgroundGc, GcYieldsToAProgramBetweenChunks) {
+  BackgroundGcRig rig(0);
+  rig.work_to_come.notify(sc_time(1, sc_core::SC_SEC));
+  const sc_time gc_from = rig.touch();
+  sc_core::sc_start(kTr);  // GC is sensing page 6
+  sc_time appended;
+  rig.ssd.append(1, 31, 31 * kEntryBytes, [&] { appended = sc_core::sc_time_stamp(); });  // layer 1's tile 0: 2 pages
+  const sc_time chunk = kTr + kTout + kTout + kTprog;
+  const sc_time gc_end = gc_from + chunk + (kTout + kTprog) * 2.0 + chunk + sc_time(15000, SC_US);
+  sc_core::sc_start(gc_end - sc_core::sc_time_stamp() - sc_time(1, SC_NS));
+  EXPECT_EQ(appended, gc_from + chunk + (kTout + kTprog) * 2.0);
+  EXPECT_EQ(rig.ssd.gc_block_erases(), 0u);
+  sc_core::sc_start(sc_time(2, SC_NS));
+  EXPECT_EQ(rig.ssd.gc_block_erases(), 1u);
+  EXPECT_EQ(rig.ssd.gc_background_yields(), 1u);
+  EXPECT_EQ(*rig.ftl().lookup(7), 19u);
+}
+
 // An append that completes no tile is done when it is in the write buffer.
 TEST(SsdAppend, PartialOnlyIsDoneWhenBuffered) {
   Rig rig(tiny_flash(1, 1, 1, false));
