@@ -196,6 +196,31 @@ TEST(WorkloadServe, IngestedDocumentsAreWrittenThroughTheFtlAndEvictedByTrim) {
   }
 }
 
+// A stream served on a preconditioned drive (full, aged by random overwrites):
+// between requests the drive is idle and collects garbage in the background
+// (ftl.gc_idle_us), which it does not when the background threshold is 0.
+// A file that is not a drive state is one line and exit 2, as for `run`.
+TEST(WorkloadServe, AnAgedDriveCollectsGarbageInTheGapsBetweenRequests) {
+  const std::string s = stream("gaps", "model: 'SmolLM2-135M' dataset: 'hpt' documents: 50 requests: 10 "
+                                       "poisson { rate_per_s: 0.5 }");
+  const auto background_lines = [&](const std::string& set) {
+    const std::string stats = path("gaps.csv");
+    const CliResult r = run_cli("workload serve --platform gpu_fullcompute --stream " + shell_quote(s) +
+                                " --set nand.pages_per_block=16 --set nand.blocks_per_plane=32 --precondition" + set +
+                                " --stats " + shell_quote(stats));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GT(std::stod(statistic(stats, "system.ssd.ftl_waf")), 1.5);
+    return std::stoull(statistic(stats, "system.ssd.gc_background_lines"));
+  };
+  EXPECT_GT(background_lines(""), 0u);
+  EXPECT_EQ(background_lines(" --set ftl.gc_background_free_ratio=0"), 0u);
+  const CliResult r = run_cli("workload serve --platform memllm --stream " + shell_quote(s) + " --drive-state " +
+                              shell_quote(s));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err_lines(), 1) << r.err;
+  EXPECT_NE(r.err.find("not an ispsim drive state"), std::string::npos) << r.err;
+}
+
 // A request whose KV AiF must keep in host memory but cannot: the stream is
 // refused as `run` refuses that request (exit 3, why on stdout, no file).
 TEST(WorkloadServe, OutOfMemoryAsRunRefusesTheRequest) {
