@@ -175,8 +175,8 @@ class BlendExecutor : public RequestExecutor {
     return "";
   }
 
-  // An ingested document is written to the store through the FTL (its KV, or
-  // its text on a recompute platform), in the background; an evicted one is
+  // An ingested document is written to the store through the FTL (its KV,
+  // computed on the GPU first, or its text on a recompute platform), in the background; an evicted one is
   // TRIMmed. The devices' work is charged to the requests charged then.
   void store(const workload::StreamRecord& event) override {
     try {
@@ -215,6 +215,9 @@ class BlendExecutor : public RequestExecutor {
                           [&c] { return c.ingested_bytes; });
     group.formula_integer("evicted_documents", "count", "documents evicted from the store (TRIM of ingested ones)",
                           [&c] { return c.evicted; });
+    group.formula("ingest_precompute_time", "ns",
+                  "GPU time computing the ingested documents' KV (platforms that store KV)",
+                  [&c] { return double(c.precompute_ps) * 1e-3; });
   }
 
   // Every runtime still held (the last ones) completed its ops and drained its writes.
@@ -226,6 +229,7 @@ class BlendExecutor : public RequestExecutor {
   // What the stream's store events did.
   struct StoreCounts {
     uint64_t ingested = 0, ingested_pages = 0, ingested_bytes = 0, evicted = 0;
+    uint64_t precompute_ps = 0;  // the GPU's time for the ingested documents' KV
   };
 
   void ingest(const workload::DocumentRef& document) {
@@ -234,12 +238,26 @@ class BlendExecutor : public RequestExecutor {
     ++store_counts_.ingested;
     store_counts_.ingested_pages += f.pages;
     store_counts_.ingested_bytes += f.bytes;
-    uint64_t bytes_left = f.bytes;
-    const std::vector<DocumentStore::Run> runs = store_.ingest(document.id(), f.pages);
-    for (size_t i = 0; i < runs.size(); ++i) {  // the bytes split over the runs as their pages
-      const uint64_t bytes = i + 1 == runs.size() ? bytes_left : f.bytes * runs[i].count / f.pages;
-      bytes_left -= bytes;
-      system_.ssd.store_write(runs[i].lpn, runs[i].count, bytes, nullptr);
+    std::vector<DocumentStore::Run> runs = store_.ingest(document.id(), f.pages);
+    auto write = [this, runs = std::move(runs), f] {
+      uint64_t bytes_left = f.bytes;
+      for (size_t i = 0; i < runs.size(); ++i) {  // the bytes split over the runs as their pages
+        const uint64_t bytes = i + 1 == runs.size() ? bytes_left : f.bytes * runs[i].count / f.pages;
+        bytes_left -= bytes;
+        system_.ssd.store_write(runs[i].lpn, runs[i].count, bytes, nullptr);
+      }
+    };
+    if (program_ == trace::FULL_PREFILL) return write();  // text: nothing to compute
+    precompute(document.tokens(), std::move(write));
+  }
+
+  // The document's KV is computed on the GPU, in its in-order stream between
+  // the requests' kernels, before it is written.
+  void precompute(uint64_t tokens, std::function<void()> then) {
+    const std::vector<trace::Op> ops = document_precompute_ops(stream_.model(), tokens);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      store_counts_.precompute_ps += system_.gpu.cost(ops[i], stream_.model()).duration.value();
+      system_.gpu.execute(ops[i], stream_.model(), i + 1 == ops.size() ? then : nullptr);
     }
   }
 

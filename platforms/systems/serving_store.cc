@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "models/isp/tiling.h"
+#include "traces/gen/program_builder.h"
 
 namespace ispsim::systems {
 
@@ -53,6 +54,25 @@ std::vector<DocumentStore::Run> DocumentStore::evict(uint64_t id, const std::str
   held_.pop_front();
   used_ -= d.pages;
   return runs(d.offset, d.pages);
+}
+
+std::vector<trace::Op> document_precompute_ops(const trace::ModelShape& shape, uint64_t tokens) {
+  if (tokens < 2) throw std::logic_error("document_precompute_ops: a document of fewer than 2 tokens");
+  tracegen::BlendRequest request;
+  request.model = shape;
+  request.doc_tokens = {tokens - 1};  // the program's prompt is documents + query: together the document
+  request.query_tokens = 1;
+  const uint32_t last = shape.layers() - 1;
+  const auto needed = [last](const trace::Op& op) {
+    const bool gpu_kind = op.has_gemm() || op.has_attention() || op.has_nonlinear();
+    const bool before_last_kv = op.layer() < last || op.label() == "input_norm" || op.label() == "qkv_proj" ||
+                                op.label() == "rope";
+    return gpu_kind && op.has_layer() && before_last_kv;
+  };
+  std::vector<trace::Op> ops;
+  tracegen::emit_programs([&](const trace::Op& op) { if (needed(op)) ops.push_back(op); }, request,
+                          {trace::FULL_PREFILL});
+  return ops;
 }
 
 }  // namespace ispsim::systems

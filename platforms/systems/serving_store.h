@@ -37,6 +37,12 @@ struct DocumentFootprint {
 // `text`, its text (tokens x kTextBytesPerToken bytes in whole pages).
 DocumentFootprint document_footprint(const trace::ModelShape& shape, uint32_t page_bytes, uint64_t tokens, bool text);
 
+// The GPU ops that precompute the KV of a document of `tokens` (>= 2) tokens
+// on a platform that stores KV: the FULL_PREFILL program's forward pass over
+// them, up to the last layer's K and V (its QKV projection), without that
+// layer's attention and FFN or the LM head, which the KV does not need.
+std::vector<trace::Op> document_precompute_ops(const trace::ModelShape& shape, uint64_t tokens);
+
 class DocumentStore {
  public:
   struct Run {

@@ -163,7 +163,8 @@ TEST(WorkloadServe, AStreamWhoseAppendsExceedTheFlashIsServedOnTrimmedPages) {
 // GPU-FullCompute its text, 300 x 4 bytes in one page; the corpus is evicted
 // first (no pages of its own), then ingested documents, whose pages are
 // TRIMmed. After the stream the FTL maps the precomputed KV (30 layers x
-// ceil(1,500 / 64) tiles x 3 heads) and the 25 documents still held.
+// ceil(1,500 / 64) tiles x 3 heads) and the 25 documents still held. A KV
+// platform's GPU computes each ingested document's KV first.
 TEST(WorkloadServe, IngestedDocumentsAreWrittenThroughTheFtlAndEvictedByTrim) {
   const std::string s = stream("ingest", "model: 'SmolLM2-135M' dataset: 'wik' documents: 20 document_tokens: 300 "
                                          "requests: 20 poisson { rate_per_s: 2 } "
@@ -187,6 +188,8 @@ TEST(WorkloadServe, IngestedDocumentsAreWrittenThroughTheFtlAndEvictedByTrim) {
     EXPECT_EQ(statistic(stats, "system.serving.evicted_documents"), std::to_string(evictions));
     EXPECT_EQ(statistic(stats, "system.serving.ingested_pages"), std::to_string(ingests * pages));
     EXPECT_EQ(statistic(stats, "system.serving.ingested_bytes"), std::to_string(ingests * bytes));
+    // KV is computed on the GPU before it is written; text is not.
+    EXPECT_EQ(std::stod(statistic(stats, "system.serving.ingest_precompute_time")) > 0, !text) << p;
     EXPECT_EQ(statistic(stats, "system.serving.ftl_mapped_pages"), std::to_string(30 * 24 * 3 + 25 * pages)) << p;
     EXPECT_EQ(statistic(stats, "system.serving.ftl_valid_pages"), statistic(stats, "system.serving.ftl_mapped_pages"));
     const uint64_t programmed = std::stoull(statistic(stats, "system.ssd.nand_pages_programmed")),

@@ -14,6 +14,7 @@
 #include "platforms/systems/slo_search.h"
 #include "schema/textproto_file.h"
 #include "tests/support/files.h"
+#include "traces/gen/model_presets.h"
 #include "traces/workload/stream_gen.h"
 #include "traces/workload/workload_file.h"
 
@@ -209,6 +210,26 @@ TEST(DocumentStore, FootprintOfADocumentsKvAndOfItsText) {
   const DocumentFootprint text = document_footprint(shape, 16384, 5000, true);
   EXPECT_EQ(text.bytes, 5000u * kTextBytesPerToken);
   EXPECT_EQ(text.pages, 2u);  // 20,000 bytes in 16 KiB pages
+}
+
+// The KV of a 300-token document of SmolLM2-135M (30 layers, hidden h = 576,
+// 9 heads and 3 KV heads of d = 64, FFN f = 1536): the forward pass over its
+// 300 tokens through layer 28, and layer 29 up to its K and V. Its GEMMs
+// multiply T x (sum of the weights' sizes): per full layer the QKV (h x (9 + 6)
+// d), O (9d x h), gate and up (h x 2f) and down (f x h) projections; layer 29
+// only its QKV projection.
+TEST(DocumentStore, PrecomputingADocumentsKvIsTheForwardPassUpToTheLastLayersKv) {
+  const trace::ModelShape shape = tracegen::find_model_preset("SmolLM2-135M");
+  const std::vector<trace::Op> ops = document_precompute_ops(shape, 300);
+  const double h = 576, d = 64, f = 1536, qkv = h * 15 * d;
+  double weights_times_rows = 0;
+  for (const trace::Op& op : ops) {
+    ASSERT_TRUE(op.has_gemm() || op.has_attention() || op.has_nonlinear()) << op.label();
+    if (op.layer() == 29) EXPECT_TRUE(op.label() == "input_norm" || op.label() == "qkv_proj" || op.label() == "rope");
+    if (op.has_gemm()) weights_times_rows += double(op.gemm().m()) * op.gemm().n() * op.gemm().k();
+  }
+  EXPECT_EQ(weights_times_rows, 300 * (29 * (qkv + 9 * d * h + h * 2 * f + f * h) + qkv));
+  EXPECT_THROW(document_precompute_ops(shape, 1), std::logic_error);
 }
 
 }  // namespace
