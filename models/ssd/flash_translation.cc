@@ -18,6 +18,9 @@ FlashTranslation::FlashTranslation(const ftl::FtlConfig& config, const nand::Fla
   }
   if (!start.state_path.empty()) ftl::DriveState::load(ftl_, start.state_path);
   if (start.precondition) ftl::precondition(ftl_);
+  // A used drive has idled before the run: background GC has freed its lines.
+  while (ftl_.background_gc()) {
+  }
   misplaced_ = misplaced(0, kv_pages_);
 }
 

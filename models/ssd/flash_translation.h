@@ -26,7 +26,9 @@ namespace ispsim::ssd {
 
 // The drive a run starts on: fresh (the default), a saved drive state
 // (ftl/drive_state.h), and/or preconditioned (ftl/precondition.h; after the
-// load, when both are asked for).
+// load, when both are asked for). A used drive starts as it is after idling:
+// background GC has reclaimed lines until ftl.gc_background_free_ratio of
+// them are free (no time: the idle time before the run).
 struct DriveStart {
   std::string state_path;
   bool precondition = false;

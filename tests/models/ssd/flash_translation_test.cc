@@ -154,5 +154,23 @@ TEST(FlashTranslation, AKvSpaceBeyondTheLogicalCapacityIsRefused) {
   }
 }
 
+// A preconditioned drive (full, aged by random single-page overwrites, GC at
+// its foreground reserve) starts as it is after idling: background GC has
+// reclaimed lines until ceil(0.05 x 64) = 4 are free; with no background
+// threshold it starts at the foreground reserve, below that.
+TEST(FlashTranslation, AUsedDriveStartsWithTheBackgroundThresholdOfLinesFree) {
+  const schema::NandParams n = nand(2, 2, 8, 64);  // 64 lines of 32 pages
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
+  const auto start = [&](double background) {
+    schema::FtlParams f;
+    f.set_gc_background_free_ratio(background);
+    const ftl::FtlConfig config = ftl::FtlConfig::from_params(n, schema::resolved(f, "ftl"));
+    FlashTranslation t(config, flash, 64, "ftl", DriveStart{"", true});
+    return t.ftl().free_lines();
+  };
+  EXPECT_EQ(start(0.05), 4u);
+  EXPECT_LT(start(0), 4u);
+}
+
 }  // namespace
 }  // namespace ispsim::ssd
