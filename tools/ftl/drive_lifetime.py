@@ -19,7 +19,7 @@ measure (models/ssd/ftl/README.md, "Lifetime").
 
 Usage:
   python3 tools/ftl/drive_lifetime.py OUT_DIR [--build build/release]
-    [--shape SmolLM2-1.7B] [--datasets hpt]
+    [--shape SmolLM2-1.7B] [--datasets hpt] [--platforms gpu_fullcompute,...]
 --datasets fin,tat,cov,cad,prv,wik,web,hpt is the mix of all eight profiles; on the
 aged drive the ISP systems' long-context requests (cad) take tens of seconds to
 minutes each: GC runs beside their attention, whose passes then run on page events,
@@ -101,6 +101,7 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
     parser.add_argument("--shape", default="SmolLM2-1.7B")
     parser.add_argument("--datasets", default="hpt")
+    parser.add_argument("--platforms", default=",".join(PLATFORMS), help="systems to run, comma-separated")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     ispsim = os.path.join(args.build, "tools", "ispsim", "ispsim")
@@ -115,7 +116,7 @@ def main():
     print("| system | written per request (MB) | request WAF (aged) | lifetime (days) | latency fresh (ms) "
           "| latency aged (ms) | peak RSS aged (MiB) |")
     print("|---|---|---|---|---|---|---|")
-    for p in PLATFORMS:
+    for p in args.platforms.split(","):
         fresh = [run(ispsim, p, t, os.path.join(args.out, f"{p}_{d}_fresh.json")) for d, t in traces.items()]
         aged = [run(ispsim, p, t, os.path.join(args.out, f"{p}_{d}_aged.json"), drive) for d, t in traces.items()]
         print(row(p, fresh, aged, steady_waf, physical_bytes), flush=True)

@@ -417,6 +417,44 @@ TEST(AggregatedMode, CentralizedPassesOnAFragmentedPlacementMatchPageAccurate) {
   fragmented_placement(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM);
 }
 
+// Passes beside garbage collection run on page events: on a used 1 GiB drive
+// (preconditioned; it starts with the background threshold of lines free),
+// the appended KV of 4 layers (512 tokens, 1,024 pages: a line) takes the
+// free lines below that threshold and to GC's reserve: GC runs for the
+// appends, then, the drive idle with work to come, in the background. A
+// decode step's passes issued while a GC job runs are not aggregated: both
+// drives finish them at the same times with the same counts and energies.
+TEST(AggregatedMode, PassesBesideGarbageCollectionRunOnPageEventsAndMatchPageAccurate) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE), small_drive());
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED), small_drive());
+  sc_core::sc_event work_to_come;
+  work_to_come.notify(sc_time(10, sc_core::SC_SEC));
+  const uint64_t token_bytes = 32 * 64 * 2 * 2;
+  for (Drive* d : {&accurate, &aggregated}) {
+    d->ssd.start_from(DriveStart{"", /*precondition=*/true});
+    for (uint32_t layer = 0; layer < 4; ++layer) d->ssd.append(layer, kAppended, kAppended * token_bytes, nullptr);
+  }
+  // Until a GC job runs with no call under way.
+  const auto collecting = [](Drive& d) { return d.ssd.outstanding() == 0 && !d.ssd.jobs().idle(); };
+  for (int ms = 0; ms < 1000 && !collecting(aggregated); ++ms) sc_core::sc_start(sc_time(1, sc_core::SC_MS));
+  ASSERT_TRUE(collecting(aggregated));
+  ASSERT_TRUE(collecting(accurate));
+  const trace::BitVector mask = every_nth(0, 7);
+  const isp::AttentionWork decode = fused_and_decode(mask).decode;
+  for (Drive* d : {&accurate, &aggregated}) {
+    for (uint32_t layer = 0; layer < 7; ++layer) {
+      isp::AttentionWork op = decode;
+      op.layer = layer;
+      d->ssd.attention(op, d->done(int(layer)));
+    }
+  }
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 7u);
+  EXPECT_GT(aggregated.ssd.gc_background_lines(), 0u);
+  EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), 0u);
+  expect_same(accurate, aggregated);
+}
+
 // A random mix of reads, writes, appends and attention ops: every call
 // completes once and bytes are conserved. Program batches are frequent here,
 // which is where the modes differ by construction: page-accurate reads suspend
