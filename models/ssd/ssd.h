@@ -276,7 +276,8 @@ class Ssd : public sc_core::sc_module {
   // An attention op's pages, once per pass (a pass's misses are read before the op starts).
   std::vector<LogicalRange> attention_ranges(const isp::CheckedAttention& op) const;
   // Takes the kMapping operations out of `ops` (a write's, or GC's) and queues
-  // them in the program lane, ahead of the work they came with.
+  // them in the program lane, ahead of the work they came with; run_gc() takes
+  // the rest, so any FTL call's operations pass through here first.
   void run_mapping_updates(std::vector<ftl::FlashOp>& ops, uint64_t hits);
   uint64_t mapping_hits() const { return translation_->ftl().residency().traffic().hits; }
   MappingWork mapping_work(const std::vector<ftl::FlashOp>& ops, uint64_t hits) const;
