@@ -64,10 +64,12 @@ trace::ModelShape one_kv_head() {
 constexpr uint64_t kTokenBytes = 512;
 
 // FULL: the whole table (3809 x 4 bytes) in the default DRAM. CACHED: one
-// translation page of 4096 entries (all 3809 logical pages), cold at the start.
-schema::FtlParams mapping(schema::FtlParams::Mapping m) {
+// translation page, cold at the start: of 4096 entries (all 3809 logical
+// pages), or of 1024 with 16-byte entries.
+schema::FtlParams mapping(schema::FtlParams::Mapping m, uint32_t entry_bytes) {
   schema::FtlParams f;
   f.set_mapping(m);
+  f.set_mapping_entry_bytes(entry_bytes);
   if (m == schema::FtlParams::CACHED) f.set_mapping_dram_bytes(kPage);
   return schema::resolved(f, "ftl");
 }
@@ -77,15 +79,15 @@ struct Drive {
   link::PcieLink pcie;
   link::Nvme nvme;
   Ssd ssd;
-  Drive(const std::string& prefix, schema::FtlParams::Mapping m)
+  Drive(const std::string& prefix, schema::FtlParams::Mapping m, uint32_t entry_bytes = 4, uint64_t store_pages = 0)
       : pcie((prefix + "_pcie").c_str(), link::LinkConfig::from_params(schema::resolved(schema::LinkParams(), "link")),
              &ledger),
         nvme((prefix + "_nvme").c_str(), pcie),
         ssd(prefix.c_str(), one_die(), schema::resolved(schema::SsdParams(), "ssd"),
             schema::resolved(schema::IspParams(), "isp"),
             schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
-            KvSpace{one_kv_head(), 256, 128}, nvme, &ledger, true,
-            schema::resolved(schema::ModuleSelection(), "modules"), mapping(m)) {}
+            KvSpace{one_kv_head(), 256, 128, 1, store_pages}, nvme, &ledger, true,
+            schema::resolved(schema::ModuleSelection(), "modules"), mapping(m, entry_bytes)) {}
   // A statistic of this drive; absent (nullptr) when not registered.
   const stats::Entry* stat(const std::string& name) const {
     return stats::Registry::global().find(std::string(ssd.name()) + "." + name);
@@ -153,6 +155,42 @@ TEST(SsdMapping, AnAppendReadsItsTranslationPageBeforeItsProgram) {
   EXPECT_EQ(cached.count("ftl_mapping_cache_misses"), 1u);
   EXPECT_EQ(cached.count("ftl_translation_pages_programmed"), 0u);  // one translation page: never evicted
   EXPECT_EQ(cached.ssd.nand_pages_programmed(), full.ssd.nand_pages_programmed());
+}
+
+// 16-byte entries: 1024 per translation page. A store write at logical page
+// 1100 dirties translation page 1; a read of page 0 then evicts it: one
+// translation page programmed (through the appender, beside the data page).
+TEST(SsdMapping, ADirtyTranslationPageIsProgrammedWhenEvicted) {
+  Drive cached("cached", schema::FtlParams::CACHED, 16, 2048);
+  cached.ssd.store_write(1100, 1, kPage, nullptr);
+  sc_core::sc_start();
+  EXPECT_EQ(cached.count("ftl_translation_pages_read"), 1u);
+  EXPECT_EQ(cached.count("ftl_translation_pages_programmed"), 0u);
+  cached.read_one_page();
+  EXPECT_EQ(cached.count("ftl_translation_pages_read"), 2u);
+  EXPECT_EQ(cached.count("ftl_translation_pages_programmed"), 1u);
+  EXPECT_EQ(cached.count("appender.pages_programmed"), 2u);
+}
+
+// An attention op over the 8 precomputed pages of layer 0 (one translation
+// page): one miss and 7 hits, looked up before the op starts, so it ends one
+// DRAM access of 7 entries and one page read after the whole table's.
+TEST(SsdMapping, AnAttentionOpLooksUpItsPagesBeforeItStarts) {
+  Drive full("full", schema::FtlParams::FULL), cached("cached", schema::FtlParams::CACHED);
+  isp::AttentionWork work;
+  work.layer = 0;
+  work.query_rows = 1;
+  work.shape = one_kv_head();
+  work.context_tokens = 256;
+  work.appended_tokens_supplied = 1;
+  sc_time full_done, cached_done;
+  full.ssd.attention(work, [&] { full_done = sc_core::sc_time_stamp(); });
+  cached.ssd.attention(work, [&] { cached_done = sc_core::sc_time_stamp(); });
+  sc_core::sc_start();
+  EXPECT_EQ(cached.count("ftl_mapping_cache_misses"), 1u);
+  EXPECT_EQ(cached.count("ftl_mapping_cache_hits"), 7u);
+  const sc_time entries = cached.ssd.dram().occupancy(7 * 4) + cached.ssd.dram().latency();
+  EXPECT_EQ(cached_done, full_done + entries + kTr + kTout);
 }
 
 }  // namespace
