@@ -24,7 +24,16 @@ FlashTranslation::FlashTranslation(const ftl::FtlConfig& config, const nand::Fla
   misplaced_ = misplaced(0, kv_pages_);
 }
 
-void FlashTranslation::store(uint64_t lpn, uint64_t count) { write(lpn, count); }
+void FlashTranslation::store(uint64_t lpn, uint64_t count) {
+  write(lpn, count);
+  ftl_.persist_mapping();
+}
+
+std::vector<ftl::FlashOp> FlashTranslation::look_up(uint64_t lpn, uint64_t count) {
+  std::vector<ftl::FlashOp> ops;
+  ftl_.look_up(lpn, count, &ops);
+  return ops;
+}
 
 std::vector<ftl::FlashOp> FlashTranslation::write(uint64_t lpn, uint64_t count) {
   std::vector<ftl::FlashOp> ops;

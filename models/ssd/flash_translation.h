@@ -41,12 +41,20 @@ class FlashTranslation : public isp::PageMap {
   FlashTranslation(const ftl::FtlConfig& config, const nand::FlashConfig& flash, uint64_t kv_pages,
                    const std::string& where = "ftl", const DriveStart& start = DriveStart());
 
-  // Logical pages [lpn, lpn + count) hold data before the run: written, no time.
+  // Logical pages [lpn, lpn + count) hold data before the run: written, no
+  // time; the mapping is persisted, a cached mapping's DRAM empty.
   void store(uint64_t lpn, uint64_t count);
   // Writes [lpn, lpn + count) out of place: the flash operations, in the FTL's
   // order (GC's reads, programs and erases before the host programs they made room for).
   std::vector<ftl::FlashOp> write(uint64_t lpn, uint64_t count);
-  // Unmaps [lpn, lpn + count) (TRIM).
+  // Logical pages [lpn, lpn + count) looked up for a read: the cached
+  // mapping's translation-page reads and programs (none with the whole table in DRAM).
+  std::vector<ftl::FlashOp> look_up(uint64_t lpn, uint64_t count);
+  bool mapping_cached() const { return ftl_.config().mapping == ftl::FtlConfig::Mapping::kCached; }
+  nand::PageAddress translation_page_address(uint64_t t) const {
+    return ftl::translation_page_address(ftl_.geometry(), t);
+  }
+  // Unmaps [lpn, lpn + count) (TRIM; not a lookup of the cached mapping).
   void trim(uint64_t lpn, uint64_t count);
   // One line reclaimed by background GC (ftl::Ftl::background_gc): its flash
   // operations, none when enough lines are free.

@@ -59,6 +59,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   ftl_config_ = std::make_unique<ftl::FtlConfig>(ftl::FtlConfig::from_params(nand, ftl, "ftl"));
   gc_reader_.set_garbage_collection(true);
   start_from(DriveStart());
+  if (translation_->mapping_cached()) set_up_cached_mapping();
   const isp::IspConfig isp_config = isp::IspConfig::from_params(isp, "isp");
   gemv_ = std::make_unique<InFlashGemv>(flash_.config(), nand_energy_, config_.in_flash_read_speedup,
                                         isp_config.mac_pj);
@@ -301,6 +302,7 @@ void Ssd::host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin
   ++host_reads_;
   begin_call();
   fetch_commands(useful, [this, pages = std::move(pages), useful, done = std::move(done)]() mutable {
+    look_up_mappings(page_ranges(pages));
     read_pages(std::move(pages), useful, std::move(done));
   });
 }
@@ -704,7 +706,9 @@ std::vector<nand::PageAddress> Ssd::translated_pages(uint32_t layer, uint64_t fi
 }
 
 std::vector<nand::PageAddress> Ssd::written_pages(uint64_t lpn, uint64_t count) {
+  const uint64_t hits_before = mapping_hits();
   std::vector<ftl::FlashOp> ops = translation_->write(lpn, count);
+  run_mapping_updates(ops, mapping_hits() - hits_before);  // a cached mapping's reads before the programs
   std::vector<nand::PageAddress> pages;
   std::vector<ftl::FlashOp> gc;
   for (const ftl::FlashOp& op : ops) {
@@ -872,8 +876,11 @@ void Ssd::await_idle_gc() {
 
 void Ssd::start_background_gc() {
   if (!idle() || !sc_core::sc_pending_activity_at_future_time()) return;
+  const uint64_t hits_before = mapping_hits();
   std::vector<ftl::FlashOp> ops = translation_->background_gc();
-  if (!ops.empty()) run_gc(std::move(ops), /*background=*/true);
+  if (ops.empty()) return;
+  run_mapping_updates(ops, mapping_hits() - hits_before);  // a cached mapping's reads before the copies
+  run_gc(std::move(ops), /*background=*/true);
 }
 
 const vcd::Encoding& Ssd::gc_encoding() {
@@ -900,7 +907,7 @@ void Ssd::attention(const isp::AttentionWork& work, Done done) {
   if (!computational_) throw std::logic_error(std::string(name()) + ": attention on a conventional SSD");
   isp::CheckedAttention op = engine_->check(work);  // BadInput before anything is queued; checked once
   ++attention_ops_;
-  if (prefetch_ && !prefetch_->commanded) {
+  if (prefetch_ && !prefetch_->commanded) {  // its lookups were queued with the prefetch
     std::shared_ptr<Prefetch> p = prefetch_;
     p->commanded = true;
     p->op = std::move(op);
@@ -912,6 +919,7 @@ void Ssd::attention(const isp::AttentionWork& work, Done done) {
     return;
   }
   begin_call();
+  look_up_mappings(attention_ranges(op));
   jobs_.push("attention", [this, op = std::move(op), done = std::move(done)](FlashJobQueue::Done release) mutable {
     run_attention(std::move(op), std::move(release), std::move(done));
   });
@@ -924,6 +932,7 @@ void Ssd::prefetch_attention(const isp::AttentionWork& work) {
   ++prefetches_;
   begin_call();
   prefetch_ = p;
+  look_up_mappings(attention_ranges(p->op));
   jobs_.push("attention", [this, p](FlashJobQueue::Done release) {
     p->started = true;
     p->release = std::move(release);

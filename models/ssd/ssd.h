@@ -278,6 +278,28 @@ class Ssd : public sc_core::sc_module {
   // again or enough lines are free.
   void await_idle_gc();
   void start_background_gc();
+  // The cached mapping's timing (ssd_mapping.cc; nothing with the whole table
+  // in DRAM). A command's lookups run as a flash job queued just before its
+  // data job: the DRAM accesses of its hits, then its translation-page reads on
+  // their dies; evicted dirty translation pages are programmed in the program lane.
+  struct LogicalRange {
+    uint64_t lpn = 0, count = 0;
+  };
+  struct MappingWork;
+  void set_up_cached_mapping();
+  // Queues the lookup of `ranges` (done when the job starts) in the foreground lane.
+  void look_up_mappings(std::vector<LogicalRange> ranges);
+  std::vector<LogicalRange> page_ranges(const std::vector<isp::KvPlacement::PageRef>& pages) const;
+  // An attention op's pages, once per pass (a pass's misses are read before the op starts).
+  std::vector<LogicalRange> attention_ranges(const isp::CheckedAttention& op) const;
+  // Takes the kMapping operations out of `ops` (a write's, or GC's) and queues
+  // them in the program lane, ahead of the work they came with; run_gc() takes
+  // the rest, so any FTL call's operations pass through here first.
+  void run_mapping_updates(std::vector<ftl::FlashOp>& ops, uint64_t hits);
+  uint64_t mapping_hits() const { return translation_->ftl().residency().traffic().hits; }
+  MappingWork mapping_work(const std::vector<ftl::FlashOp>& ops, uint64_t hits) const;
+  void run_translation_reads(std::shared_ptr<MappingWork> work, HostReader& reader, FlashJobQueue::Done release);
+  void program_translation_pages(std::vector<nand::PageAddress> pages);
   void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
   // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
   // transfers scheduled without page events (see README, "Stream models").
@@ -410,6 +432,11 @@ class Ssd : public sc_core::sc_module {
   stats::Counter& gc_yields_ = stats_.counter(
       "gc_background_yields", "count", "times background GC gave the program lane to programs queued behind it");
   uint64_t gc_ps_ = 0;  // time GC jobs held the program lane ("gc_time")
+  // The cached mapping (ssd_mapping.cc): its reader (the program lane's
+  // translation reads) and counts, registered as statistics only when it is used.
+  std::unique_ptr<HostReader> mapping_reader_;
+  uint64_t mapping_hits_ = 0, mapping_misses_ = 0;
+  uint64_t translation_reads_ = 0, translation_programs_ = 0;
   std::array<stats::Scalar*, 4> energy_j_{};  // controller, dram, bus, nand (dynamic): "<c>_energy"
 };
 

@@ -28,6 +28,7 @@ Ftl::Ftl(const FtlConfig& config)
       fill_(config.geometry.units(), 0) {
   register_all();
   policy_ = gc_policies().create(to_string(config.gc_policy));
+  residency_ = mapping_residencies().create(to_string(config.mapping), config_);
   for (uint64_t line = 0; line < lines_.size(); ++line) free_.emplace(0, line);
 }
 
@@ -96,6 +97,7 @@ void Ftl::program(uint64_t lpn, uint64_t count, OpCause cause, std::vector<Flash
     else
       line.written.push_back(PageRun{lpn, ppn, n});
     if (ops) ops->push_back(FlashOp{OpKind::kProgram, cause, ppn, n});
+    residency_->access(lpn, n, /*update=*/true, ops);  // the entries now point at ppn
     if (cause == OpCause::kHost) counters_.host_pages += n, clock_ += n;
     if (cause == OpCause::kGc) counters_.gc_pages += n;
     if (cause == OpCause::kWearLeveling) counters_.wl_pages += n;
@@ -329,6 +331,7 @@ const char* to_string(OpCause cause) {
     case OpCause::kHost: return "host";
     case OpCause::kGc: return "gc";
     case OpCause::kWearLeveling: return "wear_leveling";
+    case OpCause::kMapping: return "mapping";
   }
   return "?";
 }

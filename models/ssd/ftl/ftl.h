@@ -55,24 +55,13 @@
 #include <utility>
 #include <vector>
 
+#include "models/ssd/ftl/flash_op.h"
 #include "models/ssd/ftl/ftl_config.h"
 #include "models/ssd/ftl/gc_policy.h"
 #include "models/ssd/ftl/mapping.h"
+#include "models/ssd/ftl/mapping_residency.h"
 
 namespace ispsim::ftl {
-
-enum class OpKind : uint8_t { kRead, kProgram, kErase };
-enum class OpCause : uint8_t { kHost, kGc, kWearLeveling };
-
-// A read or program of physical pages [first, first + count) (consecutive
-// physical pages: Geometry::address() gives each one's channel, die, plane,
-// block and page), or the erase of global block `first` (count 1).
-struct FlashOp {
-  OpKind kind = OpKind::kRead;
-  OpCause cause = OpCause::kHost;
-  uint64_t first = 0;
-  uint64_t count = 0;
-};
 
 struct FtlCounters {
   uint64_t host_pages = 0;      // pages programmed for host writes
@@ -105,6 +94,11 @@ class Ftl {
   void trim(uint64_t lpn, uint64_t count);
   // Physical page of a logical page, none when unmapped or trimmed.
   std::optional<uint64_t> lookup(uint64_t lpn) const;
+  // Logical pages [lpn, lpn + count) looked up for a read: the translation-page
+  // reads and programs of a cached mapping (OpCause::kMapping) to `ops`.
+  void look_up(uint64_t lpn, uint64_t count, std::vector<FlashOp>* ops) {
+    residency_->access(lpn, count, /*update=*/false, ops);
+  }
   // Reclaims one line if fewer than background_free_lines() are free; false if
   // there was nothing to do.
   bool background_gc(std::vector<FlashOp>* ops = nullptr);
@@ -114,7 +108,12 @@ class Ftl {
   uint64_t logical_pages() const { return logical_pages_; }
   const MappingTable& mapping() const { return *mapping_; }
   // Controller DRAM of the page-level table: logical pages x mapping_entry_bytes.
-  uint64_t mapping_table_bytes() const { return logical_pages_ * config_.mapping_entry_bytes; }
+  uint64_t mapping_table_bytes() const { return config_.mapping_table_bytes(); }
+  // Which of the table's entries are in controller DRAM (ftl.mapping); every
+  // write's and GC copy's mapping update goes through it.
+  const MappingResidency& residency() const { return *residency_; }
+  // The table persisted, the DRAM cache empty (MappingResidency::persist).
+  void persist_mapping() { residency_->persist(); }
   const FtlCounters& counters() const { return counters_; }
   // Write amplification since the start: programs / host pages (1 before any write).
   double waf() const;
@@ -180,6 +179,7 @@ class Ftl {
   uint64_t logical_pages_ = 0;
   std::unique_ptr<MappingTable> mapping_;
   std::unique_ptr<GcPolicy> policy_;
+  std::unique_ptr<MappingResidency> residency_;
   std::vector<Line> lines_;
   std::vector<uint32_t> erases_;       // per block
   std::vector<uint32_t> block_valid_;  // per block

@@ -60,6 +60,23 @@ void check_capacity(const FtlConfig& c, const std::string& where) {
                               " pages (a line is one block of every plane)");
 }
 
+// AUTO: the whole table whenever it fits. FULL that does not fit, and a cache
+// without room for one translation page, are refused.
+FtlConfig::Mapping resolve_mapping(const FtlConfig& c, schema::FtlParams::Mapping asked, const std::string& where) {
+  const bool fits = c.mapping_table_bytes() <= c.mapping_dram_bytes;
+  if (asked == schema::FtlParams::FULL && !fits)
+    throw BadInput(where, "mapping = FULL: the page-level table needs " + std::to_string(c.mapping_table_bytes()) +
+                              " bytes (" + std::to_string(c.logical_pages()) + " logical pages x " +
+                              std::to_string(c.mapping_entry_bytes) + "), more than mapping_dram_bytes = " +
+                              std::to_string(c.mapping_dram_bytes));
+  const bool cached = asked == schema::FtlParams::CACHED || (asked != schema::FtlParams::FULL && !fits);
+  if (cached && c.cached_translation_pages() == 0)
+    throw BadInput(where, "mapping_dram_bytes = " + std::to_string(c.mapping_dram_bytes) +
+                              " holds no translation page of " + std::to_string(c.geometry.page_bytes) +
+                              " bytes for the cached mapping");
+  return cached ? FtlConfig::Mapping::kCached : FtlConfig::Mapping::kFull;
+}
+
 }  // namespace
 
 FtlConfig FtlConfig::from_params(const schema::NandParams& nand, const schema::FtlParams& ftl,
@@ -79,6 +96,7 @@ FtlConfig FtlConfig::from_params(const schema::NandParams& nand, const schema::F
   c.t_bers_us = ftl.t_bers_us();
   c.erase_energy_j = nand.vcc_v() * ftl.erase_current_ma() * 1e-3 * ftl.t_bers_us() * 1e-6;
   c.mapping_entry_bytes = ftl.mapping_entry_bytes();
+  c.mapping_dram_bytes = ftl.mapping_dram_bytes();
   c.precondition_fill_ratio = ftl.precondition_fill_ratio();
   c.precondition_fill_pattern = ftl.precondition_fill_pattern() == schema::FtlParams::RANDOM
                                     ? FillPattern::kRandom
@@ -88,6 +106,7 @@ FtlConfig FtlConfig::from_params(const schema::NandParams& nand, const schema::F
   c.precondition_max_windows = ftl.precondition_max_windows();
   c.precondition_seed = ftl.precondition_seed();
   check_capacity(c, where);
+  c.mapping = resolve_mapping(c, ftl.mapping(), where);
   return c;
 }
 
@@ -101,6 +120,15 @@ uint64_t FtlConfig::foreground_free_lines() const {
 
 uint64_t FtlConfig::background_free_lines() const {
   return uint64_t(std::ceil(gc_background_free_ratio * double(geometry.lines())));
+}
+
+uint64_t FtlConfig::translation_pages() const {
+  const uint64_t per_page = entries_per_translation_page();
+  return (logical_pages() + per_page - 1) / per_page;
+}
+
+const char* to_string(FtlConfig::Mapping mapping) {
+  return mapping == FtlConfig::Mapping::kCached ? "CACHED" : "FULL";
 }
 
 const char* to_string(FtlConfig::GcPolicy policy) {

@@ -51,6 +51,8 @@ struct Geometry {
 struct FtlConfig {
   enum class GcPolicy { kGreedy, kCostBenefit };
   enum class FillPattern { kSequential, kRandom };
+  // The whole page-level table in controller DRAM, or DFTL's cached translation pages.
+  enum class Mapping { kFull, kCached };
 
   Geometry geometry;
   double spare_factor = 0;
@@ -63,6 +65,8 @@ struct FtlConfig {
   double t_bers_us = 0;
   double erase_energy_j = 0;  // nand.vcc_v x erase_current x tBERS
   uint32_t mapping_entry_bytes = 0;
+  uint64_t mapping_dram_bytes = 0;
+  Mapping mapping = Mapping::kFull;  // AUTO resolved
   double precondition_fill_ratio = 0;
   FillPattern precondition_fill_pattern = FillPattern::kSequential;
   double precondition_window_ratio = 0;
@@ -72,16 +76,25 @@ struct FtlConfig {
 
   // Both messages resolved (schema/resolve.h). Throws BadInput naming `where`
   // when the spare factor leaves fewer than two spare lines (GC needs one line
-  // to copy into and one to reclaim) or the logical capacity is empty.
+  // to copy into and one to reclaim) or the logical capacity is empty, when
+  // mapping = FULL and the table exceeds mapping_dram_bytes, and when a cached
+  // mapping's DRAM holds no translation page.
   static FtlConfig from_params(const schema::NandParams& nand, const schema::FtlParams& ftl,
                                const std::string& where = "ftl");
 
   uint64_t logical_pages() const;
+  // The page-level table: logical pages x mapping_entry_bytes.
+  uint64_t mapping_table_bytes() const { return logical_pages() * mapping_entry_bytes; }
+  // The cached mapping's translation pages (DFTL): mapping entries by the page.
+  uint64_t entries_per_translation_page() const { return geometry.page_bytes / mapping_entry_bytes; }
+  uint64_t translation_pages() const;
+  uint64_t cached_translation_pages() const { return mapping_dram_bytes / geometry.page_bytes; }
   // Free lines below which foreground / background GC runs.
   uint64_t foreground_free_lines() const;
   uint64_t background_free_lines() const;
 };
 
 const char* to_string(FtlConfig::GcPolicy policy);
+const char* to_string(FtlConfig::Mapping mapping);
 
 }  // namespace ispsim::ftl

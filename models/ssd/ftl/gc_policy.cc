@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "models/ssd/ftl/mapping_residency.h"
+
 namespace ispsim::ftl {
 
 uint64_t GreedyPolicy::select(const std::vector<LineInfo>& closed, uint64_t, uint64_t) const {
@@ -36,6 +38,11 @@ void register_all() {
         [] { return std::unique_ptr<GcPolicy>(new GreedyPolicy); });
   f.add("COST_BENEFIT", "the closed line with the largest age x (1 - u) / 2u",
         [] { return std::unique_ptr<GcPolicy>(new CostBenefitPolicy); });
+  mapping_residencies().add("FULL", "the whole page-level table in controller DRAM", [](const FtlConfig&) {
+    return std::unique_ptr<MappingResidency>(new WholeTableInDram);
+  });
+  mapping_residencies().add("CACHED", "DFTL: LRU-cached translation pages, the rest on flash",
+                            [](const FtlConfig& c) { return std::unique_ptr<MappingResidency>(new CachedMapping(c)); });
 }
 
 }  // namespace ispsim::ftl

@@ -47,7 +47,8 @@ using GcPolicyFactory = core::Factory<GcPolicy>;
 // The role's factory ("ftl.gc_policy"), filled by register_all().
 GcPolicyFactory& gc_policies();
 
-// Registers GREEDY and COST_BENEFIT; further calls do nothing.
+// Registers GREEDY and COST_BENEFIT, and the mapping residencies FULL and
+// CACHED (mapping_residency.h); further calls do nothing.
 void register_all();
 
 }  // namespace ispsim::ftl

@@ -16,6 +16,11 @@ struct SmallDrive {
   double foreground_ratio = 0;  // GC only when no line is free
   uint32_t wear_threshold = 100;
   uint32_t endurance = 3000;
+  // The mapping in controller DRAM; 0 or AUTO: the defaults.
+  uint32_t page_bytes = 0;
+  uint32_t mapping_entry_bytes = 0;
+  uint64_t mapping_dram_bytes = 0;
+  schema::FtlParams::Mapping mapping = schema::FtlParams::AUTO;
 };
 
 inline schema::NandParams nand_params(const SmallDrive& d) {
@@ -25,6 +30,7 @@ inline schema::NandParams nand_params(const SmallDrive& d) {
   n.set_planes_per_die(d.planes);
   n.set_blocks_per_plane(d.lines);
   n.set_pages_per_block(d.pages_per_block);
+  if (d.page_bytes != 0) n.set_page_bytes(d.page_bytes);
   return schema::resolved(n, "nand");
 }
 
@@ -35,6 +41,9 @@ inline FtlConfig config(const SmallDrive& d) {
   f.set_gc_foreground_free_ratio(d.foreground_ratio);
   f.set_static_wear_leveling_threshold(d.wear_threshold);
   f.set_endurance_pe_cycles(d.endurance);
+  if (d.mapping_entry_bytes != 0) f.set_mapping_entry_bytes(d.mapping_entry_bytes);
+  if (d.mapping_dram_bytes != 0) f.set_mapping_dram_bytes(d.mapping_dram_bytes);
+  f.set_mapping(d.mapping);
   return FtlConfig::from_params(nand_params(d), schema::resolved(f, "ftl"));
 }
 
