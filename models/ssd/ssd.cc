@@ -407,6 +407,7 @@ struct Ssd::ReadOutcome {
   uint64_t kv_bytes = 0, cqe_bytes = 0;
   core::ClockUse bus, pcie;
   double pcie_pj = 0;
+  std::shared_ptr<const BusSteps> bus_steps;
 };
 
 class Ssd::ReadMemo : public RecentOutcomes<ReadKey, ReadOutcome> {};
@@ -467,6 +468,9 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
   core::ClockUse bus = out.bus;
   bus.free_ps += start;
   bus_.book(bus);
+  booked_bus_ = out.bus_steps;
+  booked_bus_start_ps_ = start;
+  booked_bus_end_ps_ = bus.free_ps;
   core::ClockUse pcie = out.pcie;
   pcie.free_ps += start;
   nvme_.link().book(link::Direction::DEVICE_TO_HOST, pcie, link::Purpose::KV_READ, pcie.bytes - out.cqe_bytes,
@@ -519,9 +523,15 @@ Ssd::ReadOutcome Ssd::schedule_read(const std::vector<isp::KvPlacement::PageRef>
   uint64_t last_arrival = start, last_to_host = start, first_pcie_start = UINT64_MAX;
   // Pages of a read are mostly full: a size's PCIe time and energy are kept while it repeats.
   LastValue<uint64_t, std::pair<uint64_t, double>> pcie_cost;
+  auto steps = std::make_shared<BusSteps>();
+  steps->prior_free_ps = bus.free_ps() > start ? bus.free_ps() - start : 0;
+  steps->arrival_ps.reserve(arrivals.size());
+  steps->free_ps.reserve(arrivals.size());
   for (const auto& [arrival, index] : arrivals) {
     last_arrival = std::max(last_arrival, arrival);
     const uint64_t to_host = bus.transfer(arrival, page_bytes);
+    steps->arrival_ps.push_back(arrival - start);
+    steps->free_ps.push_back(bus.free_ps() - start);
     last_to_host = std::max(last_to_host, to_host);
     const uint64_t bytes = uint64_t(pages[index].entries) * head_bytes;
     const auto& [pcie_ps, page_pj] =
@@ -540,9 +550,32 @@ Ssd::ReadOutcome Ssd::schedule_read(const std::vector<isp::KvPlacement::PageRef>
   out.first_pcie_start_ps = first_pcie_start == UINT64_MAX ? UINT64_MAX : first_pcie_start - start;  // (no page)
   out.bus = bus.use();
   out.bus.free_ps = out.bus.requests > 0 ? out.bus.free_ps - start : 0;
+  out.bus_steps = std::move(steps);
   out.pcie = pcie.use();
   out.pcie.free_ps -= start;
   return out;
+}
+
+uint64_t Ssd::bus_start_between_pages(uint64_t now) const {
+  if (!booked_bus_ || now >= booked_bus_end_ps_ || bus_.free_at().value() != booked_bus_end_ps_) return UINT64_MAX;
+  const uint64_t rel = now - booked_bus_start_ps_;  // the booking was made at the read's start
+  const BusSteps& b = *booked_bus_;
+  const size_t arrived = size_t(std::upper_bound(b.arrival_ps.begin(), b.arrival_ps.end(), rel) - b.arrival_ps.begin());
+  const uint64_t free = arrived == 0 ? b.prior_free_ps : b.free_ps[arrived - 1];
+  return booked_bus_start_ps_ + std::max(rel, free);
+}
+
+// Page events would let the transfer in between the read's pages; the read's
+// later pages are not pushed back by it (its occupancy, 1 us per 8 KB, is the error).
+void Ssd::bus_transfer(uint64_t bytes, Done then) {
+  const uint64_t start = bus_start_between_pages(now_ps());
+  if (start == UINT64_MAX) {
+    bus_.transfer(bytes, std::move(then));
+    return;
+  }
+  const uint64_t occupancy = bus_.occupancy(bytes).value();
+  bus_.book(core::ClockUse{0, occupancy, 1, bytes});
+  if (then) at(start + occupancy + bus_.latency().value(), std::move(then));
 }
 
 bool Ssd::flash_free_for_aggregation() const {
@@ -628,7 +661,7 @@ void Ssd::reserve_entries(uint32_t slot, uint32_t layer, uint64_t entries, const
 void Ssd::to_write_buffer(uint64_t bytes, Done then) {
   const uint64_t buffer_start = now_ps();
   const uint64_t ticket = hold_energy(buffer_start);
-  bus_.transfer(bytes, [this, bytes, buffer_start, ticket, then = std::move(then)]() mutable {
+  bus_transfer(bytes, [this, bytes, buffer_start, ticket, then = std::move(then)]() mutable {
     dram_write_bytes_ += bytes;
     dram_.transfer(bytes, [this, bytes, buffer_start, ticket, then = std::move(then)] {
       // Bus and DRAM energy over the time the data took to reach the write buffer.
@@ -731,7 +764,7 @@ void Ssd::program_pages(std::vector<nand::PageAddress> pages, Done done) {
     ++program_jobs_;
     dram_read_bytes_ += bytes;
     dram_.transfer(bytes, nullptr);
-    bus_.transfer(bytes, nullptr);
+    bus_transfer(bytes, nullptr);
     const uint64_t n = pages.size();
     program_batch_done_ = [this, n, bytes, start, ticket, release, done = std::move(done)] {
       pages_programmed_ += n;

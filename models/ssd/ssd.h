@@ -311,6 +311,21 @@ class Ssd : public sc_core::sc_module {
   struct ReadKey;
   struct ReadOutcome;
   class ReadMemo;
+  // The bus under the latest aggregated host read, relative to its start: when
+  // each page reached the bus (in order) and when the bus was free after it.
+  struct BusSteps {
+    uint64_t prior_free_ps = 0;  // before the read's first page
+    std::vector<uint64_t> arrival_ps, free_ps;
+  };
+  std::shared_ptr<const BusSteps> booked_bus_;
+  uint64_t booked_bus_start_ps_ = 0, booked_bus_end_ps_ = 0;
+  // When a transfer submitted now would start on the bus with page events:
+  // behind the pages of a booked aggregated read that reached it by now, not
+  // behind the whole read. UINT64_MAX when the bus is not held by such a read.
+  uint64_t bus_start_between_pages(uint64_t now) const;
+  // `bytes` over the bus, then `then` (may be empty): between a booked
+  // aggregated read's pages when one holds the bus (bus_start_between_pages).
+  void bus_transfer(uint64_t bytes, Done then);
   ReadKey read_key(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
                    const std::vector<uint64_t>& die_ready);
   ReadOutcome schedule_read(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,

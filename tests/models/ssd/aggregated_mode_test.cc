@@ -149,6 +149,34 @@ TEST(AggregatedMode, HostReadsAlikeAreLookedUpAndFinishAtThePageAccurateTimes) {
   EXPECT_EQ(aggregated.ssd.reused_reads(), 5u);
 }
 
+// A KV write-back arriving during an aggregated read crosses the bus between
+// the read's pages, as page events let it, not after the read's last page (a
+// GPU baseline's decode writes each layer's new entry while the next layer's
+// KV is read, then reads the entry back). The read's later pages are not
+// pushed back by the write in aggregated mode: the difference is at most the
+// write's bus occupancy.
+TEST(AggregatedMode, AWriteDuringAnAggregatedReadTakesTheBusBetweenItsPages) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
+  const uint64_t entry = 32 * 64 * 2 * 2;  // one token's K and V (a partial tile: no program)
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.host_read(3, trace::KV_REGION_PRECOMPUTED, 0, kContext, d->done(0));
+  sc_core::sc_start(sc_time(300, sc_core::SC_US));  // the read's pages are crossing the bus
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.host_write(3, 0, 1, entry, d->done(1));
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 2u);
+  ASSERT_EQ(aggregated.finished.size(), 2u);
+  EXPECT_EQ(aggregated.ssd.aggregated_reads(), 1u);
+  // 1024 pages of 16 KB take about 2 ms on the 8 GB/s bus; the write, 1 us.
+  const uint64_t slack = aggregated.ssd.bus().occupancy(entry).value();
+  ASSERT_EQ(accurate.finished[0].first, 1);  // the write ends first
+  ASSERT_EQ(aggregated.finished[0].first, 1);
+  EXPECT_LT(accurate.finished[0].second, accurate.finished[1].second - 1'000'000'000);
+  EXPECT_NEAR(double(aggregated.finished[0].second), double(accurate.finished[0].second), double(slack));
+  EXPECT_NEAR(double(aggregated.finished[1].second), double(accurate.finished[1].second), double(slack));
+  EXPECT_EQ(accurate.ssd.bus_bytes(), aggregated.ssd.bus_bytes());
+  EXPECT_EQ(accurate.ssd.bus().busy_time(), aggregated.ssd.bus().busy_time());
+}
+
 // An HKVD mask over the context with positions first, first + step, ... set.
 trace::BitVector every_nth(uint64_t first, uint64_t step) {
   trace::BitVector mask;
