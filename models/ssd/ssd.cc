@@ -85,7 +85,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   read_memo_ = std::make_unique<ReadMemo>();
   // The timing model of attention passes, chosen once: page events only, or
   // event-free passes while the flash is free for them.
-  if (config_.aggregated_streams) engine_->use_aggregated_passes([this] { return flash_free_for_passes(); });
+  if (config_.aggregated_streams) engine_->use_aggregated_passes([this] { return flash_free_for_aggregation(); });
 
   if (ledger_) {
     const std::string path = this->name();
@@ -579,15 +579,12 @@ void Ssd::bus_transfer(uint64_t bytes, Done then) {
 }
 
 bool Ssd::flash_free_for_aggregation() const {
-  // Programs still to be issued would want the channels (data-in) during the stream.
-  return flash_.quiet_but_programs() && appender_.all_issued();
-}
-
-bool Ssd::flash_free_for_passes() const {
-  // Passes beside GC stay on page events: GC's batches are far longer than an
-  // append's, and a pass that bars them (rather than suspending them page by
-  // page) moved an aged drive's background writes by milliseconds.
-  return flash_free_for_aggregation() && gc_jobs_open_ == 0;
+  // Programs still to be issued would want the channels (data-in) during the
+  // stream. Streams beside GC stay on page events: GC's batches are far longer
+  // than an append's, and a stream that bars them (rather than suspending them
+  // page by page) moved an aged drive's background writes by milliseconds and
+  // the reads after it by more.
+  return flash_.quiet_but_programs() && appender_.all_issued() && gc_jobs_open_ == 0;
 }
 
 void Ssd::at(uint64_t when_ps, Done what) {

@@ -330,11 +330,10 @@ class Ssd : public sc_core::sc_module {
                    const std::vector<uint64_t>& die_ready);
   ReadOutcome schedule_read(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
                             const std::vector<uint64_t>& die_ready);
-  // An aggregated stream may start: nothing under way on the flash but
-  // programs whose pages are all issued (the stream suspends them).
+  // An aggregated stream (host read or attention pass) may start: nothing
+  // under way on the flash but programs whose pages are all issued (the stream
+  // suspends them), and no GC job started and not done.
   bool flash_free_for_aggregation() const;
-  // An aggregated attention pass may start: the same, and no GC job started and not done.
-  bool flash_free_for_passes() const;
   // Runs `what` at simulated time `when_ps` (>= now), in time order.
   void at(uint64_t when_ps, Done what);
   void on_timer();
