@@ -261,20 +261,24 @@ class Ssd : public sc_core::sc_module {
   void gc_program(const std::shared_ptr<GcJob>& job);
   void gc_erase(const std::shared_ptr<GcJob>& job);
   void gc_done(const GcJob& job);
-  void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
+  using PageRuns = std::vector<isp::KvPlacement::PageRun>;
+  void read_pages(PageRuns runs, uint64_t useful_bytes, Done done);
   // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
   // transfers scheduled without page events (see README, "Stream models").
   // A read whose pages and starting state (relative to its start) equal those
   // of a recent one has its outcome, shifted in time: it is looked up, not
   // scheduled (the layers of a decode step read alike).
-  void read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, Done done,
-                             FlashJobQueue::Done release);
+  // Its bookkeeping goes by the pages' runs, not page by page (a long
+  // context's read is tens of thousands of pages in a few runs).
+  void read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Done done, FlashJobQueue::Done release);
   struct ReadKey;
   struct ReadOutcome;
   class ReadMemo;
-  ReadKey read_key(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
-                   const std::vector<uint64_t>& die_ready);
-  ReadOutcome schedule_read(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
+  ReadKey read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start, const std::vector<uint64_t>& die_ready);
+  // A program under way on a die the read needs is suspended for it (or
+  // waited for), die by die in the order the read first reaches them.
+  std::vector<uint64_t> claim_dies_for_read(const PageRuns& runs, uint64_t start);
+  ReadOutcome schedule_read(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
                             const std::vector<uint64_t>& die_ready);
   // An aggregated stream may start: nothing under way on the flash but
   // programs whose pages are all issued (the stream suspends them).
