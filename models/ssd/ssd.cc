@@ -302,22 +302,25 @@ void Ssd::host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin
 
 namespace {
 
-// A read's pages one by one, from their runs: each page's address and entries.
-void expand_runs(const std::vector<isp::KvPlacement::PageRun>& runs, const nand::Layout& layout, std::vector<nand::PageAddress>& addresses,
-                 std::vector<uint32_t>& entries) {
-  for (const isp::KvPlacement::PageRun& run : runs) {
-    nand::PageAddress a = run.first;
-    for (uint64_t k = 0; k < run.count; ++k, layout.next(a)) {
-      addresses.push_back(a);
-      entries.push_back(run.entries);
-    }
-  }
-}
-
 uint64_t pages_in(const std::vector<isp::KvPlacement::PageRun>& runs) {
   uint64_t n = 0;
   for (const isp::KvPlacement::PageRun& run : runs) n += run.count;
   return n;
+}
+
+// A read's pages one by one, from their runs: each page's address and entries
+// (sized first and written by index: no reallocation, no push per page).
+void expand_runs(const std::vector<isp::KvPlacement::PageRun>& runs, const nand::Layout& layout,
+                 std::vector<nand::PageAddress>& addresses, std::vector<uint32_t>& entries) {
+  const size_t n = pages_in(runs);
+  addresses.resize(n);
+  entries.resize(n);
+  size_t i = 0;
+  for (const isp::KvPlacement::PageRun& run : runs) {
+    nand::PageAddress a = run.first;
+    std::fill_n(entries.begin() + std::ptrdiff_t(i), run.count, run.entries);
+    for (uint64_t k = 0; k < run.count; ++k, layout.next(a)) addresses[i++] = a;
+  }
 }
 
 }  // namespace
