@@ -288,11 +288,12 @@ void AttentionPlanner::recycle(PassTiles& tiles) const {
   spare_.runs = std::move(tiles.runs);
 }
 
-PassTiles AttentionPlanner::pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens) const {
+PassTiles AttentionPlanner::pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens,
+                                       bool listed) const {
   if (pass >= op.shape().passes) {
     throw std::logic_error("pass_tiles: pass " + std::to_string(pass) + " of " + std::to_string(op.shape().passes));
   }
-  return tiles_of(op.work(), op.shape(), *op.filter_, pass, with_tokens);
+  return tiles_of(op.work(), op.shape(), *op.filter_, pass, with_tokens, listed);
 }
 
 const AttentionPlanner::PrecomputedListing* AttentionPlanner::kept_listing(const AttentionWork& work,

@@ -46,7 +46,7 @@ class AttentionPlanner {
   AttentionPlan plan(const CheckedAttention& op) const;
   // The tiles of pass `pass` (0 .. passes - 1); `with_tokens` lists the
   // filtered tokens of every tile (functional use).
-  PassTiles pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens = false) const;
+  PassTiles pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens = false, bool listed = true) const;
   // As pass_tiles(); not `listed`: each run's first tile only (all an
   // event-free pass needs).
   PassTiles tiles_of(const AttentionWork& work, const AttentionShape& shape, const StreamFilter& op_filter,
