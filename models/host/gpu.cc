@@ -1,6 +1,7 @@
 #include "models/host/gpu.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -90,6 +91,39 @@ uint64_t saturate(Wide v) { return v > Wide(UINT64_MAX) ? UINT64_MAX : static_ca
 
 }  // namespace
 
+namespace {
+
+// Where a span's candidate rows come from: a precomputed span's are the set
+// bits [mask_bit, mask_bit + count) of the HKVD mask (bit i = i-th precomputed
+// token), an appended span's are its `count` positions.
+struct CandidateSpan {
+  uint64_t begin = 0, count = 0;
+  bool from_mask = false;
+  uint64_t mask_bit = 0;
+};
+
+bool mask_bit_set(const std::string& bits, uint64_t i) { return (uint8_t(bits[i / 8]) >> (i % 8)) & 1u; }
+
+// Set bits of [from, from + count), a word at a time between the ragged ends.
+uint64_t set_bits(const std::string& bits, uint64_t from, uint64_t count) {
+  uint64_t n = 0, i = from;
+  const uint64_t end = from + count;
+  for (; i < end && i % 64 != 0; ++i) n += mask_bit_set(bits, i);
+  for (; i + 64 <= end; i += 64) {
+    uint64_t word;
+    std::memcpy(&word, bits.data() + i / 8, 8);
+    n += uint64_t(__builtin_popcountll(word));
+  }
+  for (; i < end; ++i) n += mask_bit_set(bits, i);
+  return n;
+}
+
+}  // namespace
+
+// The candidates are counted, not listed, and the rows found walking back
+// from the last: a decode op's one row costs popcounts over the mask, not a
+// visit of its set bits. visible_pairs() adds up over rows, so the rows may
+// be summed in any grouping.
 uint64_t attention_pairs(const trace::Attention& attention) {
   const uint64_t rows = attention.query_rows();
   const uint64_t kv_tokens = attention_kv_tokens(attention);
@@ -103,43 +137,27 @@ uint64_t attention_pairs(const trace::Attention& attention) {
     max_end = std::max<uint64_t>(max_end, span.tokens().end());
   }
 
-  // Candidate rows as runs of consecutive positions, in span order: each selected
-  // bit of a precomputed span (mask bit i = i-th precomputed token), each
-  // appended span whole.
   const trace::BitVector& mask = attention.hkvd_mask();
-  std::vector<std::pair<uint64_t, uint64_t>> runs;
+  const std::string& bits = mask.bits();
+  std::vector<CandidateSpan> sources;
+  Wide candidates = 0;
   uint64_t mask_bit = 0;
   for (const trace::KvSpan& span : attention.kv()) {
     const uint64_t begin = span.tokens().begin();
     const uint64_t n = span.tokens().end() > begin ? span.tokens().end() - begin : 0;
     if (span.region() != trace::KV_REGION_PRECOMPUTED) {
-      if (n > 0) runs.emplace_back(begin, begin + n);
+      sources.push_back({begin, n, false, 0});
+      candidates += n;
       continue;
     }
     const uint64_t usable = std::min<uint64_t>({n, mask.bit_length() > mask_bit ? mask.bit_length() - mask_bit : 0,
-                                                 uint64_t(mask.bits().size()) * 8 > mask_bit
-                                                     ? uint64_t(mask.bits().size()) * 8 - mask_bit
-                                                     : 0});
-    // Byte by byte, set bits lowest first; adjacent positions join one run
-    // (visible_pairs() adds up over a run's rows, so runs may be split anywhere).
-    for (uint64_t i = 0; i < usable;) {
-      const uint64_t at = mask_bit + i;
-      const unsigned width = unsigned(std::min<uint64_t>(8 - at % 8, usable - i));
-      unsigned bits = (unsigned(uint8_t(mask.bits()[at / 8])) >> (at % 8)) & ((1u << width) - 1);
-      for (; bits != 0; bits &= bits - 1) {
-        const uint64_t position = begin + i + unsigned(__builtin_ctz(bits));
-        if (!runs.empty() && runs.back().second == position) {
-          ++runs.back().second;
-        } else {
-          runs.emplace_back(position, position + 1);
-        }
-      }
-      i += width;
-    }
+                                                uint64_t(bits.size()) * 8 > mask_bit
+                                                    ? uint64_t(bits.size()) * 8 - mask_bit
+                                                    : 0});
+    sources.push_back({begin, usable, true, mask_bit});
+    candidates += set_bits(bits, mask_bit, usable);
     mask_bit += n;
   }
-  Wide candidates = 0;
-  for (const auto& [x, y] : runs) candidates += y - x;
 
   if (candidates < rows) {
     // Inconsistent op: the rows are the last query_rows positions below max_end.
@@ -147,16 +165,22 @@ uint64_t attention_pairs(const trace::Attention& attention) {
     return saturate(visible_pairs(spans, first, max_end));
   }
   // The rows are the last `rows` candidates.
-  Wide skip = candidates - rows;
+  uint64_t left = rows;
   Wide pairs = 0;
-  for (const auto& [x, y] : runs) {
-    const uint64_t n = y - x;
-    if (skip >= n) {
-      skip -= n;
+  for (auto source = sources.rbegin(); source != sources.rend() && left > 0; ++source) {
+    if (!source->from_mask) {
+      const uint64_t take = std::min(left, source->count);
+      const uint64_t end = source->begin + source->count;
+      pairs += visible_pairs(spans, end - take, end);
+      left -= take;
       continue;
     }
-    pairs += visible_pairs(spans, x + static_cast<uint64_t>(skip), y);
-    skip = 0;
+    for (uint64_t k = source->count; k > 0 && left > 0; --k) {
+      if (!mask_bit_set(bits, source->mask_bit + k - 1)) continue;
+      const uint64_t position = source->begin + k - 1;
+      pairs += visible_pairs(spans, position, position + 1);
+      --left;
+    }
   }
   return saturate(pairs);
 }

@@ -72,6 +72,11 @@ struct AttentionEngine::Op {
   std::vector<uint8_t> first_page_seen;
   std::vector<uint64_t> channel_pages_left;
   std::vector<RepeatedSum> channel_pj;  // energies, in tile order per sum
+  // While every run so far gave each channel as many alike tiles, the
+  // channels' sums are one sum, kept once (copied out at the first run that
+  // does not): a long context's run is a token tile's KV heads, a round of the channels.
+  RepeatedSum alike_pj;
+  bool pj_alike = true;
   uint64_t pass_start_ps = 0;
   std::vector<uint64_t> channel_last_page_ps;  // this pass: when each channel's last page was done
   bool prefetched = false;       // started by prefetch(), waiting for run()
@@ -344,12 +349,18 @@ void AttentionEngine::prepare_pass() {
   op.channel_last_page_ps.assign(channels_, 0);
   op.nand_tiles = 0;
   op.channel_pages_left.assign(channels_, 0);
+  uint64_t rounds = 0;  // of runs that give every channel as many pages, added once
   for (const PassTiles::Run& run : op.tiles.runs) {  // the NAND pages' runs come first
     const PlannedTile& first = op.tiles.tiles[run.first];
     if (!first.in_flash) break;
     op.nand_tiles += run.count;
+    if (run.count % channels_ == 0) {
+      rounds += run.count / channels_;
+      continue;
+    }
     on_channels(first.channel, run.count, channels_, [&](unsigned c, uint64_t n) { op.channel_pages_left[c] += n; });
   }
+  for (uint64_t& left : op.channel_pages_left) left += rounds;
   op.pages_left = op.nand_tiles;
   op.supplied_pending = 0;
   op.supplied_waiting.assign(channels_, 0);
@@ -534,6 +545,10 @@ void AttentionEngine::on_supplied_done() {
   check_pass_done();
 }
 
+uint64_t AttentionEngine::passes_scheduled_on_one_channel() const {
+  return aggregated_ ? aggregated_->scheduled_on_one_channel() : 0;
+}
+
 AttentionEngine::TileCharges AttentionEngine::charges_of(const PlannedTile& tile) const {
   const Op& op = *op_;
   TileCharges c;
@@ -559,11 +574,24 @@ void AttentionEngine::tiles_computed(const PlannedTile& first, uint64_t count, c
   simd_busy_ps_[op.shape.mode] += charges.compute_ps * count;
   const TileAccount& a = charges.account;
   if (organization_ == Organization::PER_CHANNEL) {
-    on_channels(first.channel, count, channels_, [&](unsigned c, uint64_t n) {
-      op.compute_ps[c] += charges.compute_ps * n;
-      op.sram_io_ps[c] += charges.sram_io_ps * n;
-      op.channel_pj[c].add(a.compute_pj, n);
-    });
+    if (op.pj_alike && count % channels_ == 0) {
+      const uint64_t n = count / channels_;
+      for (unsigned c = 0; c < channels_; ++c) {
+        op.compute_ps[c] += charges.compute_ps * n;
+        op.sram_io_ps[c] += charges.sram_io_ps * n;
+      }
+      op.alike_pj.add(a.compute_pj, n);
+    } else {
+      if (op.pj_alike) {
+        op.channel_pj.assign(channels_, op.alike_pj);
+        op.pj_alike = false;
+      }
+      on_channels(first.channel, count, channels_, [&](unsigned c, uint64_t n) {
+        op.compute_ps[c] += charges.compute_ps * n;
+        op.sram_io_ps[c] += charges.sram_io_ps * n;
+        op.channel_pj[c].add(a.compute_pj, n);
+      });
+    }
   } else {
     op.compute_ps[0] += charges.compute_ps * count;
     op.sram_io_ps[0] += charges.sram_io_ps * count;
@@ -646,7 +674,7 @@ void AttentionEngine::on_step() {
   if (ledger_ != nullptr) {
     const std::string path = name();
     for (unsigned c = 0; c < channels_; ++c) {
-      const double pj = op.channel_pj[c].total();
+      const double pj = op.pj_alike ? op.alike_pj.total() : op.channel_pj[c].total();
       if (pj > 0) ledger_->add(path + ".ch" + std::to_string(c), pj * 1e-12, op.start_ps, end);
     }
     if (const double pj = op.central_pj.total(); pj > 0) ledger_->add(path + ".central", pj * 1e-12, op.start_ps, end);

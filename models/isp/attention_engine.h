@@ -155,6 +155,8 @@ class AttentionEngine : public sc_core::sc_module {
   // starting state (relative to their stream's start) equal those of a recent
   // one, so that they take its outcome shifted in time, not a new schedule.
   uint64_t reused_passes() const { return reused_passes_.value(); }
+  // Of the scheduled ones: passes whose channels were alike, scheduled on channel 0 for all (not a statistic).
+  uint64_t passes_scheduled_on_one_channel() const;
 
   const AttentionPlanner& planner() const { return planner_; }
 

@@ -230,6 +230,16 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
         region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
     const uint64_t end = std::min(stored, ceil_div(filter.visible_entries(region, stored), T) * T);
     const uint64_t base = region == trace::KV_REGION_APPENDED ? work.appended_base : 0;  // a whole tile
+    // Every precomputed position visible: the listing depends on the filter, the rows and the mode alone.
+    const bool repeatable = region == trace::KV_REGION_PRECOMPUTED && out.tiles.empty() &&
+                            filter.visible_entries(region, stored) == stored;
+    if (!listed && placement_.ideal() && repeatable) {
+      if (const PrecomputedListing* kept = kept_listing(work, op_filter, end, out, shape)) {
+        out.tiles = kept->tiles;
+        out.runs = kept->runs;
+        continue;
+      }
+    }
     if (!listed && placement_.ideal()) {  // a run's first tile's address is enough
       for (uint64_t t = 0; t * T < end; ++t) {
         PlannedTile tile = lister.costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
@@ -238,6 +248,7 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
         tile.channel = tile.address.channel;
         out.tiles.push_back(std::move(tile));
       }
+      if (repeatable) keep_listing(work, op_filter, end, out, shape);
       continue;
     }
     PlannedTile costed;  // the token tile of the page's KV heads
@@ -277,11 +288,39 @@ void AttentionPlanner::recycle(PassTiles& tiles) const {
   spare_.runs = std::move(tiles.runs);
 }
 
-PassTiles AttentionPlanner::pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens) const {
+PassTiles AttentionPlanner::pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens,
+                                       bool listed) const {
   if (pass >= op.shape().passes) {
     throw std::logic_error("pass_tiles: pass " + std::to_string(pass) + " of " + std::to_string(op.shape().passes));
   }
-  return tiles_of(op.work(), op.shape(), *op.filter_, pass, with_tokens);
+  return tiles_of(op.work(), op.shape(), *op.filter_, pass, with_tokens, listed);
+}
+
+const AttentionPlanner::PrecomputedListing* AttentionPlanner::kept_listing(const AttentionWork& work,
+                                                                          const StreamFilter& op_filter, uint64_t end,
+                                                                          const PassTiles& out,
+                                                                          const AttentionShape& shape) const {
+  if (work.layer >= listings_.size()) return nullptr;
+  const PrecomputedListing& kept = listings_[work.layer];
+  return kept.same(&op_filter, end, out, shape) ? &kept : nullptr;
+}
+
+// Kept only for the layer's shared filter (check() made it; held here, its
+// address cannot name another filter while the listing is kept).
+void AttentionPlanner::keep_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end,
+                                    const PassTiles& out, const AttentionShape& shape) const {
+  if (work.layer >= last_checked_.size() || last_checked_[work.layer].filter.get() != &op_filter) return;
+  if (listings_.size() < placement_.shape().layers()) listings_.resize(placement_.shape().layers());
+  PrecomputedListing& kept = listings_[work.layer];
+  kept.filter = last_checked_[work.layer].filter;
+  kept.end = end;
+  kept.row_heads = out.row_heads_per_tile;
+  kept.mode = shape.mode;
+  kept.head_dim = shape.head_dim;
+  kept.kv_bits = shape.kv_bits;
+  kept.act_bits = shape.act_bits;
+  kept.tiles = out.tiles;
+  kept.runs = out.runs;
 }
 
 uint64_t AttentionPlanner::q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const {

@@ -46,7 +46,7 @@ class AttentionPlanner {
   AttentionPlan plan(const CheckedAttention& op) const;
   // The tiles of pass `pass` (0 .. passes - 1); `with_tokens` lists the
   // filtered tokens of every tile (functional use).
-  PassTiles pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens = false) const;
+  PassTiles pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens = false, bool listed = true) const;
   // As pass_tiles(); not `listed`: each run's first tile only (all an
   // event-free pass needs).
   PassTiles tiles_of(const AttentionWork& work, const AttentionShape& shape, const StreamFilter& op_filter,
@@ -91,6 +91,28 @@ class AttentionPlanner {
   const LseReduction lse_;
   const uint32_t page_bytes_;
   const unsigned channels_;
+
+  // A layer's precomputed tiles as an unlisted pass on the layout lists them,
+  // kept while its filter, rows and mode stay: a decode step's pass lists the
+  // same ones as the step before (every context position visible to its row).
+  struct PrecomputedListing {
+    std::shared_ptr<const StreamFilter> filter;  // held, so that its address names it
+    uint64_t end = 0, row_heads = 0;
+    ComputeMode mode = 0;
+    uint32_t head_dim = 0, kv_bits = 0, act_bits = 0;
+    std::vector<PlannedTile> tiles;
+    std::vector<PassTiles::Run> runs;
+    bool same(const StreamFilter* f, uint64_t e, const PassTiles& out, const AttentionShape& shape) const {
+      return filter.get() == f && end == e && row_heads == out.row_heads_per_tile && mode == shape.mode &&
+             head_dim == shape.head_dim && kv_bits == shape.kv_bits && act_bits == shape.act_bits;
+    }
+  };
+  // The listing of `work`'s layer, if the pass's (filter, end, rows, mode) are those it was made with.
+  const PrecomputedListing* kept_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end,
+                                         const PassTiles& out, const AttentionShape& shape) const;
+  void keep_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end, const PassTiles& out,
+                    const AttentionShape& shape) const;
+  mutable std::vector<PrecomputedListing> listings_;  // by layer
 
   mutable PassTiles spare_;  // a finished pass's storage, see tiles_of()
   struct Checked {           // the last mask check() copied for a layer, and its filter

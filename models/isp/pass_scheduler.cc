@@ -173,6 +173,7 @@ struct AggregatedPasses::Pass {
   uint64_t tile_count = 0;
   std::vector<uint64_t> supplied_end;  // by channel: each computes its supplied tiles first
   std::vector<size_t> merge_runs{0};   // where each sorted run of merge_times begins
+  uint64_t channel_weight = 1;         // alike channels: channel 0's merges stand for this many
   // A tile's time depends on its cycles and whether it is computed (its Q rows).
   LastValue<std::pair<uint64_t, bool>, uint64_t> tile_times;
   core::FcfsClock dram, bus, central, reduction;
@@ -305,6 +306,7 @@ void AggregatedPasses::schedule_supplied(Pass& pass) {
 // were held until then, and each computes its channel's supplied tiles first.
 void AggregatedPasses::schedule_stream(Pass& pass) {
   const PassRequest& r = pass.r;
+  if (channels_alike(pass)) return schedule_alike_channels(pass);
   // What the schedule and the steps ask of each page, read from the tiles in
   // one sweep: a channel's pages are far apart in the tile list.
   // (Sized first and written by index: an address passed to push_back would
@@ -328,20 +330,99 @@ void AggregatedPasses::schedule_stream(Pass& pass) {
     schedule_.run(c, r.stream_start_ps, planner_.isp().precomputed_page_buffers,
                   pass.per_channel ? stream_page_ps_.data() : nullptr, pass.supplied_end[c],
                   &r.die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(r.stream_start_ps));
-    pass.out.dies.take(schedule_, c, r.stream_start_ps);
-    for (const nand::PipelineSchedule::Page& page : schedule_.pages_in_arrival_order()) {
-      pass.out.channel_last_page_ps[c] = std::max(pass.out.channel_last_page_ps[c], page.done_ps);
-      if (!pass.per_channel) {
-        steps_->push(page.done_ps, StepQueue::kPage, page.index);
-      } else if (stream_page_computed_[page.index]) {
-        if (pass.sram_merges) {
-          merge_times_.push_back(page.done_ps);
-        } else {
-          steps_->push(page.done_ps, StepQueue::kPartial, page.index);
-        }
+    take_channel_pages(pass, c, 0, nullptr);
+  }
+}
+
+// The last run's pages as channel `channel`'s: its dies, its last page, and
+// each page's step or merge. A page's place in the listing is its index
+// (`places` null) or places[index], plus `shift`.
+void AggregatedPasses::take_channel_pages(Pass& pass, unsigned channel, uint32_t shift,
+                                          const std::vector<uint32_t>* places) {
+  pass.out.dies.take(schedule_, channel, pass.r.stream_start_ps);
+  uint64_t& last = pass.out.channel_last_page_ps[channel];
+  for (const nand::PipelineSchedule::Page& page : schedule_.pages_in_arrival_order()) {
+    last = std::max(last, page.done_ps);
+    const uint32_t place = (places ? (*places)[page.index] : page.index) + shift;
+    if (!pass.per_channel) {
+      steps_->push(page.done_ps, StepQueue::kPage, place);
+    } else if (stream_page_computed_[page.index]) {
+      if (!pass.sram_merges) {
+        steps_->push(page.done_ps, StepQueue::kPartial, place);
+      } else if (channel == 0 || pass.channel_weight == 1) {  // alike channels: channel 0's stand for all
+        merge_times_.push_back(page.done_ps);
       }
     }
-    pass.merge_runs.push_back(merge_times_.size());
+  }
+  if (pass.channel_weight == 1 || channel == 0) pass.merge_runs.push_back(merge_times_.size());
+}
+
+// Whether every channel's stream is channel 0's with its pages' places shifted
+// by the channel: each NAND run starts on channel 0 and spans whole rounds of
+// the channels (a token tile's KV heads, C of them or a multiple, alike on
+// every channel), and every channel starts alike (its dies, its data-ins, its
+// supplied tiles). Checked on the runs and the start, not page by page.
+bool AggregatedPasses::channels_alike(const Pass& pass) const {
+  const PassRequest& r = pass.r;
+  if (channels_ < 2 || r.nand_tiles == 0) return false;
+  for (size_t k = 0; k < pass.supplied_run; ++k) {
+    const PassTiles::Run& run = r.tiles.runs[k];
+    if (r.tiles.tiles[run.first].address.channel != 0 || run.count % channels_ != 0) return false;
+  }
+  const unsigned dies = flash_.config().dies_per_channel;
+  const uint64_t channel_free = flash_.channel(0).data_ins_end_ps(r.stream_start_ps);
+  for (unsigned c = 1; c < channels_; ++c) {
+    if (pass.supplied_end[c] != pass.supplied_end[0] ||
+        flash_.channel(c).data_ins_end_ps(r.stream_start_ps) != channel_free)
+      return false;
+    for (unsigned d = 0; d < dies; ++d)
+      if (r.die_ready[size_t(c) * dies + d] != r.die_ready[d]) return false;
+  }
+  return true;
+}
+
+// Alike channels: channel 0's pages alone are listed and scheduled; channel
+// c's are the same with their places shifted by c (what PipelineSchedule's
+// repeated runs give, without listing them).
+void AggregatedPasses::schedule_alike_channels(Pass& pass) {
+  const PassRequest& r = pass.r;
+  ++scheduled_on_one_channel_;
+  const uint64_t pages = r.nand_tiles / channels_;
+  stream_pages_.resize(pages);
+  stream_page_ps_.resize(pass.per_channel ? pages : 0);
+  stream_page_computed_.resize(pages);
+  stream_page_place_.resize(pages);
+  uint64_t j = 0, place = 0;
+  for (size_t k = 0; k < pass.supplied_run; ++k) {
+    const PassTiles::Run& run = r.tiles.runs[k];
+    const PlannedTile& tile = r.tiles.tiles[run.first];
+    const uint64_t page_ps = pass.per_channel ? tile_time(pass, tile) : 0;
+    nand::PageAddress address = tile.address;
+    for (uint64_t n = 0; n < run.count / channels_; ++n, ++j, place += channels_) {
+      stream_pages_[j] = address;
+      stream_page_computed_[j] = tile.filter.kept > 0;
+      if (pass.per_channel) stream_page_ps_[j] = page_ps;
+      stream_page_place_[j] = uint32_t(place);
+      address.channel = channels_ - 1;  // one round of the channels on: the next die (or plane, page)
+      placement_.layout().next(address);
+    }
+  }
+  schedule_.assign(stream_pages_);
+  const unsigned dies = flash_.config().dies_per_channel;
+  pass.out.channel_last_page_ps.assign(channels_, 0);
+  pass.out.dies.assign(size_t(channels_) * dies);
+  pass.channel_weight = pass.sram_merges ? channels_ : 1;
+  schedule_.run(0, r.stream_start_ps, planner_.isp().precomputed_page_buffers,
+                pass.per_channel ? stream_page_ps_.data() : nullptr, pass.supplied_end[0], &r.die_ready[0],
+                flash_.channel(0).data_ins_end_ps(r.stream_start_ps));
+  take_channel_pages(pass, 0, 0, &stream_page_place_);
+  for (unsigned c = 1; c < channels_; ++c) {
+    if (!pass.sram_merges) {  // each page's steps, in the order the channels would have queued them
+      take_channel_pages(pass, c, c, &stream_page_place_);
+      continue;
+    }
+    pass.out.dies.take(schedule_, c, r.stream_start_ps);
+    pass.out.channel_last_page_ps[c] = pass.out.channel_last_page_ps[0];
   }
 }
 
@@ -370,10 +451,27 @@ void AggregatedPasses::queue_supplied_steps(Pass& pass) {
 // tiles' are sorted.
 void AggregatedPasses::merge_partials(Pass& pass) {
   std::sort(merge_times_.begin() + std::ptrdiff_t(pass.merge_runs.back()), merge_times_.end());
+  if (pass.channel_weight > 1) return merge_alike_partials(pass);
   pass.merge_runs.push_back(merge_times_.size());
   merge_sorted_runs(merge_times_, pass.merge_runs);
   for (uint64_t at : merge_times_)
     pass.end = std::max(pass.end, pass.reduction.submit(at, pass.merge_ps, pass.partial.partial_bytes));
+}
+
+// Alike channels: channel 0's merge times (each for every channel: FCFS
+// merges of one cost, whose order among equal times changes nothing), then the
+// supplied tiles', merged as they are submitted.
+void AggregatedPasses::merge_alike_partials(Pass& pass) {
+  const size_t channel_end = pass.merge_runs.back();
+  size_t i = 0, j = channel_end;
+  const uint64_t bytes = pass.partial.partial_bytes;
+  while (i < channel_end || j < merge_times_.size()) {
+    const bool from_channels = j == merge_times_.size() || (i < channel_end && merge_times_[i] <= merge_times_[j]);
+    const uint64_t end = from_channels
+                             ? pass.reduction.submit_repeated(merge_times_[i++], pass.merge_ps, bytes, pass.channel_weight)
+                             : pass.reduction.submit(merge_times_[j++], pass.merge_ps, bytes);
+    pass.end = std::max(pass.end, end);
+  }
 }
 
 // What each tile's steps need, read from the tiles in one sweep (the steps

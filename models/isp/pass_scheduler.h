@@ -79,6 +79,8 @@ class AggregatedPasses {
   std::vector<uint64_t> claim_dies(const PassTiles& tiles, uint64_t now_ps);
   // The pass's outcome, looked up (`*reused` true) or scheduled; valid until the next call.
   const PassOutcome& outcome(const PassRequest& request, bool* reused);
+  // Of the passes scheduled: those whose channels were alike (channel 0 scheduled for all).
+  uint64_t scheduled_on_one_channel() const { return scheduled_on_one_channel_; }
 
  private:
   struct Key;
@@ -90,8 +92,12 @@ class AggregatedPasses {
   uint64_t tile_time(Pass& pass, const PlannedTile& tile) const;
   void schedule_supplied(Pass& pass);
   void schedule_stream(Pass& pass);
+  bool channels_alike(const Pass& pass) const;
+  void schedule_alike_channels(Pass& pass);
+  void take_channel_pages(Pass& pass, unsigned channel, uint32_t shift, const std::vector<uint32_t>* places);
   void queue_supplied_steps(Pass& pass);
   void merge_partials(Pass& pass);
+  void merge_alike_partials(Pass& pass);
   void cost_steps(Pass& pass);
   void drain_steps(Pass& pass);
   void make_relative(Pass& pass);
@@ -107,11 +113,13 @@ class AggregatedPasses {
 
   nand::PipelineSchedule schedule_;
   std::unique_ptr<Memo> memo_;
+  uint64_t scheduled_on_one_channel_ = 0;
   // Scratch buffers kept across passes (reused, not reallocated).
   std::unique_ptr<StepQueue> steps_;
   std::vector<nand::PageAddress> stream_pages_;
   std::vector<uint64_t> stream_page_ps_;       // PER_CHANNEL: each page's accelerator time
   std::vector<uint8_t> stream_page_computed_;  // whether the page has a kept token
+  std::vector<uint32_t> stream_page_place_;    // alike channels: channel 0's pages' places in the listing
   std::vector<uint64_t> merge_times_;
   std::vector<uint64_t> step_bytes_;       // by tile: DRAM bytes of its Q (PER_CHANNEL) or read-back
   std::vector<uint64_t> step_compute_ps_;  // by tile: central SIMD time (CENTRALIZED)

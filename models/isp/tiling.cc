@@ -138,4 +138,39 @@ std::vector<KvPlacement::PageRef> KvPlacement::pages(uint32_t layer, trace::KvRe
   return out;
 }
 
+std::vector<KvPlacement::PageRun> KvPlacement::page_runs(uint32_t layer, trace::KvRegion region, uint64_t begin,
+                                                         uint64_t end) const {
+  std::vector<PageRun> runs;
+  if (end <= begin) return runs;
+  check_range(region, begin, end);
+  nand::PageAddress after;  // the address after the last run's last page in the layout order
+  auto extend = [&](const nand::PageAddress& first, uint32_t entries, uint64_t count) {
+    if (!runs.empty() && runs.back().entries == entries && first == after) {
+      runs.back().count += count;
+    } else {
+      runs.push_back({first, entries, count});
+    }
+    if (count == 1) {
+      after = first;
+      layout_.next(after);
+    } else {
+      after = layout_.advanced(first, count);
+    }
+  };
+  if (!ideal()) {
+    for_each_page(layer, region, begin, end, [&](const PageRef& ref) { extend(ref.address, ref.entries, 1); });
+    return runs;
+  }
+  // The first tile, the whole tiles between, the last tile: a run each, joined where their counts agree.
+  const uint64_t T = tokens_per_tile_, first = begin / T, last = (end - 1) / T;
+  auto entries_of = [&](uint64_t tile) { return uint32_t(std::min(end, (tile + 1) * T) - std::max(begin, tile * T)); };
+  auto tiles = [&](uint64_t tile, uint64_t count) {
+    extend(address(layer, region, tile, 0), entries_of(tile), count * kv_heads_);
+  };
+  tiles(first, 1);
+  if (last > first + 1) tiles(first + 1, last - first - 1);
+  if (last > first) tiles(last, 1);
+  return runs;
+}
+
 }  // namespace ispsim::isp

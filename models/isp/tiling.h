@@ -125,6 +125,17 @@ class KvPlacement {
   // empty range; BadInput when the range exceeds the region.
   std::vector<PageRef> pages(uint32_t layer, trace::KvRegion region, uint64_t begin,
                              uint64_t end) const;
+  // The same pages as runs: pages that follow each other in the layout order
+  // and hold the same number of entries, in that order. On the layout's own
+  // addresses a range has at most three (its first tile, its whole tiles, its
+  // last tile), so a read's bookkeeping need not visit its pages; through a
+  // page map, a run ends where the map's does.
+  struct PageRun {
+    nand::PageAddress first;
+    uint32_t entries = 0;  // of every page of the run
+    uint64_t count = 0;
+  };
+  std::vector<PageRun> page_runs(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end) const;
   // The same pages, each handed to visit(const PageRef&) in that order: no list.
   template <typename Visit>
   void for_each_page(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end, Visit visit) const;

@@ -16,6 +16,10 @@ PageAddress Layout::address(uint64_t i, const std::string& where) const {
     throw BadInput(where, "page " + std::to_string(i) + " is beyond the flash capacity of " +
                               std::to_string(capacity_) + " pages");
   }
+  return unchecked(i);
+}
+
+PageAddress Layout::unchecked(uint64_t i) const {
   PageAddress a;
   a.channel = uint32_t(i % channels_);
   a.die = uint32_t((i / channels_) % dies_);

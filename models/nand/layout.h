@@ -41,8 +41,17 @@ class Layout {
     ++a.block;
   }
   uint64_t capacity_pages() const { return capacity_; }
+  // The linear page index of an address (address(index_of(a)) == a).
+  uint64_t index_of(const PageAddress& a) const {
+    return ((((uint64_t(a.block) * pages_per_block_ + a.page) * planes_ + a.plane) * dies_ + a.die) * channels_) +
+           a.channel;
+  }
+  // The address `count` pages on in the layout order, as `count` next() calls
+  // would give it (no capacity check).
+  PageAddress advanced(const PageAddress& a, uint64_t count) const { return unchecked(index_of(a) + count); }
 
  private:
+  PageAddress unchecked(uint64_t i) const;
   uint64_t channels_, dies_, planes_, pages_per_block_, capacity_;
 };
 

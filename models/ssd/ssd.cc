@@ -296,27 +296,52 @@ void Ssd::host_read(uint32_t layer, trace::KvRegion region, uint64_t token_begin
     }
     base = appended_base(slot);
   }
-  std::vector<isp::KvPlacement::PageRef> pages =
-      placement_->pages(layer, region, base + token_begin, base + token_end);
+  PageRuns runs = placement_->page_runs(layer, region, base + token_begin, base + token_end);
   const uint64_t useful = (token_end - token_begin) * isp::kv_bytes_per_token(placement_->shape());
   ++host_reads_;
   begin_call();
-  fetch_commands(useful, [this, pages = std::move(pages), useful, done = std::move(done)]() mutable {
-    look_up_mappings(page_ranges(pages));
-    read_pages(std::move(pages), useful, std::move(done));
+  fetch_commands(useful, [this, runs = std::move(runs), layer, region, base, token_begin, token_end, useful,
+                          done = std::move(done)]() mutable {
+    look_up_mappings(read_ranges(layer, region, base + token_begin, base + token_end));
+    read_pages(std::move(runs), useful, std::move(done));
   });
 }
 
-void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done) {
-  jobs_.push("read", [this, pages = std::move(pages), useful_bytes,
+namespace {
+
+uint64_t pages_in(const std::vector<isp::KvPlacement::PageRun>& runs) {
+  uint64_t n = 0;
+  for (const isp::KvPlacement::PageRun& run : runs) n += run.count;
+  return n;
+}
+
+// A read's pages one by one, from their runs: each page's address and entries
+// (sized first and written by index: no reallocation, no push per page).
+void expand_runs(const std::vector<isp::KvPlacement::PageRun>& runs, const nand::Layout& layout,
+                 std::vector<nand::PageAddress>& addresses, std::vector<uint32_t>& entries) {
+  const size_t n = pages_in(runs);
+  addresses.resize(n);
+  entries.resize(n);
+  size_t i = 0;
+  for (const isp::KvPlacement::PageRun& run : runs) {
+    nand::PageAddress a = run.first;
+    std::fill_n(entries.begin() + std::ptrdiff_t(i), run.count, run.entries);
+    for (uint64_t k = 0; k < run.count; ++k, layout.next(a)) addresses[i++] = a;
+  }
+}
+
+}  // namespace
+
+void Ssd::read_pages(PageRuns runs, uint64_t useful_bytes, Done done) {
+  jobs_.push("read", [this, runs = std::move(runs), useful_bytes,
                       done = std::move(done)](FlashJobQueue::Done release) mutable {
     if (config_.aggregated_streams && !config_.stage_host_reads_in_dram && flash_free_for_aggregation() &&
         !reader_.active()) {
-      read_pages_aggregated(pages, useful_bytes, std::move(done), std::move(release));
+      read_pages_aggregated(runs, useful_bytes, std::move(done), std::move(release));
       return;
     }
     struct Read {
-      std::vector<isp::KvPlacement::PageRef> pages;
+      std::vector<uint32_t> entries;  // by page
       uint64_t useful_bytes;
       uint64_t forwarded = 0;  // pages handed to PCIe
       uint64_t flash_start_ps;
@@ -324,7 +349,8 @@ void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t usef
       Done done;
     };
     auto read = std::make_shared<Read>();
-    read->pages = std::move(pages);
+    std::vector<nand::PageAddress> addresses;
+    expand_runs(runs, placement_->layout(), addresses, read->entries);
     read->useful_bytes = useful_bytes;
     read->flash_start_ps = now_ps();
     read->energy_ticket = hold_energy(read->flash_start_ps);
@@ -332,16 +358,13 @@ void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t usef
 
     const uint64_t page_bytes = flash_.config().page_bytes;
     const uint64_t head_bytes = isp::kv_bytes_per_token_head(placement_->shape());
-    std::vector<nand::PageAddress> addresses;
-    addresses.reserve(read->pages.size());
-    for (const auto& ref : read->pages) addresses.push_back(ref.address);
     const uint64_t n = addresses.size();
     host_read_pages_ += n;
 
     // The last hop of a page: its useful bytes device->host; after the last page
     // the CQEs, then the host's completion handling.
     auto to_host = [this, read, head_bytes, n](uint32_t index) {
-      const uint64_t bytes = uint64_t(read->pages[index].entries) * head_bytes;
+      const uint64_t bytes = uint64_t(read->entries[index]) * head_bytes;
       kv_read_bytes_ += bytes;
       nvme_.link().transfer(link::Direction::DEVICE_TO_HOST, bytes, link::Purpose::KV_READ, nullptr);
       if (++read->forwarded < n) return;
@@ -355,7 +378,7 @@ void Ssd::read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t usef
       bus_.transfer(page_bytes, [this, read, index, page_bytes, head_bytes, staged, to_host] {
         if (!staged) return to_host(index);
         dram_write_bytes_ += page_bytes;
-        const uint64_t useful = uint64_t(read->pages[index].entries) * head_bytes;
+        const uint64_t useful = uint64_t(read->entries[index]) * head_bytes;
         dram_.transfer(page_bytes, [this, index, useful, to_host] {
           dram_read_bytes_ += useful;
           dram_.transfer(useful, [index, to_host] { to_host(index); });
@@ -412,21 +435,22 @@ struct Ssd::ReadOutcome {
 
 class Ssd::ReadMemo : public RecentOutcomes<ReadKey, ReadOutcome> {};
 
-Ssd::ReadKey Ssd::read_key(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
+Ssd::ReadKey Ssd::read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
                            const std::vector<uint64_t>& die_ready) {
   auto relative = [&](uint64_t t) { return t > start ? t - start : 0; };
   ReadKey key;
-  nand::PageAddress next;  // where the run's next page would be
-  for (const auto& ref : pages) {
-    const nand::PageAddress& a = ref.address;
-    if (!key.runs.empty() && ref.entries == key.runs.back().entries && a.channel == next.channel &&
+  nand::PageAddress next;  // where the key's run's next page would be
+  for (const isp::KvPlacement::PageRun& run : runs) {
+    // Runs join where the next continues the channel/die/plane cycle (the
+    // schedule does not depend on the block or page).
+    const nand::PageAddress& a = run.first;
+    if (!key.runs.empty() && run.entries == key.runs.back().entries && a.channel == next.channel &&
         a.die == next.die && a.plane == next.plane) {
-      ++key.runs.back().count;
+      key.runs.back().count += run.count;
     } else {
-      key.runs.push_back({a.channel, a.die, a.plane, ref.entries, 1});
+      key.runs.push_back({a.channel, a.die, a.plane, run.entries, run.count});
     }
-    next = a;
-    placement_->layout().next(next);
+    next = placement_->layout().advanced(a, run.count);
   }
   key.useful_bytes = useful_bytes;
   key.flash = nand::FlashStart::relative(flash_, die_ready, start);
@@ -435,29 +459,47 @@ Ssd::ReadKey Ssd::read_key(const std::vector<isp::KvPlacement::PageRef>& pages, 
   return key;
 }
 
-void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes,
-                                Done done, FlashJobQueue::Done release) {
+std::vector<uint64_t> Ssd::claim_dies_for_read(const PageRuns& runs, uint64_t start) {
+  const unsigned dies = flash_.config().dies_per_channel;
+  std::vector<uint64_t> die_ready(size_t(flash_.config().channels) * dies, UINT64_MAX);
+  size_t unclaimed = die_ready.size();
+  for (const isp::KvPlacement::PageRun& run : runs) {
+    nand::PageAddress a = run.first;
+    for (uint64_t k = 0; k < run.count && unclaimed > 0; ++k, placement_->layout().next(a)) {
+      uint64_t& ready = die_ready[size_t(a.channel) * dies + a.die];
+      if (ready == UINT64_MAX) {
+        ready = flash_.claim_for_stream(a.channel, a.die, start);
+        --unclaimed;
+      }
+    }
+  }
+  return die_ready;
+}
+
+void Ssd::read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Done done,
+                                FlashJobQueue::Done release) {
   const uint64_t start = now_ps();
   const uint64_t energy_ticket = hold_energy(start);
   const uint64_t page_bytes = flash_.config().page_bytes;
-  const uint64_t n = pages.size();
-  for (size_t i = 0; i < n; ++i) flash_.check_address(pages[i].address, "ssd host read", i);
+  const uint64_t n = pages_in(runs);
+  // A run's pages walk the layout order from its first to its last: all exist when those two do.
+  const std::string where = "ssd host read";
+  uint64_t index = 0;
+  for (const isp::KvPlacement::PageRun& run : runs) {
+    flash_.check_address(run.first, where, index);
+    flash_.check_address(placement_->layout().advanced(run.first, run.count - 1), where, index + run.count - 1);
+    index += run.count;
+  }
   host_read_pages_ += n;
   ++aggregated_reads_;
 
-  // A program under way on a die the read needs is suspended for it (or waited for).
-  const unsigned dies = flash_.config().dies_per_channel;
-  std::vector<uint64_t> die_ready(size_t(flash_.config().channels) * dies, UINT64_MAX);
-  for (const auto& ref : pages) {
-    uint64_t& ready = die_ready[size_t(ref.address.channel) * dies + ref.address.die];
-    if (ready == UINT64_MAX) ready = flash_.claim_for_stream(ref.address.channel, ref.address.die, start);
-  }
-  ReadKey key = read_key(pages, useful_bytes, start, die_ready);
+  const std::vector<uint64_t> die_ready = claim_dies_for_read(runs, start);
+  ReadKey key = read_key(runs, useful_bytes, start, die_ready);
   const ReadOutcome* outcome = read_memo_->find(key);
   if (outcome != nullptr) {
     ++reused_reads_;
   } else {
-    outcome = &read_memo_->insert(std::move(key), schedule_read(pages, useful_bytes, start, die_ready));
+    outcome = &read_memo_->insert(std::move(key), schedule_read(runs, useful_bytes, start, die_ready));
   }
   const ReadOutcome& out = *outcome;
 
@@ -494,18 +536,18 @@ void Ssd::read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pa
 // controller's read buffer never full), channel after channel; then each page
 // crosses the internal bus (whole page) and PCIe (its useful bytes), then the
 // CQEs. Changes nothing but scratch buffers.
-Ssd::ReadOutcome Ssd::schedule_read(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes,
-                                    uint64_t start, const std::vector<uint64_t>& die_ready) {
+Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
+                                    const std::vector<uint64_t>& die_ready) {
   const uint64_t page_bytes = flash_.config().page_bytes;
   const uint64_t head_bytes = isp::kv_bytes_per_token_head(placement_->shape());
   const unsigned dies = flash_.config().dies_per_channel;
   ReadOutcome out;
   std::vector<nand::PageAddress> addresses;
-  addresses.reserve(pages.size());
-  for (const auto& ref : pages) addresses.push_back(ref.address);
+  std::vector<uint32_t> entries;
+  expand_runs(runs, placement_->layout(), addresses, entries);
   std::vector<std::pair<uint64_t, uint32_t>> arrivals;  // (time, page index)
-  arrivals.reserve(pages.size());
-  std::vector<size_t> runs{0};  // each channel's arrivals are in time order
+  arrivals.reserve(addresses.size());
+  std::vector<size_t> sorted{0};  // each channel's arrivals are in time order
   out.dies.assign(size_t(flash_.config().channels) * dies);
   schedule_->assign(addresses);
   for (unsigned c = 0; c < flash_.config().channels; ++c) {
@@ -513,9 +555,9 @@ Ssd::ReadOutcome Ssd::schedule_read(const std::vector<isp::KvPlacement::PageRef>
     for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
       arrivals.emplace_back(p.arrival_ps, p.index);
     out.dies.take(*schedule_, c, start);
-    runs.push_back(arrivals.size());
+    sorted.push_back(arrivals.size());
   }
-  merge_sorted_runs(arrivals, std::move(runs), [](const auto& a, const auto& b) { return a.first < b.first; });
+  merge_sorted_runs(arrivals, std::move(sorted), [](const auto& a, const auto& b) { return a.first < b.first; });
 
   link::PcieLink& link = nvme_.link();
   core::FcfsClock bus(bus_);
@@ -533,7 +575,7 @@ Ssd::ReadOutcome Ssd::schedule_read(const std::vector<isp::KvPlacement::PageRef>
     steps->arrival_ps.push_back(arrival - start);
     steps->free_ps.push_back(bus.free_ps() - start);
     last_to_host = std::max(last_to_host, to_host);
-    const uint64_t bytes = uint64_t(pages[index].entries) * head_bytes;
+    const uint64_t bytes = uint64_t(entries[index]) * head_bytes;
     const auto& [pcie_ps, page_pj] =
         pcie_cost.get(bytes, [&] { return std::make_pair(link.occupancy_ps(bytes), link.energy_pj(bytes)); });
     out.kv_bytes += bytes;

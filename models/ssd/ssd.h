@@ -289,7 +289,8 @@ class Ssd : public sc_core::sc_module {
   void set_up_cached_mapping();
   // Queues the lookup of `ranges` (done when the job starts) in the foreground lane.
   void look_up_mappings(std::vector<LogicalRange> ranges);
-  std::vector<LogicalRange> page_ranges(const std::vector<isp::KvPlacement::PageRef>& pages) const;
+  // The logical pages of entries [begin, end) of `layer`'s `region`: its tiles, KV heads minor.
+  std::vector<LogicalRange> read_ranges(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end) const;
   // An attention op's pages, once per pass (a pass's misses are read before the op starts).
   std::vector<LogicalRange> attention_ranges(const isp::CheckedAttention& op) const;
   // Takes the kMapping operations out of `ops` (a write's, or GC's) and queues
@@ -300,14 +301,16 @@ class Ssd : public sc_core::sc_module {
   MappingWork mapping_work(const std::vector<ftl::FlashOp>& ops, uint64_t hits) const;
   void run_translation_reads(std::shared_ptr<MappingWork> work, HostReader& reader, FlashJobQueue::Done release);
   void program_translation_pages(std::vector<nand::PageAddress> pages);
-  void read_pages(std::vector<isp::KvPlacement::PageRef> pages, uint64_t useful_bytes, Done done);
+  using PageRuns = std::vector<isp::KvPlacement::PageRun>;
+  void read_pages(PageRuns runs, uint64_t useful_bytes, Done done);
   // ssd.stream_model = AGGREGATED, flash quiet: the read's pages, bus and PCIe
   // transfers scheduled without page events (see README, "Stream models").
   // A read whose pages and starting state (relative to its start) equal those
   // of a recent one has its outcome, shifted in time: it is looked up, not
   // scheduled (the layers of a decode step read alike).
-  void read_pages_aggregated(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, Done done,
-                             FlashJobQueue::Done release);
+  // Its bookkeeping goes by the pages' runs, not page by page (a long
+  // context's read is tens of thousands of pages in a few runs).
+  void read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Done done, FlashJobQueue::Done release);
   struct ReadKey;
   struct ReadOutcome;
   class ReadMemo;
@@ -326,9 +329,11 @@ class Ssd : public sc_core::sc_module {
   // `bytes` over the bus, then `then` (may be empty): between a booked
   // aggregated read's pages when one holds the bus (bus_start_between_pages).
   void bus_transfer(uint64_t bytes, Done then);
-  ReadKey read_key(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
-                   const std::vector<uint64_t>& die_ready);
-  ReadOutcome schedule_read(const std::vector<isp::KvPlacement::PageRef>& pages, uint64_t useful_bytes, uint64_t start,
+  ReadKey read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start, const std::vector<uint64_t>& die_ready);
+  // A program under way on a die the read needs is suspended for it (or
+  // waited for), die by die in the order the read first reaches them.
+  std::vector<uint64_t> claim_dies_for_read(const PageRuns& runs, uint64_t start);
+  ReadOutcome schedule_read(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
                             const std::vector<uint64_t>& die_ready);
   // An aggregated stream (host read or attention pass) may start: nothing
   // under way on the flash but programs whose pages are all issued (the stream

@@ -46,17 +46,12 @@ void Ssd::set_up_cached_mapping() {
                          [this] { return translation_->ftl().config().cached_translation_pages(); });
 }
 
-std::vector<Ssd::LogicalRange> Ssd::page_ranges(const std::vector<isp::KvPlacement::PageRef>& pages) const {
-  std::vector<LogicalRange> ranges;
-  if (!mapping_reader_) return ranges;
-  for (const auto& ref : pages) {
-    const uint64_t lpn = placement_->tile_index(ref.layer, ref.region, ref.tile, ref.kv_head);
-    if (!ranges.empty() && ranges.back().lpn + ranges.back().count == lpn)
-      ++ranges.back().count;
-    else
-      ranges.push_back({lpn, 1});
-  }
-  return ranges;
+std::vector<Ssd::LogicalRange> Ssd::read_ranges(uint32_t layer, trace::KvRegion region, uint64_t begin,
+                                                uint64_t end) const {
+  if (!mapping_reader_) return {};
+  const uint64_t tile = placement_->tokens_per_tile();
+  const uint64_t first_tile = begin / tile, end_tile = (end + tile - 1) / tile;
+  return {{placement_->tile_index(layer, region, first_tile, 0), (end_tile - first_tile) * placement_->kv_heads()}};
 }
 
 // The op's precomputed tiles [0, C) and its appended tiles in flash, every KV

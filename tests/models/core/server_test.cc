@@ -196,6 +196,25 @@ TEST(Server, Statistics) {
   EXPECT_NE(csv.find("sys.link.utilization,0.5217391304347826,ratio,"), std::string::npos) << csv;
 }
 
+// A run of alike requests submitted at once equals the same requests one by one.
+TEST(Server, RepeatedSubmissionsEqualOneByOne) {
+  Server server("unit", 0.0, ns(3));
+  for (uint64_t times : {1, 2, 7}) {
+    for (uint64_t at : {0, 5, 40, 1000}) {
+      FcfsClock once(server), each(server);
+      once.submit(10, 20, 4);  // busy until 30
+      each.submit(10, 20, 4);
+      uint64_t last = 0;
+      for (uint64_t k = 0; k < times; ++k) last = each.submit(at, 11, 6);
+      EXPECT_EQ(once.submit_repeated(at, 11, 6, times), last) << times << " at " << at;
+      EXPECT_EQ(once.free_ps(), each.free_ps());
+      EXPECT_EQ(once.busy_ps(), each.busy_ps());
+      EXPECT_EQ(once.requests(), each.requests());
+      EXPECT_EQ(once.bytes(), each.bytes());
+    }
+  }
+}
+
 TEST(Server, OutstandingWaveform) {
   Server server("link", 2.0, ns(100));
   Driver driver("driver", server, {{ns(0), 1000}, {ns(0), 1000}, {ns(2000), 1000}});

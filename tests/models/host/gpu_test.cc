@@ -241,6 +241,42 @@ TEST(Gpu, AttentionPairsMaskOverSeveralSpansMatchesRowByRow) {
   }
 }
 
+TEST(Gpu, AttentionPairsOverLongMasksMatchRowByRow) {
+  // Masks of hundreds of bits (whole 64-bit words counted at once, ragged ends
+  // bit by bit), precomputed spans whose bits start anywhere in a word, rows
+  // from one (decode) to more than the candidates.
+  uint64_t seed = 7;
+  auto next = [&] { return (seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+  for (int trial = 0; trial < 40; ++trial) {
+    const uint64_t first = 1 + next() % 200, second = next() % 150, appended = next() % 5;
+    std::vector<uint64_t> set;
+    for (uint64_t i = 0; i < first + second; ++i)
+      if (next() % 4 == 0) set.push_back(i);
+    const std::vector<std::pair<uint64_t, uint64_t>> spans{
+        {0, first}, {first + 9, first + 9 + second}, {first + 9 + second, first + 9 + second + appended}};
+    std::vector<uint64_t> candidates;
+    for (uint64_t i : set) candidates.push_back(i < first ? i : first + 9 + (i - first));
+    for (uint64_t p = spans[2].first; p < spans[2].second; ++p) candidates.push_back(p);
+    for (uint64_t rows : {uint64_t(1), uint64_t(3), uint64_t(candidates.size())}) {
+      if (rows == 0) continue;
+      auto a = parse<trace::Attention>(
+          "query_rows: " + std::to_string(rows) + " kv { tokens { begin: 0 end: " + std::to_string(first) +
+          " } region: KV_REGION_PRECOMPUTED } kv { tokens { begin: " + std::to_string(spans[1].first) +
+          " end: " + std::to_string(spans[1].second) + " } region: KV_REGION_PRECOMPUTED } kv { tokens { begin: " +
+          std::to_string(spans[2].first) + " end: " + std::to_string(spans[2].second) +
+          " } region: KV_REGION_APPENDED } causal: true");
+      *a.mutable_hkvd_mask() = mask(first + second, set);
+      uint64_t pairs = 0;
+      if (rows <= candidates.size()) {
+        for (size_t r = candidates.size() - rows; r < candidates.size(); ++r)
+          for (const auto& [b, e] : spans)
+            for (uint64_t q = b; q < e; ++q) pairs += q <= candidates[r] ? 1 : 0;
+        EXPECT_EQ(attention_pairs(a), pairs) << "trial " << trial << ", " << rows << " rows";
+      }
+    }
+  }
+}
+
 TEST(Gpu, AttentionPairsLargeAndSplitSpans) {
   // Closed form, not a loop over rows: a million-row causal prefill is instant.
   const auto big = parse<trace::Attention>(

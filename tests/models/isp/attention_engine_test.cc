@@ -282,6 +282,59 @@ TEST(AttentionEngine, InconsistentOpsAreBadInput) {
 // check() is an op's one check: its result carries the shape and a copy of the
 // HKVD mask, so run() and plan() take it without the caller's mask and without
 // checking again, and it runs exactly as the unchecked work does.
+// An unlisted pass's tiles against a planner that never listed the layer.
+void expect_same_tiles(const PassTiles& got, const PassTiles& fresh) {
+  ASSERT_EQ(got.runs.size(), fresh.runs.size());
+  ASSERT_EQ(got.tiles.size(), fresh.tiles.size());
+  for (size_t r = 0; r < got.runs.size(); ++r) {
+    EXPECT_EQ(got.runs[r].first, fresh.runs[r].first);
+    EXPECT_EQ(got.runs[r].count, fresh.runs[r].count);
+  }
+  for (size_t i = 0; i < got.tiles.size(); ++i) {
+    const PlannedTile& a = got.tiles[i];
+    const PlannedTile& b = fresh.tiles[i];
+    EXPECT_EQ(a.address, b.address) << i;
+    EXPECT_EQ(std::tie(a.in_flash, a.region, a.channel, a.first_entry, a.entries),
+              std::tie(b.in_flash, b.region, b.channel, b.first_entry, b.entries)) << i;
+    EXPECT_EQ(std::tie(a.filter.kept, a.filter.substituted, a.filter.dropped, a.filter.cycles),
+              std::tie(b.filter.kept, b.filter.substituted, b.filter.dropped, b.filter.cycles)) << i;
+    EXPECT_EQ(std::tie(a.cost.cycles, a.cost.macs, a.cost.energy_pj), std::tie(b.cost.cycles, b.cost.macs, b.cost.energy_pj)) << i;
+  }
+}
+
+// Decode steps share their layer's filter: the second step's pass takes the
+// first's precomputed tiles, and they equal a fresh listing's. Passes over the
+// same mask whose rows do not see the whole context (one row inside the last
+// tile, a prefill's rows) list their own.
+TEST(AttentionPlanner, AKeptPrecomputedListingEqualsAFreshOne) {
+  const trace::ModelShape s = shape(2, 1);
+  auto rig = [&](const std::string& name) {
+    return std::make_unique<testing::EngineRig>(name, 2, 4, s, 8 * 32, 64,
+                                                std::make_unique<ElasticSimd>(IspConfig::defaults()));
+  };
+  const auto kept = rig("kept");
+  const trace::BitVector mask = testing::mask_of(8 * 32, {3, 40, 41, 77, 250});
+  AttentionWork step = work(s, 1, 8 * 32, 10, 1);
+  step.hkvd_mask = &mask;
+  AttentionWork next = step;
+  ++next.appended_tokens_in_flash;
+  AttentionWork prefill = work(s, 5, 8 * 32, 0, 5);
+  prefill.hkvd_mask = &mask;
+  // One row, as a decode step's, at position 250: the last tile's positions after it are dropped.
+  AttentionWork last_recomputed = work(s, 1, 8 * 32, 4, 1);
+  last_recomputed.hkvd_mask = &mask;
+  const AttentionPlanner& planner = kept->engine.planner();
+  planner.pass_tiles(planner.check(step), 0, false, false);  // lists the layer and keeps it
+  int n = 0;
+  for (const AttentionWork& w : {next, last_recomputed, prefill, next}) {
+    const CheckedAttention op = planner.check(w);
+    const PassTiles got = planner.pass_tiles(op, 0, false, false);
+    const auto fresh_rig = rig("fresh" + std::to_string(n++));
+    const AttentionPlanner& fresh = fresh_rig->engine.planner();
+    expect_same_tiles(got, fresh.pass_tiles(fresh.check(w), 0, false, false));
+  }
+}
+
 TEST(AttentionEngine, ACheckedOpCarriesItsShapeAndItsOwnMask) {
   const trace::ModelShape s = shape(2, 1);
   testing::EngineRig checked_rig("checked", 2, 4, s, 8 * 32, 4, std::make_unique<ElasticSimd>(IspConfig::defaults()));

@@ -151,6 +151,54 @@ TEST(Tiling, PagesStepThroughEveryChannelDiePlanePageAndBlockAsTheirIndexesDo) {
   EXPECT_EQ(layout.address(127).block, 3u);  // the last page: the blocks were all crossed
 }
 
+// A read's runs, expanded page by page, against the page list.
+std::vector<std::pair<nand::PageAddress, uint32_t>> expanded(const KvPlacement& placement,
+                                                             const std::vector<KvPlacement::PageRun>& runs) {
+  std::vector<std::pair<nand::PageAddress, uint32_t>> out;
+  for (const KvPlacement::PageRun& run : runs) {
+    nand::PageAddress a = run.first;
+    for (uint64_t k = 0; k < run.count; ++k, placement.layout().next(a)) out.emplace_back(a, run.entries);
+  }
+  return out;
+}
+
+TEST(Tiling, AdvancingAnAddressEqualsStepping) {
+  const nand::FlashConfig config = flash(2, 3);
+  const nand::Layout layout(config);
+  for (uint64_t i = 0; i < layout.capacity_pages(); i += 7) {
+    nand::PageAddress stepped = layout.address(i);
+    ASSERT_EQ(layout.index_of(stepped), i);
+    for (uint64_t k = 0; i + k < layout.capacity_pages(); ++k, layout.next(stepped))
+      ASSERT_EQ(layout.advanced(layout.address(i), k), stepped) << i << " + " << k;
+  }
+}
+
+TEST(Tiling, PageRunsAreThePagesInAtMostThreeRunsOnTheLayout) {
+  // 2 layers x 3 KV heads x T = 32 tokens; regions of 5 and 4 tiles (the last precomputed one partial).
+  const KvPlacement placement(flash(2, 3), shape(2, 3, 3, 128, 16), 150, 128, "kv placement", 2);
+  for (trace::KvRegion region : {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED}) {
+    const uint64_t limit = region == trace::KV_REGION_PRECOMPUTED ? 150 : 128;
+    for (uint32_t layer = 0; layer < 2; ++layer) {
+      for (uint64_t begin = 0; begin < limit; begin += 3) {
+        for (uint64_t end = begin + 1; end <= limit; end += 5) {
+          const auto runs = placement.page_runs(layer, region, begin, end);
+          std::vector<std::pair<nand::PageAddress, uint32_t>> want;
+          for (const KvPlacement::PageRef& ref : placement.pages(layer, region, begin, end))
+            want.emplace_back(ref.address, ref.entries);
+          ASSERT_EQ(expanded(placement, runs), want) << begin << "-" << end;
+          ASSERT_LE(runs.size(), 3u);
+          for (size_t r = 1; r < runs.size(); ++r) ASSERT_NE(runs[r].entries, runs[r - 1].entries);
+        }
+      }
+    }
+  }
+  // Whole tiles are one run; a partial first and last tile of equal counts join the run between them only if equal.
+  EXPECT_EQ(placement.page_runs(0, trace::KV_REGION_PRECOMPUTED, 0, 128).size(), 1u);
+  EXPECT_EQ(placement.page_runs(0, trace::KV_REGION_PRECOMPUTED, 0, 150).size(), 2u);
+  EXPECT_EQ(placement.page_runs(0, trace::KV_REGION_PRECOMPUTED, 16, 48).size(), 1u);  // two tiles of 16
+  EXPECT_TRUE(placement.page_runs(0, trace::KV_REGION_PRECOMPUTED, 5, 5).empty());
+}
+
 TEST(ElasticSimd, BroadsideIsOneTokenPerCyclePerRowHeadAndPhase) {
   const ElasticSimd simd{IspConfig::defaults()};
   // L = 2 * ceil(log2 128) + 4 = 18 cycles.

@@ -268,6 +268,8 @@ void decode_step(schema::SsdParams::Organization organization, schema::SsdParams
   EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), 7u);
   EXPECT_EQ(aggregated.ssd.engine().reused_passes(), 5u);
   EXPECT_EQ(accurate.ssd.engine().reused_passes(), 0u);
+  // 32 KV heads on 8 channels: every channel streams alike, and one is scheduled for all.
+  EXPECT_EQ(aggregated.ssd.engine().passes_scheduled_on_one_channel(), 2u);
   expect_same(accurate, aggregated);
 }
 

@@ -142,6 +142,37 @@ TEST(FlashTranslation, ThePlacementFollowsTheMapAndMarksItsBreaks) {
   EXPECT_EQ(follows, (std::vector<bool>{true, false, false, false}));
 }
 
+// Through the map, a read's runs end where the map's do, and where a page's entries change.
+TEST(FlashTranslation, PageRunsFollowTheMap) {
+  const schema::NandParams n = nand(2, 1, 4, 16);
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
+  trace::ModelShape one_head = shape();
+  one_head.set_layers(1);
+  one_head.set_kv_heads(1);
+  one_head.set_heads(1);
+  isp::KvPlacement placement(flash, one_head, 8 * 32, 0);  // 8 pages, logical 0-7
+  FlashTranslation t(ftl_config(n), flash, placement.total_pages());
+  t.write(0, 8);
+  for (int i = 0; i < 4; ++i) t.write(0, 1);  // as above: page 0 ends off its home unit
+  t.write(2, 1);                              // and page 2
+  ASSERT_FALSE(t.ideal());
+  placement.set_page_map(&t);
+  const auto runs = placement.page_runs(0, trace::KV_REGION_PRECOMPUTED, 0, 8 * 32 - 10);
+  std::vector<uint64_t> counts;
+  std::vector<std::pair<uint64_t, uint32_t>> got, want;
+  for (const isp::KvPlacement::PageRun& run : runs) {
+    counts.push_back(run.count);
+    nand::PageAddress a = run.first;
+    for (uint64_t k = 0; k < run.count; ++k, placement.layout().next(a))
+      got.emplace_back(physical(a, 2, 4), run.entries);
+  }
+  placement.for_each_page(0, trace::KV_REGION_PRECOMPUTED, 0, 8 * 32 - 10, [&](const isp::KvPlacement::PageRef& ref) {
+    want.emplace_back(physical(ref.address, 2, 4), ref.entries);
+  });
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(counts, (std::vector<uint64_t>{1, 1, 1, 4, 1}));  // 0 and 2 moved, 1, 3-6, 7 of 22 entries
+}
+
 TEST(FlashTranslation, AKvSpaceBeyondTheLogicalCapacityIsRefused) {
   const schema::NandParams n = nand(2, 1, 4, 16);  // 128 physical pages, 96 logical at spare 0.25
   const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
