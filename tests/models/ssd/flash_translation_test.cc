@@ -43,6 +43,14 @@ trace::ModelShape shape() {
   return s;
 }
 
+trace::ModelShape one_layer_one_head() {
+  trace::ModelShape s = shape();
+  s.set_layers(1);
+  s.set_kv_heads(1);
+  s.set_heads(1);
+  return s;
+}
+
 // Physical page of an address on a drive of 1 die per channel and 1 plane.
 uint64_t physical(const nand::PageAddress& a, unsigned channels, unsigned pages_per_block) {
   return (uint64_t(a.block) * pages_per_block + a.page) * channels + a.channel;
@@ -120,10 +128,7 @@ TEST(FlashTranslation, APageOffItsHomeUnitIsFoundWhereTheFtlPutIt) {
 TEST(FlashTranslation, ThePlacementFollowsTheMapAndMarksItsBreaks) {
   const schema::NandParams n = nand(2, 1, 4, 16);
   const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
-  trace::ModelShape one_head = shape();
-  one_head.set_layers(1);
-  one_head.set_kv_heads(1);
-  one_head.set_heads(1);
+  const trace::ModelShape one_head = one_layer_one_head();
   isp::KvPlacement placement(flash, one_head, 4 * 32, 0);  // 4 pages, logical 0-3
   FlashTranslation t(ftl_config(n), flash, placement.total_pages());
   t.write(0, 4);
@@ -146,10 +151,7 @@ TEST(FlashTranslation, ThePlacementFollowsTheMapAndMarksItsBreaks) {
 TEST(FlashTranslation, PageRunsFollowTheMap) {
   const schema::NandParams n = nand(2, 1, 4, 16);
   const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
-  trace::ModelShape one_head = shape();
-  one_head.set_layers(1);
-  one_head.set_kv_heads(1);
-  one_head.set_heads(1);
+  const trace::ModelShape one_head = one_layer_one_head();
   isp::KvPlacement placement(flash, one_head, 8 * 32, 0);  // 8 pages, logical 0-7
   FlashTranslation t(ftl_config(n), flash, placement.total_pages());
   t.write(0, 8);

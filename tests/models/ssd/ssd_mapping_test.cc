@@ -14,9 +14,9 @@
 #include "models/core/stats.h"
 #include "models/link/nvme.h"
 #include "models/link/pcie_link.h"
-#include "models/nand/bus_protocol.h"
 #include "models/nand/nand_energy.h"
 #include "models/ssd/ssd.h"
+#include "tests/models/ssd/tiny_flash.h"
 
 namespace ispsim::ssd {
 namespace {
@@ -24,25 +24,12 @@ namespace {
 using sc_core::sc_time;
 using sc_core::SC_US;
 
-// One channel, one die, one plane: 16 KB pages, tR 5 us, 2400 MT/s x 8 bit,
-// tPROG 500 us, no command or status cycles; 4096 pages, 3809 logical.
-schema::NandParams one_die() {
-  schema::NandParams p;
-  p.set_channels(1);
-  p.set_dies_per_channel(1);
-  p.set_planes_per_die(1);
-  p.set_t_read_us(5);
-  p.set_t_prog_us(500);
-  p.set_page_bytes(16384);
-  p.set_channel_rate_mtps(2400);
-  p.set_channel_width_bits(8);
-  p.set_pages_per_block(64);
-  p.set_blocks_per_plane(64);
-  return schema::resolved(nand::data_only_bus(p), "nand");
-}
-const sc_time kTout = sc_time::from_value(std::llround(16384 * 1e12 / 2.4e9));
-const sc_time kTr(5, SC_US);
-constexpr uint64_t kPage = 16384;
+using testing::kPage;
+using testing::kTout;
+using testing::kTr;
+
+// One channel, one die, one plane (tiny_flash.h): 4096 pages, 3809 logical.
+schema::NandParams one_die() { return testing::tiny_flash(1, 1, 1, true); }
 
 // 2 layers, one KV head of dimension 128 at FP16: 512 B per token, T = 32
 // tokens per page, so a tile is one page.

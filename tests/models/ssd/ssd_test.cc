@@ -18,7 +18,7 @@
 #include "models/link/pcie_link.h"
 #include "models/nand/nand_energy.h"
 #include "models/ssd/ssd.h"
-#include "models/nand/bus_protocol.h"
+#include "tests/models/ssd/tiny_flash.h"
 
 namespace ispsim::ssd {
 namespace {
@@ -27,22 +27,11 @@ using sc_core::sc_time;
 using sc_core::SC_NS;
 using sc_core::SC_US;
 
-// A tiny flash: 16 KB pages, tR 5 us, 2400 MT/s x 8 bit, tPROG 500 us, no command or status cycles.
-schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes, bool cache_read) {
-  schema::NandParams p;
-  p.set_channels(channels);
-  p.set_dies_per_channel(dies);
-  p.set_planes_per_die(planes);
-  p.set_cache_read(cache_read);
-  p.set_t_read_us(5);
-  p.set_t_prog_us(500);
-  p.set_page_bytes(16384);
-  p.set_channel_rate_mtps(2400);
-  p.set_channel_width_bits(8);
-  p.set_pages_per_block(64);
-  p.set_blocks_per_plane(64);  // enough lines for the FTL's default spare factor
-  return schema::resolved(nand::data_only_bus(p), "nand");
-}
+using testing::kPage;
+using testing::kTout;
+using testing::kTprog;
+using testing::kTr;
+using testing::tiny_flash;
 
 // 2 layers, 2 KV heads of dimension 128 at FP16: 512 B of K and V per token and
 // head, so a 16 KB page holds T = 32 tokens of one head; 1024 B per token.
@@ -62,11 +51,7 @@ trace::ModelShape tiny_shape() {
   return s;
 }
 constexpr uint64_t kEntryBytes = 1024;  // K and V of one token, both heads
-constexpr uint64_t kPage = 16384;
 
-const sc_time kTout = sc_time::from_value(std::llround(16384 * 1e12 / 2.4e9));
-const sc_time kTr(5, SC_US);
-const sc_time kTprog(500, SC_US);
 
 struct Rig {
   core::EnergyLedger ledger;
