@@ -915,15 +915,7 @@ void Ssd::gc_done(const GcJob& job) {
                 nand_energy_.transfer_joules((reads + programs) * page_bytes);
   record_nand(reads, programs, (reads + programs) * page_bytes, job.start_ps);
   record(kNand, erase_j, job.start_ps);
-  if (timeline_ && job.background) {
-    timeline_->span("ssd gc", "background gc copy", "gc", job.start_ps, job.program_end_ps,
-                    {-1, -1, int64_t((reads + programs) * page_bytes)});
-  } else if (timeline_) {
-    timeline_->span("ssd gc", "gc read", "gc", job.start_ps, job.read_end_ps, {-1, -1, int64_t(reads * page_bytes)});
-    timeline_->span("ssd gc", "gc program", "gc", job.read_end_ps, job.program_end_ps,
-                    {-1, -1, int64_t(programs * page_bytes)});
-  }
-  if (timeline_) timeline_->span("ssd gc", "gc erase", "gc", job.program_end_ps, end);
+  if (timeline_) record_gc_spans(job, end);
   gc_signal_.set(kGcIdle);
   --gc_jobs_open_;
   release_energy(job.ticket);
@@ -931,6 +923,22 @@ void Ssd::gc_done(const GcJob& job) {
   // A background job goes on with the next line while the drive stayed idle.
   if (job.background && job.epoch == activity_epoch_) start_background_gc();
   await_idle_gc();
+}
+
+// Its reads, programs (a background job's chunks as one copy span, yields
+// included) and erases on the timeline.
+void Ssd::record_gc_spans(const GcJob& job, uint64_t end) {
+  const uint64_t page_bytes = flash_.config().page_bytes;
+  const int64_t read_bytes = int64_t(job.reads.size() * page_bytes);
+  const int64_t program_bytes = int64_t(job.programs.size() * page_bytes);
+  if (job.background) {
+    timeline_->span("ssd gc", "background gc copy", "gc", job.start_ps, job.program_end_ps,
+                    {-1, -1, read_bytes + program_bytes});
+  } else {
+    timeline_->span("ssd gc", "gc read", "gc", job.start_ps, job.read_end_ps, {-1, -1, read_bytes});
+    timeline_->span("ssd gc", "gc program", "gc", job.read_end_ps, job.program_end_ps, {-1, -1, program_bytes});
+  }
+  timeline_->span("ssd gc", "gc erase", "gc", job.program_end_ps, end);
 }
 
 void Ssd::await_idle_gc() {

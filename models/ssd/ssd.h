@@ -270,6 +270,7 @@ class Ssd : public sc_core::sc_module {
   void gc_copied(const std::shared_ptr<GcJob>& job);
   void gc_erase(const std::shared_ptr<GcJob>& job);
   void gc_done(const GcJob& job);
+  void record_gc_spans(const GcJob& job, uint64_t end);
   // No host command under way and no flash job queued or running.
   bool idle() const { return outstanding_ == 0 && jobs_.idle(); }
   // Background GC: when the drive has been idle for ftl.gc_idle_us with fewer
