@@ -176,8 +176,9 @@ class BlendExecutor : public RequestExecutor {
   }
 
   // An ingested document is written to the store through the FTL (its KV,
-  // computed on the GPU first, or its text on a recompute platform), in the background; an evicted one is
-  // TRIMmed. The devices' work is charged to the requests charged then.
+  // computed on the GPU first, or its text on a recompute platform), in the
+  // background; an evicted one is TRIMmed. The devices' work is charged to
+  // the requests charged then.
   void store(const workload::StreamRecord& event) override {
     try {
       if (event.has_ingest())
