@@ -33,21 +33,7 @@ schema::NandParams one_die() { return testing::tiny_flash(1, 1, 1, true); }
 
 // 2 layers, one KV head of dimension 128 at FP16: 512 B per token, T = 32
 // tokens per page, so a tile is one page.
-trace::ModelShape one_kv_head() {
-  trace::ModelShape s;
-  s.set_family(trace::ARCHITECTURE_LLAMA);
-  s.set_layers(2);
-  s.set_hidden(512);
-  s.set_heads(4);
-  s.set_kv_heads(1);
-  s.set_head_dim(128);
-  s.set_ffn_dim(1024);
-  s.set_vocab(1000);
-  s.set_weight_bits(16);
-  s.set_kv_bits(16);
-  s.set_activation_bits(16);
-  return s;
-}
+trace::ModelShape one_kv_head() { return testing::tiny_shape(1); }
 constexpr uint64_t kTokenBytes = 512;
 
 // FULL: the whole table (3809 x 4 bytes) in the default DRAM. CACHED: one

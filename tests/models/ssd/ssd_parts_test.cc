@@ -16,7 +16,7 @@
 #include "models/ssd/flash_job_queue.h"
 #include "models/ssd/host_reader.h"
 #include "models/ssd/ssd_config.h"
-#include "models/nand/bus_protocol.h"
+#include "tests/models/ssd/tiny_flash.h"
 
 namespace ispsim::ssd {
 namespace {
@@ -120,18 +120,9 @@ TEST(FlashJobQueue, ReleasingTwiceIsAProgrammingError) {
 }
 
 schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned planes, bool cache_read) {
-  schema::NandParams p;
-  p.set_channels(channels);
-  p.set_dies_per_channel(dies);
-  p.set_planes_per_die(planes);
-  p.set_cache_read(cache_read);
-  p.set_t_read_us(5);
-  p.set_page_bytes(16384);
-  p.set_channel_rate_mtps(2400);
-  p.set_channel_width_bits(8);
-  p.set_pages_per_block(64);
+  schema::NandParams p = testing::tiny_flash(channels, dies, planes, cache_read);
   p.set_blocks_per_plane(16);
-  return schema::resolved(nand::data_only_bus(p), "nand");
+  return p;
 }
 
 // tOut = 16384 B / 2.4 GB/s, rounded to the nearest picosecond.

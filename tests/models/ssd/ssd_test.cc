@@ -33,23 +33,8 @@ using testing::kTprog;
 using testing::kTr;
 using testing::tiny_flash;
 
-// 2 layers, 2 KV heads of dimension 128 at FP16: 512 B of K and V per token and
-// head, so a 16 KB page holds T = 32 tokens of one head; 1024 B per token.
-trace::ModelShape tiny_shape() {
-  trace::ModelShape s;
-  s.set_family(trace::ARCHITECTURE_LLAMA);
-  s.set_layers(2);
-  s.set_hidden(512);
-  s.set_heads(4);
-  s.set_kv_heads(2);
-  s.set_head_dim(128);
-  s.set_ffn_dim(1024);
-  s.set_vocab(1000);
-  s.set_weight_bits(16);
-  s.set_kv_bits(16);
-  s.set_activation_bits(16);
-  return s;
-}
+// 2 KV heads (tiny_flash.h): 1024 B per token.
+trace::ModelShape tiny_shape() { return testing::tiny_shape(2); }
 constexpr uint64_t kEntryBytes = 1024;  // K and V of one token, both heads
 
 

@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "models/nand/bus_protocol.h"
+#include "traces/trace.pb.h"
 #include "schema/resolve.h"
 
 namespace ispsim::ssd::testing {
@@ -26,6 +27,24 @@ inline schema::NandParams tiny_flash(unsigned channels, unsigned dies, unsigned 
   p.set_pages_per_block(64);
   p.set_blocks_per_plane(64);  // enough lines for the FTL's default spare factor
   return schema::resolved(nand::data_only_bus(p), "nand");
+}
+
+// 2 layers, `kv_heads` KV heads of dimension 128 at FP16: 512 B of K and V per
+// token and head, so a 16 KB page holds T = 32 tokens of one head.
+inline trace::ModelShape tiny_shape(uint32_t kv_heads) {
+  trace::ModelShape s;
+  s.set_family(trace::ARCHITECTURE_LLAMA);
+  s.set_layers(2);
+  s.set_hidden(512);
+  s.set_heads(4);
+  s.set_kv_heads(kv_heads);
+  s.set_head_dim(128);
+  s.set_ffn_dim(1024);
+  s.set_vocab(1000);
+  s.set_weight_bits(16);
+  s.set_kv_bits(16);
+  s.set_activation_bits(16);
+  return s;
 }
 
 constexpr uint64_t kPage = 16384;
