@@ -11,97 +11,51 @@
 
 namespace ispsim::isp {
 
-// A time-ordered queue of a pass's steps (submissions to the bus and DRAM
-// clocks, which several kinds of step share), ties in the order they were
-// queued: requests reach each FCFS clock in the order the kernel would have
-// submitted them.
-// Not a heap: the steps queued before the first pop (the pass's pages and
-// supplied tiles, in runs already in order: a channel's pages) are merged once;
-// every later step of a kind is the completion of one FCFS clock, and those
-// never go back in time, so each kind is a FIFO already in order. A pop takes
-// the earliest of a few heads.
-class AggregatedPasses::StepQueue {
+// The steps a pass queues before its servers run: each page's (in the order
+// its channel finished them, channel after channel) and each supplied tile's.
+// They reach the servers in time order, ties in the order queued (as the
+// kernel would have submitted them); the runs already in order are merged
+// once, not sorted.
+class AggregatedPasses::InputSteps {
  public:
-  enum Kind : uint8_t { kPartial, kPartialRead, kPage, kPageToDram, kPageReadBack };
-  static constexpr size_t kKinds = kPageReadBack + 1;
+  enum Kind : uint8_t { kPartial, kPage, kPageReadBack };
   struct Step {
     uint64_t at_ps;
-    uint64_t seq;
-    Kind kind;
     uint32_t tile;
-    bool operator<(const Step& o) const { return at_ps != o.at_ps ? at_ps < o.at_ps : seq < o.seq; }
+    Kind kind;
+    uint8_t copies;  // > 1: a page of channel 0 for every channel's (alike channels)
   };
-  void push(uint64_t at_ps, Kind kind, uint32_t tile) {
-    const Step step{at_ps, seq_++, kind, tile};
-    if (!popping_) {
-      if (!first_.empty() && at_ps < first_.back().at_ps) first_runs_.push_back(first_.size());
-      first_.push_back(step);
-      return;
-    }
-    Fifo& fifo = later_[kind];
-    if (fifo.head < fifo.steps.size() && at_ps < fifo.steps.back().at_ps)
-      throw std::logic_error("StepQueue: a step queued earlier than the one before it of its kind");
-    fifo.steps.push_back(step);
+  void push(uint64_t at_ps, Kind kind, uint32_t tile, uint8_t copies = 1) {
+    if (!steps_.empty() && at_ps < steps_.back().at_ps) runs_.push_back(steps_.size());
+    steps_.push_back({at_ps, tile, kind, copies});
   }
   void clear() {
-    first_.clear();
-    first_runs_.assign(1, 0);
-    first_head_ = 0;
-    for (Fifo& fifo : later_) {
-      fifo.steps.clear();
-      fifo.head = 0;
-    }
-    popping_ = false;
-    seq_ = 0;
+    steps_.clear();
+    runs_.assign(1, 0);
   }
-  bool empty() const {
-    if (first_head_ < first_.size()) return false;
-    for (const Fifo& fifo : later_)
-      if (fifo.head < fifo.steps.size()) return false;
-    return true;
-  }
-  Step pop() {
-    if (!popping_) {
-      popping_ = true;
-      first_runs_.push_back(first_.size());
-      merge_sorted_runs(first_, std::move(first_runs_));
+  // Calls fn(step, tile) for every step in time order, a step with copies
+  // expanded to a step per channel: the steps of equal times, channel 0's
+  // first, then channel 1's (its tiles the next), and so on.
+  template <typename Fn>
+  void for_each_in_time_order(Fn fn) {
+    runs_.push_back(steps_.size());
+    merge_sorted_runs(steps_, std::move(runs_), [](const Step& a, const Step& b) { return a.at_ps < b.at_ps; });
+    runs_.assign(1, 0);
+    for (size_t i = 0; i < steps_.size();) {
+      const Step& first = steps_[i];
+      size_t end = i + 1;
+      while (first.copies > 1 && end < steps_.size() && steps_[end].copies == first.copies &&
+             steps_[end].at_ps == first.at_ps)
+        ++end;
+      for (uint32_t c = 0; c < first.copies; ++c)
+        for (size_t k = i; k < end; ++k) fn(steps_[k], steps_[k].tile + c);
+      i = end;
     }
-    const Step* best = first_head_ < first_.size() ? &first_[first_head_] : nullptr;
-    Fifo* from = nullptr;
-    for (Fifo& fifo : later_) {
-      if (fifo.head == fifo.steps.size()) continue;
-      const Step& head = fifo.steps[fifo.head];
-      if (best == nullptr || head < *best) {
-        best = &head;
-        from = &fifo;
-      }
-    }
-    const Step step = *best;
-    if (from == nullptr) {
-      ++first_head_;
-    } else if (++from->head == from->steps.size()) {
-      from->steps.clear();  // keeps its capacity
-      from->head = 0;
-    } else if (from->head >= kCompactAfter && 2 * from->head >= from->steps.size()) {
-      // A FIFO that never runs dry would grow to the pass's size: drop what was popped.
-      from->steps.erase(from->steps.begin(), from->steps.begin() + std::ptrdiff_t(from->head));
-      from->head = 0;
-    }
-    return step;
   }
 
  private:
-  static constexpr size_t kCompactAfter = 4096;
-  struct Fifo {
-    std::vector<Step> steps;
-    size_t head = 0;
-  };
-  std::vector<Step> first_;
-  std::vector<size_t> first_runs_{0};  // where each run of first_ in order begins
-  size_t first_head_ = 0;
-  Fifo later_[kKinds];
-  bool popping_ = false;
-  uint64_t seq_ = 0;
+  std::vector<Step> steps_;
+  std::vector<size_t> runs_{0};  // where each run of steps_ in order begins
 };
 
 // What a pass's outcome depends on: its tiles as far as the schedule reads
@@ -174,6 +128,7 @@ struct AggregatedPasses::Pass {
   std::vector<uint64_t> supplied_end;  // by channel: each computes its supplied tiles first
   std::vector<size_t> merge_runs{0};   // where each sorted run of merge_times begins
   uint64_t channel_weight = 1;         // alike channels: channel 0's merges stand for this many
+  uint8_t page_copies = 1;             // alike channels: channel 0's page steps stand for this many
   // A tile's time depends on its cycles and whether it is computed (its Q rows).
   LastValue<std::pair<uint64_t, bool>, uint64_t> tile_times;
   core::FcfsClock dram, bus, central, reduction;
@@ -196,7 +151,7 @@ AggregatedPasses::AggregatedPasses(nand::FlashArray& flash, const KvPlacement& p
       page_bytes_(flash.config().page_bytes),
       schedule_(flash.config()),
       memo_(std::make_unique<Memo>()),
-      steps_(std::make_unique<StepQueue>()) {}
+      steps_(std::make_unique<InputSteps>()) {}
 
 AggregatedPasses::~AggregatedPasses() = default;
 
@@ -345,10 +300,10 @@ void AggregatedPasses::take_channel_pages(Pass& pass, unsigned channel, uint32_t
     last = std::max(last, page.done_ps);
     const uint32_t place = (places ? (*places)[page.index] : page.index) + shift;
     if (!pass.per_channel) {
-      steps_->push(page.done_ps, StepQueue::kPage, place);
+      steps_->push(page.done_ps, InputSteps::kPage, place, pass.page_copies);
     } else if (stream_page_computed_[page.index]) {
       if (!pass.sram_merges) {
-        steps_->push(page.done_ps, StepQueue::kPartial, place);
+        steps_->push(page.done_ps, InputSteps::kPartial, place, pass.page_copies);
       } else if (channel == 0 || pass.channel_weight == 1) {  // alike channels: channel 0's stand for all
         merge_times_.push_back(page.done_ps);
       }
@@ -411,13 +366,15 @@ void AggregatedPasses::schedule_alike_channels(Pass& pass) {
   const unsigned dies = flash_.config().dies_per_channel;
   pass.out.channel_last_page_ps.assign(channels_, 0);
   pass.out.dies.assign(size_t(channels_) * dies);
-  pass.channel_weight = pass.sram_merges ? channels_ : 1;
   schedule_.run(0, r.stream_start_ps, planner_.isp().precomputed_page_buffers,
                 pass.per_channel ? stream_page_ps_.data() : nullptr, pass.supplied_end[0], &r.die_ready[0],
                 flash_.channel(0).data_ins_end_ps(r.stream_start_ps));
+  const bool copies = !pass.sram_merges && channels_ <= UINT8_MAX;  // channel 0's steps stand for all
+  pass.channel_weight = pass.sram_merges ? channels_ : 1;
+  pass.page_copies = copies ? uint8_t(channels_) : 1;
   take_channel_pages(pass, 0, 0, &stream_page_place_);
   for (unsigned c = 1; c < channels_; ++c) {
-    if (!pass.sram_merges) {  // each page's steps, in the order the channels would have queued them
+    if (!pass.sram_merges && !copies) {  // each page's steps, in the order the channels would have queued them
       take_channel_pages(pass, c, c, &stream_page_place_);
       continue;
     }
@@ -435,12 +392,12 @@ void AggregatedPasses::queue_supplied_steps(Pass& pass) {
                          [&](const PlannedTile& tile, uint64_t i, const nand::PageAddress&, unsigned channel) {
                            ++pass.tile_count;
                            if (!pass.per_channel) {
-                             steps_->push(r.command_ps, StepQueue::kPageReadBack, uint32_t(i));
+                             steps_->push(r.command_ps, InputSteps::kPageReadBack, uint32_t(i));
                            } else if (tile.filter.kept > 0) {
                              if (pass.sram_merges) {
                                merge_times_.push_back(pass.supplied_end[channel]);
                              } else {
-                               steps_->push(pass.supplied_end[channel], StepQueue::kPartial, uint32_t(i));
+                               steps_->push(pass.supplied_end[channel], InputSteps::kPartial, uint32_t(i));
                              }
                            }
                          });
@@ -506,34 +463,78 @@ void AggregatedPasses::cost_steps(Pass& pass) {
   });
 }
 
-// Each step submits to the clock of its stage. The last stage (a merge on the
-// reduction engine, a compute on the central SIMD) is submitted at once, not
-// queued: it is its clock's only user, and its steps would be popped in the
-// order they were queued, so the clock sees the same requests in the same order.
+// The steps' trips through the servers, in the order the kernel would have
+// submitted them: by time; of equal times, a queued step's before one a server
+// completed, and of two completions, the one whose cause was submitted first.
+// The last stage (a merge on the reduction engine, a compute on the central
+// SIMD) is its clock's only user and is submitted as its step completes.
 void AggregatedPasses::drain_steps(Pass& pass) {
-  StepQueue& steps = *steps_;
+  if (pass.per_channel) {
+    drain_partials(pass);
+  } else {
+    drain_pages(pass);
+  }
+}
+
+// CONTROLLER_DRAM: a partial's Q is read from DRAM and the partial written
+// there; when written, it is read back for its merge. The read-backs complete
+// in DRAM order, so they wait in a FIFO.
+void AggregatedPasses::drain_partials(Pass& pass) {
   const uint64_t partial_bytes = pass.partial.partial_bytes;
-  while (!steps.empty()) {
-    const StepQueue::Step step = steps.pop();
-    switch (step.kind) {
-      case StepQueue::kPartial:  // CONTROLLER_DRAM (GLOBAL_SRAM merges are merge_times_)
-        pass.end = std::max(pass.end, pass.dram.transfer(step.at_ps, step_bytes_[step.tile]));  // Q
-        steps.push(pass.dram.transfer(step.at_ps, partial_bytes), StepQueue::kPartialRead, step.tile);
-        break;
-      case StepQueue::kPartialRead:
-        pass.end = std::max(pass.end, pass.reduction.submit(pass.dram.transfer(step.at_ps, partial_bytes),
-                                                            pass.merge_ps, partial_bytes));
-        break;
-      case StepQueue::kPage:  // CENTRALIZED
-        steps.push(pass.bus.transfer(step.at_ps, page_bytes_), StepQueue::kPageToDram, step.tile);
-        break;
-      case StepQueue::kPageToDram:
-        steps.push(pass.dram.transfer(step.at_ps, page_bytes_), StepQueue::kPageReadBack, step.tile);
-        break;
-      case StepQueue::kPageReadBack:
-        pass.end = std::max(pass.end, pass.central.submit(pass.dram.transfer(step.at_ps, step_bytes_[step.tile]),
-                                                          step_compute_ps_[step.tile], 0));
-        break;
+  std::vector<uint64_t>& written = partials_written_;  // to be read back
+  written.clear();
+  size_t next = 0;
+  auto merge_next = [&] {
+    const uint64_t read = pass.dram.transfer(written[next++], partial_bytes);
+    pass.end = std::max(pass.end, pass.reduction.submit(read, pass.merge_ps, partial_bytes));
+  };
+  steps_->for_each_in_time_order([&](const InputSteps::Step& step, uint32_t tile) {
+    while (next < written.size() && written[next] < step.at_ps) merge_next();
+    pass.end = std::max(pass.end, pass.dram.transfer(step.at_ps, step_bytes_[tile]));  // Q
+    written.push_back(pass.dram.transfer(step.at_ps, partial_bytes));
+  });
+  while (next < written.size()) merge_next();
+}
+
+// CENTRALIZED: a page crosses the bus (in the order the pages came), is
+// written to DRAM, then read back with its Q and state for the central SIMD; a
+// supplied tile is read back at the command. The bus is the pages' alone, so
+// its transfers come first; DRAM then takes the pages' writes and the read-backs.
+void AggregatedPasses::drain_pages(Pass& pass) {
+  std::vector<Hop>& on_bus = bus_hops_;    // pages off the bus, to be written to DRAM
+  std::vector<Hop>& written = dram_hops_;  // pages written to DRAM, to be read back
+  std::vector<Hop>& supplied = supplied_hops_;
+  on_bus.clear();
+  written.clear();
+  supplied.clear();
+  steps_->for_each_in_time_order([&](const InputSteps::Step& step, uint32_t tile) {
+    if (step.kind == InputSteps::kPage) {
+      on_bus.push_back({pass.bus.transfer(step.at_ps, page_bytes_), step.at_ps, tile});
+    } else {
+      supplied.push_back({step.at_ps, step.at_ps, tile});
+    }
+  });
+  auto read_back = [&](uint64_t at, uint32_t tile) {
+    const uint64_t read = pass.dram.transfer(at, step_bytes_[tile]);
+    pass.end = std::max(pass.end, pass.central.submit(read, step_compute_ps_[tile], 0));
+  };
+  size_t s = 0, b = 0, w = 0;
+  while (s < supplied.size() || b < on_bus.size() || w < written.size()) {
+    // A write is submitted before a read-back of the same time when its page
+    // left the flash no later than the read-back's page left the bus.
+    const bool write_first =
+        b < on_bus.size() && (w == written.size() || on_bus[b].at_ps < written[w].at_ps ||
+                              (on_bus[b].at_ps == written[w].at_ps && on_bus[b].cause_ps <= written[w].cause_ps));
+    const uint64_t next = write_first ? on_bus[b].at_ps : w < written.size() ? written[w].at_ps : UINT64_MAX;
+    if (s < supplied.size() && supplied[s].at_ps <= next) {
+      read_back(supplied[s].at_ps, supplied[s].tile);
+      ++s;
+    } else if (write_first) {
+      const Hop& hop = on_bus[b++];
+      written.push_back({pass.dram.transfer(hop.at_ps, page_bytes_), hop.at_ps, hop.tile});
+    } else {
+      read_back(written[w].at_ps, written[w].tile);
+      ++w;
     }
   }
 }

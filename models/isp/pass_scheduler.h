@@ -85,7 +85,13 @@ class AggregatedPasses {
  private:
   struct Key;
   class Memo;
-  class StepQueue;
+  class InputSteps;
+  // A step between two servers: when it reaches the next, when its cause
+  // reached the previous one (the order of ties), its tile.
+  struct Hop {
+    uint64_t at_ps, cause_ps;
+    uint32_t tile;
+  };
   struct Pass;
   Key key_of(const PassRequest& request) const;
   PassOutcome schedule(const PassRequest& request);
@@ -100,6 +106,8 @@ class AggregatedPasses {
   void merge_alike_partials(Pass& pass);
   void cost_steps(Pass& pass);
   void drain_steps(Pass& pass);
+  void drain_partials(Pass& pass);
+  void drain_pages(Pass& pass);
   void make_relative(Pass& pass);
 
   nand::FlashArray& flash_;
@@ -115,7 +123,9 @@ class AggregatedPasses {
   std::unique_ptr<Memo> memo_;
   uint64_t scheduled_on_one_channel_ = 0;
   // Scratch buffers kept across passes (reused, not reallocated).
-  std::unique_ptr<StepQueue> steps_;
+  std::unique_ptr<InputSteps> steps_;
+  std::vector<uint64_t> partials_written_;  // CONTROLLER_DRAM: when each partial is in DRAM
+  std::vector<Hop> bus_hops_, dram_hops_, supplied_hops_;
   std::vector<nand::PageAddress> stream_pages_;
   std::vector<uint64_t> stream_page_ps_;       // PER_CHANNEL: each page's accelerator time
   std::vector<uint8_t> stream_page_computed_;  // whether the page has a kept token
