@@ -431,9 +431,10 @@ void AggregatedPasses::merge_alike_partials(Pass& pass) {
   }
 }
 
-// What each tile's steps need, read from the tiles in one sweep (the steps
-// visit them in arrival order, far apart in the list); the byte counters are
-// integers, so they are added here, in any order.
+// What each tile's steps need, by tile (the steps visit them in arrival
+// order, far apart in the list), set run by run: a run's tiles are alike and
+// next to each other in the listing. The byte counters are integers, so they
+// are added here, in any order.
 void AggregatedPasses::cost_steps(Pass& pass) {
   const PassRequest& r = pass.r;
   const size_t step_tiles = pass.sram_merges ? 0 : pass.tile_count;
@@ -444,23 +445,30 @@ void AggregatedPasses::cost_steps(Pass& pass) {
   // and its size; its compute time on its cycles.
   LastValue<std::tuple<bool, bool, uint32_t>, TileAccount> accounts;
   LastValue<uint64_t, uint64_t> compute_times;
-  planner_.for_each_tile(r.tiles, 0, r.tiles.runs.size(), 0,
-                         [&](const PlannedTile& tile, uint64_t i, const nand::PageAddress&, unsigned) {
+  uint64_t first = 0;
+  for (const PassTiles::Run& run : r.tiles.runs) {
+    const PlannedTile& tile = r.tiles.tiles[run.first];
+    auto fill = [&](std::vector<uint64_t>& v, uint64_t value) {
+      std::fill(v.begin() + std::ptrdiff_t(first), v.begin() + std::ptrdiff_t(first + run.count), value);
+    };
     if (pass.per_channel) {  // a computed tile's Q comes from DRAM; its partial goes there and back
-      if (tile.filter.kept == 0) return;
-      step_bytes_[i] = planner_.q_bytes(tile, pass.row_heads, pass.act_bits);
-      pass.out.dram_bytes += step_bytes_[i] + 2 * pass.partial.partial_bytes;
-      return;
+      if (tile.filter.kept > 0) {
+        const uint64_t q = planner_.q_bytes(tile, pass.row_heads, pass.act_bits);
+        fill(step_bytes_, q);
+        pass.out.dram_bytes += run.count * (q + 2 * pass.partial.partial_bytes);
+      }
+    } else {
+      // A NAND page crosses the bus into DRAM, then all but the page written is
+      // read back with Q and the state; a supplied tile is read whole.
+      const TileAccount& a = accounts.get({tile.in_flash, tile.filter.kept > 0, tile.entries},
+                                          [&] { return planner_.account(tile, pass.row_heads, r.shape, r.work.shape); });
+      pass.out.dram_bytes += run.count * a.dram_bytes;
+      if (tile.in_flash) pass.out.bus_bytes += run.count * a.bus_bytes;
+      fill(step_bytes_, tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes);
+      fill(step_compute_ps_, compute_times.get(tile.cost.cycles, [&] { return planner_.compute_ps(tile); }));
     }
-    // A NAND page crosses the bus into DRAM, then all but the page written is
-    // read back with Q and the state; a supplied tile is read whole.
-    const TileAccount& a = accounts.get({tile.in_flash, tile.filter.kept > 0, tile.entries},
-                                        [&] { return planner_.account(tile, pass.row_heads, r.shape, r.work.shape); });
-    pass.out.dram_bytes += a.dram_bytes;
-    if (tile.in_flash) pass.out.bus_bytes += a.bus_bytes;
-    step_bytes_[i] = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
-    step_compute_ps_[i] = compute_times.get(tile.cost.cycles, [&] { return planner_.compute_ps(tile); });
-  });
+    first += run.count;
+  }
 }
 
 // The steps' trips through the servers, in the order the kernel would have
