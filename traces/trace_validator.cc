@@ -43,6 +43,10 @@ std::string id_list(const std::vector<uint64_t>& ids) {
   return text;
 }
 
+const BitVector* own_hkvd_mask(const Attention& attention) {
+  return attention.has_hkvd_mask() ? &attention.hkvd_mask() : nullptr;
+}
+
 }  // namespace
 
 uint32_t dtype_bits(DType dtype) {
@@ -101,6 +105,10 @@ uint64_t moved_tokens(const KvTransfer& kv) {
 }
 
 AttentionReads attention_reads(const Attention& attention) {
+  return attention_reads(attention, own_hkvd_mask(attention));
+}
+
+AttentionReads attention_reads(const Attention& attention, const BitVector* hkvd_mask) {
   AttentionReads reads;
   for (const KvSpan& s : attention.kv()) {
     const uint64_t tokens = s.tokens().end() > s.tokens().begin() ? s.tokens().end() - s.tokens().begin() : 0;
@@ -111,12 +119,17 @@ AttentionReads attention_reads(const Attention& attention) {
       reads.appended += tokens;
     }
   }
-  if (attention.has_hkvd_mask()) reads.hkvd = popcount(attention.hkvd_mask());
+  if (hkvd_mask != nullptr) reads.hkvd = popcount(*hkvd_mask);
   return reads;
 }
 
 std::string attention_kv_problem(const Attention& attention, uint64_t context_tokens, uint64_t appended_before) {
-  const AttentionReads reads = attention_reads(attention);
+  return attention_kv_problem(attention, own_hkvd_mask(attention), context_tokens, appended_before);
+}
+
+std::string attention_kv_problem(const Attention& attention, const BitVector* hkvd_mask, uint64_t context_tokens,
+                                 uint64_t appended_before) {
+  const AttentionReads reads = attention_reads(attention, hkvd_mask);
   if (reads.precomputed_end > context_tokens)
     return "attention reads precomputed KV up to token " + str(reads.precomputed_end) + " but the context has " +
            str(context_tokens) + " tokens";

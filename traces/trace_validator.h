@@ -53,6 +53,9 @@ struct AttentionReads {
   uint64_t hkvd = 0;
 };
 AttentionReads attention_reads(const Attention& attention);
+// The same with the HKVD mask given apart (null: none), for ops whose mask is
+// held elsewhere (traces/hkvd_masks.h).
+AttentionReads attention_reads(const Attention& attention, const BitVector* hkvd_mask);
 // What the runtime relies on when an attention runs (platforms/systems/runtime.cc
 // checks the same): its precomputed KV lies within the context, the appended KV
 // it reads (appended spans + HKVD tokens) was appended to its layer before it
@@ -60,6 +63,8 @@ AttentionReads attention_reads(const Attention& attention);
 // layer), and its query rows, the last appended entries, are among them.
 // Empty when fine, else the problem.
 std::string attention_kv_problem(const Attention& attention, uint64_t context_tokens, uint64_t appended_before);
+std::string attention_kv_problem(const Attention& attention, const BitVector* hkvd_mask, uint64_t context_tokens,
+                                 uint64_t appended_before);
 
 class TraceValidator {
  public:

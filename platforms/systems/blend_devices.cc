@@ -10,8 +10,8 @@
 namespace ispsim::systems {
 
 // The program's ops, checked for what this system can run.
-std::vector<trace::Op> read_program(const std::string& path, trace::Program program, const std::string& platform,
-                                    trace::Header& header) {
+trace::InternedOps read_program(const std::string& path, trace::Program program, const std::string& platform,
+                               trace::Header& header) {
   trace::TraceReader reader(path);
   header = reader.header();
   bool declared = false;
@@ -19,14 +19,14 @@ std::vector<trace::Op> read_program(const std::string& path, trace::Program prog
   if (!declared)
     throw BadInput(path, "has no " + trace::Program_Name(program) + " program, which platform '" + platform +
                              "' runs");
-  std::vector<trace::Op> ops;
+  trace::InternedOps ops;
   trace::Op op;
   while (reader.next(op)) {
     if (op.program() != program) continue;
     if (op.has_dict_encode() || op.has_dict_attention())
       throw BadInput(path, "op " + std::to_string(op.id()) + ": dictionary-compressed KV is not modelled by platform '" +
                                platform + "'");
-    ops.push_back(op);
+    ops.add(op);
   }
   return ops;
 }

@@ -27,9 +27,10 @@ namespace ispsim::systems {
 
 inline uint64_t now_ps() { return sc_core::sc_time_stamp().value(); }
 
-// The program's ops, checked for what this system can run.
-std::vector<trace::Op> read_program(const std::string& path, trace::Program program, const std::string& platform,
-                                    trace::Header& header);
+// The program's ops, checked for what this system can run, their HKVD masks
+// held once per distinct mask as they are read.
+trace::InternedOps read_program(const std::string& path, trace::Program program, const std::string& platform,
+                               trace::Header& header);
 
 // Sizes of the KV regions the SSD must hold: the context (precomputed, per
 // layer) and the most entries any layer appends.

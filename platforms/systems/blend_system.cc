@@ -201,7 +201,7 @@ std::vector<vcd::Marker> phase_markers(const Runtime& rt, const std::vector<Phas
 struct BlendInput {
   trace::Program program;
   trace::Header header;
-  std::vector<trace::Op> ops;  // moved into the runtime when the run is assembled
+  trace::InternedOps ops;  // moved into the runtime when the run is assembled
   host::HostConfig host_config;
 };
 
@@ -237,7 +237,7 @@ std::string memory_shortfall(const schema::Platform& platform, const BlendInput&
            std::to_string(host.workspace_bytes) + "-byte workspace exceed the host DRAM budget of " +
            std::to_string(host.dram_capacity_bytes) + " bytes (host.dram_capacity_bytes)";
   if (!platform.placement().kv_resident_in_host_memory()) return "";
-  const uint64_t kv = resident_kv_bytes(kv_space(in.header, in.ops));
+  const uint64_t kv = resident_kv_bytes(kv_space(in.header, in.ops.ops));
   if (kv <= memory.staging_capacity()) return "";
   return "the request's KV of " + std::to_string(kv) + " bytes must stay in GPU/host memory " +
          "(placement.kv_resident_in_host_memory) but only " + std::to_string(memory.staging_capacity()) +
@@ -321,7 +321,7 @@ void declare_outcome_stats(stats::Group& group, const Runtime& runtime,
 struct BlendRun {
   BlendRun(const schema::LoadedPlatform& loaded, BlendInput& in, const RunOptions& options, bool with_timeline)
       : timeline_or_null(with_timeline ? &timeline : nullptr),
-        system("system", loaded, in.host_config, in.header.model(), kv_space(in.header, in.ops), ledger),
+        system("system", loaded, in.host_config, in.header.model(), kv_space(in.header, in.ops.ops), ledger),
         gpu_port(system.gpu, in.header.model(), in.host_config.kv_grows_by_copy),
         staging(system.memory),
         ssd_port(system.ssd, system.nvme, system.load_path, system.swap_path, timeline_or_null),

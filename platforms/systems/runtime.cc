@@ -19,8 +19,14 @@ uint64_t span_tokens(const trace::KvSpan& s) { return s.tokens().end() - s.token
 
 Runtime::Runtime(const trace::Header& header, std::vector<trace::Op> ops, const schema::PlacementParams& placement,
                  HostComputePort& host, StagingPort& staging, StoragePort& storage, uint64_t write_chunk_bytes)
+    : Runtime(header, trace::intern_hkvd_masks(std::move(ops)), placement, host, staging, storage,
+              write_chunk_bytes) {}
+
+Runtime::Runtime(const trace::Header& header, trace::InternedOps ops, const schema::PlacementParams& placement,
+                 HostComputePort& host, StagingPort& staging, StoragePort& storage, uint64_t write_chunk_bytes)
     : header_(header),
-      ops_(std::move(ops)),
+      ops_(std::move(ops.ops)),
+      masks_(std::move(ops.masks)),
       placement_(placement),
       host_(host),
       staging_(staging),
@@ -56,10 +62,12 @@ Runtime::Runtime(const trace::Header& header, std::vector<trace::Op> ops, const 
 
 void Runtime::check_kv_reads() const {
   std::map<uint32_t, uint64_t> appended;  // by layer
-  for (const trace::Op& op : ops_) {
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const trace::Op& op = ops_[i];
     if (op.has_kv_append()) appended[op.layer()] += trace::moved_tokens(op.kv_append());
     if (!op.has_attention() || attention_device(op) != schema::PlacementParams::SSD_ISP) continue;
-    const std::string problem = trace::attention_kv_problem(op.attention(), context_tokens_, appended[op.layer()]);
+    const std::string problem =
+        trace::attention_kv_problem(op.attention(), hkvd_mask(i), context_tokens_, appended[op.layer()]);
     if (!problem.empty()) throw std::logic_error("runtime: op " + std::to_string(op.id()) + ": " + problem);
   }
 }
@@ -214,13 +222,19 @@ void Runtime::issue(size_t index) {
 
 void Runtime::compute_on_host(size_t index) {
   timing_[index].on_gpu = true;
-  timing_[index].start_ps = host_.compute(ops_[index], [this, index] { complete(index); }).value();
+  timing_[index].start_ps = host_.compute(op_for_host(index), [this, index] { complete(index); }).value();
+}
+
+const trace::Op& Runtime::op_for_host(size_t index) {
+  if (hkvd_mask(index) == nullptr) return ops_[index];
+  return lent_to_host_[index] = masks_.with_mask(index, ops_[index]);
 }
 
 void Runtime::complete(size_t index) {
   if (completed_flag_[index])
     throw std::logic_error("runtime: op " + std::to_string(ops_[index].id()) + " completed twice");
   completed_flag_[index] = 1;
+  lent_to_host_.erase(index);
   ++completed_;
   timing_[index].end_ps = now_ps();
   last_end_ps_ = std::max(last_end_ps_, now_ps());
@@ -403,10 +417,10 @@ SsdAttention Runtime::ssd_work(size_t index, const Pending& supplied) const {
   uint64_t appended = 0;
   for (const trace::KvSpan& s : a.kv())
     (s.region() == trace::KV_REGION_PRECOMPUTED ? w.context_tokens : appended) += span_tokens(s);
-  if (a.has_hkvd_mask()) {
-    w.hkvd_mask = &a.hkvd_mask();
-    w.hkvd_tokens = trace::popcount(a.hkvd_mask());
-    w.mask_bytes = (a.hkvd_mask().bit_length() + 7) / 8;
+  if (const trace::BitVector* mask = hkvd_mask(index)) {
+    w.hkvd_mask = mask;
+    w.hkvd_tokens = trace::popcount(*mask);
+    w.mask_bytes = (mask->bit_length() + 7) / 8;
   }
   w.appended_tokens_supplied = supplied.tokens;
   w.supplied_kv_bytes = supplied.bytes;

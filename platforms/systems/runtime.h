@@ -62,6 +62,7 @@
 
 #include "models/isp/attention_engine.h"
 #include "schema/placement.pb.h"
+#include "traces/hkvd_masks.h"
 #include "traces/trace.pb.h"
 
 namespace ispsim::systems {
@@ -147,7 +148,10 @@ struct OpTiming {
 
 class Runtime {
  public:
+  // The ops' HKVD masks are held once per distinct mask (trace::HkvdMasks).
   Runtime(const trace::Header& header, std::vector<trace::Op> ops, const schema::PlacementParams& placement,
+          HostComputePort& host, StagingPort& staging, StoragePort& storage, uint64_t write_chunk_bytes);
+  Runtime(const trace::Header& header, trace::InternedOps ops, const schema::PlacementParams& placement,
           HostComputePort& host, StagingPort& staging, StoragePort& storage, uint64_t write_chunk_bytes);
 
   // Issues the ops without dependencies; call from sc_main before sc_start().
@@ -161,7 +165,10 @@ class Runtime {
   // the caller reports it as bad input naming the trace).
   const std::string& refusal() const { return refusal_; }
 
+  // The ops without their HKVD masks: hkvd_mask(index) is op `index`'s (null: none).
   const std::vector<trace::Op>& ops() const { return ops_; }
+  const trace::BitVector* hkvd_mask(size_t index) const { return masks_.of(index); }
+  size_t distinct_hkvd_masks() const { return masks_.distinct(); }
   const std::vector<OpTiming>& timing() const { return timing_; }
   uint64_t latency_ps() const { return last_end_ps_; }
   uint64_t drained_ps() const { return drained_ps_; }
@@ -225,6 +232,8 @@ class Runtime {
   // of every layer whose precomputed KV the host reads, and what each layer appends.
   uint64_t host_kv_bytes() const;
   void compute_on_host(size_t index);
+  // Op `index` as the host gets it: with its HKVD mask.
+  const trace::Op& op_for_host(size_t index);
   void buffer_write(bool from_host, uint32_t layer, uint64_t tokens, uint64_t bytes);
   void foreground_done();
   void flush_writes(bool all);
@@ -234,7 +243,11 @@ class Runtime {
   void in_flight_changed();
 
   const trace::Header header_;
-  std::vector<trace::Op> ops_;
+  std::vector<trace::Op> ops_;  // without their HKVD masks
+  trace::HkvdMasks masks_;
+  // Host ops with a mask, from their compute to their completion: the host
+  // reads an attention's mask from its op and may hold the op until it runs.
+  std::map<size_t, trace::Op> lent_to_host_;
   const schema::PlacementParams placement_;
   HostComputePort& host_;
   StagingPort& staging_;

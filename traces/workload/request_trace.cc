@@ -59,7 +59,7 @@ RequestProgram request_program(const StreamHeader& header, const StreamRequest& 
   tracegen::emit_programs(
       [&](const trace::Op& op) {
         validator.check_op(op);
-        p.ops.push_back(op);
+        p.ops.add(op);
       },
       r, {program});
   validator.check_end(false);

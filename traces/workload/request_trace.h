@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "traces/gen/program_builder.h"
+#include "traces/hkvd_masks.h"
 #include "traces/workload/workload.pb.h"
 
 namespace ispsim::workload {
@@ -21,10 +22,11 @@ void write_request_trace(const StreamHeader& header, const StreamRequest& reques
 // The trace of `request` with `program` alone, in memory: its header (op
 // count filled in) and ops, checked op by op as a trace file is (BadInput names
 // `where`). The ops are those of the three-program trace, with ids counted
-// from 0 (their order, and so a simulation, is the same).
+// from 0 (their order, and so a simulation, is the same). Their HKVD masks are
+// interned as the ops are made, so a long request never holds one per op.
 struct RequestProgram {
   trace::Header header;
-  std::vector<trace::Op> ops;
+  trace::InternedOps ops;
 };
 RequestProgram request_program(const StreamHeader& header, const StreamRequest& request, trace::Program program,
                                const std::string& where);

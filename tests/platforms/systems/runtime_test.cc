@@ -7,7 +7,10 @@
 #include <systemc>
 
 #include "models/core/server.h"
+#include "models/host/gpu.h"
+#include "platforms/systems/blend_devices.h"
 #include "platforms/systems/runtime.h"
+#include "schema/resolve.h"
 
 namespace ispsim::systems {
 namespace {
@@ -622,6 +625,72 @@ TEST(Runtime, AppendsToAGrowingCacheRunOnTheGpuWhenTheFrameworkCopies) {
   EXPECT_EQ(host.order, (std::vector<uint64_t>{2}));
   EXPECT_EQ(rt.timing()[1].end_ps, 10 * kNs);
   EXPECT_EQ(rt.timing()[0].end_ps, 0u);
+}
+
+trace::BitVector first_and_third_of_eight() {
+  trace::BitVector mask;
+  mask.set_bit_length(8);
+  mask.set_bits(std::string(1, '\x05'));
+  return mask;
+}
+
+trace::Op with_mask(trace::Op op, const trace::BitVector& mask) {
+  *op.mutable_attention()->mutable_hkvd_mask() = mask;
+  return op;
+}
+
+// Every decode step's attention of a layer carries the layer's mask: the
+// runtime keeps one copy of each distinct mask, and the SSD is sent that copy.
+TEST(Runtime, OpsWithEqualMasksShareOneStoredMask) {
+  FakeHost host;
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto D = trace::PHASE_DECODE;
+  Runtime rt(header_with_context(8),
+             {append(1, {}, D, 1, 0, 2), with_mask(attention(2, {1}, D, 1, 8, 0, 0), first_two_of_eight()),
+              with_mask(attention(3, {2}, D, 1, 8, 0, 0), first_two_of_eight()),
+              with_mask(attention(4, {3}, D, 1, 8, 0, 0), first_and_third_of_eight())},
+             placement(schema::PlacementParams::SSD_ISP, 1), host, staging, storage, 1 << 20);
+  EXPECT_EQ(rt.distinct_hkvd_masks(), 2u);
+  for (const trace::Op& op : rt.ops()) EXPECT_FALSE(op.attention().has_hkvd_mask()) << "op " << op.id();
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  ASSERT_EQ(storage.attentions.size(), 3u);
+  EXPECT_EQ(storage.attentions[0].hkvd_mask, storage.attentions[1].hkvd_mask);
+  EXPECT_EQ(storage.attentions[0].hkvd_mask, rt.hkvd_mask(1));
+  EXPECT_EQ(storage.attentions[2].hkvd_mask, rt.hkvd_mask(3));
+  ASSERT_NE(storage.attentions[2].hkvd_mask, nullptr);
+  EXPECT_EQ(storage.attentions[0].hkvd_mask->bits(), first_two_of_eight().bits());
+  EXPECT_EQ(storage.attentions[2].hkvd_mask->bits(), first_and_third_of_eight().bits());
+  for (const SsdAttention& w : storage.attentions) {
+    EXPECT_EQ(w.hkvd_tokens, 2u);
+    EXPECT_EQ(w.mask_bytes, 1u);
+  }
+}
+
+// The host GPU's cost of a causal attention depends on its mask (the pairs
+// among the tokens it selects): the host is given the op with its mask, so the
+// op takes what the GPU model costs the op as written.
+TEST(Runtime, HostAttentionIsTimedWithItsMask) {
+  host::Gpu gpu("gpu", host::HostConfig::from_params(schema::resolved(schema::HostParams(), "host"), "host"));
+  GpuPort port(gpu, header().model(), false);
+  FakeStaging staging;
+  FakeStorage storage;
+  const auto R = trace::PHASE_RECOMPUTATION;
+  trace::Op attend = with_mask(attention(2, {1}, R, 1, 8, 0, 0), first_two_of_eight());
+  attend.mutable_attention()->set_causal(true);
+  trace::Op unmasked = attend;
+  unmasked.mutable_attention()->clear_hkvd_mask();
+  const host::OpCost as_written = gpu.cost(attend, header().model());
+  ASSERT_NE(as_written.flops, gpu.cost(unmasked, header().model()).flops) << "the mask must change the cost";
+  Runtime rt(header_with_context(8), {append(1, {}, R, 1, 0, 2), attend},
+             placement(schema::PlacementParams::HOST_GPU, 0), port, staging, storage, 1 << 20);
+  rt.start();
+  sc_core::sc_start();
+  rt.check_finished();
+  EXPECT_EQ(gpu.flops(host::OpClass::ATTENTION), as_written.flops);
+  EXPECT_EQ(rt.timing()[1].end_ps - rt.timing()[1].start_ps, as_written.duration.value());
 }
 
 }  // namespace

@@ -117,7 +117,7 @@ struct Rig : sc_core::sc_module {
   // `steps[i]` of request `ids[i]` for every i as one batched step.
   uint64_t prefill_ps(uint64_t id) const {
     uint64_t ps = 0;
-    for (const trace::Op& op : programs[id].ops)
+    for (const trace::Op& op : programs[id].ops.ops)
       if (op.phase() != trace::PHASE_DECODE && on_gpu(op)) ps += gpu.cost(op, model()).duration.value();
     return ps;
   }
@@ -125,7 +125,7 @@ struct Rig : sc_core::sc_module {
     std::vector<std::vector<const trace::Op*>> per_request;
     for (size_t i = 0; i < ids.size(); ++i) {
       per_request.emplace_back();
-      for (const trace::Op& op : programs[ids[i]].ops)
+      for (const trace::Op& op : programs[ids[i]].ops.ops)
         if (op.phase() == trace::PHASE_DECODE && op.decode_step() == steps[i] && on_gpu(op))
           per_request.back().push_back(&op);
     }

@@ -46,15 +46,17 @@ TEST(RequestTrace, OneProgramIsTheFullTracesOpsOfThatProgram) {
       tracegen::emit_programs([&](const trace::Op& op) { if (op.program() == program) all.push_back(op); },
                               blend_request(header, request), tracegen::all_programs());
       const RequestProgram one = request_program(header, request, program, "test");
-      ASSERT_EQ(one.ops.size(), all.size());
+      ASSERT_EQ(one.ops.ops.size(), all.size());
       ASSERT_EQ(one.header.programs_size(), 1);
       EXPECT_EQ(one.header.programs(0).op_count(), all.size());
+      EXPECT_LE(one.ops.masks.distinct(), header.model().layers()) << "at most one mask per layer is held";
       const uint64_t offset = all.front().id();
       for (size_t i = 0; i < all.size(); ++i) {
         trace::Op shifted = all[i];
         shifted.set_id(shifted.id() - offset);
         for (auto& dep : *shifted.mutable_deps()) dep -= offset;
-        ASSERT_EQ(one.ops[i].SerializeAsString(), shifted.SerializeAsString()) << trace::Program_Name(program) << i;
+        ASSERT_EQ(one.ops.masks.with_mask(i, one.ops.ops[i]).SerializeAsString(), shifted.SerializeAsString())
+            << trace::Program_Name(program) << i;
       }
     }
 }
@@ -69,7 +71,7 @@ TEST(RequestTrace, KvTokensFromTheShapeAreWhatTheOpsAppend) {
       EXPECT_EQ(kv.precomputed, context);
       for (trace::Program program : tracegen::all_programs()) {
         std::map<uint32_t, uint64_t> appended;
-        for (const trace::Op& op : request_program(header, request, program, "test").ops)
+        for (const trace::Op& op : request_program(header, request, program, "test").ops.ops)
           if (op.has_kv_append()) appended[op.layer()] += trace::moved_tokens(op.kv_append());
         uint64_t most = 0;
         for (const auto& [layer, n] : appended) most = std::max(most, n);
