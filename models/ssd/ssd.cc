@@ -556,22 +556,23 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
   LastValue<uint64_t, std::pair<uint64_t, double>> pcie_cost;
   auto steps = std::make_shared<BusSteps>();
   steps->prior_free_ps = bus.free_ps() > start ? bus.free_ps() - start : 0;
-  steps->arrival_ps.resize(read_arrivals_.size());
-  steps->free_ps.resize(read_arrivals_.size());
-  for (size_t i = 0; i < read_arrivals_.size(); ++i) {
-    const auto [arrival, entries] = read_arrivals_[i];
-    last_arrival = std::max(last_arrival, arrival);
-    const uint64_t to_host = bus.transfer(arrival, page_bytes);
-    steps->arrival_ps[i] = arrival - start;
-    steps->free_ps[i] = bus.free_ps() - start;
-    last_to_host = std::max(last_to_host, to_host);
-    const uint64_t bytes = uint64_t(entries) * head_bytes;
+  steps->arrival_ps.reserve(read_arrivals_.size());
+  steps->free_ps.reserve(read_arrivals_.size());
+  for (const Arrival& a : read_arrivals_) {
+    last_arrival = std::max(last_arrival, a.ps);
+    const uint64_t bytes = uint64_t(a.entries) * head_bytes;
     const auto& [pcie_ps, page_pj] =
         pcie_cost.get(bytes, [&] { return std::make_pair(link.occupancy_ps(bytes), link.energy_pj(bytes)); });
-    out.kv_bytes += bytes;
-    first_pcie_start = std::min(first_pcie_start, std::max(to_host, pcie.free_ps()));
-    pcie.submit(to_host, pcie_ps, bytes);
-    out.pcie_pj += page_pj;
+    for (uint32_t copy = 0; copy < a.copies; ++copy) {
+      const uint64_t to_host = bus.transfer(a.ps, page_bytes);
+      last_to_host = std::max(last_to_host, to_host);
+      out.kv_bytes += bytes;
+      first_pcie_start = std::min(first_pcie_start, std::max(to_host, pcie.free_ps()));
+      pcie.submit(to_host, pcie_ps, bytes);
+      out.pcie_pj += page_pj;
+    }
+    steps->arrival_ps.push_back(a.ps - start);
+    steps->free_ps.push_back(bus.free_ps() - start);
   }
   // After the last page's hand-off to PCIe, the CQEs queue behind its data.
   out.cqe_bytes = nvme_.io_overhead_bytes_device_to_host(useful_bytes);
@@ -613,7 +614,7 @@ void Ssd::schedule_every_channel(const PageRuns& runs, uint64_t start, const std
     schedule_->run(c, start, 0, nullptr, 0, &die_ready[size_t(c) * dies_per_channel],
                    flash_.channel(c).data_ins_end_ps(start));
     for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
-      read_arrivals_.push_back({p.arrival_ps, read_entries_[p.index]});
+      read_arrivals_.push_back({p.arrival_ps, read_entries_[p.index], 1});
     dies.take(*schedule_, c, start);
     sorted.push_back(read_arrivals_.size());
   }
@@ -622,7 +623,8 @@ void Ssd::schedule_every_channel(const PageRuns& runs, uint64_t start, const std
 
 // Channel 0's pages alone are listed and scheduled; channel c's arrive at the
 // same times. The order is the stable merge's of the channels' equal
-// sequences: each group of equal times once per channel, in channel order.
+// sequences: each group of equal times once per channel, in channel order (a
+// page alone at its time: one arrival of `channels` copies).
 void Ssd::schedule_alike_channels(const PageRuns& runs, uint64_t start, const std::vector<uint64_t>& die_ready,
                                   nand::DieUse& dies) {
   const unsigned channels = flash_.config().channels;
@@ -643,14 +645,17 @@ void Ssd::schedule_alike_channels(const PageRuns& runs, uint64_t start, const st
   for (unsigned c = 0; c < channels; ++c) dies.take(*schedule_, c, start);
 
   const std::vector<nand::PipelineSchedule::Page>& pages = schedule_->pages_in_arrival_order();
-  read_arrivals_.resize(pages.size() * channels);
-  size_t i = 0;
+  read_arrivals_.clear();
   for (size_t group = 0; group < pages.size();) {
     size_t group_end = group + 1;
     while (group_end < pages.size() && pages[group_end].arrival_ps == pages[group].arrival_ps) ++group_end;
-    for (unsigned c = 0; c < channels; ++c) {
-      for (size_t k = group; k < group_end; ++k)
-        read_arrivals_[i++] = {pages[k].arrival_ps, read_entries_[pages[k].index]};
+    if (group_end == group + 1) {
+      read_arrivals_.push_back({pages[group].arrival_ps, read_entries_[pages[group].index], channels});
+    } else {
+      for (unsigned c = 0; c < channels; ++c) {
+        for (size_t k = group; k < group_end; ++k)
+          read_arrivals_.push_back({pages[k].arrival_ps, read_entries_[pages[k].index], 1});
+      }
     }
     group = group_end;
   }

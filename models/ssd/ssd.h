@@ -320,6 +320,8 @@ class Ssd : public sc_core::sc_module {
   class ReadMemo;
   // The bus under the latest aggregated host read, relative to its start: when
   // each page reached the bus (in order) and when the bus was free after it.
+  // Pages that reach it at once (alike channels') are one step: the bus free
+  // after the last of them.
   struct BusSteps {
     uint64_t prior_free_ps = 0;  // before the read's first page
     std::vector<uint64_t> arrival_ps, free_ps;
@@ -412,10 +414,12 @@ class Ssd : public sc_core::sc_module {
   sc_core::sc_event timer_event_;
   std::unique_ptr<nand::PipelineSchedule> schedule_;  // aggregated host reads
   std::unique_ptr<ReadMemo> read_memo_;               // their recent outcomes
-  // A scheduled read's page at the controller: when, and the entries it holds.
+  // Pages of a scheduled read at the controller: `copies` pages (of as many
+  // channels, in channel order) arriving at `ps`, each holding `entries` entries.
   struct Arrival {
     uint64_t ps;
     uint32_t entries;
+    uint32_t copies;
   };
   // schedule_read()'s scratch, kept across reads (reused, not reallocated).
   std::vector<nand::PageAddress> read_addresses_;
