@@ -540,24 +540,13 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
                                     const std::vector<uint64_t>& die_ready) {
   const uint64_t page_bytes = flash_.config().page_bytes;
   const uint64_t head_bytes = isp::kv_bytes_per_token_head(placement_->shape());
-  const unsigned dies = flash_.config().dies_per_channel;
   ReadOutcome out;
-  std::vector<nand::PageAddress> addresses;
-  std::vector<uint32_t> entries;
-  expand_runs(runs, placement_->layout(), addresses, entries);
-  std::vector<std::pair<uint64_t, uint32_t>> arrivals;  // (time, page index)
-  arrivals.reserve(addresses.size());
-  std::vector<size_t> sorted{0};  // each channel's arrivals are in time order
-  out.dies.assign(size_t(flash_.config().channels) * dies);
-  schedule_->assign(addresses);
-  for (unsigned c = 0; c < flash_.config().channels; ++c) {
-    schedule_->run(c, start, 0, nullptr, 0, &die_ready[size_t(c) * dies], flash_.channel(c).data_ins_end_ps(start));
-    for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
-      arrivals.emplace_back(p.arrival_ps, p.index);
-    out.dies.take(*schedule_, c, start);
-    sorted.push_back(arrivals.size());
+  out.dies.assign(size_t(flash_.config().channels) * flash_.config().dies_per_channel);
+  if (read_channels_alike(runs, start, die_ready)) {
+    schedule_alike_channels(runs, start, die_ready, out.dies);
+  } else {
+    schedule_every_channel(runs, start, die_ready, out.dies);
   }
-  merge_sorted_runs(arrivals, std::move(sorted), [](const auto& a, const auto& b) { return a.first < b.first; });
 
   link::PcieLink& link = nvme_.link();
   core::FcfsClock bus(bus_);
@@ -567,21 +556,23 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
   LastValue<uint64_t, std::pair<uint64_t, double>> pcie_cost;
   auto steps = std::make_shared<BusSteps>();
   steps->prior_free_ps = bus.free_ps() > start ? bus.free_ps() - start : 0;
-  steps->arrival_ps.reserve(arrivals.size());
-  steps->free_ps.reserve(arrivals.size());
-  for (const auto& [arrival, index] : arrivals) {
-    last_arrival = std::max(last_arrival, arrival);
-    const uint64_t to_host = bus.transfer(arrival, page_bytes);
-    steps->arrival_ps.push_back(arrival - start);
-    steps->free_ps.push_back(bus.free_ps() - start);
-    last_to_host = std::max(last_to_host, to_host);
-    const uint64_t bytes = uint64_t(entries[index]) * head_bytes;
+  steps->arrival_ps.reserve(read_arrivals_.size());
+  steps->free_ps.reserve(read_arrivals_.size());
+  for (const Arrival& a : read_arrivals_) {
+    last_arrival = std::max(last_arrival, a.ps);
+    const uint64_t bytes = uint64_t(a.entries) * head_bytes;
     const auto& [pcie_ps, page_pj] =
         pcie_cost.get(bytes, [&] { return std::make_pair(link.occupancy_ps(bytes), link.energy_pj(bytes)); });
-    out.kv_bytes += bytes;
-    first_pcie_start = std::min(first_pcie_start, std::max(to_host, pcie.free_ps()));
-    pcie.submit(to_host, pcie_ps, bytes);
-    out.pcie_pj += page_pj;
+    for (uint32_t copy = 0; copy < a.copies; ++copy) {
+      const uint64_t to_host = bus.transfer(a.ps, page_bytes);
+      last_to_host = std::max(last_to_host, to_host);
+      out.kv_bytes += bytes;
+      first_pcie_start = std::min(first_pcie_start, std::max(to_host, pcie.free_ps()));
+      pcie.submit(to_host, pcie_ps, bytes);
+      out.pcie_pj += page_pj;
+    }
+    steps->arrival_ps.push_back(a.ps - start);
+    steps->free_ps.push_back(bus.free_ps() - start);
   }
   // After the last page's hand-off to PCIe, the CQEs queue behind its data.
   out.cqe_bytes = nvme_.io_overhead_bytes_device_to_host(useful_bytes);
@@ -596,6 +587,78 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
   out.pcie = pcie.use();
   out.pcie.free_ps -= start;
   return out;
+}
+
+bool Ssd::read_channels_alike(const PageRuns& runs, uint64_t start, const std::vector<uint64_t>& die_ready) {
+  const unsigned channels = flash_.config().channels, dies = flash_.config().dies_per_channel;
+  if (channels < 2) return false;
+  for (const isp::KvPlacement::PageRun& run : runs)
+    if (run.first.channel != 0 || run.count % channels != 0) return false;
+  const uint64_t channel_free = flash_.channel(0).data_ins_end_ps(start);
+  for (unsigned c = 1; c < channels; ++c) {
+    if (flash_.channel(c).data_ins_end_ps(start) != channel_free) return false;
+    for (unsigned d = 0; d < dies; ++d)
+      if (die_ready[size_t(c) * dies + d] != die_ready[d]) return false;
+  }
+  return true;
+}
+
+void Ssd::schedule_every_channel(const PageRuns& runs, uint64_t start, const std::vector<uint64_t>& die_ready,
+                                 nand::DieUse& dies) {
+  const unsigned dies_per_channel = flash_.config().dies_per_channel;
+  expand_runs(runs, placement_->layout(), read_addresses_, read_entries_);
+  read_arrivals_.clear();
+  std::vector<size_t> sorted{0};  // each channel's arrivals are in time order
+  schedule_->assign(read_addresses_);
+  for (unsigned c = 0; c < flash_.config().channels; ++c) {
+    schedule_->run(c, start, 0, nullptr, 0, &die_ready[size_t(c) * dies_per_channel],
+                   flash_.channel(c).data_ins_end_ps(start));
+    for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
+      read_arrivals_.push_back({p.arrival_ps, read_entries_[p.index], 1});
+    dies.take(*schedule_, c, start);
+    sorted.push_back(read_arrivals_.size());
+  }
+  merge_sorted_runs(read_arrivals_, std::move(sorted), [](const Arrival& a, const Arrival& b) { return a.ps < b.ps; });
+}
+
+// Channel 0's pages alone are listed and scheduled; channel c's arrive at the
+// same times. The order is the stable merge's of the channels' equal
+// sequences: each group of equal times once per channel, in channel order (a
+// page alone at its time: one arrival of `channels` copies).
+void Ssd::schedule_alike_channels(const PageRuns& runs, uint64_t start, const std::vector<uint64_t>& die_ready,
+                                  nand::DieUse& dies) {
+  const unsigned channels = flash_.config().channels;
+  ++reads_on_one_channel_;
+  read_addresses_.clear();
+  read_entries_.clear();
+  for (const isp::KvPlacement::PageRun& run : runs) {
+    nand::PageAddress a = run.first;
+    for (uint64_t k = 0; k < run.count / channels; ++k) {
+      read_addresses_.push_back(a);
+      read_entries_.push_back(run.entries);
+      a.channel = channels - 1;  // one round of the channels on: the next die (or plane, page)
+      placement_->layout().next(a);
+    }
+  }
+  schedule_->assign(read_addresses_);
+  schedule_->run(0, start, 0, nullptr, 0, &die_ready[0], flash_.channel(0).data_ins_end_ps(start));
+  for (unsigned c = 0; c < channels; ++c) dies.take(*schedule_, c, start);
+
+  const std::vector<nand::PipelineSchedule::Page>& pages = schedule_->pages_in_arrival_order();
+  read_arrivals_.clear();
+  for (size_t group = 0; group < pages.size();) {
+    size_t group_end = group + 1;
+    while (group_end < pages.size() && pages[group_end].arrival_ps == pages[group].arrival_ps) ++group_end;
+    if (group_end == group + 1) {
+      read_arrivals_.push_back({pages[group].arrival_ps, read_entries_[pages[group].index], channels});
+    } else {
+      for (unsigned c = 0; c < channels; ++c) {
+        for (size_t k = group; k < group_end; ++k)
+          read_arrivals_.push_back({pages[k].arrival_ps, read_entries_[pages[k].index], 1});
+      }
+    }
+    group = group_end;
+  }
 }
 
 uint64_t Ssd::bus_start_between_pages(uint64_t now) const {

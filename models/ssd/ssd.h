@@ -74,6 +74,7 @@
 #include "models/isp/isp_config.h"
 #include "models/isp/tiling.h"
 #include "models/link/nvme.h"
+#include "models/nand/aggregated_stream.h"
 #include "models/nand/appender.h"
 #include "models/nand/eraser.h"
 #include "models/nand/flash_array.h"
@@ -208,6 +209,8 @@ class Ssd : public sc_core::sc_module {
   uint64_t nvme_commands() const { return nvme_commands_.value(); }
   uint64_t aggregated_reads() const { return aggregated_reads_.value(); }  // host reads without page events
   uint64_t reused_reads() const { return reused_reads_.value(); }  // of which looked up (read_pages_aggregated())
+  // Of the aggregated reads scheduled: those whose channels were alike (channel 0 scheduled for all).
+  uint64_t reads_scheduled_on_one_channel() const { return reads_on_one_channel_; }
   uint64_t outstanding() const { return outstanding_; }
   uint64_t appended_entries(uint32_t layer, uint32_t slot = 0) const { return appends(slot, layer).entries; }
   uint64_t gc_block_erases() const { return gc_block_erases_.value(); }
@@ -317,6 +320,8 @@ class Ssd : public sc_core::sc_module {
   class ReadMemo;
   // The bus under the latest aggregated host read, relative to its start: when
   // each page reached the bus (in order) and when the bus was free after it.
+  // Pages that reach it at once (alike channels') are one step: the bus free
+  // after the last of them.
   struct BusSteps {
     uint64_t prior_free_ps = 0;  // before the read's first page
     std::vector<uint64_t> arrival_ps, free_ps;
@@ -336,6 +341,18 @@ class Ssd : public sc_core::sc_module {
   std::vector<uint64_t> claim_dies_for_read(const PageRuns& runs, uint64_t start);
   ReadOutcome schedule_read(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
                             const std::vector<uint64_t>& die_ready);
+  // Whether every channel's pages are channel 0's shifted by the channel (each
+  // run starts on channel 0 and spans whole rounds of the channels) and every
+  // channel starts alike (its dies, its data-ins): then they arrive when
+  // channel 0's do. Checked on the runs and the start, not page by page.
+  bool read_channels_alike(const PageRuns& runs, uint64_t start, const std::vector<uint64_t>& die_ready);
+  // The read's pages at the controller, into read_arrivals_ in the order the
+  // bus takes them (by time; at equal times, channel order), and the dies'
+  // use into `dies`: every channel scheduled, or channel 0 alone for all.
+  void schedule_every_channel(const PageRuns& runs, uint64_t start, const std::vector<uint64_t>& die_ready,
+                              nand::DieUse& dies);
+  void schedule_alike_channels(const PageRuns& runs, uint64_t start, const std::vector<uint64_t>& die_ready,
+                               nand::DieUse& dies);
   // An aggregated stream (host read or attention pass) may start: nothing
   // under way on the flash but programs whose pages are all issued (the stream
   // suspends them), and no GC job started and not done.
@@ -397,6 +414,18 @@ class Ssd : public sc_core::sc_module {
   sc_core::sc_event timer_event_;
   std::unique_ptr<nand::PipelineSchedule> schedule_;  // aggregated host reads
   std::unique_ptr<ReadMemo> read_memo_;               // their recent outcomes
+  // Pages of a scheduled read at the controller: `copies` pages (of as many
+  // channels, in channel order) arriving at `ps`, each holding `entries` entries.
+  struct Arrival {
+    uint64_t ps;
+    uint32_t entries;
+    uint32_t copies;
+  };
+  // schedule_read()'s scratch, kept across reads (reused, not reallocated).
+  std::vector<nand::PageAddress> read_addresses_;
+  std::vector<uint32_t> read_entries_;  // by page of read_addresses_
+  std::vector<Arrival> read_arrivals_;
+  uint64_t reads_on_one_channel_ = 0;  // scheduled reads whose channels were alike
 
   uint64_t outstanding_ = 0;
   uint64_t gc_jobs_open_ = 0;            // GC jobs started and not done (yielded ones included)

@@ -64,14 +64,15 @@ struct Drive {
   std::vector<std::pair<int, uint64_t>> finished;  // (call, time ps)
   // `ssd_params` and `nand` come resolved (params(), small_drive()).
   Drive(const std::string& prefix, const schema::SsdParams& ssd_params,
-        const schema::NandParams& nand = schema::resolved(schema::NandParams(), "nand"))
+        const schema::NandParams& nand = schema::resolved(schema::NandParams(), "nand"),
+        const KvSpace& kv = KvSpace{opt13b(), kContext, kAppended})
       : pcie((prefix + "_pcie").c_str(), link::LinkConfig::from_params(schema::resolved(schema::LinkParams(), "link")),
              &ledger),
         nvme((prefix + "_nvme").c_str(), pcie),
         ssd(prefix.c_str(), nand, ssd_params,
             schema::resolved(schema::IspParams(), "isp"),
             schema::resolved(schema::FlashCoordinatorParams(), "flash_coordinator"),
-            KvSpace{opt13b(), kContext, kAppended}, nvme, &ledger) {}
+            kv, nvme, &ledger) {}
   Ssd::Done done(int call) {
     return [this, call] { finished.emplace_back(call, sc_core::sc_time_stamp().value()); };
   }
@@ -128,6 +129,8 @@ TEST(AggregatedMode, HostReadsFinishAtThePageAccurateTimes) {
   ASSERT_EQ(accurate.finished.size(), 3u);
   expect_same(accurate, aggregated);
   EXPECT_EQ(aggregated.ssd.aggregated_reads(), 3u);
+  // A layer's range spans whole rounds of the channels: channel 0 is scheduled for all.
+  EXPECT_EQ(aggregated.ssd.reads_scheduled_on_one_channel(), 3u);
 }
 
 // Reads one after another, each from an idle drive: layers 0-5 read the same
@@ -147,6 +150,29 @@ TEST(AggregatedMode, HostReadsAlikeAreLookedUpAndFinishAtThePageAccurateTimes) {
   expect_same(accurate, aggregated);
   EXPECT_EQ(aggregated.ssd.aggregated_reads(), 7u);
   EXPECT_EQ(aggregated.ssd.reused_reads(), 5u);
+  EXPECT_EQ(aggregated.ssd.reads_scheduled_on_one_channel(), 2u);
+}
+
+// A read that starts while a document's few pages are programmed: the dies
+// that program suspend for it, the other channels' are free, so its channels
+// do not start alike and each is scheduled; it still finishes at the
+// page-accurate time.
+TEST(AggregatedMode, AReadWhoseChannelsStartUnalikeIsScheduledChannelByChannel) {
+  KvSpace kv{opt13b(), kContext, kAppended};
+  kv.store_pages = 64;
+  const schema::NandParams nand = schema::resolved(schema::NandParams(), "nand");
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE), nand, kv);
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED), nand, kv);
+  const uint64_t page_bytes = 16384;
+  for (Drive* d : {&accurate, &aggregated})
+    d->ssd.store_write(d->ssd.placement().total_pages(), 3, 3 * page_bytes, d->done(0));
+  sc_core::sc_start(sc_time(100, sc_core::SC_US));  // the pages' data-ins are done, their programs under way
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.host_read(0, trace::KV_REGION_PRECOMPUTED, 0, 256, d->done(1));
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 2u);
+  EXPECT_EQ(aggregated.ssd.aggregated_reads(), 1u);
+  EXPECT_EQ(aggregated.ssd.reads_scheduled_on_one_channel(), 0u);
+  expect_same(accurate, aggregated);
 }
 
 // A KV write-back arriving during an aggregated read crosses the bus between
@@ -445,6 +471,25 @@ TEST(AggregatedMode, PerChannelControllerDramPassesOnAFragmentedPlacementMatchPa
 }
 TEST(AggregatedMode, CentralizedPassesOnAFragmentedPlacementMatchPageAccurate) {
   fragmented_placement(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM);
+}
+
+// Host reads of the aged drive's layers: their runs are off the layout's
+// stripe (a run may start on any channel), so every channel is scheduled; the
+// reads finish at the page-accurate times.
+TEST(AggregatedMode, HostReadsOnAFragmentedPlacementMatchPageAccurate) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE), small_drive());
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED), small_drive());
+  for (Drive* d : {&accurate, &aggregated}) d->ssd.start_from(DriveStart{"", /*precondition=*/true});
+  ASSERT_FALSE(aggregated.ssd.placement().ideal());
+  for (Drive* d : {&accurate, &aggregated}) {
+    for (uint32_t layer = 0; layer < 4; ++layer)
+      d->ssd.host_read(layer, trace::KV_REGION_PRECOMPUTED, 0, kContext, d->done(int(layer)));
+  }
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 4u);
+  EXPECT_EQ(aggregated.ssd.aggregated_reads(), 4u);
+  EXPECT_EQ(aggregated.ssd.reads_scheduled_on_one_channel(), 0u);
+  expect_same(accurate, aggregated);
 }
 
 // Passes beside garbage collection run on page events: on a used 1 GiB drive
