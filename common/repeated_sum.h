@@ -31,6 +31,9 @@ inline double from_units(uint64_t units, int exponent) {
 inline double add_repeatedly(double sum, double x, uint64_t times) {
   using repeated_sum_detail::units;
   constexpr uint64_t kBinadeEnd = uint64_t(1) << 53;
+  // A zero changes the sum once at most (a zero sum's sign), and a zero sum
+  // is no normal number to step in units: one addition stands for all.
+  if (x == 0) return times > 0 ? sum + x : sum;
   while (times > 0) {
     int sum_exp = 0, x_exp = 0;
     // Few additions, zero, negatives, extreme magnitudes, x not below the

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/last_value.h"
 #include "common/repeated_sum.h"
 
 namespace ispsim::isp {
@@ -418,14 +419,47 @@ void AttentionEngine::apply_pass(const PassOutcome& out, uint64_t stream_start_p
   aggregated_event_.notify(sc_time::from_value(base + out.end_ps - start));
 }
 
+namespace {
+
+// What charges_of() reads of a tile: tiles with the same charge alike.
+auto charge_key(const PlannedTile& tile) {
+  return std::make_tuple(tile.in_flash, tile.entries, tile.filter.kept > 0, tile.cost.cycles,
+                         tile.cost.sram_io_cycles, tile.cost.energy_pj);
+}
+
+}  // namespace
+
 // The end of an aggregated pass: its tiles are counted as computed (the page
 // callbacks' bookkeeping), then the pass completes as a page-accurate one.
+// Consecutive runs of the same charges are charged as one run: every charge is
+// a sum linear in the count (on whole rounds of the channels, when per
+// channel, the channels' shares do not depend on where the run starts), and a
+// RepeatedSum adds a value n times and then m times as n + m times.
 void AttentionEngine::on_aggregated_pass_done() {
   Op& op = *op_;
+  LastValue<decltype(charge_key(PlannedTile())), TileCharges> charges;
+  const PlannedTile* pending = nullptr;  // the first tile of the runs not yet charged
+  uint64_t pending_count = 0;
+  auto whole_rounds = [&](uint64_t count) {
+    return organization_ == Organization::CENTRALIZED || count % channels_ == 0;
+  };
+  auto charge_pending = [&] {
+    if (pending == nullptr) return;
+    charge_tiles(*pending, pending_count, charges.get(charge_key(*pending), [&] { return charges_of(*pending); }));
+  };
   for (const PassTiles::Run& run : op.tiles.runs) {
     const PlannedTile& first = op.tiles.tiles[run.first];
-    tiles_computed(first, run.count, charges_of(first));
+    count_tiles(first, run.count);
+    if (pending != nullptr && charge_key(*pending) == charge_key(first) && whole_rounds(pending_count) &&
+        whole_rounds(run.count)) {
+      pending_count += run.count;
+      continue;
+    }
+    charge_pending();
+    pending = &first;
+    pending_count = run.count;
   }
+  charge_pending();
   count_pages(op.nand_tiles);
   op.pages_left = 0;
   check_pass_done();
@@ -558,19 +592,25 @@ AttentionEngine::TileCharges AttentionEngine::charges_of(const PlannedTile& tile
   return c;
 }
 
-void AttentionEngine::tile_computed(const PlannedTile& tile) { tiles_computed(tile, 1, charges_of(tile)); }
+void AttentionEngine::tile_computed(const PlannedTile& tile) {
+  count_tiles(tile, 1);
+  charge_tiles(tile, 1, charges_of(tile));
+}
 
-// The energies are sums tile by tile, in tile order per sum (RepeatedSum: the
-// same bits at a cost that does not grow with the run): floating-point sums
-// that do not depend on how the tiles are grouped.
-void AttentionEngine::tiles_computed(const PlannedTile& first, uint64_t count, const TileCharges& charges) {
-  Op& op = *op_;
+void AttentionEngine::count_tiles(const PlannedTile& first, uint64_t count) {
   if (first.in_flash) pages_computed_ += count;
   tokens_kept_ += uint64_t(first.filter.kept) * count;
   tokens_dropped_ += uint64_t(first.filter.dropped) * count;
   tokens_substituted_ += uint64_t(first.filter.substituted) * count;
   macs_ += first.cost.macs * count;
   sram_io_cycles_ += first.cost.sram_io_cycles * count;
+}
+
+// The energies are sums tile by tile, in tile order per sum (RepeatedSum: the
+// same bits at a cost that does not grow with the run): floating-point sums
+// that do not depend on how the tiles are grouped.
+void AttentionEngine::charge_tiles(const PlannedTile& first, uint64_t count, const TileCharges& charges) {
+  Op& op = *op_;
   simd_busy_ps_[op.shape.mode] += charges.compute_ps * count;
   const TileAccount& a = charges.account;
   if (organization_ == Organization::PER_CHANNEL) {

@@ -233,8 +233,10 @@ class AttentionEngine : public sc_core::sc_module {
   struct TileCharges;
   TileCharges charges_of(const PlannedTile& tile) const;
   void tile_computed(const PlannedTile& tile);
-  // `count` tiles like `first` on the channels after its own.
-  void tiles_computed(const PlannedTile& first, uint64_t count, const TileCharges& charges);
+  // `count` tiles like `first` on the channels after its own: their counts,
+  // then their charges.
+  void count_tiles(const PlannedTile& first, uint64_t count);
+  void charge_tiles(const PlannedTile& first, uint64_t count, const TileCharges& charges);
   void emit_partial(const PlannedTile& tile);
   void piece_done();
   void check_pass_done();

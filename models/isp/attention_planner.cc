@@ -234,9 +234,8 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
     const bool repeatable = region == trace::KV_REGION_PRECOMPUTED && out.tiles.empty() &&
                             filter.visible_entries(region, stored) == stored;
     if (!listed && placement_.ideal() && repeatable) {
-      if (const PrecomputedListing* kept = kept_listing(work, op_filter, end, out, shape)) {
-        out.tiles = kept->tiles;
-        out.runs = kept->runs;
+      if (PrecomputedListing* kept = kept_listing(work, op_filter, end, out, shape)) {
+        lend_listing(*kept, work.layer, out);
         continue;
       }
     }
@@ -284,8 +283,35 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
 }
 
 void AttentionPlanner::recycle(PassTiles& tiles) const {
+  take_back_listing(tiles);
   spare_.tiles = std::move(tiles.tiles);
   spare_.runs = std::move(tiles.runs);
+}
+
+// The pass's (empty) storage goes to the listing while it is lent.
+void AttentionPlanner::lend_listing(PrecomputedListing& listing, uint32_t layer, PassTiles& out) const {
+  std::swap(out.tiles, listing.tiles);
+  std::swap(out.runs, listing.runs);
+  listing.lent = true;
+  out.borrowed_listing = listing.name;
+  out.borrowed_layer = layer;
+}
+
+// A listing made again while lent (a pass not recycled) is the layer's now:
+// the lent one's storage is then the pass's to recycle.
+void AttentionPlanner::take_back_listing(PassTiles& tiles) const {
+  if (tiles.borrowed_listing == 0) return;
+  const uint64_t name = tiles.borrowed_listing;
+  tiles.borrowed_listing = 0;
+  if (tiles.borrowed_layer >= listings_.size()) return;
+  PrecomputedListing& listing = listings_[tiles.borrowed_layer];
+  if (!listing.lent || listing.name != name) return;
+  tiles.tiles.erase(tiles.tiles.begin() + std::ptrdiff_t(listing.tile_count), tiles.tiles.end());
+  tiles.runs.resize(listing.run_count);
+  if (!tiles.runs.empty()) tiles.runs.back().count = listing.last_run_count;
+  std::swap(tiles.tiles, listing.tiles);
+  std::swap(tiles.runs, listing.runs);
+  listing.lent = false;
 }
 
 PassTiles AttentionPlanner::pass_tiles(const CheckedAttention& op, uint64_t pass, bool with_tokens,
@@ -296,13 +322,13 @@ PassTiles AttentionPlanner::pass_tiles(const CheckedAttention& op, uint64_t pass
   return tiles_of(op.work(), op.shape(), *op.filter_, pass, with_tokens, listed);
 }
 
-const AttentionPlanner::PrecomputedListing* AttentionPlanner::kept_listing(const AttentionWork& work,
-                                                                          const StreamFilter& op_filter, uint64_t end,
-                                                                          const PassTiles& out,
-                                                                          const AttentionShape& shape) const {
+AttentionPlanner::PrecomputedListing* AttentionPlanner::kept_listing(const AttentionWork& work,
+                                                                    const StreamFilter& op_filter, uint64_t end,
+                                                                    const PassTiles& out,
+                                                                    const AttentionShape& shape) const {
   if (work.layer >= listings_.size()) return nullptr;
-  const PrecomputedListing& kept = listings_[work.layer];
-  return kept.same(&op_filter, end, out, shape) ? &kept : nullptr;
+  PrecomputedListing& kept = listings_[work.layer];
+  return !kept.lent && kept.same(&op_filter, end, out, shape) ? &kept : nullptr;
 }
 
 // Kept only for the layer's shared filter (check() made it; held here, its
@@ -321,6 +347,11 @@ void AttentionPlanner::keep_listing(const AttentionWork& work, const StreamFilte
   kept.act_bits = shape.act_bits;
   kept.tiles = out.tiles;
   kept.runs = out.runs;
+  kept.tile_count = kept.tiles.size();
+  kept.run_count = kept.runs.size();
+  kept.last_run_count = kept.runs.empty() ? 0 : kept.runs.back().count;
+  kept.name = ++listings_made_;
+  kept.lent = false;
 }
 
 uint64_t AttentionPlanner::q_bytes(const PlannedTile& tile, uint64_t row_heads, uint32_t act_bits) const {

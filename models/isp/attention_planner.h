@@ -51,7 +51,8 @@ class AttentionPlanner {
   // event-free pass needs).
   PassTiles tiles_of(const AttentionWork& work, const AttentionShape& shape, const StreamFilter& op_filter,
                      uint64_t pass, bool with_tokens, bool listed = true) const;
-  // Gives a finished pass's tile storage back for the next tiles_of().
+  // Gives a finished pass's tile storage back for the next tiles_of() (and
+  // the layer's kept listing it began with, if lent to it).
   void recycle(PassTiles& tiles) const;
   // The tiles of `pass`'s runs [first_run, end_run), in list order, whether the
   // pass is listed or not: visit(tile, index, address, channel) with `tile` its
@@ -95,6 +96,8 @@ class AttentionPlanner {
   // A layer's precomputed tiles as an unlisted pass on the layout lists them,
   // kept while its filter, rows and mode stay: a decode step's pass lists the
   // same ones as the step before (every context position visible to its row).
+  // Lent, not copied, to the pass that begins with them: the pass appends its
+  // other tiles, and recycle() cuts them off again.
   struct PrecomputedListing {
     std::shared_ptr<const StreamFilter> filter;  // held, so that its address names it
     uint64_t end = 0, row_heads = 0;
@@ -102,17 +105,25 @@ class AttentionPlanner {
     uint32_t head_dim = 0, kv_bits = 0, act_bits = 0;
     std::vector<PlannedTile> tiles;
     std::vector<PassTiles::Run> runs;
+    size_t tile_count = 0, run_count = 0;  // kept, also while lent
+    uint64_t last_run_count = 0;           // a pass's next tiles may join the last run
+    uint64_t name = 0;                     // unique among the listings kept
+    bool lent = false;
     bool same(const StreamFilter* f, uint64_t e, const PassTiles& out, const AttentionShape& shape) const {
       return filter.get() == f && end == e && row_heads == out.row_heads_per_tile && mode == shape.mode &&
              head_dim == shape.head_dim && kv_bits == shape.kv_bits && act_bits == shape.act_bits;
     }
   };
-  // The listing of `work`'s layer, if the pass's (filter, end, rows, mode) are those it was made with.
-  const PrecomputedListing* kept_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end,
-                                         const PassTiles& out, const AttentionShape& shape) const;
+  // The listing of `work`'s layer, if the pass's (filter, end, rows, mode) are
+  // those it was made with and it is not lent.
+  PrecomputedListing* kept_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end,
+                                   const PassTiles& out, const AttentionShape& shape) const;
+  void lend_listing(PrecomputedListing& listing, uint32_t layer, PassTiles& out) const;
+  void take_back_listing(PassTiles& tiles) const;
   void keep_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end, const PassTiles& out,
                     const AttentionShape& shape) const;
   mutable std::vector<PrecomputedListing> listings_;  // by layer
+  mutable uint64_t listings_made_ = 0;
 
   mutable PassTiles spare_;  // a finished pass's storage, see tiles_of()
   struct Checked {           // the last mask check() copied for a layer, and its filter

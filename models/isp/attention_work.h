@@ -142,6 +142,10 @@ struct PassTiles {
   // False: `tiles` holds each run's first tile only (all an aggregated pass
   // needs, looked up or scheduled: see for_each_tile()).
   bool listed = true;
+  // The planner's kept listing of the layer that `tiles` and `runs` begin with,
+  // lent to this pass (AttentionPlanner::recycle() gives it back): 0, none.
+  uint64_t borrowed_listing = 0;
+  uint32_t borrowed_layer = 0;
 };
 
 }  // namespace ispsim::isp

@@ -100,6 +100,7 @@ size_t PipelineSchedule::begin_run(unsigned channel) {
   pages_by_die_.assign(D, 0);
   for (unsigned d = 0; d < D; ++d) pages_by_die_[d] = dies_[d].queue->size();
   last_out_.assign(D, 0);
+  snapshots_taken_ = 0;
   for (unsigned d = 0; d < D; ++d) start_sense(dies_[d], d, last_start_.die_ready_ps[d]);
   return total;
 }
@@ -128,6 +129,7 @@ void PipelineSchedule::run(unsigned channel, uint64_t start_ps, unsigned buffers
   uint64_t transfer_end = 0;
   unsigned transfer_die = 0;
   uint64_t consumer_busy = consumer_from_ps;
+  const size_t interval = snapshot_interval();
   while (arrived < total) {
     uint64_t t_sense = kNever;
     unsigned sense_die = 0;
@@ -170,6 +172,14 @@ void PipelineSchedule::run(unsigned channel, uint64_t start_ps, unsigned buffers
         page.done_ps = std::max(now, consumer_busy) + (page_ps != nullptr ? page_ps[index] : 0);
         consumer_busy = page.done_ps;
       }
+      if (period_advance_ && arrived % interval == 0 && arrived < total) {
+        Cursor cursor{arrived, now, consumer_busy};
+        if (advance_period(cursor)) {
+          arrived = cursor.arrived;
+          now = cursor.now;
+          consumer_busy = cursor.consumer_busy;
+        }
+      }
     } else {
       now = t_grant;
       transfer_die = fifo_[fifo_head_++];
@@ -177,6 +187,141 @@ void PipelineSchedule::run(unsigned channel, uint64_t start_ps, unsigned buffers
       transfer_end = now + (dies_[transfer_die].out_next == 0 ? t_out_first : t_out);
     }
   }
+}
+
+bool PipelineSchedule::advance_period(Cursor& cursor) {
+  // Before then, the buffers' first pages or the channel's data-ins decide by
+  // the time itself, not by the time from now.
+  if (cursor.arrived < last_start_.buffers || cursor.now < last_start_.channel_free_ps) return false;
+  Snapshot& now = snapshots_[snapshots_taken_ % kSnapshots];
+  take_snapshot(cursor, now);
+  ++snapshots_taken_;
+  const size_t earlier = std::min(snapshots_taken_, kSnapshots) - 1;
+  for (size_t back = 1; back <= earlier; ++back) {
+    const Snapshot& was = snapshots_[(snapshots_taken_ - 1 - back) % kSnapshots];
+    if (was.state != now.state) continue;
+    int64_t list_shift = 0;
+    const size_t periods = repeating_periods(was, now, &list_shift);
+    if (periods == 0) return false;
+    repeat_periods(was, now, periods, list_shift, cursor);
+    snapshots_taken_ = 0;
+    return true;
+  }
+  return false;
+}
+
+void PipelineSchedule::take_snapshot(const Cursor& cursor, Snapshot& snapshot) const {
+  const unsigned D = config_.dies_per_channel;
+  snapshot.arrived = cursor.arrived;
+  snapshot.now = cursor.now;
+  snapshot.next.resize(D);
+  snapshot.first_needed.resize(D);
+  snapshot.senses = senses_;
+  snapshot.last_out = last_out_;
+  std::vector<uint64_t>& state = snapshot.state;
+  state.clear();
+  // A time still ahead, from now; one past acts as now.
+  auto ahead = [&](uint64_t t) { return t == kNever ? kNever : t > cursor.now ? t - cursor.now : 0; };
+  for (unsigned d = 0; d < D; ++d) {
+    const Die& die = dies_[d];
+    snapshot.next[d] = die.next;
+    size_t first = die.next;
+    // A register's stale fields are never read again: left out.
+    state.push_back(die.data_valid);
+    if (die.data_valid) {
+      state.push_back(die.next - die.data_first);
+      state.push_back(die.data_count);
+      first = std::min(first, die.data_first);
+    }
+    state.push_back(die.output_valid);
+    if (die.output_valid) {
+      state.push_back(die.next - die.out_first);
+      state.push_back(die.out_count);
+      state.push_back(die.out_next);
+      first = std::min(first, die.out_first + die.out_next);
+    }
+    state.push_back(ahead(sense_end_[d]));
+    snapshot.first_needed[d] = first;
+  }
+  state.push_back(fifo_.size() - fifo_head_);
+  state.insert(state.end(), fifo_.begin() + std::ptrdiff_t(fifo_head_), fifo_.end());
+  state.push_back(ahead(cursor.consumer_busy));
+  for (size_t k = cursor.arrived - last_start_.buffers; k < cursor.arrived; ++k) state.push_back(ahead(out_[k].done_ps));
+}
+
+// A period reads each die's pages from its first not yet out (at `was`) to
+// the one after its last sensed (at `now`); the next period reads those one
+// period on, and so on. Each page checked against the page a period before it.
+size_t PipelineSchedule::repeating_periods(const Snapshot& was, const Snapshot& now, int64_t* list_shift) {
+  const unsigned D = config_.dies_per_channel;
+  bool shift_known = false;
+  checked_to_.assign(D, 0);
+  for (unsigned d = 0; d < D; ++d) {
+    const std::vector<Queued>& queue = *dies_[d].queue;
+    const size_t period = now.next[d] - was.next[d];
+    if (period == 0) {  // a die without pages left is done; any other must move on
+      if (now.first_needed[d] != queue.size()) return 0;
+      continue;
+    }
+    const size_t from = was.first_needed[d] + period;
+    if (from >= queue.size()) return 0;
+    const int64_t shift = int64_t(queue[from].index) - int64_t(queue[from - period].index);
+    if (shift_known && shift != *list_shift) return 0;
+    *list_shift = shift;
+    shift_known = true;
+    checked_to_[d] = from;
+  }
+  for (size_t periods = 0;; ++periods) {
+    for (unsigned d = 0; d < D; ++d) {
+      const std::vector<Queued>& queue = *dies_[d].queue;
+      const size_t period = now.next[d] - was.next[d];
+      if (period == 0) continue;
+      const size_t last = now.next[d] + (periods + 1) * period;  // the next period's last page read
+      if (last >= queue.size()) return periods;
+      for (size_t& at = checked_to_[d]; at <= last; ++at)
+        if (!same_page_shifted(queue, at, period, *list_shift)) return periods;
+    }
+  }
+}
+
+bool PipelineSchedule::same_page_shifted(const std::vector<Queued>& queue, size_t at, size_t period,
+                                         int64_t list_shift) const {
+  const Queued& page = queue[at];
+  const Queued& before = queue[at - period];
+  if (int64_t(page.index) - int64_t(before.index) != list_shift || page.plane != before.plane) return false;
+  const uint64_t* page_ps = last_start_.page_ps;
+  return page_ps == nullptr || page_ps[page.index] == page_ps[before.index];
+}
+
+// The pages of `periods` periods more, each the one before shifted, and the
+// state `periods` periods on.
+void PipelineSchedule::repeat_periods(const Snapshot& was, const Snapshot& now, size_t periods, int64_t list_shift,
+                                      Cursor& cursor) {
+  const size_t period_pages = now.arrived - was.arrived;
+  const uint64_t period_ps = now.now - was.now;
+  const size_t pages = periods * period_pages;
+  for (size_t k = now.arrived; k < now.arrived + pages; ++k) {
+    const Page& before = out_[k - period_pages];
+    Page& page = out_[k];
+    page.index = uint32_t(int64_t(before.index) + list_shift);
+    page.arrival_ps = before.arrival_ps + period_ps;
+    page.done_ps = before.done_ps + period_ps;
+  }
+  const uint64_t moved_ps = periods * period_ps;
+  for (unsigned d = 0; d < config_.dies_per_channel; ++d) {
+    const size_t moved = periods * (now.next[d] - was.next[d]);
+    Die& die = dies_[d];
+    die.next += moved;
+    die.data_first += moved;
+    die.out_first += moved;
+    if (sense_end_[d] != kNever) sense_end_[d] += moved_ps;
+    senses_[d] += periods * (now.senses[d] - was.senses[d]);
+    if (now.last_out[d] != was.last_out[d]) last_out_[d] += moved_ps;
+  }
+  cursor.arrived += pages;
+  cursor.now += moved_ps;
+  cursor.consumer_busy = std::max(cursor.consumer_busy, now.now) + moved_ps;
+  advanced_pages_ += pages;
 }
 
 }  // namespace ispsim::nand

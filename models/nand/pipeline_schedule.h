@@ -27,6 +27,12 @@
 // channel whose pages, page times and start equal the previous channel's (its
 // pages' places in the list shifted by one constant) takes that schedule with
 // the places shifted, after one comparison per page.
+// Steady state: where the schedule's whole state (every die's, the channel's,
+// the consumer's and the buffers', times taken from now) recurs some pages
+// later, shifted by a time D and by whole pages of every die's queue, and the
+// pages ahead repeat those of that period (planes, page times, places shifted
+// by one constant), the following periods are the last one shifted by D: their
+// pages are written directly, without their events (set_period_advance()).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +71,10 @@ class PipelineSchedule {
            uint64_t consumer_from_ps = 0, const uint64_t* die_ready_ps = nullptr, uint64_t channel_free_ps = 0);
   // Of the runs since construction: those that took the previous channel's schedule.
   uint64_t repeated_runs() const { return repeated_runs_; }
+  // Off: every page by its events (the steady-state advance's reference).
+  void set_period_advance(bool on) { period_advance_ = on; }
+  // Of the runs since construction: pages written by the steady-state advance.
+  uint64_t advanced_pages() const { return advanced_pages_; }
 
   const std::vector<Page>& pages_in_arrival_order() const { return out_; }
   // Multi-plane senses of the last run, by die of the channel.
@@ -105,12 +115,46 @@ class PipelineSchedule {
   void start_sense(Die& die, unsigned d, uint64_t now);
   void move_to_output(Die& die, unsigned d);
 
+  // The event loop's own state, handed to the steady-state advance.
+  // (Taken just after an arrival: the channel is free.)
+  struct Cursor {
+    size_t arrived;
+    uint64_t now;
+    uint64_t consumer_busy;
+  };
+  // The schedule's state after an arrival: `state` (relative to the die
+  // queues' places and to `now`) decides every later event but for the pages
+  // ahead; the rest places it.
+  struct Snapshot {
+    size_t arrived = 0;
+    uint64_t now = 0;
+    std::vector<size_t> next, first_needed;  // by die: next page to sense, first page not yet out
+    std::vector<uint64_t> senses, last_out;
+    std::vector<uint64_t> state;
+  };
+  // Every snapshot_interval() arrivals: the state is kept, and when it equals
+  // an earlier one's the whole periods ahead are advanced over. True: `cursor` moved.
+  bool advance_period(Cursor& cursor);
+  size_t snapshot_interval() const { return size_t(config_.dies_per_channel) * config_.planes_per_die; }
+  void take_snapshot(const Cursor& cursor, Snapshot& snapshot) const;
+  // How many periods like the one from `was` to `now` follow `now` with the
+  // same pages (their places shifted by `*list_shift`).
+  size_t repeating_periods(const Snapshot& was, const Snapshot& now, int64_t* list_shift);
+  bool same_page_shifted(const std::vector<Queued>& queue, size_t at, size_t period, int64_t list_shift) const;
+  void repeat_periods(const Snapshot& was, const Snapshot& now, size_t periods, int64_t list_shift, Cursor& cursor);
+
   const FlashConfig config_;
   bool assigned_ = false;
   static constexpr unsigned kNoRun = ~0u;
   unsigned last_channel_ = kNoRun;  // of this assignment
   Start last_start_{}, next_start_{};
   uint64_t repeated_runs_ = 0;
+  bool period_advance_ = true;
+  uint64_t advanced_pages_ = 0;
+  static constexpr size_t kSnapshots = 8;  // periods of up to 8 snapshot intervals are found
+  std::vector<Snapshot> snapshots_ = std::vector<Snapshot>(kSnapshots);  // a ring
+  size_t snapshots_taken_ = 0;  // since the run began or last advanced
+  std::vector<size_t> checked_to_;  // by die, of repeating_periods()
   std::vector<std::vector<Queued>> queues_;  // by channel, then die
   std::vector<Die> dies_;
   // When each die's sense under way ends (kNever: none), apart from the dies

@@ -56,6 +56,8 @@ TEST(RepeatedSum, EqualsTheLoopOnTiesTinyChargesAndBinadeCrossings) {
     expect_same(0.0, 0.3, times);
     expect_same(-1.0, 0.3, times);                 // negative sums: the loop itself
     expect_same(5.0, -0.25, times);
+    for (double zero : {0.0, -0.0})  // zero charges, on zero sums of either sign too
+      for (double sum : {0.0, -0.0, 1.5, -2.0}) expect_same(sum, zero, times);
   }
 }
 

@@ -218,5 +218,101 @@ TEST(PipelineSchedule, WithoutConsumerPagesAreDoneOnArrival) {
   expect_same_schedule(c);
 }
 
+// The steady-state advance against the event loop alone: every channel's
+// pages, senses and last data-outs equal, and pages were advanced over.
+struct AdvanceCase {
+  schema::NandParams nand;
+  uint64_t pages = 8 * 4 * 2 * 40 + 3;
+  unsigned buffers = 2;
+  std::vector<uint64_t> times;  // by page (empty: none)
+  uint64_t consumer_from_ps = 0, channel_free_ps = 0;
+};
+
+void expect_advance_matches_events(const AdvanceCase& c) {
+  const FlashConfig config = FlashConfig::from_params(schema::resolved(c.nand, "nand"));
+  const Layout layout(config);
+  std::vector<PageAddress> pages;
+  for (uint64_t i = 0; i < c.pages; ++i) pages.push_back(layout.address(i));
+  PipelineSchedule advancing(config), stepping(config);
+  stepping.set_period_advance(false);
+  advancing.assign(pages);
+  stepping.assign(pages);
+  std::vector<uint64_t> die_ready(config.dies_per_channel, 0);
+  die_ready[1] = 3'000'000;  // a die suspending its program
+  const uint64_t* times = c.times.empty() ? nullptr : c.times.data();
+  for (unsigned ch = 0; ch < config.channels; ++ch) {
+    SCOPED_TRACE("channel " + std::to_string(ch));
+    for (PipelineSchedule* s : {&advancing, &stepping})
+      s->run(ch, 1'000 + ch, c.buffers, times, c.consumer_from_ps, die_ready.data(), c.channel_free_ps);
+    const auto& x = advancing.pages_in_arrival_order();
+    const auto& y = stepping.pages_in_arrival_order();
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t k = 0; k < x.size(); ++k) {
+      ASSERT_EQ(x[k].index, y[k].index) << "page " << k;
+      ASSERT_EQ(x[k].arrival_ps, y[k].arrival_ps) << "page " << k;
+      ASSERT_EQ(x[k].done_ps, y[k].done_ps) << "page " << k;
+    }
+    EXPECT_EQ(advancing.senses_by_die(), stepping.senses_by_die());
+    EXPECT_EQ(advancing.last_out_by_die(), stepping.last_out_by_die());
+  }
+  EXPECT_EQ(stepping.advanced_pages(), 0u);
+  EXPECT_GT(advancing.advanced_pages(), c.pages / 4);
+}
+
+// Page times in stretches: long ones of one time, a short one, a pattern.
+std::vector<uint64_t> stretches(uint64_t pages, uint64_t slow_ps) {
+  std::vector<uint64_t> times(pages, slow_ps);
+  for (uint64_t i = 0; i < pages; ++i) {
+    if (i / 700 == 1) times[i] = 82'000;
+    if (i > 1500 && i < 1520) times[i] = slow_ps / 3;
+    if (i > 2000 && i < 2100) times[i] = page_ps(uint32_t(i), slow_ps, true);
+  }
+  return times;
+}
+
+TEST(PipelineSchedule, AdvanceChannelBoundMatchesEvents) {
+  AdvanceCase c;
+  c.times.assign(c.pages, 82'000);
+  expect_advance_matches_events(c);
+}
+
+TEST(PipelineSchedule, AdvanceConsumerBoundInStretchesMatchesEvents) {
+  AdvanceCase c;
+  c.times = stretches(c.pages, 12'000'000);
+  c.consumer_from_ps = 40'000'000;
+  c.channel_free_ps = 20'000'000;
+  expect_advance_matches_events(c);
+}
+
+TEST(PipelineSchedule, AdvanceThreeBuffersSenseBoundMatchesEvents) {
+  AdvanceCase c;
+  c.nand.set_t_read_us(40);
+  c.buffers = 3;
+  c.times = stretches(c.pages, 9'000'000);
+  expect_advance_matches_events(c);
+}
+
+TEST(PipelineSchedule, AdvanceNoCacheReadMatchesEvents) {
+  AdvanceCase c;
+  c.nand.set_cache_read(false);
+  c.times = stretches(c.pages, 4'000'000);
+  expect_advance_matches_events(c);
+}
+
+TEST(PipelineSchedule, AdvanceWithoutConsumerMatchesEvents) {
+  AdvanceCase c;
+  c.buffers = 0;
+  expect_advance_matches_events(c);
+}
+
+TEST(PipelineSchedule, AdvanceOneDieOnePlaneMatchesEvents) {
+  AdvanceCase c;
+  c.nand.set_dies_per_channel(1);
+  c.nand.set_planes_per_die(1);
+  c.nand.set_cache_read(false);
+  c.times = stretches(c.pages, 500'000);
+  expect_advance_matches_events(c);
+}
+
 }  // namespace
 }  // namespace ispsim::nand
