@@ -514,12 +514,14 @@ TEST(Runtime, ReadsTakeTheLoadPathInPrefillAndTheSwapPathInDecode) {
   EXPECT_EQ(storage.path_bytes[HostReadPath::kSwap], 8 * 16u + 2 * 16u);  // layer 1's context and appended KV
 }
 
-trace::BitVector first_two_of_eight() {
+// An 8-token mask of the set bits of `bits` (bit 0: token 0).
+trace::BitVector mask_of_eight(char bits) {
   trace::BitVector mask;
   mask.set_bit_length(8);
-  mask.set_bits(std::string(1, '\x03'));
+  mask.set_bits(std::string(1, bits));
   return mask;
 }
+trace::BitVector first_two_of_eight() { return mask_of_eight('\x03'); }
 
 // CacheBlend keeps one copy of each token's KV: the HKVD tokens recomputed on
 // the host overwrite their precomputed entries in place, so the host holds and
@@ -627,13 +629,6 @@ TEST(Runtime, AppendsToAGrowingCacheRunOnTheGpuWhenTheFrameworkCopies) {
   EXPECT_EQ(rt.timing()[0].end_ps, 0u);
 }
 
-trace::BitVector first_and_third_of_eight() {
-  trace::BitVector mask;
-  mask.set_bit_length(8);
-  mask.set_bits(std::string(1, '\x05'));
-  return mask;
-}
-
 trace::Op with_mask(trace::Op op, const trace::BitVector& mask) {
   *op.mutable_attention()->mutable_hkvd_mask() = mask;
   return op;
@@ -649,7 +644,7 @@ TEST(Runtime, OpsWithEqualMasksShareOneStoredMask) {
   Runtime rt(header_with_context(8),
              {append(1, {}, D, 1, 0, 2), with_mask(attention(2, {1}, D, 1, 8, 0, 0), first_two_of_eight()),
               with_mask(attention(3, {2}, D, 1, 8, 0, 0), first_two_of_eight()),
-              with_mask(attention(4, {3}, D, 1, 8, 0, 0), first_and_third_of_eight())},
+              with_mask(attention(4, {3}, D, 1, 8, 0, 0), mask_of_eight('\x05'))},
              placement(schema::PlacementParams::SSD_ISP, 1), host, staging, storage, 1 << 20);
   EXPECT_EQ(rt.distinct_hkvd_masks(), 2u);
   for (const trace::Op& op : rt.ops()) EXPECT_FALSE(op.attention().has_hkvd_mask()) << "op " << op.id();
@@ -662,7 +657,7 @@ TEST(Runtime, OpsWithEqualMasksShareOneStoredMask) {
   EXPECT_EQ(storage.attentions[2].hkvd_mask, rt.hkvd_mask(3));
   ASSERT_NE(storage.attentions[2].hkvd_mask, nullptr);
   EXPECT_EQ(storage.attentions[0].hkvd_mask->bits(), first_two_of_eight().bits());
-  EXPECT_EQ(storage.attentions[2].hkvd_mask->bits(), first_and_third_of_eight().bits());
+  EXPECT_EQ(storage.attentions[2].hkvd_mask->bits(), mask_of_eight('\x05').bits());
   for (const SsdAttention& w : storage.attentions) {
     EXPECT_EQ(w.hkvd_tokens, 2u);
     EXPECT_EQ(w.mask_bytes, 1u);
