@@ -238,7 +238,7 @@ void expect_advance_matches_events(const AdvanceCase& c) {
   advancing.assign(pages);
   stepping.assign(pages);
   std::vector<uint64_t> die_ready(config.dies_per_channel, 0);
-  die_ready[1] = 3'000'000;  // a die suspending its program
+  die_ready[std::min<size_t>(1, die_ready.size() - 1)] = 3'000'000;  // a die suspending its program
   const uint64_t* times = c.times.empty() ? nullptr : c.times.data();
   for (unsigned ch = 0; ch < config.channels; ++ch) {
     SCOPED_TRACE("channel " + std::to_string(ch));
