@@ -26,11 +26,11 @@ void EnergyLedger::add(const std::string& component, double joules, uint64_t sta
   }
   dynamic_j_[it->second] += joules;
   if (start_ps == end_ps) {
-    pending_.push({start_ps, 0.0, 0, joules});
+    pending_.push_back({start_ps, 0.0, 0, joules});
   } else {
     const double rate = joules / static_cast<double>(end_ps - start_ps);
-    pending_.push({start_ps, rate, 1, 0.0});
-    pending_.push({end_ps, -rate, -1, 0.0});
+    pending_.push_back({start_ps, rate, 1, 0.0});
+    pending_.push_back({end_ps, -rate, -1, 0.0});
   }
   if (clock_ && pending_.size() >= fold_when_pending_) {
     fold(settled_ps(), false);
@@ -105,13 +105,23 @@ void EnergyLedger::set_phase(const std::string& name, uint64_t from_ps) {
 // always an edge. Records past the end of the run count in the totals but not
 // in the windows; an instant at or past the end falls into the last window.
 
+void EnergyLedger::sort_pending() {
+  const auto by_time = [](const Boundary& a, const Boundary& b) { return a.at_ps < b.at_ps; };
+  const auto middle = pending_.begin() + std::ptrdiff_t(sorted_);
+  std::stable_sort(middle, pending_.end(), by_time);
+  std::inplace_merge(pending_.begin(), middle, pending_.end(), by_time);
+  sorted_ = pending_.size();
+}
+
 void EnergyLedger::fold(uint64_t until_ps, bool final) {
-  while (!pending_.empty() && (final || pending_.top().at_ps < until_ps)) {
-    const uint64_t at = pending_.top().at_ps;
+  sort_pending();
+  size_t i = 0;
+  while (i < pending_.size() && (final || pending_[i].at_ps < until_ps)) {
+    const uint64_t at = pending_[i].at_ps;
     segment(swept_ps_, at);
     advance_phases(at);
-    for (; !pending_.empty() && pending_.top().at_ps == at; pending_.pop()) {
-      const Boundary& b = pending_.top();
+    for (; i < pending_.size() && pending_[i].at_ps == at; ++i) {
+      const Boundary& b = pending_[i];
       rate_ += b.rate_j_per_ps;
       active_ += b.active;
       if (b.instant_j > 0) {
@@ -122,6 +132,8 @@ void EnergyLedger::fold(uint64_t until_ps, bool final) {
     if (active_ == 0) rate_ = 0;  // no drift once nothing is in progress
     swept_ps_ = at;
   }
+  pending_.erase(pending_.begin(), pending_.begin() + std::ptrdiff_t(i));
+  sorted_ = pending_.size();
 }
 
 void EnergyLedger::segment(uint64_t a, uint64_t b) {

@@ -27,7 +27,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <queue>
 #include <set>
 #include <string>
 #include <vector>
@@ -95,15 +94,13 @@ class EnergyLedger {
     int active;
     double instant_j;
   };
-  struct Later {
-    bool operator()(const Boundary& a, const Boundary& b) const { return a.at_ps > b.at_ps; }
-  };
   struct PhaseChange {
     uint64_t from_ps;
     std::string name;
   };
 
   uint64_t settled_ps() const;
+  void sort_pending();
   // Sweeps every pending boundary before `until_ps` (all of them when final).
   void fold(uint64_t until_ps, bool final);
   void segment(uint64_t a, uint64_t b);
@@ -124,7 +121,10 @@ class EnergyLedger {
   std::map<uint64_t, std::multiset<uint64_t>::iterator> open_;  // by ticket
   uint64_t next_ticket_ = 0;
 
-  std::priority_queue<Boundary, std::vector<Boundary>, Later> pending_;
+  // Boundaries not yet swept: [0, sorted_) in time order, ties in the order
+  // added (so their rates add up in that order), the rest as added.
+  std::vector<Boundary> pending_;
+  size_t sorted_ = 0;
   static constexpr size_t kFoldBatch = 1 << 16;  // pending boundaries that trigger a fold
   size_t fold_when_pending_ = kFoldBatch;
 
