@@ -88,7 +88,7 @@ struct BlockIds {
 // Writes the ops of one program with consecutive ids.
 class ProgramEmitter {
  public:
-  ProgramEmitter(const std::function<void(const trace::Op&)>& sink, const BlendRequest& request,
+  ProgramEmitter(const std::function<void(trace::Op&)>& sink, const BlendRequest& request,
                  trace::Program program, uint64_t& next_id)
       : sink_(sink), request_(request), model_(request.model), program_(program), next_id_(next_id) {
     context_ = context_of(request);
@@ -116,18 +116,18 @@ class ProgramEmitter {
     op.set_program(program_);
     op.set_phase(phase);
     op.set_label(label);
-    std::set<uint64_t> seen;
-    for (uint64_t d : deps)
-      if (seen.insert(d).second) op.add_deps(d);
+    for (uint64_t d : deps)  // a few each: a linear check is cheaper than a set
+      if (std::find(op.deps().begin(), op.deps().end(), d) == op.deps().end()) op.add_deps(d);
     if (layer) op.set_layer(*layer);
     if (decode_step) op.set_decode_step(*decode_step);
     return op;
   }
 
   uint64_t emit(Op& op) {
-    op.set_id(next_id_++);
-    sink_(op);
-    return op.id();
+    const uint64_t id = next_id_++;
+    op.set_id(id);
+    sink_(op);  // may take the op
+    return id;
   }
 
   uint64_t nonlinear(trace::Phase phase, const char* label, trace::NonlinearKind kind, uint64_t elements,
@@ -424,7 +424,7 @@ class ProgramEmitter {
     return *packed;
   }
 
-  const std::function<void(const trace::Op&)>& sink_;
+  const std::function<void(trace::Op&)>& sink_;
   const BlendRequest& request_;
   const trace::ModelShape& model_;
   trace::Program program_;
@@ -578,7 +578,7 @@ trace::Header make_header(const BlendRequest& request, const std::vector<trace::
   return header;
 }
 
-void emit_programs(const std::function<void(const trace::Op&)>& sink, const BlendRequest& request,
+void emit_programs(const std::function<void(trace::Op&)>& sink, const BlendRequest& request,
                    const std::vector<trace::Program>& programs) {
   check_blend_request(request, programs);
   uint64_t next_id = 0;

@@ -82,8 +82,9 @@ trace::Header make_header(const BlendRequest& request, const std::vector<trace::
 // same program. Checks the request first (check_blend_request).
 void write_programs(trace::TraceWriter& writer, const BlendRequest& request,
                     const std::vector<trace::Program>& programs);
-// The same ops, in the same order, handed to `sink` (a trace built in memory).
-void emit_programs(const std::function<void(const trace::Op&)>& sink, const BlendRequest& request,
+// The same ops, in the same order, handed to `sink` (a trace built in memory),
+// which may move each op away: the emitter is done with it.
+void emit_programs(const std::function<void(trace::Op&)>& sink, const BlendRequest& request,
                    const std::vector<trace::Program>& programs);
 
 }  // namespace ispsim::tracegen

@@ -57,9 +57,9 @@ RequestProgram request_program(const StreamHeader& header, const StreamRequest& 
   trace::TraceValidator validator(where);
   validator.check_header(p.header);
   tracegen::emit_programs(
-      [&](const trace::Op& op) {
+      [&](trace::Op& op) {
         validator.check_op(op);
-        p.ops.add(op);
+        p.ops.add(std::move(op));
       },
       r, {program});
   validator.check_end(false);
