@@ -882,14 +882,47 @@ void Ssd::program_pages(std::vector<nand::PageAddress> pages, Done done) {
 }
 
 // One GC job: its page reads, programs and erases, and when each stage ended.
+// Physical pages as the FTL listed them, in runs: a GC job can copy millions
+// of pages, and only the chunk under way is expanded into addresses.
+class Ssd::GcPages {
+ public:
+  void add(uint64_t first_ppn, uint64_t count) {
+    if (count == 0) return;
+    runs_.push_back({first_ppn, count});
+    size_ += count;
+  }
+  uint64_t size() const { return size_; }
+  // The next `n` pages' addresses (they are taken in order, chunk after chunk).
+  std::vector<nand::PageAddress> take(uint64_t n, const FlashTranslation& translation) {
+    std::vector<nand::PageAddress> pages;
+    pages.reserve(n);
+    for (; pages.size() < n; ++run_, offset_ = 0) {
+      const Run& run = runs_[run_];
+      for (; offset_ < run.count && pages.size() < n; ++offset_) pages.push_back(translation.address(run.first + offset_));
+      if (offset_ < run.count) break;
+    }
+    return pages;
+  }
+
+ private:
+  struct Run {
+    uint64_t first, count;
+  };
+  std::vector<Run> runs_;
+  uint64_t size_ = 0;
+  size_t run_ = 0;       // the next page to take: runs_[run_], offset_ pages in
+  uint64_t offset_ = 0;
+};
+
 struct Ssd::GcJob {
-  std::vector<nand::PageAddress> reads, programs, erases;  // reads[i] is copied to programs[i]
+  GcPages reads, programs;  // the i-th page read is copied to the i-th programmed
+  std::vector<nand::PageAddress> erases;
   uint64_t erased_blocks = 0;
   uint64_t start_ps = 0, read_end_ps = 0, program_end_ps = 0, ticket = 0;
   bool background = false;
-  size_t copied = 0, chunk_end = 0;  // copies done; end of the chunk under way
-  uint64_t epoch = 0;                // the drive's activity epoch when a background job began
-  uint64_t held_since_ps = 0;        // since when it holds the program lane
+  uint64_t copied = 0, chunk_end = 0;  // copies done; end of the chunk under way
+  uint64_t epoch = 0;                  // the drive's activity epoch when a background job began
+  uint64_t held_since_ps = 0;          // since when it holds the program lane
   FlashJobQueue::Done release;
 };
 
@@ -906,8 +939,7 @@ void Ssd::run_gc(std::vector<ftl::FlashOp> ops, bool background) {
       if (block.plane == 0) job->erases.push_back(block);
       continue;
     }
-    auto& list = op.kind == ftl::OpKind::kRead ? job->reads : job->programs;
-    for (uint64_t ppn = op.first; ppn < op.first + op.count; ++ppn) list.push_back(translation_->address(ppn));
+    (op.kind == ftl::OpKind::kRead ? job->reads : job->programs).add(op.first, op.count);
   }
   if (job->reads.size() != job->programs.size()) throw std::logic_error("ssd: a GC job reads and programs unequally");
   jobs_.push("program", [this, job](FlashJobQueue::Done release) {
@@ -926,12 +958,12 @@ void Ssd::gc_hold(const std::shared_ptr<GcJob>& job, FlashJobQueue::Done release
 
 // The next chunk's reads: all the copies at once, or a background job's one page per plane.
 void Ssd::gc_read(const std::shared_ptr<GcJob>& job) {
-  const size_t chunk = job->background ? size_t(translation_->ftl().geometry().units()) : job->reads.size();
+  const uint64_t chunk = job->background ? translation_->ftl().geometry().units() : job->reads.size();
   job->chunk_end = std::min(job->reads.size(), job->copied + chunk);
   gc_signal_.set(kGcRead);
   if (job->copied == job->chunk_end) return gc_program(job);
-  std::vector<nand::PageAddress> pages(job->reads.begin() + job->copied, job->reads.begin() + job->chunk_end);
-  gc_reader_.start(std::move(pages), [](uint32_t) {}, [this, job] { gc_program(job); }, "ssd gc");
+  gc_reader_.start(job->reads.take(job->chunk_end - job->copied, *translation_), [](uint32_t) {},
+                   [this, job] { gc_program(job); }, "ssd gc");
 }
 
 void Ssd::gc_program(const std::shared_ptr<GcJob>& job) {
@@ -939,9 +971,8 @@ void Ssd::gc_program(const std::shared_ptr<GcJob>& job) {
   gc_signal_.set(kGcProgram);
   if (job->copied == job->chunk_end) return gc_copied(job);
   program_batch_done_ = [this, job] { gc_copied(job); };
-  std::vector<nand::PageAddress> pages(job->programs.begin() + job->copied,
-                                       job->programs.begin() + job->chunk_end);
-  appender_.start(std::move(pages), "ssd gc", /*garbage_collection=*/true);
+  appender_.start(job->programs.take(job->chunk_end - job->copied, *translation_), "ssd gc",
+                  /*garbage_collection=*/true);
 }
 
 // A chunk is copied: erase when all are; else the next chunk, after the

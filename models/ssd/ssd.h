@@ -266,6 +266,7 @@ class Ssd : public sc_core::sc_module {
   // program, of each) and yields the lane to programs queued behind it
   // between chunks; its erases come after its last chunk.
   void run_gc(std::vector<ftl::FlashOp> ops, bool background = false);
+  class GcPages;
   struct GcJob;
   void gc_hold(const std::shared_ptr<GcJob>& job, FlashJobQueue::Done release);
   void gc_read(const std::shared_ptr<GcJob>& job);
