@@ -157,15 +157,20 @@ std::vector<KvPlacement::PageRun> KvPlacement::page_runs(uint32_t layer, trace::
       after = layout_.advanced(first, count);
     }
   };
-  if (!ideal()) {
-    for_each_page(layer, region, begin, end, [&](const PageRef& ref) { extend(ref.address, ref.entries, 1); });
-    return runs;
-  }
-  // The first tile, the whole tiles between, the last tile: a run each, joined where their counts agree.
+  // The first tile, the whole tiles between, the last tile: a run each (cut
+  // where the page map's runs end), joined where their counts agree.
   const uint64_t T = tokens_per_tile_, first = begin / T, last = (end - 1) / T;
   auto entries_of = [&](uint64_t tile) { return uint32_t(std::min(end, (tile + 1) * T) - std::max(begin, tile * T)); };
+  uint64_t index = ideal() ? 0 : tile_index(layer, region, first, 0);  // a region's pages have consecutive indexes
   auto tiles = [&](uint64_t tile, uint64_t count) {
-    extend(address(layer, region, tile, 0), entries_of(tile), count * kv_heads_);
+    if (ideal()) return extend(address(layer, region, tile, 0), entries_of(tile), count * kv_heads_);
+    for (uint64_t left = count * kv_heads_; left > 0;) {
+      const PageMap::Run run = map_->run(index);
+      const uint64_t n = std::min(left, run.count);
+      extend(run.address, entries_of(tile), n);
+      index += n;
+      left -= n;
+    }
   };
   tiles(first, 1);
   if (last > first + 1) tiles(first + 1, last - first - 1);

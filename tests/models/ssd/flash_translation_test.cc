@@ -173,6 +173,21 @@ TEST(FlashTranslation, PageRunsFollowTheMap) {
   });
   EXPECT_EQ(got, want);
   EXPECT_EQ(counts, (std::vector<uint64_t>{1, 1, 1, 4, 1}));  // 0 and 2 moved, 1, 3-6, 7 of 22 entries
+  for (uint64_t begin = 0; begin < 8 * 32; begin += 7) {  // every range: the same pages as one by one
+    for (uint64_t end = begin + 1; end <= 8 * 32; end += 11) {
+      got.clear();
+      want.clear();
+      for (const isp::KvPlacement::PageRun& run : placement.page_runs(0, trace::KV_REGION_PRECOMPUTED, begin, end)) {
+        nand::PageAddress a = run.first;
+        for (uint64_t k = 0; k < run.count; ++k, placement.layout().next(a))
+          got.emplace_back(physical(a, 2, 4), run.entries);
+      }
+      placement.for_each_page(0, trace::KV_REGION_PRECOMPUTED, begin, end, [&](const isp::KvPlacement::PageRef& ref) {
+        want.emplace_back(physical(ref.address, 2, 4), ref.entries);
+      });
+      ASSERT_EQ(got, want) << begin << "-" << end;
+    }
+  }
 }
 
 TEST(FlashTranslation, AKvSpaceBeyondTheLogicalCapacityIsRefused) {
