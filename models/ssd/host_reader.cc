@@ -57,6 +57,7 @@ void HostReader::on_page_read(const nand::PageAddress& page, uint32_t tag) {
   if (arrived_) arrived_(tag);
   if (arrived_count_ == pages_.size()) {
     active_ = false;
+    std::vector<nand::PageAddress>().swap(pages_);  // no die reads from it now; a GC chunk can be millions of pages
     if (all_arrived_) all_arrived_();
   }
 }
