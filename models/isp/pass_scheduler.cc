@@ -161,7 +161,7 @@ std::vector<uint64_t> AggregatedPasses::claim_dies(const PassTiles& tiles, uint6
   size_t unclaimed = die_ready.size();
   for (const PassTiles::Run& run : tiles.runs) {  // a run's pages follow each other in the layout
     const PlannedTile& first = tiles.tiles[run.first];
-    if (!first.in_flash) break;
+    if (!first.in_flash || unclaimed == 0) break;
     nand::PageAddress page = first.address;
     for (uint64_t k = 0; k < run.count && unclaimed > 0; ++k, placement_.layout().next(page)) {
       uint64_t& ready = die_ready[size_t(page.channel) * dies + page.die];

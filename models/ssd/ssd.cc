@@ -464,6 +464,7 @@ std::vector<uint64_t> Ssd::claim_dies_for_read(const PageRuns& runs, uint64_t st
   std::vector<uint64_t> die_ready(size_t(flash_.config().channels) * dies, UINT64_MAX);
   size_t unclaimed = die_ready.size();
   for (const isp::KvPlacement::PageRun& run : runs) {
+    if (unclaimed == 0) break;
     nand::PageAddress a = run.first;
     for (uint64_t k = 0; k < run.count && unclaimed > 0; ++k, placement_->layout().next(a)) {
       uint64_t& ready = die_ready[size_t(a.channel) * dies + a.die];
