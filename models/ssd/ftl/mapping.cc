@@ -4,8 +4,19 @@
 
 namespace ispsim::ftl {
 
+ExtentMap::Extents::const_iterator ExtentMap::upper_bound(uint64_t lpn) const {
+  if (valid_last_) {
+    auto it = last_upper_;
+    if (it != extents_.end() && lpn >= it->first) ++it;  // moved on to the next extent
+    if ((it == extents_.end() || lpn < it->first) && (it == extents_.begin() || std::prev(it)->first <= lpn))
+      return last_upper_ = it;
+  }
+  valid_last_ = true;
+  return last_upper_ = extents_.upper_bound(lpn);
+}
+
 Segment ExtentMap::segment(uint64_t lpn) const {
-  auto it = extents_.upper_bound(lpn);
+  auto it = upper_bound(lpn);
   if (it != extents_.begin()) {
     const auto prev = std::prev(it);
     if (lpn < prev->first + prev->second.count)
@@ -35,6 +46,7 @@ void ExtentMap::merge_with_next(Extents::iterator it) {
 }
 
 void ExtentMap::unmap(uint64_t lpn, uint64_t count, std::vector<PageRun>& removed) {
+  valid_last_ = false;
   if (count == 0) return;
   split_at(lpn);
   split_at(lpn + count);
@@ -47,6 +59,7 @@ void ExtentMap::unmap(uint64_t lpn, uint64_t count, std::vector<PageRun>& remove
 }
 
 void ExtentMap::map(const PageRun& run, std::vector<PageRun>& replaced) {
+  valid_last_ = false;
   if (run.count == 0) return;
   auto it = extents_.find(run.lpn);
   if (it != extents_.end() && it->second.count == run.count) {

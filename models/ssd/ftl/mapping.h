@@ -49,6 +49,9 @@ class MappingTable {
 
 class ExtentMap final : public MappingTable {
  public:
+  ExtentMap() = default;
+  ExtentMap(const ExtentMap&) = delete;  // it keeps an iterator into itself
+  ExtentMap& operator=(const ExtentMap&) = delete;
   Segment segment(uint64_t lpn) const override;
   void map(const PageRun& run, std::vector<PageRun>& replaced) override;
   void unmap(uint64_t lpn, uint64_t count, std::vector<PageRun>& removed) override;
@@ -63,6 +66,9 @@ class ExtentMap final : public MappingTable {
     uint64_t ppn;
   };
   using Extents = std::map<uint64_t, Extent>;  // by first logical page
+  // extents_.upper_bound(lpn), found from the last one when lpn is in the
+  // same or the next extent (reads walk the map in logical order).
+  Extents::const_iterator upper_bound(uint64_t lpn) const;
   // Splits the extent covering `lpn` (if any) so that one starts at `lpn`.
   void split_at(uint64_t lpn);
   // Joins the extent at `it` with its logical and physical successor.
@@ -70,6 +76,8 @@ class ExtentMap final : public MappingTable {
 
   Extents extents_;
   uint64_t mapped_pages_ = 0;
+  mutable Extents::const_iterator last_upper_;  // the last upper_bound(), while valid_last_
+  mutable bool valid_last_ = false;             // false after any change
 };
 
 }  // namespace ispsim::ftl

@@ -65,6 +65,43 @@ TEST(FtlExtentMap, UnmapLeavesAGapThatSegmentReports) {
   EXPECT_EQ(m.mapped_pages(), 6u);
 }
 
+// segment() finds its extent from the last one's when the pages go on in
+// order: every lookup, in order, backwards and by jumps, between random changes,
+// equals one found from the listing of the extents.
+TEST(FtlExtentMap, SegmentsFoundFromTheLastOneEqualTheListing) {
+  ExtentMap m;
+  std::vector<PageRun> scratch;
+  auto expected = [&](uint64_t lpn) {
+    const std::vector<PageRun> all = runs(m);
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (lpn < all[i].lpn) return Segment{false, PageRun{lpn, 0, all[i].lpn - lpn}};
+      if (lpn < all[i].lpn + all[i].count) return Segment{true, all[i]};
+    }
+    return Segment{false, PageRun{lpn, 0, UINT64_MAX - lpn}};
+  };
+  uint64_t state = 7;
+  auto next = [&] { return (state = state * 6364136223846793005u + 1442695040888963407u) >> 33; };
+  for (int change = 0; change < 200; ++change) {
+    const uint64_t lpn = next() % 200, count = 1 + next() % 12;
+    if (change % 3 == 2) {
+      m.unmap(lpn, count, scratch);
+    } else {
+      m.map({lpn, 1000 + next() % 500, count}, scratch);
+    }
+    std::vector<uint64_t> order;
+    for (uint64_t x = 0; x < 220; ++x) order.push_back(x);       // in order
+    for (uint64_t x = 220; x-- > 0;) order.push_back(x);         // backwards
+    for (int k = 0; k < 50; ++k) order.push_back(next() % 220);  // jumps
+    for (uint64_t x : order) {
+      const Segment got = m.segment(x), want = expected(x);
+      ASSERT_EQ(got.mapped, want.mapped) << x;
+      ASSERT_EQ(got.run.lpn, want.run.lpn) << x;
+      ASSERT_EQ(got.run.ppn, want.run.ppn) << x;
+      ASSERT_EQ(got.run.count, want.run.count) << x;
+    }
+  }
+}
+
 // A sequential fill of a 1 TB drive (the default NAND geometry with 2048
 // blocks per plane: 64 planes x 2048 blocks x 512 pages x 16 KiB = 1 TiB) is
 // one extent: the memory of the mapping grows with the runs written, not with
