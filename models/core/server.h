@@ -118,15 +118,29 @@ class FcfsClock {
     bytes_ += times * bytes;
     return free_ps_ + latency_ps_;
   }
+  // `times` (>= 1) requests alike submitted `spacing_ps` apart from `first_at_ps`:
+  // as many submit() calls, the last's completion. Request k ends at
+  // max(free, first) + (k + 1) x occupancy or at its own submit + occupancy,
+  // whichever is later, so the last ends at the later of the two for k = times - 1.
+  uint64_t submit_spaced(uint64_t first_at_ps, uint64_t spacing_ps, uint64_t occupancy_ps, uint64_t bytes,
+                         uint64_t times) {
+    const uint64_t start = first_at_ps > free_ps_ ? first_at_ps : free_ps_;
+    const uint64_t backlog_end = start + times * occupancy_ps;
+    const uint64_t own_end = first_at_ps + (times - 1) * spacing_ps + occupancy_ps;
+    free_ps_ = backlog_end > own_end ? backlog_end : own_end;
+    busy_ps_ += times * occupancy_ps;
+    requests_ += times;
+    bytes_ += times * bytes;
+    return free_ps_ + latency_ps_;
+  }
   uint64_t free_ps() const { return free_ps_; }
   uint64_t busy_ps() const { return busy_ps_; }
   uint64_t requests() const { return requests_; }
   uint64_t bytes() const { return bytes_; }
   ClockUse use() const { return {free_ps_, busy_ps_, requests_, bytes_}; }
 
- private:
-  // A batch moves few distinct sizes (a page, a partial, Q rows): the last two
-  // sizes' occupancies are kept.
+  // The server's occupancy for `bytes`. A batch moves few distinct sizes (a
+  // page, a partial, Q rows): the last two sizes' occupancies are kept.
   uint64_t occupancy_ps(uint64_t bytes) {
     for (const Occupancy& o : recent_)
       if (o.bytes == bytes && o.ps != UINT64_MAX) return o.ps;
@@ -135,6 +149,8 @@ class FcfsClock {
     slot = {bytes, server_.occupancy(bytes).value()};
     return slot.ps;
   }
+
+ private:
   struct Occupancy {
     uint64_t bytes = 0, ps = UINT64_MAX;
   };

@@ -564,14 +564,16 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
     const uint64_t bytes = uint64_t(a.entries) * head_bytes;
     const auto& [pcie_ps, page_pj] =
         pcie_cost.get(bytes, [&] { return std::make_pair(link.occupancy_ps(bytes), link.energy_pj(bytes)); });
-    for (uint32_t copy = 0; copy < a.copies; ++copy) {
-      const uint64_t to_host = bus.transfer(a.ps, page_bytes);
-      last_to_host = std::max(last_to_host, to_host);
-      out.kv_bytes += bytes;
-      first_pcie_start = std::min(first_pcie_start, std::max(to_host, pcie.free_ps()));
-      pcie.submit(to_host, pcie_ps, bytes);
-      out.pcie_pj += page_pj;
-    }
+    // The copies cross the bus back to back, then PCIe (each an FCFS clock):
+    // closed forms of `copies` transfers one by one.
+    const uint64_t bus_ps = bus.occupancy_ps(page_bytes);
+    const uint64_t last_on_bus = bus.submit_repeated(a.ps, bus_ps, page_bytes, a.copies);
+    const uint64_t first_on_bus = last_on_bus - (a.copies - 1) * bus_ps;
+    last_to_host = std::max(last_to_host, last_on_bus);
+    first_pcie_start = std::min(first_pcie_start, std::max(first_on_bus, pcie.free_ps()));
+    pcie.submit_spaced(first_on_bus, bus_ps, pcie_ps, bytes, a.copies);
+    out.kv_bytes += a.copies * bytes;
+    for (uint32_t copy = 0; copy < a.copies; ++copy) out.pcie_pj += page_pj;  // the same additions, the same bits
     steps->arrival_ps.push_back(a.ps - start);
     steps->free_ps.push_back(bus.free_ps() - start);
   }

@@ -215,6 +215,28 @@ TEST(Server, RepeatedSubmissionsEqualOneByOne) {
   }
 }
 
+// Alike requests submitted at even spacing, before, during and after a
+// backlog, slower and faster than the server: the closed form equals one by one.
+TEST(Server, SpacedSubmissionsEqualOneByOne) {
+  Server server("unit", 0.0, ns(3));
+  for (uint64_t times : {1, 2, 7, 50}) {
+    for (uint64_t at : {0, 5, 40, 1000}) {
+      for (uint64_t spacing : {0, 4, 11, 12, 30}) {
+        FcfsClock once(server), each(server);
+        once.submit(10, 200, 4);  // busy until 210
+        each.submit(10, 200, 4);
+        uint64_t last = 0;
+        for (uint64_t k = 0; k < times; ++k) last = each.submit(at + k * spacing, 11, 6);
+        EXPECT_EQ(once.submit_spaced(at, spacing, 11, 6, times), last) << times << " at " << at << " every " << spacing;
+        EXPECT_EQ(once.free_ps(), each.free_ps());
+        EXPECT_EQ(once.busy_ps(), each.busy_ps());
+        EXPECT_EQ(once.requests(), each.requests());
+        EXPECT_EQ(once.bytes(), each.bytes());
+      }
+    }
+  }
+}
+
 TEST(Server, OutstandingWaveform) {
   Server server("link", 2.0, ns(100));
   Driver driver("driver", server, {{ns(0), 1000}, {ns(0), 1000}, {ns(2000), 1000}});
