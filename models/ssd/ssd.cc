@@ -884,7 +884,6 @@ void Ssd::program_pages(std::vector<nand::PageAddress> pages, Done done) {
   });
 }
 
-// One GC job: its page reads, programs and erases, and when each stage ended.
 // Physical pages as the FTL listed them, in runs: a GC job can copy millions
 // of pages, and only the chunk under way is expanded into addresses.
 class Ssd::GcPages {
@@ -901,7 +900,8 @@ class Ssd::GcPages {
     pages.reserve(n);
     for (; pages.size() < n; ++run_, offset_ = 0) {
       const Run& run = runs_[run_];
-      for (; offset_ < run.count && pages.size() < n; ++offset_) pages.push_back(translation.address(run.first + offset_));
+      for (; offset_ < run.count && pages.size() < n; ++offset_)
+        pages.push_back(translation.address(run.first + offset_));
       if (offset_ < run.count) break;
     }
     return pages;
@@ -917,6 +917,7 @@ class Ssd::GcPages {
   uint64_t offset_ = 0;
 };
 
+// One GC job: its page reads, programs and erases, and when each stage ended.
 struct Ssd::GcJob {
   GcPages reads, programs;  // the i-th page read is copied to the i-th programmed
   std::vector<nand::PageAddress> erases;
