@@ -111,12 +111,7 @@ class FcfsClock {
   uint64_t transfer(uint64_t at_ps, uint64_t bytes) { return submit(at_ps, occupancy_ps(bytes), bytes); }
   // `times` (>= 1) requests alike submitted at once: as many submit() calls, the last's completion.
   uint64_t submit_repeated(uint64_t at_ps, uint64_t occupancy_ps, uint64_t bytes, uint64_t times) {
-    const uint64_t start = at_ps > free_ps_ ? at_ps : free_ps_;
-    free_ps_ = start + times * occupancy_ps;
-    busy_ps_ += times * occupancy_ps;
-    requests_ += times;
-    bytes_ += times * bytes;
-    return free_ps_ + latency_ps_;
+    return submit_spaced(at_ps, 0, occupancy_ps, bytes, times);
   }
   // `times` (>= 1) requests alike submitted `spacing_ps` apart from `first_at_ps`:
   // as many submit() calls, the last's completion. Request k ends at

@@ -161,9 +161,10 @@ std::vector<KvPlacement::PageRun> KvPlacement::page_runs(uint32_t layer, trace::
   // where the page map's runs end), joined where their counts agree.
   const uint64_t T = tokens_per_tile_, first = begin / T, last = (end - 1) / T;
   auto entries_of = [&](uint64_t tile) { return uint32_t(std::min(end, (tile + 1) * T) - std::max(begin, tile * T)); };
-  uint64_t index = ideal() ? 0 : tile_index(layer, region, first, 0);  // a region's pages have consecutive indexes
+  const bool mapped = !ideal();
+  uint64_t index = mapped ? tile_index(layer, region, first, 0) : 0;  // a region's pages have consecutive indexes
   auto tiles = [&](uint64_t tile, uint64_t count) {
-    if (ideal()) return extend(address(layer, region, tile, 0), entries_of(tile), count * kv_heads_);
+    if (!mapped) return extend(address(layer, region, tile, 0), entries_of(tile), count * kv_heads_);
     for (uint64_t left = count * kv_heads_; left > 0;) {
       const PageMap::Run run = map_->run(index);
       const uint64_t n = std::min(left, run.count);
