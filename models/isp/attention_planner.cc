@@ -58,6 +58,8 @@ class TileLister {
     out_.runs.push_back({out_.tiles.size(), count});
     return true;
   }
+  // `count` tiles alike to the last run's first that follow it.
+  void join_run(uint64_t count) { out_.runs.back().count += count; }
   // One tile; a KV head after the first joins its head-0 tile's run. A page
   // that does not follow the one before in the layout order (the FTL put it
   // elsewhere) starts a run: a run's pages follow each other. Not listed: only
@@ -239,15 +241,51 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
         continue;
       }
     }
+    auto tile_at = [&](uint64_t t) {
+      return lister.costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
+    };
+    // The end of the tiles alike to tile t: the whole tiles after a whole tile kept as read that are kept as read too.
+    auto alike_end = [&](uint64_t t, const PlannedTile& tile) {
+      if (tile.filter.kept != T || tile.filter.substituted != 0) return t + 1;
+      return std::max(t + 1, filter.kept_as_read_end(region, (t + 1) * T, end) / T);
+    };
     if (!listed && placement_.ideal()) {  // a run's first tile's address is enough
-      for (uint64_t t = 0; t * T < end; ++t) {
-        PlannedTile tile = lister.costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
-        if (!lister.extend_runs(tile, heads)) continue;
-        tile.address = placement_.address(work.layer, region, base / T + t, 0);
-        tile.channel = tile.address.channel;
-        out.tiles.push_back(std::move(tile));
+      for (uint64_t t = 0; t * T < end;) {
+        PlannedTile tile = tile_at(t);
+        const uint64_t next = alike_end(t, tile);
+        if (lister.extend_runs(tile, heads)) {
+          tile.address = placement_.address(work.layer, region, base / T + t, 0);
+          tile.channel = tile.address.channel;
+          out.tiles.push_back(tile);
+        }
+        if (next > t + 1) lister.extend_runs(tile, heads * (next - t - 1));
+        t = next;
       }
       if (repeatable) keep_listing(work, op_filter, end, out, shape);
+      continue;
+    }
+    if (!listed) {  // through the FTL's map: a run of alike pages ends where the map's run does
+      uint64_t costed_tile = ~uint64_t(0), alike_until = 0;
+      PlannedTile tile;
+      auto visit = [&](const nand::PageAddress& first, uint64_t first_page, uint64_t pages) {
+        for (uint64_t page = first_page; page < first_page + pages;) {
+          if (page / heads != costed_tile) {
+            costed_tile = page / heads;
+            tile = tile_at(costed_tile);
+            alike_until = alike_end(costed_tile, tile);
+          }
+          PlannedTile placed = tile;
+          placed.address = placement_.layout().advanced(first, page - first_page);
+          placed.channel = placed.address.channel;
+          placed.kv_head = uint32_t(page % heads);
+          lister.place(std::move(placed), page != first_page || page == 0, false);
+          // The pages after it up to the end of its alike tiles join its run.
+          const uint64_t stop = std::min(first_page + pages, alike_until * heads);
+          lister.join_run(stop - page - 1);
+          page = stop;
+        }
+      };
+      placement_.for_each_run(work.layer, region, base, base + end, visit);
       continue;
     }
     PlannedTile costed;  // the token tile of the page's KV heads

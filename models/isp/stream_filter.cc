@@ -65,6 +65,18 @@ uint64_t StreamFilter::visible_entries(trace::KvRegion region, uint64_t end) con
   return std::min(end, max < C ? substitutes : set_positions_->size() + (max - C + 1));
 }
 
+uint64_t StreamFilter::kept_as_read_end(trace::KvRegion region, uint64_t first, uint64_t end) const {
+  const std::vector<uint64_t>& set = *set_positions_;
+  uint64_t stop = visible_entries(region, end);
+  if (region == trace::KV_REGION_PRECOMPUTED) {  // entry i is position i; the next set bit is substituted
+    const auto next_set = std::lower_bound(set.begin(), set.end(), first);
+    if (next_set != set.end()) stop = std::min(stop, *next_set);
+  } else if (first < set.size()) {  // the first H appended entries are forwarded
+    stop = first;
+  }
+  return std::max(first, stop);
+}
+
 uint64_t StreamFilter::cycles(uint32_t entries) const {
   return uint64_t(std::ceil(double(entries) / config_.stream_filter_tokens_per_cycle - 1e-9));
 }

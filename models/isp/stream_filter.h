@@ -72,6 +72,9 @@ class StreamFilter {
   // that no row can see (positions grow with the entry index in both regions,
   // so the visible entries are a prefix).
   uint64_t visible_entries(trace::KvRegion region, uint64_t end) const;
+  // The end of the region's entries from `first` (before `end`) that are kept
+  // as read: visible, neither substituted nor forwarded (`first` if none is).
+  uint64_t kept_as_read_end(trace::KvRegion region, uint64_t first, uint64_t end) const;
 
   // `with_tokens` fills FilterResult::tokens.
   FilterResult precomputed_page(uint64_t first_position, uint32_t entries,

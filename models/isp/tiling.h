@@ -139,6 +139,12 @@ class KvPlacement {
   // The same pages, each handed to visit(const PageRef&) in that order: no list.
   template <typename Visit>
   void for_each_page(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end, Visit visit) const;
+  // The same pages as the map's runs: visit(first address, first page, pages),
+  // pages counted from the range's first tile's head 0, in that order; pages of
+  // one visit follow each other in the layout order, and the first page of a
+  // visit after the first is where for_each_page() says it does not follow.
+  template <typename Visit>
+  void for_each_run(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end, Visit visit) const;
 
  private:
   // BadInput when [begin, end) exceeds the region's entries per layer or spans two slots.
@@ -194,6 +200,24 @@ void KvPlacement::for_each_page(uint32_t layer, trace::KvRegion region, uint64_t
       ref.kv_head = h;
       visit(static_cast<const PageRef&>(ref));
     }
+  }
+}
+
+template <typename Visit>
+void KvPlacement::for_each_run(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end,
+                               Visit visit) const {
+  if (end <= begin) return;
+  check_range(region, begin, end);
+  const uint64_t T = tokens_per_tile_;
+  const uint64_t pages = ((end + T - 1) / T - begin / T) * kv_heads_;
+  if (ideal()) return visit(address(layer, region, begin / T, 0), uint64_t(0), pages);
+  uint64_t index = tile_index(layer, region, begin / T, 0);
+  for (uint64_t page = 0; page < pages;) {
+    const PageMap::Run run = map_->run(index);
+    const uint64_t n = std::min(run.count, pages - page);
+    visit(run.address, page, n);
+    page += n;
+    index += n;
   }
 }
 

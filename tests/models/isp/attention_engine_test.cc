@@ -335,6 +335,68 @@ TEST(AttentionPlanner, AKeptPrecomputedListingEqualsAFreshOne) {
   }
 }
 
+// The layout's pages in runs of `length`, the runs in reverse order: no page
+// follows the one before it across a run's end.
+class ReversedRuns : public PageMap {
+ public:
+  ReversedRuns(const nand::Layout& layout, uint64_t pages, uint64_t length)
+      : layout_(layout), runs_(pages / length), length_(length) {}
+  Run run(uint64_t index) const override {
+    const uint64_t run = index / length_, offset = index % length_;
+    return {layout_.address((runs_ - 1 - run) * length_ + offset, "reversed runs"), length_ - offset};
+  }
+  bool ideal() const override { return false; }
+
+ private:
+  const nand::Layout& layout_;
+  const uint64_t runs_, length_;
+};
+
+// A pass that keeps only its runs' first tiles has the runs of the pass that
+// lists them all, on the layout's addresses and through a page map whose runs
+// end every 3 pages: substituted, forwarded, dropped and supplied entries.
+TEST(AttentionPlanner, AnUnlistedPassHasTheRunsOfTheListedPass) {
+  const trace::ModelShape s = shape(2, 2);
+  const trace::BitVector mask = testing::mask_of(8 * 32, {3, 100, 101, 200});
+  AttentionWork decode = work(s, 1, 8 * 32, 4 + 3 * 32 + 5, 1);  // 4 substitutes, then own entries
+  decode.hkvd_mask = &mask;
+  AttentionWork recompute = work(s, 3, 8 * 32, 4, 0);  // rows at 100, 101 and 200: the last tile dropped
+  recompute.hkvd_mask = &mask;
+  AttentionWork whole = decode;
+  whole.hkvd_mask = nullptr;
+  whole.appended_tokens_in_flash = 3 * 32 + 5;
+  AttentionWork non_causal = recompute;
+  non_causal.causal = false;
+  size_t ideal_runs = 0, mapped_runs = 0;
+  for (bool mapped : {false, true}) {
+    testing::EngineRig rig(mapped ? "mapped" : "ideal", 2, 2, s, 8 * 32, 4 * 32,
+                           std::make_unique<ElasticSimd>(IspConfig::defaults()));
+    const ReversedRuns map(rig.placement.layout(), rig.placement.total_pages(), 3);
+    if (mapped) rig.placement.set_page_map(&map);
+    const AttentionPlanner& planner = rig.engine.planner();
+    for (const AttentionWork& w : {decode, recompute, whole, non_causal}) {
+      const CheckedAttention op = planner.check(w);
+      const PassTiles listed = planner.pass_tiles(op, 0, false, true);
+      const PassTiles firsts = planner.pass_tiles(op, 0, false, false);
+      ASSERT_EQ(firsts.runs.size(), listed.runs.size());
+      (mapped ? mapped_runs : ideal_runs) += listed.runs.size();
+      for (size_t r = 0; r < listed.runs.size(); ++r) {
+        EXPECT_EQ(firsts.runs[r].count, listed.runs[r].count) << "run " << r;
+        const PlannedTile& a = firsts.tiles[firsts.runs[r].first];
+        const PlannedTile& b = listed.tiles[listed.runs[r].first];
+        EXPECT_EQ(a.address, b.address) << "run " << r;
+        EXPECT_EQ(std::tie(a.in_flash, a.region, a.channel, a.kv_head, a.entries),
+                  std::tie(b.in_flash, b.region, b.channel, b.kv_head, b.entries)) << "run " << r;
+        EXPECT_EQ(std::tie(a.filter.kept, a.filter.substituted, a.filter.dropped, a.filter.forwarded),
+                  std::tie(b.filter.kept, b.filter.substituted, b.filter.dropped, b.filter.forwarded)) << "run " << r;
+        EXPECT_EQ(std::tie(a.cost.cycles, a.cost.macs, a.cost.energy_pj),
+                  std::tie(b.cost.cycles, b.cost.macs, b.cost.energy_pj)) << "run " << r;
+      }
+    }
+  }
+  EXPECT_GT(mapped_runs, ideal_runs);  // the map's runs cut the alike tiles' runs
+}
+
 TEST(AttentionEngine, ACheckedOpCarriesItsShapeAndItsOwnMask) {
   const trace::ModelShape s = shape(2, 1);
   testing::EngineRig checked_rig("checked", 2, 4, s, 8 * 32, 4, std::make_unique<ElasticSimd>(IspConfig::defaults()));

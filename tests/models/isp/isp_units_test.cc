@@ -339,6 +339,37 @@ TEST(StreamFilter, CountsWithoutTokensEqualTheCountedTokensOnEveryPageAndRow) {
   }
 }
 
+TEST(StreamFilter, EntriesKeptAsReadEndWhereATokenIsDroppedSubstitutedOrForwarded) {
+  // Against the tokens listed one by one: the stretch from `first` whose every
+  // token is kept and neither substituted nor forwarded.
+  const trace::BitVector mask = mask_of(40, {0, 3, 7, 8, 9, 21, 31, 32, 39});
+  for (bool causal : {true, false}) {
+    for (uint64_t max_row : {0u, 5u, 20u, 45u, 60u}) {
+      FilterContext ctx;
+      ctx.context_tokens = 40;
+      ctx.hkvd_mask = &mask;
+      ctx.causal = causal;
+      ctx.max_row_position = max_row;
+      const StreamFilter filter(IspConfig::defaults(), ctx);
+      for (trace::KvRegion region : {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED}) {
+        const uint64_t end = region == trace::KV_REGION_PRECOMPUTED ? 40 : 30;
+        auto as_read = [&](uint64_t entry) {
+          const FilterResult r = region == trace::KV_REGION_PRECOMPUTED ? filter.precomputed_page(entry, 1, true)
+                                                                        : filter.appended_page(entry, 1, true);
+          return r.kept == 1 && r.substituted == 0;
+        };
+        for (uint64_t first = 0; first <= end; ++first) {
+          uint64_t want = first;
+          while (want < end && as_read(want)) ++want;
+          ASSERT_EQ(filter.kept_as_read_end(region, first, end), want)
+              << (region == trace::KV_REGION_PRECOMPUTED ? "precomputed " : "appended ") << first << " row "
+              << max_row << (causal ? " causal" : "");
+        }
+      }
+    }
+  }
+}
+
 TEST(StreamFilter, CountsThroughACursorEqualTheCountedTokensInAnyOrder) {
   // A pass's pages in ascending position (the cursor sweeps the mask once),
   // then pages out of order (it searches again): the same counts as listing.
