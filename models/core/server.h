@@ -9,6 +9,8 @@
 // completion time, in submission order. Callbacks may submit new requests.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -21,6 +23,23 @@
 namespace ispsim::core {
 
 class FcfsClock;
+
+// Times in arithmetic progression: first, first + spacing, ... (`count` of them).
+struct Spaced {
+  uint64_t first_ps = 0;
+  uint64_t spacing_ps = 0;
+  uint64_t count = 0;
+  uint64_t at(uint64_t k) const { return first_ps + k * spacing_ps; }
+  uint64_t last() const { return at(count - 1); }
+  // How many come before `t`.
+  uint64_t before(uint64_t t) const {
+    if (count == 0 || first_ps >= t) return 0;
+    return spacing_ps == 0 ? count : std::min(count, (t - first_ps - 1) / spacing_ps + 1);
+  }
+  // The first `n` (<= count) of them, and the rest.
+  Spaced head(uint64_t n) const { return {first_ps, spacing_ps, n}; }
+  Spaced tail(uint64_t n) const { return {at(n), spacing_ps, count - n}; }
+};
 
 // What a batch of requests scheduled by an FcfsClock did to its server, for
 // Server::book(): the end of its last occupancy and its totals.
@@ -119,14 +138,28 @@ class FcfsClock {
   // whichever is later, so the last ends at the later of the two for k = times - 1.
   uint64_t submit_spaced(uint64_t first_at_ps, uint64_t spacing_ps, uint64_t occupancy_ps, uint64_t bytes,
                          uint64_t times) {
-    const uint64_t start = first_at_ps > free_ps_ ? first_at_ps : free_ps_;
-    const uint64_t backlog_end = start + times * occupancy_ps;
-    const uint64_t own_end = first_at_ps + (times - 1) * spacing_ps + occupancy_ps;
-    free_ps_ = backlog_end > own_end ? backlog_end : own_end;
-    busy_ps_ += times * occupancy_ps;
-    requests_ += times;
-    bytes_ += times * bytes;
-    return free_ps_ + latency_ps_;
+    const Completions ends = submit_runs({first_at_ps, spacing_ps, times}, occupancy_ps, bytes);
+    return (ends[1].count > 0 ? ends[1] : ends[0]).last();
+  }
+  // The completions of requests submitted at `at` (count >= 1), each standing
+  // for `requests` submitted together (occupancy and bytes their sums, its
+  // completion their last's): the first in backlog, end to end, then (when the
+  // spacing exceeds the occupancy) the rest at their own submit + occupancy.
+  using Completions = std::array<Spaced, 2>;  // the second may be empty
+  Completions submit_runs(const Spaced& at, uint64_t occupancy_ps, uint64_t bytes, uint64_t requests = 1) {
+    const uint64_t start = at.first_ps > free_ps_ ? at.first_ps : free_ps_;
+    // Request k ends at max(start + (k + 1) o, at(k) + o): the backlog's for k <= (start - first) / (s - o).
+    uint64_t backlog = at.count;
+    if (at.spacing_ps > occupancy_ps)
+      backlog = std::min(at.count, (start - at.first_ps) / (at.spacing_ps - occupancy_ps) + 1);
+    Completions ends;
+    ends[0] = {start + occupancy_ps + latency_ps_, occupancy_ps, backlog};
+    ends[1] = {at.at(backlog) + occupancy_ps + latency_ps_, at.spacing_ps, at.count - backlog};
+    free_ps_ = (ends[1].count > 0 ? ends[1] : ends[0]).last() - latency_ps_;
+    busy_ps_ += at.count * occupancy_ps;
+    requests_ += at.count * requests;
+    bytes_ += at.count * bytes;
+    return ends;
   }
   uint64_t free_ps() const { return free_ps_; }
   uint64_t busy_ps() const { return busy_ps_; }

@@ -486,22 +486,54 @@ void AggregatedPasses::drain_steps(Pass& pass) {
 
 // CONTROLLER_DRAM: a partial's Q is read from DRAM and the partial written
 // there; when written, it is read back for its merge. The read-backs complete
-// in DRAM order, so they wait in a FIFO.
+// in DRAM order, so they wait in a FIFO. Steps of one time and Q size go to
+// DRAM as one run (each its Q, then its partial), and the read-backs due
+// before a step as runs: the same FCFS arithmetic (core::FcfsClock::submit_runs).
 void AggregatedPasses::drain_partials(Pass& pass) {
   const uint64_t partial_bytes = pass.partial.partial_bytes;
-  std::vector<uint64_t>& written = partials_written_;  // to be read back
+  const uint64_t partial_ps = pass.dram.occupancy_ps(partial_bytes);
+  std::vector<core::Spaced>& written = partials_written_;  // to be read back, from `next` on
   written.clear();
   size_t next = 0;
-  auto merge_next = [&] {
-    const uint64_t read = pass.dram.transfer(written[next++], partial_bytes);
-    pass.end = std::max(pass.end, pass.reduction.submit(read, pass.merge_ps, partial_bytes));
+  auto merge = [&](const core::Spaced& at) {
+    for (const core::Spaced& read : pass.dram.submit_runs(at, partial_ps, partial_bytes)) {
+      if (read.count == 0) continue;
+      const uint64_t merged =
+          pass.reduction.submit_spaced(read.first_ps, read.spacing_ps, pass.merge_ps, partial_bytes, read.count);
+      pass.end = std::max(pass.end, merged);
+    }
+  };
+  auto merge_before = [&](uint64_t t) {
+    for (; next < written.size(); ++next) {
+      const uint64_t n = written[next].before(t);
+      if (n > 0) merge(written[next].head(n));
+      if (n < written[next].count) {
+        written[next] = written[next].tail(n);
+        return;
+      }
+    }
+  };
+  uint64_t at = 0, q_bytes = 0, steps = 0;  // the run of steps being gathered
+  auto submit = [&] {
+    if (steps == 0) return;
+    merge_before(at);
+    const uint64_t pair_ps = pass.dram.occupancy_ps(q_bytes) + partial_ps;
+    const core::Spaced ends = pass.dram.submit_runs({at, 0, steps}, pair_ps, q_bytes + partial_bytes, 2)[0];
+    pass.end = std::max(pass.end, ends.last() - partial_ps);  // the last Q's
+    written.push_back(ends);
   };
   steps_->for_each_in_time_order([&](const InputSteps::Step& step, uint32_t tile) {
-    while (next < written.size() && written[next] < step.at_ps) merge_next();
-    pass.end = std::max(pass.end, pass.dram.transfer(step.at_ps, step_bytes_[tile]));  // Q
-    written.push_back(pass.dram.transfer(step.at_ps, partial_bytes));
+    if (steps > 0 && step.at_ps == at && step_bytes_[tile] == q_bytes) {
+      ++steps;
+      return;
+    }
+    submit();
+    at = step.at_ps;
+    q_bytes = step_bytes_[tile];
+    steps = 1;
   });
-  while (next < written.size()) merge_next();
+  submit();
+  merge_before(UINT64_MAX);
 }
 
 // CENTRALIZED: a page crosses the bus (in the order the pages came), is

@@ -124,7 +124,7 @@ class AggregatedPasses {
   uint64_t scheduled_on_one_channel_ = 0;
   // Scratch buffers kept across passes (reused, not reallocated).
   std::unique_ptr<InputSteps> steps_;
-  std::vector<uint64_t> partials_written_;  // CONTROLLER_DRAM: when each partial is in DRAM
+  std::vector<core::Spaced> partials_written_;  // CONTROLLER_DRAM: when the partials are in DRAM, in runs
   std::vector<Hop> bus_hops_, dram_hops_, supplied_hops_;
   std::vector<nand::PageAddress> stream_pages_;
   std::vector<uint64_t> stream_page_ps_;       // PER_CHANNEL: each page's accelerator time

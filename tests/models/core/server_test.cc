@@ -237,6 +237,45 @@ TEST(Server, SpacedSubmissionsEqualOneByOne) {
   }
 }
 
+TEST(Server, SpacedRunsCompleteAsOneByOne) {
+  Server server("unit", 0.0, ns(3));
+  for (uint64_t times : {1, 2, 7, 50}) {
+    for (uint64_t at : {0, 5, 40, 1000}) {
+      for (uint64_t spacing : {0, 4, 11, 12, 30}) {
+        FcfsClock runs(server), each(server);
+        runs.submit(10, 200, 4);  // busy until 210
+        each.submit(10, 200, 4);
+        std::vector<uint64_t> want, got;
+        for (uint64_t k = 0; k < times; ++k) {
+          each.submit(at + k * spacing, 5, 2);  // a request of two: 5 + 6 ps
+          want.push_back(each.submit(at + k * spacing, 6, 4));
+        }
+        for (const Spaced& ends : runs.submit_runs({at, spacing, times}, 11, 6, 2))
+          for (uint64_t k = 0; k < ends.count; ++k) got.push_back(ends.at(k));
+        EXPECT_EQ(got, want) << times << " at " << at << " every " << spacing;
+        EXPECT_EQ(runs.free_ps(), each.free_ps());
+        EXPECT_EQ(runs.busy_ps(), each.busy_ps());
+        EXPECT_EQ(runs.requests(), each.requests());
+        EXPECT_EQ(runs.bytes(), each.bytes());
+      }
+    }
+  }
+}
+
+TEST(Spaced, CountsTheTimesBeforeAnInstantAndSplits) {
+  const Spaced s{100, 10, 5};  // 100 .. 140
+  EXPECT_EQ(s.before(100), 0u);
+  EXPECT_EQ(s.before(101), 1u);
+  EXPECT_EQ(s.before(140), 4u);
+  EXPECT_EQ(s.before(141), 5u);
+  EXPECT_EQ(s.last(), 140u);
+  EXPECT_EQ(s.tail(2).first_ps, 120u);
+  EXPECT_EQ(s.tail(2).count, 3u);
+  EXPECT_EQ(s.head(2).last(), 110u);
+  EXPECT_EQ((Spaced{7, 0, 3}).before(8), 3u);
+  EXPECT_EQ((Spaced{7, 0, 3}).before(7), 0u);
+}
+
 TEST(Server, OutstandingWaveform) {
   Server server("link", 2.0, ns(100));
   Driver driver("driver", server, {{ns(0), 1000}, {ns(0), 1000}, {ns(2000), 1000}});

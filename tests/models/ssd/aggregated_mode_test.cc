@@ -269,9 +269,17 @@ TEST(AggregatedMode, CentralizedAttentionMatchesPageAccurate) {
 // on layer 6. Each op starts from the same state as the one before, so the
 // aggregated drive schedules layer 0's pass and layer 6's and looks the other
 // five up; every time and count still equals the page-accurate drive's.
-void decode_step(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction) {
-  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
-  Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
+// `dram_gbps` > 0: a controller DRAM that slow, whose queue orders the steps.
+void decode_step(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction,
+                 double dram_gbps = 0) {
+  schema::SsdParams accurate_params = params(schema::SsdParams::PAGE_ACCURATE, organization, reduction);
+  schema::SsdParams aggregated_params = params(schema::SsdParams::AGGREGATED, organization, reduction);
+  if (dram_gbps > 0) {
+    accurate_params.set_dram_bandwidth_gbps(dram_gbps);
+    aggregated_params.set_dram_bandwidth_gbps(dram_gbps);
+  }
+  Drive accurate("a", accurate_params);
+  Drive aggregated("b", aggregated_params);
   const trace::BitVector mask = every_nth(3, 11);
   const uint64_t substitutes = (kContext - 3 + 10) / 11;
   isp::AttentionWork decode;
@@ -292,6 +300,7 @@ void decode_step(schema::SsdParams::Organization organization, schema::SsdParams
   sc_core::sc_start();
   ASSERT_EQ(accurate.finished.size(), 7u);
   EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), 7u);
+  if (dram_gbps > 0) return expect_same(accurate, aggregated);
   EXPECT_EQ(aggregated.ssd.engine().reused_passes(), 5u);
   EXPECT_EQ(accurate.ssd.engine().reused_passes(), 0u);
   // 32 KV heads on 8 channels: every channel streams alike, and one is scheduled for all.
@@ -307,6 +316,14 @@ TEST(AggregatedMode, PerChannelControllerDramDecodeStepReusesPassesAndMatchesPag
 }
 TEST(AggregatedMode, CentralizedDecodeStepReusesPassesAndMatchesPageAccurate) {
   decode_step(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM);
+}
+// 0.05 GB/s: DRAM is the passes' bottleneck (a 16 KB page takes 328 us of it,
+// a channel reads one in 7 us); Q rows, partials, pages and read-backs queue there.
+TEST(AggregatedMode, PerChannelControllerDramDecodeStepOnASlowDramMatchesPageAccurate) {
+  decode_step(schema::SsdParams::PER_CHANNEL, schema::SsdParams::CONTROLLER_DRAM, 0.05);
+}
+TEST(AggregatedMode, CentralizedDecodeStepOnASlowDramMatchesPageAccurate) {
+  decode_step(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM, 0.05);
 }
 
 // The same op from another state is scheduled anew: here its stream was
