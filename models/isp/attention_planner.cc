@@ -235,7 +235,7 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
     // Every precomputed position visible: the listing depends on the filter, the rows and the mode alone.
     const bool repeatable = region == trace::KV_REGION_PRECOMPUTED && out.tiles.empty() &&
                             filter.visible_entries(region, stored) == stored;
-    if (!listed && placement_.ideal() && repeatable) {
+    if (!listed && repeatable) {
       if (PrecomputedListing* kept = kept_listing(work, op_filter, end, out, shape)) {
         lend_listing(*kept, work.layer, out);
         continue;
@@ -286,6 +286,7 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
         }
       };
       placement_.for_each_run(work.layer, region, base, base + end, visit);
+      if (repeatable) keep_listing(work, op_filter, end, out, shape);
       continue;
     }
     PlannedTile costed;  // the token tile of the page's KV heads
@@ -366,7 +367,8 @@ AttentionPlanner::PrecomputedListing* AttentionPlanner::kept_listing(const Atten
                                                                     const AttentionShape& shape) const {
   if (work.layer >= listings_.size()) return nullptr;
   PrecomputedListing& kept = listings_[work.layer];
-  return !kept.lent && kept.same(&op_filter, end, out, shape) ? &kept : nullptr;
+  if (kept.lent || !kept.same(&op_filter, end, out, shape)) return nullptr;
+  return placement_.unmoved_since(kept.map, work.layer, trace::KV_REGION_PRECOMPUTED) ? &kept : nullptr;
 }
 
 // Kept only for the layer's shared filter (check() made it; held here, its
@@ -389,6 +391,7 @@ void AttentionPlanner::keep_listing(const AttentionWork& work, const StreamFilte
   kept.run_count = kept.runs.size();
   kept.last_run_count = kept.runs.empty() ? 0 : kept.runs.back().count;
   kept.name = ++listings_made_;
+  kept.map = placement_.map_state();
   kept.lent = false;
 }
 

@@ -93,9 +93,10 @@ class AttentionPlanner {
   const uint32_t page_bytes_;
   const unsigned channels_;
 
-  // A layer's precomputed tiles as an unlisted pass on the layout lists them,
-  // kept while its filter, rows and mode stay: a decode step's pass lists the
-  // same ones as the step before (every context position visible to its row).
+  // A layer's precomputed tiles as an unlisted pass lists them, kept while its
+  // filter, rows and mode stay and its pages do not move: a decode step's pass
+  // lists the same ones as the step before (every context position visible to
+  // its row).
   // Lent, not copied, to the pass that begins with them: the pass appends its
   // other tiles, and recycle() cuts them off again.
   struct PrecomputedListing {
@@ -108,6 +109,7 @@ class AttentionPlanner {
     size_t tile_count = 0, run_count = 0;  // kept, also while lent
     uint64_t last_run_count = 0;           // a pass's next tiles may join the last run
     uint64_t name = 0;                     // unique among the listings kept
+    KvPlacement::MapState map;             // where the pages were: valid while none moved
     bool lent = false;
     bool same(const StreamFilter* f, uint64_t e, const PassTiles& out, const AttentionShape& shape) const {
       return filter.get() == f && end == e && row_heads == out.row_heads_per_tile && mode == shape.mode &&
@@ -115,7 +117,7 @@ class AttentionPlanner {
     }
   };
   // The listing of `work`'s layer, if the pass's (filter, end, rows, mode) are
-  // those it was made with and it is not lent.
+  // those it was made with, its pages have not moved and it is not lent.
   PrecomputedListing* kept_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end,
                                    const PassTiles& out, const AttentionShape& shape) const;
   void lend_listing(PrecomputedListing& listing, uint32_t layer, PassTiles& out) const;

@@ -536,6 +536,15 @@ void AggregatedPasses::drain_partials(Pass& pass) {
   merge_before(UINT64_MAX);
 }
 
+// Field by field: a Hop built whole on the stack and copied in is read back
+// across its separate stores, which stalls every page.
+void AggregatedPasses::add_hop(std::vector<Hop>& hops, uint64_t at_ps, uint64_t cause_ps, uint32_t tile) {
+  Hop& hop = hops.emplace_back();
+  hop.at_ps = at_ps;
+  hop.cause_ps = cause_ps;
+  hop.tile = tile;
+}
+
 // CENTRALIZED: a page crosses the bus (in the order the pages came), is
 // written to DRAM, then read back with its Q and state for the central SIMD; a
 // supplied tile is read back at the command. The bus is the pages' alone, so
@@ -549,9 +558,9 @@ void AggregatedPasses::drain_pages(Pass& pass) {
   supplied.clear();
   steps_->for_each_in_time_order([&](const InputSteps::Step& step, uint32_t tile) {
     if (step.kind == InputSteps::kPage) {
-      on_bus.push_back({pass.bus.transfer(step.at_ps, page_bytes_), step.at_ps, tile});
+      add_hop(on_bus, pass.bus.transfer(step.at_ps, page_bytes_), step.at_ps, tile);
     } else {
-      supplied.push_back({step.at_ps, step.at_ps, tile});
+      add_hop(supplied, step.at_ps, step.at_ps, tile);
     }
   });
   auto read_back = [&](uint64_t at, uint32_t tile) {
@@ -571,7 +580,7 @@ void AggregatedPasses::drain_pages(Pass& pass) {
       ++s;
     } else if (write_first) {
       const Hop& hop = on_bus[b++];
-      written.push_back({pass.dram.transfer(hop.at_ps, page_bytes_), hop.at_ps, hop.tile});
+      add_hop(written, pass.dram.transfer(hop.at_ps, page_bytes_), hop.at_ps, hop.tile);
     } else {
       read_back(written[w].at_ps, written[w].tile);
       ++w;

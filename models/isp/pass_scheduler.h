@@ -108,6 +108,7 @@ class AggregatedPasses {
   void drain_steps(Pass& pass);
   void drain_partials(Pass& pass);
   void drain_pages(Pass& pass);
+  static void add_hop(std::vector<Hop>& hops, uint64_t at_ps, uint64_t cause_ps, uint32_t tile);
   void make_relative(Pass& pass);
 
   nand::FlashArray& flash_;

@@ -111,6 +111,15 @@ nand::PageAddress KvPlacement::address(uint32_t layer, trace::KvRegion region, u
   return ideal() ? layout_.address(index, "kv placement") : map_->run(index).address;
 }
 
+bool KvPlacement::unmoved_since(const MapState& then, uint32_t layer, trace::KvRegion region) const {
+  if (then.ideal != ideal()) return false;
+  if (then.ideal) return true;
+  const uint64_t tiles = tiles_per_layer(region);
+  if (tiles == 0) return true;
+  const uint64_t first = tile_index(layer, region, 0, 0);
+  return map_->unchanged_since(then.version, first, tile_index(layer, region, tiles - 1, kv_heads_ - 1) + 1);
+}
+
 uint64_t KvPlacement::total_pages() const {
   return uint64_t(layers_) * (pre_tiles_ + app_tiles_) * kv_heads_ + (slots_ - 1) * slot_stride_;
 }

@@ -71,6 +71,14 @@ class PageMap {
   // timing depends on nothing else (nand::Die), so the layout's addresses stand
   // for the pages then.
   virtual bool ideal() const = 0;
+  // The map's changes so far (a map whose pages never move may say 0), and
+  // whether none since `version` moved a page of [first, end): what was read
+  // of those pages then is still true.
+  virtual uint64_t version() const { return 0; }
+  virtual bool unchanged_since(uint64_t version, uint64_t first, uint64_t end) const {
+    (void)first, (void)end;
+    return version == this->version();
+  }
 };
 
 class KvPlacement {
@@ -108,6 +116,14 @@ class KvPlacement {
   void set_page_map(const PageMap* map) { map_ = map; }
   // The layout's addresses are where the pages are, channel, die and plane.
   bool ideal() const { return map_ == nullptr || map_->ideal(); }
+  // The page map as it is now, and whether a layer's region has the same
+  // addresses as then (both ideal, or no page of the region moved since).
+  struct MapState {
+    bool ideal = true;
+    uint64_t version = 0;
+  };
+  MapState map_state() const { return {ideal(), map_ == nullptr ? 0 : map_->version()}; }
+  bool unmoved_since(const MapState& then, uint32_t layer, trace::KvRegion region) const;
 
   // One page of a stream, with what it holds.
   struct PageRef {

@@ -43,18 +43,41 @@ std::vector<ftl::FlashOp> FlashTranslation::write(uint64_t lpn, uint64_t count) 
                                         [](const ftl::FlashOp& op) { return op.cause != ftl::OpCause::kHost; });
   // GC and wear levelling move pages anywhere: count again, which they make rare.
   misplaced_ = others_moved ? misplaced(0, kv_pages_) : misplaced_ - before + misplaced(lpn, count);
+  if (others_moved) {
+    changed(0, UINT64_MAX);
+  } else {
+    changed(lpn, lpn + count);
+  }
   return ops;
 }
 
 std::vector<ftl::FlashOp> FlashTranslation::background_gc() {
   std::vector<ftl::FlashOp> ops;
-  if (ftl_.background_gc(&ops)) misplaced_ = misplaced(0, kv_pages_);  // GC moves pages anywhere
+  if (ftl_.background_gc(&ops)) {  // GC moves pages anywhere
+    misplaced_ = misplaced(0, kv_pages_);
+    changed(0, UINT64_MAX);
+  }
   return ops;
 }
 
 void FlashTranslation::trim(uint64_t lpn, uint64_t count) {
   misplaced_ -= misplaced(lpn, count);
   ftl_.trim(lpn, count);
+  changed(lpn, lpn + count);
+}
+
+void FlashTranslation::changed(uint64_t first, uint64_t end) {
+  changes_[version_ % changes_.size()] = {first, end};
+  ++version_;
+}
+
+bool FlashTranslation::unchanged_since(uint64_t version, uint64_t first, uint64_t end) const {
+  if (version > version_ || version_ - version > changes_.size()) return false;  // forgotten
+  for (uint64_t v = version; v < version_; ++v) {
+    const Change& c = changes_[v % changes_.size()];
+    if (c.first < end && first < c.end) return false;
+  }
+  return true;
 }
 
 isp::PageMap::Run FlashTranslation::run(uint64_t index) const {

@@ -62,6 +62,8 @@ class FlashTranslation : public isp::PageMap {
 
   Run run(uint64_t index) const override;
   bool ideal() const override { return misplaced_ == 0; }
+  uint64_t version() const override { return version_; }
+  bool unchanged_since(uint64_t version, uint64_t first, uint64_t end) const override;
 
   nand::PageAddress address(uint64_t ppn) const { return ftl_.geometry().address(ppn); }
   const ftl::Ftl& ftl() const { return ftl_; }
@@ -70,11 +72,20 @@ class FlashTranslation : public isp::PageMap {
  private:
   // Pages of [lpn, lpn + count) in the KV space mapped off their layout unit.
   uint64_t misplaced(uint64_t lpn, uint64_t count) const;
+  // A change of the map's logical pages [first, end) (all of them: GC moved pages).
+  void changed(uint64_t first, uint64_t end);
 
   ftl::Ftl ftl_;
   nand::Layout layout_;
   uint64_t kv_pages_;
   uint64_t misplaced_ = 0;  // in the KV space (misplaced(0, kv_pages))
+  // The last changes' ranges, by version modulo their number: enough for the
+  // changes between two decode steps of a layer (an append per layer).
+  struct Change {
+    uint64_t first = 0, end = 0;
+  };
+  std::vector<Change> changes_ = std::vector<Change>(512);
+  uint64_t version_ = 0;
 };
 
 }  // namespace ispsim::ssd

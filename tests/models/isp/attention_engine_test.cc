@@ -336,20 +336,33 @@ TEST(AttentionPlanner, AKeptPrecomputedListingEqualsAFreshOne) {
 }
 
 // The layout's pages in runs of `length`, the runs in reverse order: no page
-// follows the one before it across a run's end.
+// follows the one before it across a run's end. change() records a change of
+// the map's pages [first, end), the runs' length after it.
 class ReversedRuns : public PageMap {
  public:
   ReversedRuns(const nand::Layout& layout, uint64_t pages, uint64_t length)
-      : layout_(layout), runs_(pages / length), length_(length) {}
+      : layout_(layout), pages_(pages), length_(length) {}
   Run run(uint64_t index) const override {
     const uint64_t run = index / length_, offset = index % length_;
-    return {layout_.address((runs_ - 1 - run) * length_ + offset, "reversed runs"), length_ - offset};
+    return {layout_.address((pages_ / length_ - 1 - run) * length_ + offset, "reversed runs"), length_ - offset};
   }
   bool ideal() const override { return false; }
+  uint64_t version() const override { return changes_.size(); }
+  bool unchanged_since(uint64_t version, uint64_t first, uint64_t end) const override {
+    for (uint64_t v = version; v < changes_.size(); ++v)
+      if (changes_[v].first < end && first < changes_[v].second) return false;
+    return true;
+  }
+  void change(uint64_t first, uint64_t end, uint64_t length) {
+    changes_.push_back({first, end});
+    length_ = length;
+  }
 
  private:
   const nand::Layout& layout_;
-  const uint64_t runs_, length_;
+  const uint64_t pages_;
+  uint64_t length_;
+  std::vector<std::pair<uint64_t, uint64_t>> changes_;
 };
 
 // A pass that keeps only its runs' first tiles has the runs of the pass that
@@ -395,6 +408,40 @@ TEST(AttentionPlanner, AnUnlistedPassHasTheRunsOfTheListedPass) {
     }
   }
   EXPECT_GT(mapped_runs, ideal_runs);  // the map's runs cut the alike tiles' runs
+}
+
+// Through a page map, a decode step's pass takes the precomputed tiles of the
+// step before while the map has not moved their pages (an append elsewhere
+// changed it), and lists them anew once it has: either way as a fresh listing.
+TEST(AttentionPlanner, AKeptListingThroughAMapHoldsUntilItsPagesMove) {
+  const trace::ModelShape s = shape(2, 1);
+  const trace::BitVector mask = testing::mask_of(8 * 32, {3, 40, 41, 77, 250});
+  AttentionWork step = work(s, 1, 8 * 32, 10, 1);
+  step.hkvd_mask = &mask;
+  AttentionWork next = step;
+  ++next.appended_tokens_in_flash;
+  testing::EngineRig kept("kept", 2, 4, s, 8 * 32, 64, std::make_unique<ElasticSimd>(IspConfig::defaults()));
+  testing::EngineRig fresh("fresh", 2, 4, s, 8 * 32, 64, std::make_unique<ElasticSimd>(IspConfig::defaults()));
+  const uint64_t pages = kept.placement.total_pages();
+  ReversedRuns map(kept.placement.layout(), pages, 3), fresh_map(fresh.placement.layout(), pages, 3);
+  kept.placement.set_page_map(&map);
+  fresh.placement.set_page_map(&fresh_map);
+  const AttentionPlanner& planner = kept.engine.planner();
+  auto expect_fresh = [&](bool borrowed) {
+    PassTiles got = planner.pass_tiles(planner.check(next), 0, false, false);
+    EXPECT_EQ(got.borrowed_listing != 0, borrowed);
+    expect_same_tiles(got, fresh.engine.planner().pass_tiles(fresh.engine.planner().check(next), 0, false, false));
+    planner.recycle(got);
+  };
+  PassTiles first = planner.pass_tiles(planner.check(step), 0, false, false);  // lists the layer and keeps it
+  planner.recycle(first);
+  const uint64_t appended = kept.placement.tile_index(0, trace::KV_REGION_APPENDED, 0, 0);
+  map.change(appended, pages, 3);
+  expect_fresh(true);
+  map.change(0, pages, 5);
+  fresh_map.change(0, pages, 5);
+  expect_fresh(false);
+  expect_fresh(true);  // kept again, with the map's new runs
 }
 
 TEST(AttentionEngine, ACheckedOpCarriesItsShapeAndItsOwnMask) {

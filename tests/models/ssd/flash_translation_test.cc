@@ -120,6 +120,38 @@ TEST(FlashTranslation, APageOffItsHomeUnitIsFoundWhereTheFtlPutIt) {
   EXPECT_TRUE(t.ideal());
 }
 
+// What was read of a range of the map stays true while no write, TRIM or GC
+// touched it: the map tells by version and range. GC may move any page, and a
+// change too old to be remembered counts as one that moved the range.
+TEST(FlashTranslation, TheMapTellsWhetherARangeChangedSinceAVersion) {
+  const schema::NandParams n = nand(2, 1, 4, 16);
+  const nand::FlashConfig flash = nand::FlashConfig::from_params(n);
+  FlashTranslation t(ftl_config(n), flash, 16);
+  const uint64_t fresh = t.version();
+  t.write(8, 2);
+  EXPECT_TRUE(t.unchanged_since(fresh, 0, 8));
+  EXPECT_TRUE(t.unchanged_since(fresh, 10, 16));
+  EXPECT_FALSE(t.unchanged_since(fresh, 9, 10));
+  const uint64_t written = t.version();
+  EXPECT_TRUE(t.unchanged_since(written, 0, 16));
+  t.trim(3, 1);
+  EXPECT_FALSE(t.unchanged_since(written, 0, 4));
+  EXPECT_TRUE(t.unchanged_since(written, 4, 16));
+  t.write(12, 4);
+  bool collected = false;
+  for (int i = 0; i < 400 && !collected; ++i) {  // page 0 rewritten until GC runs
+    const uint64_t before = t.version();
+    for (const ftl::FlashOp& op : t.write(0, 1)) collected = collected || op.cause != ftl::OpCause::kHost;
+    if (collected) EXPECT_FALSE(t.unchanged_since(before, 12, 16));
+    if (!collected) EXPECT_TRUE(t.unchanged_since(before, 12, 16));
+  }
+  ASSERT_TRUE(collected);
+  const uint64_t old = t.version();
+  for (int i = 0; i < 1000; ++i) t.trim(15, 1);
+  EXPECT_FALSE(t.unchanged_since(old, 0, 8));
+  EXPECT_TRUE(t.unchanged_since(t.version(), 0, 16));
+}
+
 // A placement walking a non-ideal map: each page where the map puts it, and a
 // page that does not continue the previous one's run says so (the attention
 // planner starts a run there). Pages 0-3 at home (physical 0-3); page 0
