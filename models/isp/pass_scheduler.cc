@@ -440,6 +440,7 @@ void AggregatedPasses::cost_steps(Pass& pass) {
   const size_t step_tiles = pass.sram_merges ? 0 : pass.tile_count;
   step_bytes_.assign(step_tiles, 0);
   step_compute_ps_.assign(pass.per_channel ? 0 : step_tiles, 0);
+  step_dram_ps_.assign(pass.per_channel ? 0 : step_tiles, 0);
   if (step_tiles == 0) return;
   // CENTRALIZED: a tile's bytes depend on where it is, whether it is computed
   // and its size; its compute time on its cycles.
@@ -466,6 +467,7 @@ void AggregatedPasses::cost_steps(Pass& pass) {
       if (tile.in_flash) pass.out.bus_bytes += run.count * a.bus_bytes;
       fill(step_bytes_, tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes);
       fill(step_compute_ps_, compute_times.get(tile.cost.cycles, [&] { return planner_.compute_ps(tile); }));
+      fill(step_dram_ps_, pass.dram.occupancy_ps(step_bytes_[first]));
     }
     first += run.count;
   }
@@ -567,24 +569,36 @@ void AggregatedPasses::drain_pages(Pass& pass) {
     const uint64_t read = pass.dram.transfer(at, step_bytes_[tile]);
     pass.end = std::max(pass.end, pass.central.submit(read, step_compute_ps_[tile], 0));
   };
-  size_t s = 0, b = 0, w = 0;
-  while (s < supplied.size() || b < on_bus.size() || w < written.size()) {
+  // Each queue ends in a hop at the end of time; the pages' writes and
+  // read-backs, which alternate as their times say, take one path.
+  const size_t pages = on_bus.size();
+  add_hop(on_bus, UINT64_MAX, UINT64_MAX, 0);
+  written.assign(pages + 1, Hop{UINT64_MAX, UINT64_MAX, 0});
+  const uint64_t page_ps = pass.dram.occupancy_ps(page_bytes_);
+  Hop discarded{};
+  size_t s = 0, b = 0, w = 0, filled = 0;
+  while (s < supplied.size() || b < pages || w < filled) {
+    const Hop& bus = on_bus[b];
+    const Hop& dram = written[w];
     // A write is submitted before a read-back of the same time when its page
     // left the flash no later than the read-back's page left the bus.
-    const bool write_first =
-        b < on_bus.size() && (w == written.size() || on_bus[b].at_ps < written[w].at_ps ||
-                              (on_bus[b].at_ps == written[w].at_ps && on_bus[b].cause_ps <= written[w].cause_ps));
-    const uint64_t next = write_first ? on_bus[b].at_ps : w < written.size() ? written[w].at_ps : UINT64_MAX;
+    const bool write = bus.at_ps < dram.at_ps || (bus.at_ps == dram.at_ps && bus.cause_ps <= dram.cause_ps);
+    const uint64_t next = write ? bus.at_ps : dram.at_ps;
     if (s < supplied.size() && supplied[s].at_ps <= next) {
       read_back(supplied[s].at_ps, supplied[s].tile);
       ++s;
-    } else if (write_first) {
-      const Hop& hop = on_bus[b++];
-      add_hop(written, pass.dram.transfer(hop.at_ps, page_bytes_), hop.at_ps, hop.tile);
-    } else {
-      read_back(written[w].at_ps, written[w].tile);
-      ++w;
+      continue;
     }
+    const uint32_t tile = write ? bus.tile : dram.tile;
+    const uint64_t done = pass.dram.submit(next, write ? page_ps : step_dram_ps_[tile], write ? page_bytes_ : step_bytes_[tile]);
+    Hop& out = write ? written[filled] : discarded;
+    out.at_ps = done;
+    out.cause_ps = next;
+    out.tile = tile;
+    pass.end = std::max(pass.end, pass.central.submit_if(!write, done, step_compute_ps_[tile], 0));
+    filled += write;
+    b += write;
+    w += !write;
   }
 }
 

@@ -134,6 +134,7 @@ class AggregatedPasses {
   std::vector<uint64_t> merge_times_;
   std::vector<uint64_t> step_bytes_;       // by tile: DRAM bytes of its Q (PER_CHANNEL) or read-back
   std::vector<uint64_t> step_compute_ps_;  // by tile: central SIMD time (CENTRALIZED)
+  std::vector<uint64_t> step_dram_ps_;     // by tile: DRAM time of its read-back (CENTRALIZED)
 };
 
 }  // namespace ispsim::isp

@@ -262,6 +262,18 @@ TEST(Server, SpacedRunsCompleteAsOneByOne) {
   }
 }
 
+TEST(Server, ASubmissionIfNotReallyChangesNothing) {
+  Server server("unit", 0.0, ns(3));
+  FcfsClock maybe(server), sure(server);
+  EXPECT_EQ(maybe.submit_if(true, 10, 200, 4), sure.submit(10, 200, 4));
+  EXPECT_EQ(maybe.submit_if(false, 500, 7, 9), 0u);
+  EXPECT_EQ(maybe.submit_if(true, 100, 20, 1), sure.submit(100, 20, 1));  // queued behind the first
+  EXPECT_EQ(maybe.use().free_ps, sure.use().free_ps);
+  EXPECT_EQ(maybe.busy_ps(), sure.busy_ps());
+  EXPECT_EQ(maybe.requests(), 2u);
+  EXPECT_EQ(maybe.bytes(), 5u);
+}
+
 TEST(Spaced, CountsTheTimesBeforeAnInstantAndSplits) {
   const Spaced s{100, 10, 5};  // 100 .. 140
   EXPECT_EQ(s.before(100), 0u);
