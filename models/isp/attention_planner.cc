@@ -241,30 +241,15 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
         continue;
       }
     }
-    auto tile_at = [&](uint64_t t) {
-      return lister.costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
-    };
-    // The end of the tiles alike to tile t: the whole tiles after a whole tile kept as read that are kept as read too.
-    auto alike_end = [&](uint64_t t, const PlannedTile& tile) {
-      if (tile.filter.kept != T || tile.filter.substituted != 0) return t + 1;
-      return std::max(t + 1, filter.kept_as_read_end(region, (t + 1) * T, end) / T);
-    };
-    if (!listed && placement_.ideal()) {  // a run's first tile's address is enough
-      for (uint64_t t = 0; t * T < end;) {
-        PlannedTile tile = tile_at(t);
-        const uint64_t next = alike_end(t, tile);
-        if (lister.extend_runs(tile, heads)) {
-          tile.address = placement_.address(work.layer, region, base / T + t, 0);
-          tile.channel = tile.address.channel;
-          out.tiles.push_back(tile);
-        }
-        if (next > t + 1) lister.extend_runs(tile, heads * (next - t - 1));
-        t = next;
-      }
-      if (repeatable) keep_listing(work, op_filter, end, out, shape);
-      continue;
-    }
-    if (!listed) {  // through the FTL's map: a run of alike pages ends where the map's run does
+    if (!listed) {  // each run's first page; through the FTL's map, a run ends where the map's does
+      auto tile_at = [&](uint64_t t) {
+        return lister.costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
+      };
+      // The end of the tiles alike to tile t: the whole tiles after a whole tile kept as read, kept as read too.
+      auto alike_end = [&](uint64_t t, const PlannedTile& tile) {
+        if (tile.filter.kept != T || tile.filter.substituted != 0) return t + 1;
+        return std::max(t + 1, filter.kept_as_read_end(region, (t + 1) * T, end) / T);
+      };
       uint64_t costed_tile = ~uint64_t(0), alike_until = 0;
       PlannedTile tile;
       auto visit = [&](const nand::PageAddress& first, uint64_t first_page, uint64_t pages) {
