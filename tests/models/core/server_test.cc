@@ -196,6 +196,14 @@ TEST(Server, Statistics) {
   EXPECT_NE(csv.find("sys.link.utilization,0.5217391304347826,ratio,"), std::string::npos) << csv;
 }
 
+// Two clocks that served the same requests, however they were submitted.
+void expect_same_use(const FcfsClock& a, const FcfsClock& b) {
+  EXPECT_EQ(a.free_ps(), b.free_ps());
+  EXPECT_EQ(a.busy_ps(), b.busy_ps());
+  EXPECT_EQ(a.requests(), b.requests());
+  EXPECT_EQ(a.bytes(), b.bytes());
+}
+
 // A run of alike requests submitted at once equals the same requests one by one.
 TEST(Server, RepeatedSubmissionsEqualOneByOne) {
   Server server("unit", 0.0, ns(3));
@@ -207,10 +215,7 @@ TEST(Server, RepeatedSubmissionsEqualOneByOne) {
       uint64_t last = 0;
       for (uint64_t k = 0; k < times; ++k) last = each.submit(at, 11, 6);
       EXPECT_EQ(once.submit_repeated(at, 11, 6, times), last) << times << " at " << at;
-      EXPECT_EQ(once.free_ps(), each.free_ps());
-      EXPECT_EQ(once.busy_ps(), each.busy_ps());
-      EXPECT_EQ(once.requests(), each.requests());
-      EXPECT_EQ(once.bytes(), each.bytes());
+      expect_same_use(once, each);
     }
   }
 }
@@ -228,10 +233,7 @@ TEST(Server, SpacedSubmissionsEqualOneByOne) {
         uint64_t last = 0;
         for (uint64_t k = 0; k < times; ++k) last = each.submit(at + k * spacing, 11, 6);
         EXPECT_EQ(once.submit_spaced(at, spacing, 11, 6, times), last) << times << " at " << at << " every " << spacing;
-        EXPECT_EQ(once.free_ps(), each.free_ps());
-        EXPECT_EQ(once.busy_ps(), each.busy_ps());
-        EXPECT_EQ(once.requests(), each.requests());
-        EXPECT_EQ(once.bytes(), each.bytes());
+        expect_same_use(once, each);
       }
     }
   }
@@ -253,10 +255,7 @@ TEST(Server, SpacedRunsCompleteAsOneByOne) {
         for (const Spaced& ends : runs.submit_runs({at, spacing, times}, 11, 6, 2))
           for (uint64_t k = 0; k < ends.count; ++k) got.push_back(ends.at(k));
         EXPECT_EQ(got, want) << times << " at " << at << " every " << spacing;
-        EXPECT_EQ(runs.free_ps(), each.free_ps());
-        EXPECT_EQ(runs.busy_ps(), each.busy_ps());
-        EXPECT_EQ(runs.requests(), each.requests());
-        EXPECT_EQ(runs.bytes(), each.bytes());
+        expect_same_use(runs, each);
       }
     }
   }
@@ -268,10 +267,7 @@ TEST(Server, ASubmissionIfNotReallyChangesNothing) {
   EXPECT_EQ(maybe.submit_if(true, 10, 200, 4), sure.submit(10, 200, 4));
   EXPECT_EQ(maybe.submit_if(false, 500, 7, 9), 0u);
   EXPECT_EQ(maybe.submit_if(true, 100, 20, 1), sure.submit(100, 20, 1));  // queued behind the first
-  EXPECT_EQ(maybe.use().free_ps, sure.use().free_ps);
-  EXPECT_EQ(maybe.busy_ps(), sure.busy_ps());
-  EXPECT_EQ(maybe.requests(), 2u);
-  EXPECT_EQ(maybe.bytes(), 5u);
+  expect_same_use(maybe, sure);
 }
 
 TEST(Spaced, CountsTheTimesBeforeAnInstantAndSplits) {

@@ -305,17 +305,22 @@ TEST(StreamFilter, QueryRowsSeeEverythingAndThroughputSetsTheCycles) {
   EXPECT_EQ(StreamFilter(config, ctx).precomputed_page(0, 10).kept, 10u);
 }
 
+// The filter of a 40-token context with `mask`.
+StreamFilter filter_of(const trace::BitVector& mask, bool causal, uint64_t max_row) {
+  FilterContext ctx;
+  ctx.context_tokens = 40;
+  ctx.hkvd_mask = &mask;
+  ctx.causal = causal;
+  ctx.max_row_position = max_row;
+  return StreamFilter(IspConfig::defaults(), ctx);
+}
+
 TEST(StreamFilter, CountsWithoutTokensEqualTheCountedTokensOnEveryPageAndRow) {
   // Counts alone come in closed form; listing the tokens walks them one by one.
   const trace::BitVector mask = mask_of(40, {0, 3, 7, 8, 9, 21, 31, 32, 39});
   for (bool causal : {true, false}) {
     for (uint64_t max_row = 0; max_row < 60; ++max_row) {
-      FilterContext ctx;
-      ctx.context_tokens = 40;
-      ctx.hkvd_mask = &mask;
-      ctx.causal = causal;
-      ctx.max_row_position = max_row;
-      const StreamFilter filter(IspConfig::defaults(), ctx);
+      const StreamFilter filter = filter_of(mask, causal, max_row);
       for (uint64_t first = 0; first < 40; ++first) {
         for (uint32_t entries = 1; first + entries <= 40; ++entries) {
           const FilterResult counted = filter.precomputed_page(first, entries, true);
@@ -345,12 +350,7 @@ TEST(StreamFilter, EntriesKeptAsReadEndWhereATokenIsDroppedSubstitutedOrForwarde
   const trace::BitVector mask = mask_of(40, {0, 3, 7, 8, 9, 21, 31, 32, 39});
   for (bool causal : {true, false}) {
     for (uint64_t max_row : {0u, 5u, 20u, 45u, 60u}) {
-      FilterContext ctx;
-      ctx.context_tokens = 40;
-      ctx.hkvd_mask = &mask;
-      ctx.causal = causal;
-      ctx.max_row_position = max_row;
-      const StreamFilter filter(IspConfig::defaults(), ctx);
+      const StreamFilter filter = filter_of(mask, causal, max_row);
       for (trace::KvRegion region : {trace::KV_REGION_PRECOMPUTED, trace::KV_REGION_APPENDED}) {
         const uint64_t end = region == trace::KV_REGION_PRECOMPUTED ? 40 : 30;
         auto as_read = [&](uint64_t entry) {
