@@ -221,32 +221,15 @@ TEST(Server, RepeatedSubmissionsEqualOneByOne) {
 }
 
 // Alike requests submitted at even spacing, before, during and after a
-// backlog, slower and faster than the server: the closed form equals one by one.
+// backlog, slower and faster than the server, each standing for two: the
+// closed forms (every completion, the last) equal the requests one by one.
 TEST(Server, SpacedSubmissionsEqualOneByOne) {
   Server server("unit", 0.0, ns(3));
   for (uint64_t times : {1, 2, 7, 50}) {
     for (uint64_t at : {0, 5, 40, 1000}) {
       for (uint64_t spacing : {0, 4, 11, 12, 30}) {
-        FcfsClock once(server), each(server);
-        once.submit(10, 200, 4);  // busy until 210
-        each.submit(10, 200, 4);
-        uint64_t last = 0;
-        for (uint64_t k = 0; k < times; ++k) last = each.submit(at + k * spacing, 11, 6);
-        EXPECT_EQ(once.submit_spaced(at, spacing, 11, 6, times), last) << times << " at " << at << " every " << spacing;
-        expect_same_use(once, each);
-      }
-    }
-  }
-}
-
-TEST(Server, SpacedRunsCompleteAsOneByOne) {
-  Server server("unit", 0.0, ns(3));
-  for (uint64_t times : {1, 2, 7, 50}) {
-    for (uint64_t at : {0, 5, 40, 1000}) {
-      for (uint64_t spacing : {0, 4, 11, 12, 30}) {
-        FcfsClock runs(server), each(server);
-        runs.submit(10, 200, 4);  // busy until 210
-        each.submit(10, 200, 4);
+        FcfsClock runs(server), last(server), each(server);
+        for (FcfsClock* clock : {&runs, &last, &each}) clock->submit(10, 200, 4);  // busy until 210
         std::vector<uint64_t> want, got;
         for (uint64_t k = 0; k < times; ++k) {
           each.submit(at + k * spacing, 5, 2);  // a request of two: 5 + 6 ps
@@ -256,6 +239,9 @@ TEST(Server, SpacedRunsCompleteAsOneByOne) {
           for (uint64_t k = 0; k < ends.count; ++k) got.push_back(ends.at(k));
         EXPECT_EQ(got, want) << times << " at " << at << " every " << spacing;
         expect_same_use(runs, each);
+        EXPECT_EQ(last.submit_spaced(at, spacing, 11, 6, times), want.back());
+        EXPECT_EQ(last.free_ps(), each.free_ps());
+        EXPECT_EQ(last.busy_ps(), each.busy_ps());
       }
     }
   }
