@@ -30,7 +30,7 @@ struct Spaced {
   uint64_t spacing_ps = 0;
   uint64_t count = 0;
   uint64_t at(uint64_t k) const { return first_ps + k * spacing_ps; }
-  uint64_t last() const { return at(count - 1); }
+  uint64_t last() const { return at(count - 1); }  // count >= 1
   // How many come before `t`.
   uint64_t before(uint64_t t) const {
     if (count == 0 || first_ps >= t) return 0;

@@ -590,7 +590,8 @@ void AggregatedPasses::drain_pages(Pass& pass) {
       continue;
     }
     const uint32_t tile = write ? bus.tile : dram.tile;
-    const uint64_t done = pass.dram.submit(next, write ? page_ps : step_dram_ps_[tile], write ? page_bytes_ : step_bytes_[tile]);
+    const uint64_t done =
+        pass.dram.submit(next, write ? page_ps : step_dram_ps_[tile], write ? page_bytes_ : step_bytes_[tile]);
     Hop& out = write ? written[filled] : discarded;
     out.at_ps = done;
     out.cause_ps = next;
