@@ -181,44 +181,30 @@ class KvPlacement {
   uint64_t slot_stride_ = 0;    // R: pages from one slot's first to the next's
 };
 
-// A region's pages of one layer have consecutive tile indexes (see above), so
-// the range is checked once and each address follows from the one before.
+// The map's runs, each page's address following from the one before.
 template <typename Visit>
 void KvPlacement::for_each_page(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end,
                                 Visit visit) const {
-  if (end <= begin) return;
-  check_range(region, begin, end);
   const uint64_t T = tokens_per_tile_;
   PageRef ref;
   ref.layer = layer;
   ref.region = region;
-  ref.address = address(layer, region, begin / T, 0);  // checks the layer and region
-  const bool mapped = !ideal();
-  uint64_t index = mapped ? tile_index(layer, region, begin / T, 0) : 0;
-  uint64_t following = mapped ? map_->run(index).count : 0;  // pages left in the map's run
-  bool first_page = true;
-  for (uint64_t tile = begin / T; tile * T < end; ++tile) {
-    ref.tile = tile;
-    ref.first_entry = std::max(begin, tile * T);
-    ref.entries = uint32_t(std::min(end, (tile + 1) * T) - ref.first_entry);
-    for (uint32_t h = 0; h < kv_heads_; ++h) {
-      if (!first_page && mapped && --following == 0) {
-        const PageMap::Run run = map_->run(++index);
-        ref.address = run.address;
-        following = run.count;
-        ref.follows = false;
-      } else if (!first_page) {
-        layout_.next(ref.address);
-        index += mapped ? 1 : 0;
-        ref.follows = true;
-      }
-      first_page = false;
-      ref.kv_head = h;
+  for_each_run(layer, region, begin, end, [&](const nand::PageAddress& first, uint64_t first_page, uint64_t pages) {
+    ref.address = first;
+    for (uint64_t page = first_page; page < first_page + pages; ++page) {
+      if (page != first_page) layout_.next(ref.address);
+      ref.follows = page != first_page || page == 0;
+      ref.tile = begin / T + page / kv_heads_;
+      ref.kv_head = uint32_t(page % kv_heads_);
+      ref.first_entry = std::max(begin, ref.tile * T);
+      ref.entries = uint32_t(std::min(end, (ref.tile + 1) * T) - ref.first_entry);
       visit(static_cast<const PageRef&>(ref));
     }
-  }
+  });
 }
 
+// A region's pages of one layer have consecutive tile indexes (see above), so
+// the range is checked once and the map asked once a run.
 template <typename Visit>
 void KvPlacement::for_each_run(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end,
                                Visit visit) const {
