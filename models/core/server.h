@@ -149,14 +149,14 @@ class FcfsClock {
   // whichever is later, so the last ends at the later of the two for k = times - 1.
   uint64_t submit_spaced(uint64_t first_at_ps, uint64_t spacing_ps, uint64_t occupancy_ps, uint64_t bytes,
                          uint64_t times) {
-    const Completions ends = submit_runs({first_at_ps, spacing_ps, times}, occupancy_ps, bytes);
-    return (ends[1].count > 0 ? ends[1] : ends[0]).last();
+    return last_of(submit_runs({first_at_ps, spacing_ps, times}, occupancy_ps, bytes));
   }
   // The completions of requests submitted at `at` (count >= 1), each standing
   // for `requests` submitted together (occupancy and bytes their sums, its
   // completion their last's): the first in backlog, end to end, then (when the
   // spacing exceeds the occupancy) the rest at their own submit + occupancy.
   using Completions = std::array<Spaced, 2>;  // the second may be empty
+  static uint64_t last_of(const Completions& ends) { return (ends[1].count > 0 ? ends[1] : ends[0]).last(); }
   Completions submit_runs(const Spaced& at, uint64_t occupancy_ps, uint64_t bytes, uint64_t requests = 1) {
     const uint64_t start = at.first_ps > free_ps_ ? at.first_ps : free_ps_;
     // Request k ends at max(start + (k + 1) o, at(k) + o): the backlog's for k <= (start - first) / (s - o).
@@ -166,7 +166,7 @@ class FcfsClock {
     Completions ends;
     ends[0] = {start + occupancy_ps + latency_ps_, occupancy_ps, backlog};
     ends[1] = {at.at(backlog) + occupancy_ps + latency_ps_, at.spacing_ps, at.count - backlog};
-    free_ps_ = (ends[1].count > 0 ? ends[1] : ends[0]).last() - latency_ps_;
+    free_ps_ = last_of(ends) - latency_ps_;
     busy_ps_ += at.count * occupancy_ps;
     requests_ += at.count * requests;
     bytes_ += at.count * bytes;
