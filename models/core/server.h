@@ -177,6 +177,13 @@ class FcfsClock {
   uint64_t requests() const { return requests_; }
   uint64_t bytes() const { return bytes_; }
   ClockUse use() const { return {free_ps_, busy_ps_, requests_, bytes_}; }
+  // Goes on from a state use() gave (of a clock of the same server).
+  void continue_from(const ClockUse& use) {
+    free_ps_ = use.free_ps;
+    busy_ps_ = use.busy_ps;
+    requests_ = use.requests;
+    bytes_ = use.bytes;
+  }
 
   // The server's occupancy for `bytes`. A batch moves few distinct sizes (a
   // page, a partial, Q rows): the last two sizes' occupancies are kept.

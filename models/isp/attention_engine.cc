@@ -583,6 +583,8 @@ uint64_t AttentionEngine::passes_scheduled_on_one_channel() const {
   return aggregated_ ? aggregated_->scheduled_on_one_channel() : 0;
 }
 
+uint64_t AttentionEngine::passes_resumed() const { return aggregated_ ? aggregated_->resumed() : 0; }
+
 AttentionEngine::TileCharges AttentionEngine::charges_of(const PlannedTile& tile) const {
   const Op& op = *op_;
   TileCharges c;

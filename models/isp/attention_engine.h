@@ -157,6 +157,8 @@ class AttentionEngine : public sc_core::sc_module {
   uint64_t reused_passes() const { return reused_passes_.value(); }
   // Of the scheduled ones: passes whose channels were alike, scheduled on channel 0 for all (not a statistic).
   uint64_t passes_scheduled_on_one_channel() const;
+  // Of the scheduled ones: passes resumed from the kept drain of one alike before its tail (not a statistic).
+  uint64_t passes_resumed() const;
 
   const AttentionPlanner& planner() const { return planner_; }
 

@@ -97,6 +97,31 @@ struct AggregatedPasses::Key {
 
 class AggregatedPasses::Memo : public RecentOutcomes<Key, PassOutcome> {};
 
+// The CENTRALIZED drain's queues and how far it went through them: pages off
+// the bus, to be written to DRAM; pages written, to be read back (the two end
+// in a hop at the end of time); supplied tiles, to be read back.
+struct AggregatedPasses::DrainQueues {
+  std::vector<Hop> on_bus, written, supplied;
+  size_t b = 0, w = 0, filled = 0, s = 0;
+};
+
+// Where a CENTRALIZED pass's drain stood before its first read-back of a tail
+// tile (of its last NAND run or a supplied one), and what its stream gave; times
+// relative to its stream's start. A pass alike before its tail goes on from here.
+struct AggregatedPasses::Checkpoint {
+  uint32_t tail_first = 0, tail_count = 0;  // the tail's tiles
+  bool taken = false;
+  bool on_one_channel = false;
+  uint64_t tile_count = 0;
+  uint64_t end_ps = 0;
+  DrainQueues queues;
+  core::ClockUse dram, bus, central;
+  std::vector<uint64_t> channel_last_page_ps;  // 0: none
+  nand::DieUse dies;
+};
+
+class AggregatedPasses::Checkpoints : public RecentOutcomes<Key, Checkpoint, 4> {};
+
 // One schedule() call's state.
 struct AggregatedPasses::Pass {
   Pass(const PassRequest& request, const PassServers& servers, const AttentionPlanner& planner)
@@ -151,7 +176,9 @@ AggregatedPasses::AggregatedPasses(nand::FlashArray& flash, const KvPlacement& p
       page_bytes_(flash.config().page_bytes),
       schedule_(flash.config()),
       memo_(std::make_unique<Memo>()),
-      steps_(std::make_unique<InputSteps>()) {}
+      checkpoints_(std::make_unique<Checkpoints>()),
+      steps_(std::make_unique<InputSteps>()),
+      drain_(std::make_unique<DrainQueues>()) {}
 
 AggregatedPasses::~AggregatedPasses() = default;
 
@@ -176,19 +203,21 @@ std::vector<uint64_t> AggregatedPasses::claim_dies(const PassTiles& tiles, uint6
   return die_ready;
 }
 
-AggregatedPasses::Key AggregatedPasses::key_of(const PassRequest& r) const {
+AggregatedPasses::Key AggregatedPasses::key_of(const PassRequest& r, size_t tail_run) const {
   const uint64_t base = r.stream_start_ps;
   auto relative = [&](uint64_t t) { return t > base ? t - base : 0; };
   const nand::FlashConfig& flash = flash_.config();
   const uint64_t cycle = uint64_t(flash.channels) * flash.dies_per_channel * flash.planes_per_die;
   Key key;
-  for (const PassTiles::Run& run : r.tiles.runs) {  // merged where only charges differ
+  for (size_t i = 0; i < r.tiles.runs.size(); ++i) {  // merged where only charges differ
+    const PassTiles::Run& run = r.tiles.runs[i];
     const PlannedTile& tile = r.tiles.tiles[run.first];
     const nand::PageAddress& a = tile.address;
     const uint64_t unit = a.channel + uint64_t(flash.channels) * (a.die + flash.dies_per_channel * a.plane);
     Key::Run k{tile.in_flash, tile.region, tile.in_flash ? 0 : tile.channel, tile.entries, tile.cost.cycles,
                tile.filter.kept > 0, tile.in_flash ? unit : 0, 0};
-    if (!key.runs.empty() && key.runs.back().merges_with(k, cycle)) {
+    if (i == tail_run) k.entries = 0, k.cycles = 0, k.computed = false;
+    if (i != tail_run && i != tail_run + 1 && !key.runs.empty() && key.runs.back().merges_with(k, cycle)) {
       key.runs.back().count += run.count;
     } else {
       k.count = run.count;
@@ -206,7 +235,7 @@ AggregatedPasses::Key AggregatedPasses::key_of(const PassRequest& r) const {
 }
 
 const PassOutcome& AggregatedPasses::outcome(const PassRequest& request, bool* reused) {
-  Key key = key_of(request);
+  Key key = key_of(request, request.tiles.runs.size());
   if (const PassOutcome* kept = memo_->find(key)) {
     *reused = true;
     return *kept;
@@ -215,17 +244,35 @@ const PassOutcome& AggregatedPasses::outcome(const PassRequest& request, bool* r
   return memo_->insert(std::move(key), schedule(request));
 }
 
-// Changes nothing but scratch buffers.
+// Changes nothing but scratch buffers and kept drains. A CENTRALIZED pass
+// with NAND runs before its last may resume a kept drain or keep its own.
 PassOutcome AggregatedPasses::schedule(const PassRequest& request) {
   Pass pass(request, servers_, planner_);
   schedule_supplied(pass);
+  const bool resumable = !pass.per_channel && pass.supplied_run >= 2;
+  Key drain_key;
+  Checkpoint keep;
+  if (resumable) {
+    const size_t tail_run = pass.supplied_run - 1;
+    drain_key = key_of(request, tail_run);
+    if (const Checkpoint* kept = checkpoints_->find(drain_key)) {
+      resume_drain(pass, *kept);
+      make_relative(pass);
+      return std::move(pass.out);
+    }
+    for (size_t k = 0; k < tail_run; ++k) keep.tail_first += uint32_t(request.tiles.runs[k].count);
+    keep.tail_count = uint32_t(request.tiles.runs[tail_run].count);
+  }
   steps_->clear();
   merge_times_.clear();
+  const uint64_t on_one_channel = scheduled_on_one_channel_;
   schedule_stream(pass);
+  keep.on_one_channel = scheduled_on_one_channel_ > on_one_channel;
   queue_supplied_steps(pass);
   merge_partials(pass);
   cost_steps(pass);
-  drain_steps(pass);
+  drain_steps(pass, resumable ? &keep : nullptr);
+  if (keep.taken) checkpoints_->insert(std::move(drain_key), std::move(keep));
   make_relative(pass);
   return std::move(pass.out);
 }
@@ -478,11 +525,11 @@ void AggregatedPasses::cost_steps(Pass& pass) {
 // completed, and of two completions, the one whose cause was submitted first.
 // The last stage (a merge on the reduction engine, a compute on the central
 // SIMD) is its clock's only user and is submitted as its step completes.
-void AggregatedPasses::drain_steps(Pass& pass) {
+void AggregatedPasses::drain_steps(Pass& pass, Checkpoint* keep) {
   if (pass.per_channel) {
     drain_partials(pass);
   } else {
-    drain_pages(pass);
+    drain_pages(pass, keep);
   }
 }
 
@@ -550,33 +597,46 @@ void AggregatedPasses::add_hop(std::vector<Hop>& hops, uint64_t at_ps, uint64_t 
 // CENTRALIZED: a page crosses the bus (in the order the pages came), is
 // written to DRAM, then read back with its Q and state for the central SIMD; a
 // supplied tile is read back at the command. The bus is the pages' alone, so
-// its transfers come first; DRAM then takes the pages' writes and the read-backs.
-void AggregatedPasses::drain_pages(Pass& pass) {
-  std::vector<Hop>& on_bus = bus_hops_;    // pages off the bus, to be written to DRAM
-  std::vector<Hop>& written = dram_hops_;  // pages written to DRAM, to be read back
-  std::vector<Hop>& supplied = supplied_hops_;
-  on_bus.clear();
-  written.clear();
-  supplied.clear();
+// its transfers come first; DRAM then takes the pages' writes and the
+// read-backs. `keep`: where the drain stood before its first tail tile, kept.
+void AggregatedPasses::drain_pages(Pass& pass, Checkpoint* keep) {
+  DrainQueues& q = *drain_;
+  q.on_bus.clear();
+  q.supplied.clear();
   steps_->for_each_in_time_order([&](const InputSteps::Step& step, uint32_t tile) {
     if (step.kind == InputSteps::kPage) {
-      add_hop(on_bus, pass.bus.transfer(step.at_ps, page_bytes_), step.at_ps, tile);
+      add_hop(q.on_bus, pass.bus.transfer(step.at_ps, page_bytes_), step.at_ps, tile);
     } else {
-      add_hop(supplied, step.at_ps, step.at_ps, tile);
+      add_hop(q.supplied, step.at_ps, step.at_ps, tile);
     }
   });
+  const size_t pages = q.on_bus.size();
+  add_hop(q.on_bus, UINT64_MAX, UINT64_MAX, 0);
+  q.written.assign(pages + 1, Hop{UINT64_MAX, UINT64_MAX, 0});
+  q.b = q.w = q.filled = q.s = 0;
+  if (!drain_queues(pass, keep ? keep->tail_first : 0, keep ? keep->tail_count : 0)) {
+    keep_drain(pass, *keep);
+    drain_queues(pass, 0, 0);
+  }
+}
+
+// The drain from where its queues stand, to its end (true) or to the first
+// read-back of one of the `stop_count` pages from `stop_first`, not made. The
+// pages' writes and read-backs, which alternate as their times say, take one path.
+bool AggregatedPasses::drain_queues(Pass& pass, uint32_t stop_first, uint32_t stop_count) {
+  DrainQueues& q = *drain_;
+  const std::vector<Hop>& on_bus = q.on_bus;
+  const std::vector<Hop>& supplied = q.supplied;
+  std::vector<Hop>& written = q.written;
   auto read_back = [&](uint64_t at, uint32_t tile) {
     const uint64_t read = pass.dram.transfer(at, step_bytes_[tile]);
     pass.end = std::max(pass.end, pass.central.submit(read, step_compute_ps_[tile], 0));
   };
-  // Each queue ends in a hop at the end of time; the pages' writes and
-  // read-backs, which alternate as their times say, take one path.
-  const size_t pages = on_bus.size();
-  add_hop(on_bus, UINT64_MAX, UINT64_MAX, 0);
-  written.assign(pages + 1, Hop{UINT64_MAX, UINT64_MAX, 0});
+  const size_t pages = on_bus.size() - 1;
   const uint64_t page_ps = pass.dram.occupancy_ps(page_bytes_);
   Hop discarded{};
-  size_t s = 0, b = 0, w = 0, filled = 0;
+  size_t s = q.s, b = q.b, w = q.w, filled = q.filled;
+  bool done = true;
   while (s < supplied.size() || b < pages || w < filled) {
     const Hop& bus = on_bus[b];
     const Hop& dram = written[w];
@@ -590,17 +650,91 @@ void AggregatedPasses::drain_pages(Pass& pass) {
       continue;
     }
     const uint32_t tile = write ? bus.tile : dram.tile;
-    const uint64_t done =
+    if (!write && tile - stop_first < stop_count) {
+      done = false;
+      break;
+    }
+    const uint64_t done_ps =
         pass.dram.submit(next, write ? page_ps : step_dram_ps_[tile], write ? page_bytes_ : step_bytes_[tile]);
     Hop& out = write ? written[filled] : discarded;
-    out.at_ps = done;
+    out.at_ps = done_ps;
     out.cause_ps = next;
     out.tile = tile;
-    pass.end = std::max(pass.end, pass.central.submit_if(!write, done, step_compute_ps_[tile], 0));
+    pass.end = std::max(pass.end, pass.central.submit_if(!write, done_ps, step_compute_ps_[tile], 0));
     filled += write;
     b += write;
     w += !write;
   }
+  q.s = s;
+  q.b = b;
+  q.w = w;
+  q.filled = filled;
+  return done;
+}
+
+// hops[first, last) moved by -minus + plus (those at the end of time stay there).
+std::vector<AggregatedPasses::Hop> AggregatedPasses::shifted(const std::vector<Hop>& hops, size_t first, size_t last,
+                                                             uint64_t minus, uint64_t plus) {
+  std::vector<Hop> out(hops.begin() + std::ptrdiff_t(first), hops.begin() + std::ptrdiff_t(last));
+  for (Hop& hop : out) {
+    if (hop.at_ps == UINT64_MAX) continue;
+    hop.at_ps = hop.at_ps - minus + plus;
+    hop.cause_ps = hop.cause_ps - minus + plus;
+  }
+  return out;
+}
+
+// The drain's state and the stream's outcome into `keep`, relative to the stream's start.
+void AggregatedPasses::keep_drain(const Pass& pass, Checkpoint& keep) const {
+  const uint64_t base = pass.r.stream_start_ps;
+  const DrainQueues& q = *drain_;
+  keep.taken = true;
+  keep.tile_count = pass.tile_count;
+  keep.end_ps = pass.end - base;
+  keep.queues.on_bus = shifted(q.on_bus, q.b, q.on_bus.size(), base, 0);
+  keep.queues.written = shifted(q.written, q.w, q.filled, base, 0);
+  keep.queues.supplied = shifted(q.supplied, q.s, q.supplied.size(), base, 0);
+  auto relative = [&](const core::FcfsClock& clock) {
+    core::ClockUse use = clock.use();
+    use.free_ps = use.free_ps > base ? use.free_ps - base : 0;  // free before the start: free at it
+    return use;
+  };
+  keep.dram = relative(pass.dram);
+  keep.bus = relative(pass.bus);
+  keep.central = relative(pass.central);
+  keep.channel_last_page_ps = pass.out.channel_last_page_ps;
+  for (uint64_t& t : keep.channel_last_page_ps) t = t == 0 ? 0 : t - base;
+  keep.dies = pass.out.dies;
+}
+
+// The pass from a kept drain: the stream's outcome and the drain's state
+// moved to this pass's start, the tiles' costs its own.
+void AggregatedPasses::resume_drain(Pass& pass, const Checkpoint& kept) {
+  const uint64_t base = pass.r.stream_start_ps;
+  ++resumed_;
+  scheduled_on_one_channel_ += kept.on_one_channel;
+  pass.tile_count = kept.tile_count;
+  pass.out.channel_last_page_ps = kept.channel_last_page_ps;
+  for (uint64_t& t : pass.out.channel_last_page_ps) t = t == 0 ? 0 : t + base;
+  pass.out.dies = kept.dies;
+  cost_steps(pass);
+  auto absolute = [&](core::ClockUse use) {
+    use.free_ps += base;
+    return use;
+  };
+  pass.dram.continue_from(absolute(kept.dram));
+  pass.bus.continue_from(absolute(kept.bus));
+  pass.central.continue_from(absolute(kept.central));
+  pass.end = kept.end_ps + base;
+  DrainQueues& q = *drain_;
+  const DrainQueues& from = kept.queues;
+  q.on_bus = shifted(from.on_bus, 0, from.on_bus.size(), 0, base);
+  q.written = shifted(from.written, 0, from.written.size(), 0, base);
+  q.written.resize(q.written.size() + q.on_bus.size(), Hop{UINT64_MAX, UINT64_MAX, 0});
+  q.supplied = shifted(from.supplied, 0, from.supplied.size(), 0, base);
+  q.b = q.w = q.s = 0;
+  q.filled = from.written.size();
+  drain_queues(pass, 0, 0);
 }
 
 // The pass's end, and every time relative to its stream's start.

@@ -14,6 +14,9 @@
 // relative to that start: recent outcomes are kept by that key (within a decode
 // step every layer runs an op of the same counts on pages of the same
 // channel/die/plane pattern), and most passes are looked up, not scheduled.
+// A CENTRALIZED pass of the next decode step differs from its layer's last
+// only in its tail (the partly filled page and the appended tokens): its
+// drain is resumed from where the last one's stood before its first tail tile.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +84,8 @@ class AggregatedPasses {
   const PassOutcome& outcome(const PassRequest& request, bool* reused);
   // Of the passes scheduled: those whose channels were alike (channel 0 scheduled for all).
   uint64_t scheduled_on_one_channel() const { return scheduled_on_one_channel_; }
+  // Of the passes scheduled: those resumed from a kept drain.
+  uint64_t resumed() const { return resumed_; }
 
  private:
   struct Key;
@@ -93,7 +98,12 @@ class AggregatedPasses {
     uint32_t tile;
   };
   struct Pass;
-  Key key_of(const PassRequest& request) const;
+  struct DrainQueues;
+  struct Checkpoint;
+  class Checkpoints;
+  // The key of the request's runs before `tail_run` whole and of the rest only
+  // as far as their NAND stream goes (their count and place).
+  Key key_of(const PassRequest& request, size_t tail_run) const;
   PassOutcome schedule(const PassRequest& request);
   uint64_t tile_time(Pass& pass, const PlannedTile& tile) const;
   void schedule_supplied(Pass& pass);
@@ -105,10 +115,15 @@ class AggregatedPasses {
   void merge_partials(Pass& pass);
   void merge_alike_partials(Pass& pass);
   void cost_steps(Pass& pass);
-  void drain_steps(Pass& pass);
+  void drain_steps(Pass& pass, Checkpoint* keep);
   void drain_partials(Pass& pass);
-  void drain_pages(Pass& pass);
+  void drain_pages(Pass& pass, Checkpoint* keep);
+  bool drain_queues(Pass& pass, uint32_t stop_first, uint32_t stop_count);
+  void keep_drain(const Pass& pass, Checkpoint& keep) const;
+  void resume_drain(Pass& pass, const Checkpoint& kept);
   static void add_hop(std::vector<Hop>& hops, uint64_t at_ps, uint64_t cause_ps, uint32_t tile);
+  static std::vector<Hop> shifted(const std::vector<Hop>& hops, size_t first, size_t last, uint64_t minus,
+                                  uint64_t plus);
   void make_relative(Pass& pass);
 
   nand::FlashArray& flash_;
@@ -122,11 +137,12 @@ class AggregatedPasses {
 
   nand::PipelineSchedule schedule_;
   std::unique_ptr<Memo> memo_;
-  uint64_t scheduled_on_one_channel_ = 0;
+  std::unique_ptr<Checkpoints> checkpoints_;
+  uint64_t scheduled_on_one_channel_ = 0, resumed_ = 0;
   // Scratch buffers kept across passes (reused, not reallocated).
   std::unique_ptr<InputSteps> steps_;
   std::vector<core::Spaced> partials_written_;  // CONTROLLER_DRAM: when the partials are in DRAM, in runs
-  std::vector<Hop> bus_hops_, dram_hops_, supplied_hops_;
+  std::unique_ptr<DrainQueues> drain_;
   std::vector<nand::PageAddress> stream_pages_;
   std::vector<uint64_t> stream_page_ps_;       // PER_CHANNEL: each page's accelerator time
   std::vector<uint8_t> stream_page_computed_;  // whether the page has a kept token
