@@ -113,6 +113,7 @@ struct AggregatedPasses::Checkpoint {
   bool taken = false;
   bool on_one_channel = false;
   uint64_t tile_count = 0;
+  uint64_t first_tile = 0;  // the queues' first
   uint64_t end_ps = 0;
   DrainQueues queues;
   core::ClockUse dram, bus, central;
@@ -270,7 +271,7 @@ PassOutcome AggregatedPasses::schedule(const PassRequest& request) {
   keep.on_one_channel = scheduled_on_one_channel_ > on_one_channel;
   queue_supplied_steps(pass);
   merge_partials(pass);
-  cost_steps(pass);
+  cost_steps(pass, 0);
   drain_steps(pass, resumable ? &keep : nullptr);
   if (keep.taken) checkpoints_->insert(std::move(drain_key), std::move(keep));
   make_relative(pass);
@@ -481,13 +482,14 @@ void AggregatedPasses::merge_alike_partials(Pass& pass) {
 // What each tile's steps need, by tile (the steps visit them in arrival
 // order, far apart in the list), set run by run: a run's tiles are alike and
 // next to each other in the listing. The byte counters are integers, so they
-// are added here, in any order.
-void AggregatedPasses::cost_steps(Pass& pass) {
+// are added here, in any order. Tiles before `from_tile` are not set (a
+// resumed drain reads none of them).
+void AggregatedPasses::cost_steps(Pass& pass, uint64_t from_tile) {
   const PassRequest& r = pass.r;
   const size_t step_tiles = pass.sram_merges ? 0 : pass.tile_count;
-  step_bytes_.assign(step_tiles, 0);
-  step_compute_ps_.assign(pass.per_channel ? 0 : step_tiles, 0);
-  step_dram_ps_.assign(pass.per_channel ? 0 : step_tiles, 0);
+  step_bytes_.resize(step_tiles);
+  step_compute_ps_.resize(pass.per_channel ? 0 : step_tiles);
+  step_dram_ps_.resize(pass.per_channel ? 0 : step_tiles);
   if (step_tiles == 0) return;
   // CENTRALIZED: a tile's bytes depend on where it is, whether it is computed
   // and its size; its compute time on its cycles.
@@ -497,14 +499,13 @@ void AggregatedPasses::cost_steps(Pass& pass) {
   for (const PassTiles::Run& run : r.tiles.runs) {
     const PlannedTile& tile = r.tiles.tiles[run.first];
     auto fill = [&](std::vector<uint64_t>& v, uint64_t value) {
-      std::fill(v.begin() + std::ptrdiff_t(first), v.begin() + std::ptrdiff_t(first + run.count), value);
+      const uint64_t begin = std::max(first, std::min(from_tile, first + run.count));
+      std::fill(v.begin() + std::ptrdiff_t(begin), v.begin() + std::ptrdiff_t(first + run.count), value);
     };
     if (pass.per_channel) {  // a computed tile's Q comes from DRAM; its partial goes there and back
-      if (tile.filter.kept > 0) {
-        const uint64_t q = planner_.q_bytes(tile, pass.row_heads, pass.act_bits);
-        fill(step_bytes_, q);
-        pass.out.dram_bytes += run.count * (q + 2 * pass.partial.partial_bytes);
-      }
+      const uint64_t q = tile.filter.kept > 0 ? planner_.q_bytes(tile, pass.row_heads, pass.act_bits) : 0;
+      fill(step_bytes_, q);
+      if (tile.filter.kept > 0) pass.out.dram_bytes += run.count * (q + 2 * pass.partial.partial_bytes);
     } else {
       // A NAND page crosses the bus into DRAM, then all but the page written is
       // read back with Q and the state; a supplied tile is read whole.
@@ -512,9 +513,10 @@ void AggregatedPasses::cost_steps(Pass& pass) {
                                           [&] { return planner_.account(tile, pass.row_heads, r.shape, r.work.shape); });
       pass.out.dram_bytes += run.count * a.dram_bytes;
       if (tile.in_flash) pass.out.bus_bytes += run.count * a.bus_bytes;
-      fill(step_bytes_, tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes);
+      const uint64_t read_back = tile.in_flash ? a.dram_bytes - page_bytes_ : a.dram_bytes;
+      fill(step_bytes_, read_back);
       fill(step_compute_ps_, compute_times.get(tile.cost.cycles, [&] { return planner_.compute_ps(tile); }));
-      fill(step_dram_ps_, pass.dram.occupancy_ps(step_bytes_[first]));
+      fill(step_dram_ps_, pass.dram.occupancy_ps(read_back));
     }
     first += run.count;
   }
@@ -699,6 +701,10 @@ void AggregatedPasses::keep_drain(const Pass& pass, Checkpoint& keep) const {
     use.free_ps = use.free_ps > base ? use.free_ps - base : 0;  // free before the start: free at it
     return use;
   };
+  keep.first_tile = keep.tile_count;
+  for (const std::vector<Hop>* hops : {&keep.queues.on_bus, &keep.queues.written, &keep.queues.supplied})
+    for (const Hop& hop : *hops)
+      if (hop.at_ps != UINT64_MAX) keep.first_tile = std::min<uint64_t>(keep.first_tile, hop.tile);
   keep.dram = relative(pass.dram);
   keep.bus = relative(pass.bus);
   keep.central = relative(pass.central);
@@ -717,7 +723,7 @@ void AggregatedPasses::resume_drain(Pass& pass, const Checkpoint& kept) {
   pass.out.channel_last_page_ps = kept.channel_last_page_ps;
   for (uint64_t& t : pass.out.channel_last_page_ps) t = t == 0 ? 0 : t + base;
   pass.out.dies = kept.dies;
-  cost_steps(pass);
+  cost_steps(pass, kept.first_tile);
   auto absolute = [&](core::ClockUse use) {
     use.free_ps += base;
     return use;

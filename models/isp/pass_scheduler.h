@@ -114,7 +114,7 @@ class AggregatedPasses {
   void queue_supplied_steps(Pass& pass);
   void merge_partials(Pass& pass);
   void merge_alike_partials(Pass& pass);
-  void cost_steps(Pass& pass);
+  void cost_steps(Pass& pass, uint64_t from_tile);
   void drain_steps(Pass& pass, Checkpoint* keep);
   void drain_partials(Pass& pass);
   void drain_pages(Pass& pass, Checkpoint* keep);

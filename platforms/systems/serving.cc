@@ -173,6 +173,7 @@ void Server::on_dispatch() {
                                         [this, slot] { token(slot); }, [this, slot] { finish(slot); },
                                         [this, slot](const RequestUsage& usage) { settle(slot, usage); }});
   }
+  if (!queue_.empty()) executor_.upcoming(queue_.front().second.request);
 }
 
 void Server::token(uint64_t slot) {

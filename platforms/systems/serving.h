@@ -46,6 +46,9 @@ class RequestExecutor {
   // A store event of the stream (a document ingested or evicted) at its time,
   // now; an executor without a document store ignores it.
   virtual void store(const workload::StreamRecord& event) {}
+  // The request execute() will most likely get next (the head of the server's
+  // queue): work that depends on it alone may begin ahead. A hint only.
+  virtual void upcoming(const workload::StreamRequest& request) {}
 };
 
 // One served request; times in picoseconds since the start.

@@ -4,6 +4,9 @@
 #include <deque>
 #include <exception>
 #include <list>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <map>
 #include <memory>
 #include <set>
@@ -164,6 +167,10 @@ class BlendExecutor : public RequestExecutor {
     start_waiting();
   }
 
+  void upcoming(const workload::StreamRequest& request) override {
+    programs_.prepare(request, request_where(request));
+  }
+
   void rethrow_failure() const {
     if (failure_) std::rethrow_exception(failure_);
   }
@@ -284,10 +291,11 @@ class BlendExecutor : public RequestExecutor {
         return;
       }
     }
+    if (!waiting_.empty()) upcoming(waiting_.front().first);
   }
 
   void start(const workload::StreamRequest& request, Callbacks callbacks, uint32_t slot) {
-    workload::RequestProgram p = workload::request_program(stream_, request, program_, request_where(request));
+    workload::RequestProgram p = programs_.take(request, request_where(request));
     const uint64_t id = next_id_++;
     const uint64_t kv_per_token =
         trace::dense_kv_bytes_per_token(stream_.model(), trace::KV_PARTS_K_AND_V, stream_.model().kv_bits());
@@ -409,6 +417,7 @@ class BlendExecutor : public RequestExecutor {
   const schema::LoadedPlatform& loaded_;
   const workload::StreamHeader stream_;
   const trace::Program program_;
+  workload::ProgramsAhead programs_{stream_, program_};
   const host::HostConfig host_config_;
   SimulationLedger ledger_;
   System system_;
@@ -472,6 +481,11 @@ ServingStatistics serve_blend_stream(const schema::LoadedPlatform& loaded, const
                                      const ServeOptions& options) {
   const trace::Program program = platform_program(loaded);
   check_serves_streams(loaded);
+#ifdef __GLIBC__
+  // One malloc arena for the process: the programs made ahead on a second
+  // thread are freed on this one, and a second arena would keep their memory.
+  mallopt(M_ARENA_MAX, 1);
+#endif
   // Requests in service at once: each holds a slot of the SSD's appended region.
   const unsigned concurrency = loaded.platform.host().batch_limit();
   const StreamNeeds needs = stream_needs(loaded, stream_path, concurrency);

@@ -67,6 +67,23 @@ RequestProgram request_program(const StreamHeader& header, const StreamRequest& 
   return p;
 }
 
+ProgramsAhead::~ProgramsAhead() {
+  if (prepared_.valid()) prepared_.wait();
+}
+
+void ProgramsAhead::prepare(const StreamRequest& request, const std::string& where) {
+  if (prepared_.valid()) return;
+  prepared_index_ = request.index();
+  prepared_ = std::async(std::launch::async, [this, request, where] {
+    return request_program(header_, request, program_, where);
+  });
+}
+
+RequestProgram ProgramsAhead::take(const StreamRequest& request, const std::string& where) {
+  if (prepared_.valid() && prepared_index_ == request.index()) return prepared_.get();
+  return request_program(header_, request, program_, where);
+}
+
 RequestKvTokens request_kv_tokens(const StreamRequest& request) {
   RequestKvTokens kv;
   for (const DocumentRef& d : request.documents()) kv.precomputed += d.tokens();

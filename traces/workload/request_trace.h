@@ -5,6 +5,7 @@
 // `ispsim run` of it reproduces a one-request stream.
 #pragma once
 
+#include <future>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,28 @@ struct RequestProgram {
 };
 RequestProgram request_program(const StreamHeader& header, const StreamRequest& request, trace::Program program,
                                const std::string& where);
+
+// request_program() one request ahead, on a second thread: the next request's
+// program is made while the current ones are simulated. A program is a
+// function of the header and the request alone, so it is the same bytes
+// whichever thread made it; at most one is made ahead.
+class ProgramsAhead {
+ public:
+  ProgramsAhead(const StreamHeader& header, trace::Program program) : header_(header), program_(program) {}
+  ProgramsAhead(const ProgramsAhead&) = delete;
+  ProgramsAhead& operator=(const ProgramsAhead&) = delete;
+  ~ProgramsAhead();  // waits for the one under way
+  // Starts making `request`'s program, unless one is already made or under way.
+  void prepare(const StreamRequest& request, const std::string& where);
+  // `request`'s program: the one prepared, else made now. Throws what making it threw.
+  RequestProgram take(const StreamRequest& request, const std::string& where);
+
+ private:
+  const StreamHeader& header_;
+  const trace::Program program_;
+  uint64_t prepared_index_ = 0;
+  std::future<RequestProgram> prepared_;
+};
 
 // The KV each layer of the request holds, in tokens, from its shape alone:
 // the context C (precomputed) and the most entries any layer appends. In every

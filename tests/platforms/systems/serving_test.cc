@@ -225,7 +225,9 @@ TEST(DocumentStore, PrecomputingADocumentsKvIsTheForwardPassUpToTheLastLayersKv)
   double weights_times_rows = 0;
   for (const trace::Op& op : ops) {
     ASSERT_TRUE(op.has_gemm() || op.has_attention() || op.has_nonlinear()) << op.label();
-    if (op.layer() == 29) EXPECT_TRUE(op.label() == "input_norm" || op.label() == "qkv_proj" || op.label() == "rope");
+    if (op.layer() == 29) {
+      EXPECT_TRUE(op.label() == "input_norm" || op.label() == "qkv_proj" || op.label() == "rope");
+    }
     if (op.has_gemm()) weights_times_rows += double(op.gemm().m()) * op.gemm().n() * op.gemm().k();
   }
   EXPECT_EQ(weights_times_rows, 300 * (29 * (qkv + 9 * d * h + h * 2 * f + f * h) + qkv));

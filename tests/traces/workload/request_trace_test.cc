@@ -81,4 +81,27 @@ TEST(RequestTrace, KvTokensFromTheShapeAreWhatTheOpsAppend) {
   }
 }
 
+std::string serialized(const RequestProgram& p) {
+  std::string bytes = p.header.SerializeAsString();
+  for (size_t i = 0; i < p.ops.ops.size(); ++i) bytes += p.ops.masks.with_mask(i, p.ops.ops[i]).SerializeAsString();
+  return bytes;
+}
+
+// A program made ahead is the one made on the spot; one not prepared is made
+// on the spot while the prepared one waits for its request.
+TEST(RequestTrace, ProgramsMadeAheadAreTheProgramsMadeOnTheSpot) {
+  const auto [header, requests] = stream(kStreams[1]);
+  ASSERT_GE(requests.size(), 3u);
+  for (trace::Program program : tracegen::all_programs()) {
+    auto on_the_spot = [&](size_t i) { return serialized(request_program(header, requests[i], program, "test")); };
+    ProgramsAhead ahead(header, program);
+    ahead.prepare(requests[0], "test");
+    ahead.prepare(requests[1], "test");  // one at a time: not made
+    EXPECT_EQ(serialized(ahead.take(requests[0], "test")), on_the_spot(0));
+    ahead.prepare(requests[2], "test");
+    EXPECT_EQ(serialized(ahead.take(requests[1], "test")), on_the_spot(1));
+    EXPECT_EQ(serialized(ahead.take(requests[2], "test")), on_the_spot(2));
+  }
+}
+
 }  // namespace
