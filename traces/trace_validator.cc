@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <set>
 #include <sstream>
 
 #include "common/error.h"
@@ -79,11 +78,12 @@ uint64_t dense_kv_bytes_per_token(const ModelShape& model, KvParts parts, uint32
   return uint64_t{model.kv_heads()} * model.head_dim() * halves * bits / 8;
 }
 
+namespace {
+
 // Eight bytes at a time, SWAR: the portable build has no POPCNT instruction, and
 // __builtin_popcount then calls libgcc once per byte (27 % of a long
 // GPU-FullCompute run went there: every decode attention carries a C-bit mask).
-uint64_t popcount(const BitVector& bits) {
-  const std::string& b = bits.bits();
+uint64_t popcount_words(const std::string& b) {
   uint64_t n = 0;
   size_t i = 0;
   for (; i + 8 <= b.size(); i += 8) {
@@ -97,6 +97,35 @@ uint64_t popcount(const BitVector& bits) {
   for (; i < b.size(); ++i)
     for (unsigned char byte = static_cast<unsigned char>(b[i]); byte != 0; byte &= byte - 1) ++n;
   return n;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same with the POPCNT instruction, where the CPU has it (every x86-64 CPU
+// since 2008): a long mask is counted about five times faster.
+__attribute__((target("popcnt"))) uint64_t popcount_instruction(const std::string& b) {
+  uint64_t n = 0;
+  size_t i = 0;
+  for (; i + 8 <= b.size(); i += 8) {
+    uint64_t x;
+    std::memcpy(&x, b.data() + i, 8);
+    n += uint64_t(__builtin_popcountll(x));
+  }
+  for (; i < b.size(); ++i) n += uint64_t(__builtin_popcount(static_cast<unsigned char>(b[i])));
+  return n;
+}
+bool has_popcnt() {
+  static const bool has = (__builtin_cpu_init(), __builtin_cpu_supports("popcnt"));
+  return has;
+}
+#endif
+
+}  // namespace
+
+uint64_t popcount(const BitVector& bits) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (has_popcnt()) return popcount_instruction(bits.bits());
+#endif
+  return popcount_words(bits.bits());
 }
 
 uint64_t moved_tokens(const KvTransfer& kv) {
@@ -278,13 +307,15 @@ void TraceValidator::check_op(const Op& op) {
     fail_op(op, "decode_step " + str(op.decode_step()) + " is beyond request.answer_tokens " +
                     str(header_.request().answer_tokens()));
 
-  std::set<uint64_t> deps_seen;
-  for (uint64_t dep : op.deps()) {
+  for (int k = 0; k < op.deps_size(); ++k) {
+    const uint64_t dep = op.deps(k);
     if (dep >= op.id()) fail_op(op, "depends on op " + str(dep) + ", which is not an earlier op");
     if (!seen.contains(dep))
       fail_op(op, "depends on op " + str(dep) + ", which is not an earlier op of program " +
                       Program_Name(op.program()));
-    if (!deps_seen.insert(dep).second) fail_op(op, "lists dependency " + str(dep) + " twice");
+    // An op lists a few: a linear search is cheaper than a set.
+    if (std::find(op.deps().begin(), op.deps().begin() + k, dep) != op.deps().begin() + k)
+      fail_op(op, "lists dependency " + str(dep) + " twice");
   }
 
   check_kind(op);

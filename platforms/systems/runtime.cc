@@ -35,20 +35,18 @@ Runtime::Runtime(const trace::Header& header, trace::InternedOps ops, const sche
   const trace::ModelShape& m = header_.model();
   kv_bytes_per_token_ = (uint64_t{m.kv_heads()} * m.head_dim() * 2 * m.kv_bits() + 7) / 8;
   for (const auto& d : header_.request().documents()) context_tokens_ += d.tokens();
-  std::map<uint64_t, size_t> index_of;
   dependants_.resize(ops_.size());
   waiting_on_.assign(ops_.size(), 0);
   timing_.resize(ops_.size());
   completed_flag_.assign(ops_.size(), 0);
   for (size_t i = 0; i < ops_.size(); ++i) {
-    index_of[ops_[i].id()] = i;
     for (uint64_t dep : ops_[i].deps()) {
-      const auto it = index_of.find(dep);
+      const size_t d = index_before(i, dep);
       // The trace reader guarantees this; a caller building ops by hand may not.
-      if (it == index_of.end())
+      if (d == i)
         throw std::logic_error("runtime: op " + std::to_string(ops_[i].id()) + " depends on unknown op " +
                                std::to_string(dep));
-      dependants_[it->second].push_back(i);
+      dependants_[d].push_back(i);
       ++waiting_on_[i];
     }
     if (ops_[i].has_attention() && attention_device(ops_[i]) == schema::PlacementParams::HOST_GPU) {
@@ -72,6 +70,14 @@ void Runtime::check_kv_reads() const {
   }
 }
 
+// The index of the op with id `id` among the first `end` ops, else `end`: ids
+// increase in index order (trace validator), so a binary search finds it.
+size_t Runtime::index_before(size_t end, uint64_t id) const {
+  const auto it = std::lower_bound(ops_.begin(), ops_.begin() + std::ptrdiff_t(end), id,
+                                   [](const trace::Op& op, uint64_t x) { return op.id() < x; });
+  return it != ops_.begin() + std::ptrdiff_t(end) && it->id() == id ? size_t(it - ops_.begin()) : end;
+}
+
 // Whether op `later` needs op `earlier` (directly or through other ops); deps
 // always point to earlier ops, so the search stays within [earlier, later].
 bool Runtime::depends_on(size_t later, size_t earlier) const {
@@ -81,10 +87,7 @@ bool Runtime::depends_on(size_t later, size_t earlier) const {
     const size_t i = stack.back();
     stack.pop_back();
     for (uint64_t dep_id : ops_[i].deps()) {
-      // ids are increasing in index order (trace validator), so a binary search finds the index.
-      const auto it = std::lower_bound(ops_.begin(), ops_.begin() + i, dep_id,
-                                       [](const trace::Op& op, uint64_t id) { return op.id() < id; });
-      const size_t d = size_t(it - ops_.begin());
+      const size_t d = index_before(i, dep_id);
       if (d == earlier) return true;
       if (d < earlier || seen[d - earlier]) continue;
       seen[d - earlier] = 1;

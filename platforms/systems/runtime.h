@@ -217,6 +217,7 @@ class Runtime {
   // (trace::attention_kv_problem); std::logic_error for ops that bypassed it.
   void check_kv_reads() const;
   void prefetch_after(size_t index);
+  size_t index_before(size_t end, uint64_t id) const;
   bool depends_on(size_t later, size_t earlier) const;
   bool in_flash_gemv(const trace::Op& op) const;
   void issue_in_flash_gemv(size_t index);

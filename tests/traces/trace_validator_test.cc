@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "common/error.h"
@@ -43,6 +45,23 @@ Op& op_with_id(TraceText& t, uint64_t id) {
 }  // namespace
 
 TEST(TraceValidator, FixtureIsValid) { EXPECT_EQ(check(every_kind_trace()), "ok"); }
+
+// popcount() against a bit-by-bit count, on lengths that end mid-word.
+TEST(TraceValidator, PopcountCountsEverySetBit) {
+  std::mt19937_64 random(7);
+  for (size_t bytes = 0; bytes <= 70; ++bytes) {
+    BitVector v;
+    std::string bits(bytes, '\0');
+    uint64_t expected = 0;
+    for (char& c : bits) {
+      c = static_cast<char>(random());
+      for (unsigned bit = 0; bit < 8; ++bit) expected += (static_cast<unsigned char>(c) >> bit) & 1u;
+    }
+    v.set_bits(bits);
+    v.set_bit_length(bytes * 8);
+    EXPECT_EQ(popcount(v), expected) << bytes;
+  }
+}
 
 TEST(TraceValidator, HeaderProblems) {
   EXPECT_EQ(check_changed([](TraceText& t) { t.mutable_header()->clear_version(); }),
