@@ -83,6 +83,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   dont_initialize();
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash_.config());
   read_memo_ = std::make_unique<ReadMemo>();
+  read_checkpoints_ = std::make_unique<ReadCheckpoints>();
   // The timing model of attention passes, chosen once: page events only, or
   // event-free passes while the flash is free for them.
   if (config_.aggregated_streams) engine_->use_aggregated_passes([this] { return flash_free_for_aggregation(); });
@@ -435,20 +436,52 @@ struct Ssd::ReadOutcome {
 
 class Ssd::ReadMemo : public RecentOutcomes<ReadKey, ReadOutcome> {};
 
+// A scheduled read's bus and PCIe, and what it has done, as its arrivals go.
+struct Ssd::ReadProgress {
+  ReadProgress(const core::Server& bus_server, const core::FcfsClock& pcie_clock, uint64_t start)
+      : start_ps(start), bus(bus_server), pcie(pcie_clock), last_arrival(start), last_to_host(start),
+        steps(std::make_shared<BusSteps>()) {}
+  const uint64_t start_ps;
+  core::FcfsClock bus, pcie;
+  uint64_t last_arrival, last_to_host, first_pcie_start = UINT64_MAX;
+  uint64_t kv_bytes = 0;
+  double pcie_pj = 0;
+  std::shared_ptr<BusSteps> steps;
+  // Pages of a read are mostly full: a size's PCIe time and energy are kept while it repeats.
+  LastValue<uint64_t, std::pair<uint64_t, double>> pcie_cost;
+};
+
+// Where a scheduled read stood before its last run's first page, times
+// relative to its start, and the arrivals still to come.
+struct Ssd::ReadCheckpoint {
+  bool taken = false, on_one_channel = false;
+  nand::DieUse dies;
+  core::ClockUse bus, pcie;
+  uint64_t last_arrival_ps = 0, last_to_host_ps = 0, first_pcie_start_ps = UINT64_MAX;
+  uint64_t kv_bytes = 0;
+  double pcie_pj = 0;
+  BusSteps steps;
+  std::vector<Arrival> rest;
+};
+
+class Ssd::ReadCheckpoints : public RecentOutcomes<ReadKey, ReadCheckpoint, 4> {};
+
 Ssd::ReadKey Ssd::read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
-                           const std::vector<uint64_t>& die_ready) {
+                           const std::vector<uint64_t>& die_ready, size_t tail_run) {
   auto relative = [&](uint64_t t) { return t > start ? t - start : 0; };
   ReadKey key;
   nand::PageAddress next;  // where the key's run's next page would be
-  for (const isp::KvPlacement::PageRun& run : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const isp::KvPlacement::PageRun& run = runs[i];
     // Runs join where the next continues the channel/die/plane cycle (the
     // schedule does not depend on the block or page).
     const nand::PageAddress& a = run.first;
-    if (!key.runs.empty() && run.entries == key.runs.back().entries && a.channel == next.channel &&
+    const uint32_t entries = i < tail_run ? run.entries : 0;
+    if (i != tail_run && !key.runs.empty() && entries == key.runs.back().entries && a.channel == next.channel &&
         a.die == next.die && a.plane == next.plane) {
       key.runs.back().count += run.count;
     } else {
-      key.runs.push_back({a.channel, a.die, a.plane, run.entries, run.count});
+      key.runs.push_back({a.channel, a.die, a.plane, entries, run.count});
     }
     next = placement_->layout().advanced(a, run.count);
   }
@@ -495,7 +528,7 @@ void Ssd::read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Don
   ++aggregated_reads_;
 
   const std::vector<uint64_t> die_ready = claim_dies_for_read(runs, start);
-  ReadKey key = read_key(runs, useful_bytes, start, die_ready);
+  ReadKey key = read_key(runs, useful_bytes, start, die_ready, runs.size());
   const ReadOutcome* outcome = read_memo_->find(key);
   if (outcome != nullptr) {
     ++reused_reads_;
@@ -536,58 +569,113 @@ void Ssd::read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Don
 // The flash: when each page is at the controller (die-level pipeline, the
 // controller's read buffer never full), channel after channel; then each page
 // crosses the internal bus (whole page) and PCIe (its useful bytes), then the
-// CQEs. Changes nothing but scratch buffers.
+// CQEs. Changes nothing but scratch buffers and kept reads.
 Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
                                     const std::vector<uint64_t>& die_ready) {
-  const uint64_t page_bytes = flash_.config().page_bytes;
-  const uint64_t head_bytes = isp::kv_bytes_per_token_head(placement_->shape());
-  ReadOutcome out;
-  out.dies.assign(size_t(flash_.config().channels) * flash_.config().dies_per_channel);
+  ReadProgress p(bus_, nvme_.link().clock(link::Direction::DEVICE_TO_HOST), start);
+  const bool resumable = runs.size() >= 2;
+  ReadKey resume_key;
+  ReadCheckpoint keep;
+  if (resumable) {
+    resume_key = read_key(runs, 0, start, die_ready, runs.size() - 1);
+    if (const ReadCheckpoint* kept = read_checkpoints_->find(resume_key)) {
+      ++reads_resumed_;
+      reads_on_one_channel_ += kept->on_one_channel;
+      auto absolute = [&](core::ClockUse use) {
+        use.free_ps += start;
+        return use;
+      };
+      p.bus.continue_from(absolute(kept->bus));
+      p.pcie.continue_from(absolute(kept->pcie));
+      p.last_arrival = start + kept->last_arrival_ps;
+      p.last_to_host = start + kept->last_to_host_ps;
+      p.first_pcie_start = kept->first_pcie_start_ps == UINT64_MAX ? UINT64_MAX : start + kept->first_pcie_start_ps;
+      p.kv_bytes = kept->kv_bytes;
+      p.pcie_pj = kept->pcie_pj;
+      *p.steps = kept->steps;
+      for (Arrival a : kept->rest) {
+        a.ps += start;
+        take_arrival(p, a, a.last_run ? runs.back().entries : a.entries);
+      }
+      return finish_read(p, kept->dies, useful_bytes);
+    }
+  }
+  nand::DieUse dies;
+  dies.assign(size_t(flash_.config().channels) * flash_.config().dies_per_channel);
+  const uint64_t on_one_channel = reads_on_one_channel_;
   if (read_channels_alike(runs, start, die_ready)) {
-    schedule_alike_channels(runs, start, die_ready, out.dies);
+    schedule_alike_channels(runs, start, die_ready, dies);
   } else {
-    schedule_every_channel(runs, start, die_ready, out.dies);
+    schedule_every_channel(runs, start, die_ready, dies);
   }
+  p.steps->prior_free_ps = p.bus.free_ps() > start ? p.bus.free_ps() - start : 0;
+  p.steps->arrival_ps.reserve(read_arrivals_.size());
+  p.steps->free_ps.reserve(read_arrivals_.size());
+  for (size_t i = 0; i < read_arrivals_.size(); ++i) {
+    const Arrival& a = read_arrivals_[i];
+    if (resumable && a.last_run && !keep.taken) {
+      keep.taken = true;
+      keep.on_one_channel = reads_on_one_channel_ > on_one_channel;
+      keep.dies = dies;
+      auto relative = [&](core::ClockUse use) {
+        use.free_ps = use.free_ps > start ? use.free_ps - start : 0;  // free before the start: free at it
+        return use;
+      };
+      keep.bus = relative(p.bus.use());
+      keep.pcie = relative(p.pcie.use());
+      keep.last_arrival_ps = p.last_arrival - start;
+      keep.last_to_host_ps = p.last_to_host - start;
+      keep.first_pcie_start_ps = p.first_pcie_start == UINT64_MAX ? UINT64_MAX : p.first_pcie_start - start;
+      keep.kv_bytes = p.kv_bytes;
+      keep.pcie_pj = p.pcie_pj;
+      keep.steps = *p.steps;
+      keep.rest.assign(read_arrivals_.begin() + std::ptrdiff_t(i), read_arrivals_.end());
+      for (Arrival& r : keep.rest) r.ps -= start;
+    }
+    take_arrival(p, a, a.entries);
+  }
+  if (keep.taken) read_checkpoints_->insert(std::move(resume_key), std::move(keep));
+  return finish_read(p, std::move(dies), useful_bytes);
+}
 
+void Ssd::take_arrival(ReadProgress& p, const Arrival& a, uint32_t entries) const {
+  const uint64_t page_bytes = flash_.config().page_bytes;
   link::PcieLink& link = nvme_.link();
-  core::FcfsClock bus(bus_);
-  core::FcfsClock pcie = link.clock(link::Direction::DEVICE_TO_HOST);
-  uint64_t last_arrival = start, last_to_host = start, first_pcie_start = UINT64_MAX;
-  // Pages of a read are mostly full: a size's PCIe time and energy are kept while it repeats.
-  LastValue<uint64_t, std::pair<uint64_t, double>> pcie_cost;
-  auto steps = std::make_shared<BusSteps>();
-  steps->prior_free_ps = bus.free_ps() > start ? bus.free_ps() - start : 0;
-  steps->arrival_ps.reserve(read_arrivals_.size());
-  steps->free_ps.reserve(read_arrivals_.size());
-  for (const Arrival& a : read_arrivals_) {
-    last_arrival = std::max(last_arrival, a.ps);
-    const uint64_t bytes = uint64_t(a.entries) * head_bytes;
-    const auto& [pcie_ps, page_pj] =
-        pcie_cost.get(bytes, [&] { return std::make_pair(link.occupancy_ps(bytes), link.energy_pj(bytes)); });
-    // The copies cross the bus back to back, then PCIe (each an FCFS clock):
-    // closed forms of `copies` transfers one by one.
-    const uint64_t bus_ps = bus.occupancy_ps(page_bytes);
-    const uint64_t last_on_bus = bus.submit_repeated(a.ps, bus_ps, page_bytes, a.copies);
-    const uint64_t first_on_bus = last_on_bus - (a.copies - 1) * bus_ps;
-    last_to_host = std::max(last_to_host, last_on_bus);
-    first_pcie_start = std::min(first_pcie_start, std::max(first_on_bus, pcie.free_ps()));
-    pcie.submit_spaced(first_on_bus, bus_ps, pcie_ps, bytes, a.copies);
-    out.kv_bytes += a.copies * bytes;
-    for (uint32_t copy = 0; copy < a.copies; ++copy) out.pcie_pj += page_pj;  // the same additions, the same bits
-    steps->arrival_ps.push_back(a.ps - start);
-    steps->free_ps.push_back(bus.free_ps() - start);
-  }
-  // After the last page's hand-off to PCIe, the CQEs queue behind its data.
+  p.last_arrival = std::max(p.last_arrival, a.ps);
+  const uint64_t bytes = uint64_t(entries) * isp::kv_bytes_per_token_head(placement_->shape());
+  const auto& [pcie_ps, page_pj] =
+      p.pcie_cost.get(bytes, [&] { return std::make_pair(link.occupancy_ps(bytes), link.energy_pj(bytes)); });
+  // The copies cross the bus back to back, then PCIe (each an FCFS clock):
+  // closed forms of `copies` transfers one by one.
+  const uint64_t bus_ps = p.bus.occupancy_ps(page_bytes);
+  const uint64_t last_on_bus = p.bus.submit_repeated(a.ps, bus_ps, page_bytes, a.copies);
+  const uint64_t first_on_bus = last_on_bus - (a.copies - 1) * bus_ps;
+  p.last_to_host = std::max(p.last_to_host, last_on_bus);
+  p.first_pcie_start = std::min(p.first_pcie_start, std::max(first_on_bus, p.pcie.free_ps()));
+  p.pcie.submit_spaced(first_on_bus, bus_ps, pcie_ps, bytes, a.copies);
+  p.kv_bytes += a.copies * bytes;
+  for (uint32_t copy = 0; copy < a.copies; ++copy) p.pcie_pj += page_pj;  // the same additions, the same bits
+  p.steps->arrival_ps.push_back(a.ps - p.start_ps);
+  p.steps->free_ps.push_back(p.bus.free_ps() - p.start_ps);
+}
+
+// After the last page's hand-off to PCIe, the CQEs queue behind its data.
+Ssd::ReadOutcome Ssd::finish_read(ReadProgress& p, nand::DieUse dies, uint64_t useful_bytes) const {
+  link::PcieLink& link = nvme_.link();
+  const uint64_t start = p.start_ps;
+  ReadOutcome out;
+  out.dies = std::move(dies);
+  out.kv_bytes = p.kv_bytes;
   out.cqe_bytes = nvme_.io_overhead_bytes_device_to_host(useful_bytes);
-  out.pcie_pj += link.energy_pj(out.cqe_bytes);
-  const uint64_t completions_at = pcie.submit(last_to_host, link.occupancy_ps(out.cqe_bytes), out.cqe_bytes);
-  out.last_arrival_ps = last_arrival - start;
+  out.pcie_pj = p.pcie_pj + link.energy_pj(out.cqe_bytes);
+  const uint64_t completions_at = p.pcie.submit(p.last_to_host, link.occupancy_ps(out.cqe_bytes), out.cqe_bytes);
+  out.last_arrival_ps = p.last_arrival - start;
   out.completions_ps = completions_at - start;
-  out.first_pcie_start_ps = first_pcie_start == UINT64_MAX ? UINT64_MAX : first_pcie_start - start;  // (no page)
-  out.bus = bus.use();
+  out.first_pcie_start_ps = p.first_pcie_start == UINT64_MAX ? UINT64_MAX : p.first_pcie_start - start;  // (no page)
+  out.bus = p.bus.use();
   out.bus.free_ps = out.bus.requests > 0 ? out.bus.free_ps - start : 0;
-  out.bus_steps = std::move(steps);
-  out.pcie = pcie.use();
+  out.bus_steps = std::move(p.steps);
+  out.pcie = p.pcie.use();
   out.pcie.free_ps -= start;
   return out;
 }
@@ -613,11 +701,12 @@ void Ssd::schedule_every_channel(const PageRuns& runs, uint64_t start, const std
   read_arrivals_.clear();
   std::vector<size_t> sorted{0};  // each channel's arrivals are in time order
   schedule_->assign(read_addresses_);
+  const size_t last_run = read_addresses_.size() - (runs.empty() ? 0 : runs.back().count);  // its first page
   for (unsigned c = 0; c < flash_.config().channels; ++c) {
     schedule_->run(c, start, 0, nullptr, 0, &die_ready[size_t(c) * dies_per_channel],
                    flash_.channel(c).data_ins_end_ps(start));
     for (const nand::PipelineSchedule::Page& p : schedule_->pages_in_arrival_order())
-      read_arrivals_.push_back({p.arrival_ps, read_entries_[p.index], 1});
+      read_arrivals_.push_back({p.arrival_ps, read_entries_[p.index], 1, p.index >= last_run});
     dies.take(*schedule_, c, start);
     sorted.push_back(read_arrivals_.size());
   }
@@ -648,16 +737,19 @@ void Ssd::schedule_alike_channels(const PageRuns& runs, uint64_t start, const st
   for (unsigned c = 0; c < channels; ++c) dies.take(*schedule_, c, start);
 
   const std::vector<nand::PipelineSchedule::Page>& pages = schedule_->pages_in_arrival_order();
+  const size_t last_run = read_addresses_.size() - runs.back().count / channels;  // its first page
+  auto arrival = [&](const nand::PipelineSchedule::Page& page, uint32_t copies) {
+    read_arrivals_.push_back({page.arrival_ps, read_entries_[page.index], copies, page.index >= last_run});
+  };
   read_arrivals_.clear();
   for (size_t group = 0; group < pages.size();) {
     size_t group_end = group + 1;
     while (group_end < pages.size() && pages[group_end].arrival_ps == pages[group].arrival_ps) ++group_end;
     if (group_end == group + 1) {
-      read_arrivals_.push_back({pages[group].arrival_ps, read_entries_[pages[group].index], channels});
+      arrival(pages[group], channels);
     } else {
       for (unsigned c = 0; c < channels; ++c) {
-        for (size_t k = group; k < group_end; ++k)
-          read_arrivals_.push_back({pages[k].arrival_ps, read_entries_[pages[k].index], 1});
+        for (size_t k = group; k < group_end; ++k) arrival(pages[k], 1);
       }
     }
     group = group_end;

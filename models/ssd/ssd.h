@@ -211,6 +211,8 @@ class Ssd : public sc_core::sc_module {
   uint64_t reused_reads() const { return reused_reads_.value(); }  // of which looked up (read_pages_aggregated())
   // Of the aggregated reads scheduled: those whose channels were alike (channel 0 scheduled for all).
   uint64_t reads_scheduled_on_one_channel() const { return reads_on_one_channel_; }
+  // Of the scheduled ones: reads resumed from a kept read alike but for its last run (not a statistic).
+  uint64_t reads_resumed() const { return reads_resumed_; }
   uint64_t outstanding() const { return outstanding_; }
   uint64_t appended_entries(uint32_t layer, uint32_t slot = 0) const { return appends(slot, layer).entries; }
   uint64_t gc_block_erases() const { return gc_block_erases_.value(); }
@@ -319,6 +321,9 @@ class Ssd : public sc_core::sc_module {
   struct ReadKey;
   struct ReadOutcome;
   class ReadMemo;
+  struct ReadProgress;
+  struct ReadCheckpoint;
+  class ReadCheckpoints;
   // The bus under the latest aggregated host read, relative to its start: when
   // each page reached the bus (in order) and when the bus was free after it.
   // Pages that reach it at once (alike channels') are one step: the bus free
@@ -336,10 +341,15 @@ class Ssd : public sc_core::sc_module {
   // `bytes` over the bus, then `then` (may be empty): between a booked
   // aggregated read's pages when one holds the bus (bus_start_between_pages).
   void bus_transfer(uint64_t bytes, Done then);
-  ReadKey read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start, const std::vector<uint64_t>& die_ready);
+  // The key of the read's runs before `tail_run` whole and of the rest without their entries.
+  ReadKey read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start, const std::vector<uint64_t>& die_ready,
+                   size_t tail_run);
   // A program under way on a die the read needs is suspended for it (or
   // waited for), die by die in the order the read first reaches them.
   std::vector<uint64_t> claim_dies_for_read(const PageRuns& runs, uint64_t start);
+  // A read whose runs before its last are those of a recent one, from the same
+  // start, goes on from where that one stood before its last run's first page
+  // (the layers of the next decode step read one more token).
   ReadOutcome schedule_read(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
                             const std::vector<uint64_t>& die_ready);
   // Whether every channel's pages are channel 0's shifted by the channel (each
@@ -415,18 +425,25 @@ class Ssd : public sc_core::sc_module {
   sc_core::sc_event timer_event_;
   std::unique_ptr<nand::PipelineSchedule> schedule_;  // aggregated host reads
   std::unique_ptr<ReadMemo> read_memo_;               // their recent outcomes
+  std::unique_ptr<ReadCheckpoints> read_checkpoints_;  // where recent ones stood before their last run
   // Pages of a scheduled read at the controller: `copies` pages (of as many
-  // channels, in channel order) arriving at `ps`, each holding `entries` entries.
+  // channels, in channel order) arriving at `ps`, each holding `entries`
+  // entries; `last_run`: pages of the read's last run.
   struct Arrival {
     uint64_t ps;
     uint32_t entries;
-    uint32_t copies;
+    uint32_t copies : 31;
+    uint32_t last_run : 1;
   };
+  // An arrival's pages over the bus and PCIe (`entries` each); the read's end.
+  void take_arrival(ReadProgress& p, const Arrival& a, uint32_t entries) const;
+  ReadOutcome finish_read(ReadProgress& p, nand::DieUse dies, uint64_t useful_bytes) const;
   // schedule_read()'s scratch, kept across reads (reused, not reallocated).
   std::vector<nand::PageAddress> read_addresses_;
   std::vector<uint32_t> read_entries_;  // by page of read_addresses_
   std::vector<Arrival> read_arrivals_;
   uint64_t reads_on_one_channel_ = 0;  // scheduled reads whose channels were alike
+  uint64_t reads_resumed_ = 0;
 
   uint64_t outstanding_ = 0;
   uint64_t gc_jobs_open_ = 0;            // GC jobs started and not done (yielded ones included)

@@ -142,21 +142,24 @@ TEST(AggregatedMode, HostReadsFinishAtThePageAccurateTimes) {
 // Reads one after another, each from an idle drive: layers 0-5 read the same
 // pattern of pages (a layer's range begins at the same place of the
 // channel/die/plane cycle), so the aggregated drive schedules layer 0's and
-// looks the other five up; layer 6 reads one token less, and is scheduled.
+// looks the other five up; layer 6 reads one token less, and is scheduled;
+// layer 7 two less: its pages but the last token tile's are layer 6's, and
+// it goes on from where layer 6's read stood before that tile.
 TEST(AggregatedMode, HostReadsAlikeAreLookedUpAndFinishAtThePageAccurateTimes) {
   Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
   Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
-  for (uint32_t layer = 0; layer < 7; ++layer) {
-    const uint64_t end = layer == 6 ? kContext - 1 : kContext;
+  for (uint32_t layer = 0; layer < 8; ++layer) {
+    const uint64_t end = layer < 6 ? kContext : kContext - (layer - 5);
     for (Drive* d : {&accurate, &aggregated})
       d->ssd.host_read(layer, trace::KV_REGION_PRECOMPUTED, 0, end, d->done(int(layer)));
     sc_core::sc_start();
   }
-  ASSERT_EQ(accurate.finished.size(), 7u);
+  ASSERT_EQ(accurate.finished.size(), 8u);
   expect_same(accurate, aggregated);
-  EXPECT_EQ(aggregated.ssd.aggregated_reads(), 7u);
+  EXPECT_EQ(aggregated.ssd.aggregated_reads(), 8u);
   EXPECT_EQ(aggregated.ssd.reused_reads(), 5u);
-  EXPECT_EQ(aggregated.ssd.reads_scheduled_on_one_channel(), 2u);
+  EXPECT_EQ(aggregated.ssd.reads_resumed(), 1u);
+  EXPECT_EQ(aggregated.ssd.reads_scheduled_on_one_channel(), 3u);
 }
 
 // A read that starts while a document's few pages are programmed: the dies
