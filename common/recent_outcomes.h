@@ -19,6 +19,12 @@ class RecentOutcomes {
       if (e.key == key) return &e.outcome;
     return nullptr;
   }
+  // As insert(), in place of the outcome kept for an equal key if there is one.
+  const Outcome& replace(Key key, Outcome outcome) {
+    for (Entry& e : entries_)
+      if (e.key == key) return e.outcome = std::move(outcome);
+    return insert(std::move(key), std::move(outcome));
+  }
   const Outcome& insert(Key key, Outcome outcome) {
     if (entries_.size() == kEntries) entries_.erase(entries_.begin());
     entries_.push_back({std::move(key), std::move(outcome)});

@@ -417,15 +417,29 @@ struct Ssd::ReadKey {
   std::vector<Run> runs;
   uint64_t useful_bytes = 0;
   nand::FlashStart flash;
-  uint64_t bus_free_ps = 0, pcie_free_ps = 0;
+  uint64_t bus_free_ps = 0;
   bool operator==(const ReadKey& o) const {
-    return std::tie(runs, useful_bytes, flash, bus_free_ps, pcie_free_ps) ==
-           std::tie(o.runs, o.useful_bytes, o.flash, o.bus_free_ps, o.pcie_free_ps);
+    return std::tie(runs, useful_bytes, flash, bus_free_ps) == std::tie(o.runs, o.useful_bytes, o.flash, o.bus_free_ps);
+  }
+};
+
+// When PCIe (to the host) is free, relative to a read's start, and whether
+// every one of the read's transfers on it queued behind the one before (or
+// behind what was there at the start): then, from a later start of the link,
+// the same transfers take the same times shifted by the difference.
+struct Ssd::PcieStart {
+  uint64_t free_ps = 0;
+  bool backlogged = true;
+  // How much later the link is free now than for `kept`, or UINT64_MAX when kept's times do not carry over.
+  static uint64_t shift(const PcieStart& kept, uint64_t free_now_ps) {
+    if (free_now_ps == kept.free_ps) return 0;
+    return kept.backlogged && free_now_ps > kept.free_ps ? free_now_ps - kept.free_ps : UINT64_MAX;
   }
 };
 
 // What an aggregated host read does, its times relative to its start.
 struct Ssd::ReadOutcome {
+  PcieStart pcie_start;
   nand::DieUse dies;
   uint64_t last_arrival_ps = 0, completions_ps = 0, first_pcie_start_ps = 0;
   uint64_t kv_bytes = 0, cqe_bytes = 0;
@@ -440,7 +454,9 @@ class Ssd::ReadMemo : public RecentOutcomes<ReadKey, ReadOutcome> {};
 struct Ssd::ReadProgress {
   ReadProgress(const core::Server& bus_server, const core::FcfsClock& pcie_clock, uint64_t start)
       : start_ps(start), bus(bus_server), pcie(pcie_clock), last_arrival(start), last_to_host(start),
-        steps(std::make_shared<BusSteps>()) {}
+        steps(std::make_shared<BusSteps>()) {
+    pcie_start.free_ps = pcie.free_ps() > start ? pcie.free_ps() - start : 0;
+  }
   const uint64_t start_ps;
   core::FcfsClock bus, pcie;
   uint64_t last_arrival, last_to_host, first_pcie_start = UINT64_MAX;
@@ -449,12 +465,14 @@ struct Ssd::ReadProgress {
   std::shared_ptr<BusSteps> steps;
   // Pages of a read are mostly full: a size's PCIe time and energy are kept while it repeats.
   LastValue<uint64_t, std::pair<uint64_t, double>> pcie_cost;
+  PcieStart pcie_start;
 };
 
 // Where a scheduled read stood before its last run's first page, times
 // relative to its start, and the arrivals still to come.
 struct Ssd::ReadCheckpoint {
   bool taken = false, on_one_channel = false;
+  PcieStart pcie_start;  // to the checkpoint
   nand::DieUse dies;
   core::ClockUse bus, pcie;
   uint64_t last_arrival_ps = 0, last_to_host_ps = 0, first_pcie_start_ps = UINT64_MAX;
@@ -488,7 +506,6 @@ Ssd::ReadKey Ssd::read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t
   key.useful_bytes = useful_bytes;
   key.flash = nand::FlashStart::relative(flash_, die_ready, start);
   key.bus_free_ps = relative(core::FcfsClock(bus_).free_ps());
-  key.pcie_free_ps = relative(nvme_.link().clock(link::Direction::DEVICE_TO_HOST).free_ps());
   return key;
 }
 
@@ -530,10 +547,15 @@ void Ssd::read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Don
   const std::vector<uint64_t> die_ready = claim_dies_for_read(runs, start);
   ReadKey key = read_key(runs, useful_bytes, start, die_ready, runs.size());
   const ReadOutcome* outcome = read_memo_->find(key);
-  if (outcome != nullptr) {
+  const uint64_t pcie_free = ReadProgress(bus_, nvme_.link().clock(link::Direction::DEVICE_TO_HOST), start)
+                                 .pcie_start.free_ps;
+  // The link's times of a kept read carry over shifted when it was backlogged throughout.
+  uint64_t pcie_shift = outcome ? PcieStart::shift(outcome->pcie_start, pcie_free) : UINT64_MAX;
+  if (pcie_shift != UINT64_MAX) {
     ++reused_reads_;
   } else {
-    outcome = &read_memo_->insert(std::move(key), schedule_read(runs, useful_bytes, start, die_ready));
+    outcome = &read_memo_->replace(std::move(key), schedule_read(runs, useful_bytes, start, die_ready));
+    pcie_shift = 0;
   }
   const ReadOutcome& out = *outcome;
 
@@ -548,10 +570,11 @@ void Ssd::read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Don
   booked_bus_start_ps_ = start;
   booked_bus_end_ps_ = bus.free_ps;
   core::ClockUse pcie = out.pcie;
-  pcie.free_ps += start;
+  pcie.free_ps += start + pcie_shift;
+  const uint64_t first_pcie_start =
+      out.first_pcie_start_ps == UINT64_MAX ? UINT64_MAX : start + pcie_shift + out.first_pcie_start_ps;
   nvme_.link().book(link::Direction::DEVICE_TO_HOST, pcie, link::Purpose::KV_READ, pcie.bytes - out.cqe_bytes,
-                    link::Purpose::NVME_COMPLETION,
-                    out.first_pcie_start_ps == UINT64_MAX ? UINT64_MAX : start + out.first_pcie_start_ps, out.pcie_pj);
+                    link::Purpose::NVME_COMPLETION, first_pcie_start, out.pcie_pj);
 
   // The flash is released when the last page is at the controller; the host's
   // completion handling follows the CQEs.
@@ -561,7 +584,7 @@ void Ssd::read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Don
     release_energy(energy_ticket);
     release();
   });
-  at(start + out.completions_ps, [this, done = std::move(done)] {
+  at(start + pcie_shift + out.completions_ps, [this, done = std::move(done)] {
     host_completion_.submit(sc_core::SC_ZERO_TIME, 0, [this, done] { end_call(done); });
   });
 }
@@ -578,7 +601,9 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
   ReadCheckpoint keep;
   if (resumable) {
     resume_key = read_key(runs, 0, start, die_ready, runs.size() - 1);
-    if (const ReadCheckpoint* kept = read_checkpoints_->find(resume_key)) {
+    const ReadCheckpoint* kept = read_checkpoints_->find(resume_key);
+    const uint64_t shift = kept ? PcieStart::shift(kept->pcie_start, p.pcie_start.free_ps) : UINT64_MAX;
+    if (shift != UINT64_MAX) {
       ++reads_resumed_;
       reads_on_one_channel_ += kept->on_one_channel;
       auto absolute = [&](core::ClockUse use) {
@@ -586,10 +611,14 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
         return use;
       };
       p.bus.continue_from(absolute(kept->bus));
-      p.pcie.continue_from(absolute(kept->pcie));
+      core::ClockUse pcie = absolute(kept->pcie);
+      pcie.free_ps += shift;
+      p.pcie.continue_from(pcie);
+      p.pcie_start.backlogged = kept->pcie_start.backlogged;
       p.last_arrival = start + kept->last_arrival_ps;
       p.last_to_host = start + kept->last_to_host_ps;
-      p.first_pcie_start = kept->first_pcie_start_ps == UINT64_MAX ? UINT64_MAX : start + kept->first_pcie_start_ps;
+      p.first_pcie_start =
+          kept->first_pcie_start_ps == UINT64_MAX ? UINT64_MAX : start + shift + kept->first_pcie_start_ps;
       p.kv_bytes = kept->kv_bytes;
       p.pcie_pj = kept->pcie_pj;
       *p.steps = kept->steps;
@@ -628,13 +657,14 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
       keep.first_pcie_start_ps = p.first_pcie_start == UINT64_MAX ? UINT64_MAX : p.first_pcie_start - start;
       keep.kv_bytes = p.kv_bytes;
       keep.pcie_pj = p.pcie_pj;
+      keep.pcie_start = p.pcie_start;
       keep.steps = *p.steps;
       keep.rest.assign(read_arrivals_.begin() + std::ptrdiff_t(i), read_arrivals_.end());
       for (Arrival& r : keep.rest) r.ps -= start;
     }
     take_arrival(p, a, a.entries);
   }
-  if (keep.taken) read_checkpoints_->insert(std::move(resume_key), std::move(keep));
+  if (keep.taken) read_checkpoints_->replace(std::move(resume_key), std::move(keep));
   return finish_read(p, std::move(dies), useful_bytes);
 }
 
@@ -651,8 +681,10 @@ void Ssd::take_arrival(ReadProgress& p, const Arrival& a, uint32_t entries) cons
   const uint64_t last_on_bus = p.bus.submit_repeated(a.ps, bus_ps, page_bytes, a.copies);
   const uint64_t first_on_bus = last_on_bus - (a.copies - 1) * bus_ps;
   p.last_to_host = std::max(p.last_to_host, last_on_bus);
-  p.first_pcie_start = std::min(p.first_pcie_start, std::max(first_on_bus, p.pcie.free_ps()));
+  const uint64_t pcie_free = p.pcie.free_ps();
+  p.first_pcie_start = std::min(p.first_pcie_start, std::max(first_on_bus, pcie_free));
   p.pcie.submit_spaced(first_on_bus, bus_ps, pcie_ps, bytes, a.copies);
+  p.pcie_start.backlogged &= first_on_bus <= pcie_free && p.pcie.free_ps() == pcie_free + a.copies * pcie_ps;
   p.kv_bytes += a.copies * bytes;
   for (uint32_t copy = 0; copy < a.copies; ++copy) p.pcie_pj += page_pj;  // the same additions, the same bits
   p.steps->arrival_ps.push_back(a.ps - p.start_ps);
@@ -668,6 +700,8 @@ Ssd::ReadOutcome Ssd::finish_read(ReadProgress& p, nand::DieUse dies, uint64_t u
   out.kv_bytes = p.kv_bytes;
   out.cqe_bytes = nvme_.io_overhead_bytes_device_to_host(useful_bytes);
   out.pcie_pj = p.pcie_pj + link.energy_pj(out.cqe_bytes);
+  p.pcie_start.backlogged &= p.last_to_host <= p.pcie.free_ps();
+  out.pcie_start = p.pcie_start;
   const uint64_t completions_at = p.pcie.submit(p.last_to_host, link.occupancy_ps(out.cqe_bytes), out.cqe_bytes);
   out.last_arrival_ps = p.last_arrival - start;
   out.completions_ps = completions_at - start;

@@ -321,6 +321,7 @@ class Ssd : public sc_core::sc_module {
   struct ReadKey;
   struct ReadOutcome;
   class ReadMemo;
+  struct PcieStart;
   struct ReadProgress;
   struct ReadCheckpoint;
   class ReadCheckpoints;
@@ -477,7 +478,8 @@ class Ssd : public sc_core::sc_module {
       "aggregated_reads", "count", "host reads scheduled without page events (stream_model = AGGREGATED, flash quiet)");
   stats::Counter& reused_reads_ = stats_.counter(
       "aggregated_reads_reused", "count",
-      "of aggregated_reads: reads whose outcome was that of a recent read with the same pages and start");
+      "of aggregated_reads: reads whose outcome was that of a recent read with the same pages and start "
+      "(a link to the host free later, shifted, when that read's transfers all queued on it)");
   stats::Counter& pages_programmed_ =
       stats_.counter("nand_pages_programmed", "count", "NAND pages programmed (appended KV)");
   stats::Counter& kv_read_bytes_ =

@@ -139,6 +139,25 @@ TEST(AggregatedMode, HostReadsFinishAtThePageAccurateTimes) {
   EXPECT_EQ(aggregated.ssd.reads_scheduled_on_one_channel(), 3u);
 }
 
+// Reads of layers 0-5 (the same pattern of pages), one every 2.2 ms: the
+// flash and the bus are done with a read by then, PCIe (the bottleneck) not,
+// so each read's transfers queue behind the last's from a later start of the
+// link each time; from the second on, they take its times shifted: looked up.
+TEST(AggregatedMode, HostReadsBehindABackloggedLinkAreLookedUpShifted) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
+  for (uint32_t layer = 0; layer < 6; ++layer) {
+    for (Drive* d : {&accurate, &aggregated})
+      d->ssd.host_read(layer, trace::KV_REGION_PRECOMPUTED, 0, kContext, d->done(int(layer)));
+    sc_core::sc_start(sc_time(2200, sc_core::SC_US));
+  }
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 6u);
+  expect_same(accurate, aggregated);
+  EXPECT_EQ(aggregated.ssd.aggregated_reads(), 6u);
+  EXPECT_EQ(aggregated.ssd.reused_reads(), 4u);
+}
+
 // Reads one after another, each from an idle drive: layers 0-5 read the same
 // pattern of pages (a layer's range begins at the same place of the
 // channel/die/plane cycle), so the aggregated drive schedules layer 0's and
