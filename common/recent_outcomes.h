@@ -15,15 +15,14 @@ class RecentOutcomes {
  public:
   // The outcome kept for `key`, or null.
   const Outcome* find(const Key& key) const {
-    for (const Entry& e : entries_)
-      if (e.key == key) return &e.outcome;
-    return nullptr;
+    return find(key, [](const Outcome&) { return true; });
   }
-  // As insert(), in place of the outcome kept for an equal key if there is one.
-  const Outcome& replace(Key key, Outcome outcome) {
-    for (Entry& e : entries_)
-      if (e.key == key) return e.outcome = std::move(outcome);
-    return insert(std::move(key), std::move(outcome));
+  // The first outcome kept for `key` that `usable` accepts, or null.
+  template <typename Usable>
+  const Outcome* find(const Key& key, Usable usable) const {
+    for (const Entry& e : entries_)
+      if (e.key == key && usable(e.outcome)) return &e.outcome;
+    return nullptr;
   }
   const Outcome& insert(Key key, Outcome outcome) {
     if (entries_.size() == kEntries) entries_.erase(entries_.begin());

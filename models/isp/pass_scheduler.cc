@@ -105,11 +105,11 @@ struct AggregatedPasses::DrainQueues {
   size_t b = 0, w = 0, filled = 0, s = 0;
 };
 
-// Where a CENTRALIZED pass's drain stood before its first read-back of a tail
-// tile (of its last NAND run or a supplied one), and what its stream gave; times
-// relative to its stream's start. A pass alike before its tail goes on from here.
+// Where a CENTRALIZED pass's drain stood before its first read-back of a page
+// of its last NAND run, and what its stream gave; times relative to its
+// stream's start. A pass alike but for that run's tiles goes on from here.
 struct AggregatedPasses::Checkpoint {
-  uint32_t tail_first = 0, tail_count = 0;  // the tail's tiles
+  uint32_t tail_first = 0, tail_count = 0;  // the last NAND run's tiles
   bool taken = false;
   bool on_one_channel = false;
   uint64_t tile_count = 0;
@@ -246,7 +246,7 @@ const PassOutcome& AggregatedPasses::outcome(const PassRequest& request, bool* r
 }
 
 // Changes nothing but scratch buffers and kept drains. A CENTRALIZED pass
-// with NAND runs before its last may resume a kept drain or keep its own.
+// with NAND runs before its last resumes a kept drain or keeps its own.
 PassOutcome AggregatedPasses::schedule(const PassRequest& request) {
   Pass pass(request, servers_, planner_);
   schedule_supplied(pass);
@@ -600,7 +600,7 @@ void AggregatedPasses::add_hop(std::vector<Hop>& hops, uint64_t at_ps, uint64_t 
 // written to DRAM, then read back with its Q and state for the central SIMD; a
 // supplied tile is read back at the command. The bus is the pages' alone, so
 // its transfers come first; DRAM then takes the pages' writes and the
-// read-backs. `keep`: where the drain stood before its first tail tile, kept.
+// read-backs. `keep`: where the drain stood before its last NAND run's first read-back, kept.
 void AggregatedPasses::drain_pages(Pass& pass, Checkpoint* keep) {
   DrainQueues& q = *drain_;
   q.on_bus.clear();

@@ -15,8 +15,8 @@
 // step every layer runs an op of the same counts on pages of the same
 // channel/die/plane pattern), and most passes are looked up, not scheduled.
 // A CENTRALIZED pass of the next decode step differs from its layer's last
-// only in its tail (the partly filled page and the appended tokens): its
-// drain is resumed from where the last one's stood before its first tail tile.
+// only in its last NAND run (the partly filled token tile): its drain goes on
+// from where the last one's stood before that run's first read-back.
 #pragma once
 
 #include <cstdint>
@@ -101,8 +101,8 @@ class AggregatedPasses {
   struct DrainQueues;
   struct Checkpoint;
   class Checkpoints;
-  // The key of the request's runs before `tail_run` whole and of the rest only
-  // as far as their NAND stream goes (their count and place).
+  // The request's key, run `tail_run` in it only as far as its NAND stream
+  // goes (its count and place: not its tiles' sizes and cycles).
   Key key_of(const PassRequest& request, size_t tail_run) const;
   PassOutcome schedule(const PassRequest& request);
   uint64_t tile_time(Pass& pass, const PlannedTile& tile) const;

@@ -546,16 +546,17 @@ void Ssd::read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Don
 
   const std::vector<uint64_t> die_ready = claim_dies_for_read(runs, start);
   ReadKey key = read_key(runs, useful_bytes, start, die_ready, runs.size());
-  const ReadOutcome* outcome = read_memo_->find(key);
   const uint64_t pcie_free = ReadProgress(bus_, nvme_.link().clock(link::Direction::DEVICE_TO_HOST), start)
                                  .pcie_start.free_ps;
   // The link's times of a kept read carry over shifted when it was backlogged throughout.
-  uint64_t pcie_shift = outcome ? PcieStart::shift(outcome->pcie_start, pcie_free) : UINT64_MAX;
-  if (pcie_shift != UINT64_MAX) {
+  const ReadOutcome* outcome = read_memo_->find(
+      key, [&](const ReadOutcome& o) { return PcieStart::shift(o.pcie_start, pcie_free) != UINT64_MAX; });
+  uint64_t pcie_shift = 0;
+  if (outcome != nullptr) {
     ++reused_reads_;
+    pcie_shift = PcieStart::shift(outcome->pcie_start, pcie_free);
   } else {
-    outcome = &read_memo_->replace(std::move(key), schedule_read(runs, useful_bytes, start, die_ready));
-    pcie_shift = 0;
+    outcome = &read_memo_->insert(std::move(key), schedule_read(runs, useful_bytes, start, die_ready));
   }
   const ReadOutcome& out = *outcome;
 
@@ -601,9 +602,11 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
   ReadCheckpoint keep;
   if (resumable) {
     resume_key = read_key(runs, 0, start, die_ready, runs.size() - 1);
-    const ReadCheckpoint* kept = read_checkpoints_->find(resume_key);
-    const uint64_t shift = kept ? PcieStart::shift(kept->pcie_start, p.pcie_start.free_ps) : UINT64_MAX;
-    if (shift != UINT64_MAX) {
+    const uint64_t pcie_free = p.pcie_start.free_ps;
+    if (const ReadCheckpoint* kept = read_checkpoints_->find(resume_key, [&](const ReadCheckpoint& c) {
+          return PcieStart::shift(c.pcie_start, pcie_free) != UINT64_MAX;
+        })) {
+      const uint64_t shift = PcieStart::shift(kept->pcie_start, pcie_free);
       ++reads_resumed_;
       reads_on_one_channel_ += kept->on_one_channel;
       auto absolute = [&](core::ClockUse use) {
@@ -664,7 +667,7 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
     }
     take_arrival(p, a, a.entries);
   }
-  if (keep.taken) read_checkpoints_->replace(std::move(resume_key), std::move(keep));
+  if (keep.taken) read_checkpoints_->insert(std::move(resume_key), std::move(keep));
   return finish_read(p, std::move(dies), useful_bytes);
 }
 
