@@ -19,8 +19,9 @@ void EnergyLedger::add(const std::string& component, double joules, uint64_t sta
                            " ps, before the settled time " + std::to_string(swept_ps_) +
                            " ps (hold the activity's start with open())");
   }
-  auto [it, inserted] = ids_.emplace(component, static_cast<uint32_t>(names_.size()));
-  if (inserted) {
+  auto it = ids_.find(component);  // emplace() would build a node (and copy the name) to find out
+  if (it == ids_.end()) {
+    it = ids_.emplace(component, static_cast<uint32_t>(names_.size())).first;
     names_.push_back(component);
     dynamic_j_.push_back(0.0);
   }

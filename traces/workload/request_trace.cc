@@ -23,6 +23,15 @@ trace::Header request_header(const StreamHeader& header, const StreamRequest& re
 
 }  // namespace
 
+// A decode step is an embedding, per layer 12 ops (norm, qkv_proj, rope,
+// kv_append, attention, o_proj, residual, norm, ffn_up, activation, ffn_down,
+// residual) and a dictionary encode when the cache is compressed, then the
+// final norm and LM head; a prefill of any program, fewer than 64 ops per layer.
+uint64_t op_count_bound(const tracegen::BlendRequest& r) {
+  const uint64_t layers = r.model.layers();
+  return r.answer_tokens * (3 + 13 * layers) + 64 * layers + 64;
+}
+
 tracegen::BlendRequest blend_request(const StreamHeader& header, const StreamRequest& request) {
   tracegen::BlendRequest r;
   r.model = header.model();
@@ -56,6 +65,7 @@ RequestProgram request_program(const StreamHeader& header, const StreamRequest& 
   p.header = request_header(header, request, r, {program});
   trace::TraceValidator validator(where);
   validator.check_header(p.header);
+  p.ops.ops.reserve(op_count_bound(r));
   tracegen::emit_programs(
       [&](trace::Op& op) {
         validator.check_op(op);

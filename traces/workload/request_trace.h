@@ -17,6 +17,9 @@ namespace ispsim::workload {
 
 tracegen::BlendRequest blend_request(const StreamHeader& header, const StreamRequest& request);
 
+// At least as many ops as any program of `r` has (reserved for them at once).
+uint64_t op_count_bound(const tracegen::BlendRequest& r);
+
 // Writes the trace of `request` (all three programs) to `path`, atomically.
 void write_request_trace(const StreamHeader& header, const StreamRequest& request, const std::string& path);
 

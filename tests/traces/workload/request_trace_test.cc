@@ -47,6 +47,7 @@ TEST(RequestTrace, OneProgramIsTheFullTracesOpsOfThatProgram) {
                               blend_request(header, request), tracegen::all_programs());
       const RequestProgram one = request_program(header, request, program, "test");
       ASSERT_EQ(one.ops.ops.size(), all.size());
+      EXPECT_LE(all.size(), op_count_bound(blend_request(header, request)));
       ASSERT_EQ(one.header.programs_size(), 1);
       EXPECT_EQ(one.header.programs(0).op_count(), all.size());
       EXPECT_LE(one.ops.masks.distinct(), header.model().layers()) << "at most one mask per layer is held";
@@ -71,7 +72,9 @@ TEST(RequestTrace, KvTokensFromTheShapeAreWhatTheOpsAppend) {
       EXPECT_EQ(kv.precomputed, context);
       for (trace::Program program : tracegen::all_programs()) {
         std::map<uint32_t, uint64_t> appended;
-        for (const trace::Op& op : request_program(header, request, program, "test").ops.ops)
+        const RequestProgram p = request_program(header, request, program, "test");
+        EXPECT_LE(p.ops.ops.size(), op_count_bound(blend_request(header, request)));
+        for (const trace::Op& op : p.ops.ops)
           if (op.has_kv_append()) appended[op.layer()] += trace::moved_tokens(op.kv_append());
         uint64_t most = 0;
         for (const auto& [layer, n] : appended) most = std::max(most, n);
