@@ -178,6 +178,7 @@ AggregatedPasses::AggregatedPasses(nand::FlashArray& flash, const KvPlacement& p
       schedule_(flash.config()),
       memo_(std::make_unique<Memo>()),
       checkpoints_(std::make_unique<Checkpoints>()),
+      key_(std::make_unique<Key>()),
       steps_(std::make_unique<InputSteps>()),
       drain_(std::make_unique<DrainQueues>()) {}
 
@@ -204,12 +205,12 @@ std::vector<uint64_t> AggregatedPasses::claim_dies(const PassTiles& tiles, uint6
   return die_ready;
 }
 
-AggregatedPasses::Key AggregatedPasses::key_of(const PassRequest& r, size_t tail_run) const {
+void AggregatedPasses::key_of(const PassRequest& r, size_t tail_run, Key& key) const {
   const uint64_t base = r.stream_start_ps;
   auto relative = [&](uint64_t t) { return t > base ? t - base : 0; };
   const nand::FlashConfig& flash = flash_.config();
   const uint64_t cycle = uint64_t(flash.channels) * flash.dies_per_channel * flash.planes_per_die;
-  Key key;
+  key.runs.clear();
   for (size_t i = 0; i < r.tiles.runs.size(); ++i) {  // merged where only charges differ
     const PassTiles::Run& run = r.tiles.runs[i];
     const PlannedTile& tile = r.tiles.tiles[run.first];
@@ -227,21 +228,21 @@ AggregatedPasses::Key AggregatedPasses::key_of(const PassRequest& r, size_t tail
   }
   key.row_heads = r.tiles.row_heads_per_tile;
   key.command_ps = r.command_ps - base;
-  key.flash = nand::FlashStart::relative(flash_, r.die_ready, base);
+  key.flash.set_relative(flash_, r.die_ready, base);
   key.dram_free_ps = relative(core::FcfsClock(servers_.dram).free_ps());
   key.bus_free_ps = relative(core::FcfsClock(servers_.bus).free_ps());
   key.central_free_ps = relative(core::FcfsClock(servers_.central_simd).free_ps());
   key.reduction_free_ps = relative(core::FcfsClock(servers_.reduction_engine).free_ps());
-  return key;
 }
 
 const PassOutcome& AggregatedPasses::outcome(const PassRequest& request, bool* reused) {
-  Key key = key_of(request, request.tiles.runs.size());
-  if (const PassOutcome* kept = memo_->find(key)) {
+  key_of(request, request.tiles.runs.size(), *key_);
+  if (const PassOutcome* kept = memo_->find(*key_)) {
     *reused = true;
     return *kept;
   }
   *reused = false;
+  Key key = *key_;  // kept: schedule() uses the scratch key
   return memo_->insert(std::move(key), schedule(request));
 }
 
@@ -251,12 +252,11 @@ PassOutcome AggregatedPasses::schedule(const PassRequest& request) {
   Pass pass(request, servers_, planner_);
   schedule_supplied(pass);
   const bool resumable = !pass.per_channel && pass.supplied_run >= 2;
-  Key drain_key;
   Checkpoint keep;
   if (resumable) {
     const size_t tail_run = pass.supplied_run - 1;
-    drain_key = key_of(request, tail_run);
-    if (const Checkpoint* kept = checkpoints_->find(drain_key)) {
+    key_of(request, tail_run, *key_);
+    if (const Checkpoint* kept = checkpoints_->find(*key_)) {
       resume_drain(pass, *kept);
       make_relative(pass);
       return std::move(pass.out);
@@ -273,7 +273,7 @@ PassOutcome AggregatedPasses::schedule(const PassRequest& request) {
   merge_partials(pass);
   cost_steps(pass, 0);
   drain_steps(pass, resumable ? &keep : nullptr);
-  if (keep.taken) checkpoints_->insert(std::move(drain_key), std::move(keep));
+  if (keep.taken) checkpoints_->insert(*key_, std::move(keep));
   make_relative(pass);
   return std::move(pass.out);
 }

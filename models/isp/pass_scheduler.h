@@ -103,7 +103,7 @@ class AggregatedPasses {
   class Checkpoints;
   // The request's key, run `tail_run` in it only as far as its NAND stream
   // goes (its count and place: not its tiles' sizes and cycles).
-  Key key_of(const PassRequest& request, size_t tail_run) const;
+  void key_of(const PassRequest& request, size_t tail_run, Key& key) const;
   PassOutcome schedule(const PassRequest& request);
   uint64_t tile_time(Pass& pass, const PlannedTile& tile) const;
   void schedule_supplied(Pass& pass);
@@ -138,6 +138,7 @@ class AggregatedPasses {
   nand::PipelineSchedule schedule_;
   std::unique_ptr<Memo> memo_;
   std::unique_ptr<Checkpoints> checkpoints_;
+  std::unique_ptr<Key> key_;  // the last key made (its vectors keep their storage)
   uint64_t scheduled_on_one_channel_ = 0, resumed_ = 0;
   // Scratch buffers kept across passes (reused, not reallocated).
   std::unique_ptr<InputSteps> steps_;

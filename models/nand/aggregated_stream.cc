@@ -2,14 +2,13 @@
 
 namespace ispsim::nand {
 
-FlashStart FlashStart::relative(FlashArray& flash, const std::vector<uint64_t>& die_ready, uint64_t start_ps) {
+void FlashStart::set_relative(FlashArray& flash, const std::vector<uint64_t>& die_ready, uint64_t start_ps) {
   auto relative = [&](uint64_t t) { return t > start_ps ? t - start_ps : 0; };
-  FlashStart s;
-  s.die_ready_ps.reserve(die_ready.size());
-  for (uint64_t t : die_ready) s.die_ready_ps.push_back(relative(t));
+  die_ready_ps.clear();
+  for (uint64_t t : die_ready) die_ready_ps.push_back(relative(t));
+  channel_free_ps.clear();
   for (unsigned c = 0; c < flash.config().channels; ++c)
-    s.channel_free_ps.push_back(relative(flash.channel(c).data_ins_end_ps(start_ps)));
-  return s;
+    channel_free_ps.push_back(relative(flash.channel(c).data_ins_end_ps(start_ps)));
 }
 
 void DieUse::assign(size_t dies) {

@@ -19,7 +19,9 @@ namespace ispsim::nand {
 struct FlashStart {
   std::vector<uint64_t> die_ready_ps;
   std::vector<uint64_t> channel_free_ps;
-  static FlashStart relative(FlashArray& flash, const std::vector<uint64_t>& die_ready, uint64_t start_ps);
+  // Each die's ready time and each channel's queued data-ins' end, relative to
+  // `start_ps` (0: by then); the vectors keep their storage.
+  void set_relative(FlashArray& flash, const std::vector<uint64_t>& die_ready, uint64_t start_ps);
   bool operator==(const FlashStart& o) const {
     return std::tie(die_ready_ps, channel_free_ps) == std::tie(o.die_ready_ps, o.channel_free_ps);
   }

@@ -84,6 +84,7 @@ Ssd::Ssd(sc_core::sc_module_name name, const schema::NandParams& nand, const sch
   schedule_ = std::make_unique<nand::PipelineSchedule>(flash_.config());
   read_memo_ = std::make_unique<ReadMemo>();
   read_checkpoints_ = std::make_unique<ReadCheckpoints>();
+  read_key_ = std::make_unique<ReadKey>();
   // The timing model of attention passes, chosen once: page events only, or
   // event-free passes while the flash is free for them.
   if (config_.aggregated_streams) engine_->use_aggregated_passes([this] { return flash_free_for_aggregation(); });
@@ -484,10 +485,10 @@ struct Ssd::ReadCheckpoint {
 
 class Ssd::ReadCheckpoints : public RecentOutcomes<ReadKey, ReadCheckpoint, 4> {};
 
-Ssd::ReadKey Ssd::read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
-                           const std::vector<uint64_t>& die_ready, size_t tail_run) {
+void Ssd::read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start,
+                   const std::vector<uint64_t>& die_ready, size_t tail_run, ReadKey& key) {
   auto relative = [&](uint64_t t) { return t > start ? t - start : 0; };
-  ReadKey key;
+  key.runs.clear();
   nand::PageAddress next;  // where the key's run's next page would be
   for (size_t i = 0; i < runs.size(); ++i) {
     const isp::KvPlacement::PageRun& run = runs[i];
@@ -504,9 +505,8 @@ Ssd::ReadKey Ssd::read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t
     next = placement_->layout().advanced(a, run.count);
   }
   key.useful_bytes = useful_bytes;
-  key.flash = nand::FlashStart::relative(flash_, die_ready, start);
+  key.flash.set_relative(flash_, die_ready, start);
   key.bus_free_ps = relative(core::FcfsClock(bus_).free_ps());
-  return key;
 }
 
 std::vector<uint64_t> Ssd::claim_dies_for_read(const PageRuns& runs, uint64_t start) {
@@ -545,17 +545,18 @@ void Ssd::read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Don
   ++aggregated_reads_;
 
   const std::vector<uint64_t> die_ready = claim_dies_for_read(runs, start);
-  ReadKey key = read_key(runs, useful_bytes, start, die_ready, runs.size());
+  read_key(runs, useful_bytes, start, die_ready, runs.size(), *read_key_);
   const uint64_t pcie_free = ReadProgress(bus_, nvme_.link().clock(link::Direction::DEVICE_TO_HOST), start)
                                  .pcie_start.free_ps;
   // The link's times of a kept read carry over shifted when it was backlogged throughout.
   const ReadOutcome* outcome = read_memo_->find(
-      key, [&](const ReadOutcome& o) { return PcieStart::shift(o.pcie_start, pcie_free) != UINT64_MAX; });
+      *read_key_, [&](const ReadOutcome& o) { return PcieStart::shift(o.pcie_start, pcie_free) != UINT64_MAX; });
   uint64_t pcie_shift = 0;
   if (outcome != nullptr) {
     ++reused_reads_;
     pcie_shift = PcieStart::shift(outcome->pcie_start, pcie_free);
   } else {
+    ReadKey key = *read_key_;  // kept: schedule_read() uses the scratch key
     outcome = &read_memo_->insert(std::move(key), schedule_read(runs, useful_bytes, start, die_ready));
   }
   const ReadOutcome& out = *outcome;
@@ -598,12 +599,11 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
                                     const std::vector<uint64_t>& die_ready) {
   ReadProgress p(bus_, nvme_.link().clock(link::Direction::DEVICE_TO_HOST), start);
   const bool resumable = runs.size() >= 2;
-  ReadKey resume_key;
   ReadCheckpoint keep;
   if (resumable) {
-    resume_key = read_key(runs, 0, start, die_ready, runs.size() - 1);
+    read_key(runs, 0, start, die_ready, runs.size() - 1, *read_key_);
     const uint64_t pcie_free = p.pcie_start.free_ps;
-    if (const ReadCheckpoint* kept = read_checkpoints_->find(resume_key, [&](const ReadCheckpoint& c) {
+    if (const ReadCheckpoint* kept = read_checkpoints_->find(*read_key_, [&](const ReadCheckpoint& c) {
           return PcieStart::shift(c.pcie_start, pcie_free) != UINT64_MAX;
         })) {
       const uint64_t shift = PcieStart::shift(kept->pcie_start, pcie_free);
@@ -667,7 +667,7 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
     }
     take_arrival(p, a, a.entries);
   }
-  if (keep.taken) read_checkpoints_->insert(std::move(resume_key), std::move(keep));
+  if (keep.taken) read_checkpoints_->insert(*read_key_, std::move(keep));
   return finish_read(p, std::move(dies), useful_bytes);
 }
 

@@ -342,9 +342,9 @@ class Ssd : public sc_core::sc_module {
   // `bytes` over the bus, then `then` (may be empty): between a booked
   // aggregated read's pages when one holds the bus (bus_start_between_pages).
   void bus_transfer(uint64_t bytes, Done then);
-  // The key of the read's runs before `tail_run` whole and of the rest without their entries.
-  ReadKey read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start, const std::vector<uint64_t>& die_ready,
-                   size_t tail_run);
+  // Into `key` (its storage reused): the read's runs before `tail_run` whole, the rest without their entries.
+  void read_key(const PageRuns& runs, uint64_t useful_bytes, uint64_t start, const std::vector<uint64_t>& die_ready,
+                size_t tail_run, ReadKey& key);
   // A program under way on a die the read needs is suspended for it (or
   // waited for), die by die in the order the read first reaches them.
   std::vector<uint64_t> claim_dies_for_read(const PageRuns& runs, uint64_t start);
@@ -427,6 +427,7 @@ class Ssd : public sc_core::sc_module {
   std::unique_ptr<nand::PipelineSchedule> schedule_;  // aggregated host reads
   std::unique_ptr<ReadMemo> read_memo_;               // their recent outcomes
   std::unique_ptr<ReadCheckpoints> read_checkpoints_;  // where recent ones stood before their last run
+  std::unique_ptr<ReadKey> read_key_;                 // the last key made (its vectors keep their storage)
   // Pages of a scheduled read at the controller: `copies` pages (of as many
   // channels, in channel order) arriving at `ps`, each holding `entries`
   // entries; `last_run`: pages of the read's last run.
