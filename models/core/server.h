@@ -48,6 +48,17 @@ struct ClockUse {
   uint64_t busy_ps = 0;
   uint64_t requests = 0;
   uint64_t bytes = 0;
+  // The same use, its free time relative to `base` (free before it: free at it), or moved on by `by`.
+  ClockUse relative_to(uint64_t base) const {
+    ClockUse u = *this;
+    u.free_ps = free_ps > base ? free_ps - base : 0;
+    return u;
+  }
+  ClockUse moved(uint64_t by) const {
+    ClockUse u = *this;
+    u.free_ps += by;
+    return u;
+  }
 };
 
 class Server : public sc_core::sc_module {

@@ -696,18 +696,13 @@ void AggregatedPasses::keep_drain(const Pass& pass, Checkpoint& keep) const {
   keep.queues.on_bus = shifted(q.on_bus, q.b, q.on_bus.size(), base, 0);
   keep.queues.written = shifted(q.written, q.w, q.filled, base, 0);
   keep.queues.supplied = shifted(q.supplied, q.s, q.supplied.size(), base, 0);
-  auto relative = [&](const core::FcfsClock& clock) {
-    core::ClockUse use = clock.use();
-    use.free_ps = use.free_ps > base ? use.free_ps - base : 0;  // free before the start: free at it
-    return use;
-  };
   keep.first_tile = keep.tile_count;
   for (const std::vector<Hop>* hops : {&keep.queues.on_bus, &keep.queues.written, &keep.queues.supplied})
     for (const Hop& hop : *hops)
       if (hop.at_ps != UINT64_MAX) keep.first_tile = std::min<uint64_t>(keep.first_tile, hop.tile);
-  keep.dram = relative(pass.dram);
-  keep.bus = relative(pass.bus);
-  keep.central = relative(pass.central);
+  keep.dram = pass.dram.use().relative_to(base);
+  keep.bus = pass.bus.use().relative_to(base);
+  keep.central = pass.central.use().relative_to(base);
   keep.channel_last_page_ps = pass.out.channel_last_page_ps;
   for (uint64_t& t : keep.channel_last_page_ps) t = t == 0 ? 0 : t - base;
   keep.dies = pass.out.dies;
@@ -724,13 +719,9 @@ void AggregatedPasses::resume_drain(Pass& pass, const Checkpoint& kept) {
   for (uint64_t& t : pass.out.channel_last_page_ps) t = t == 0 ? 0 : t + base;
   pass.out.dies = kept.dies;
   cost_steps(pass, kept.first_tile);
-  auto absolute = [&](core::ClockUse use) {
-    use.free_ps += base;
-    return use;
-  };
-  pass.dram.continue_from(absolute(kept.dram));
-  pass.bus.continue_from(absolute(kept.bus));
-  pass.central.continue_from(absolute(kept.central));
+  pass.dram.continue_from(kept.dram.moved(base));
+  pass.bus.continue_from(kept.bus.moved(base));
+  pass.central.continue_from(kept.central.moved(base));
   pass.end = kept.end_ps + base;
   DrainQueues& q = *drain_;
   const DrainQueues& from = kept.queues;

@@ -456,7 +456,7 @@ struct Ssd::ReadProgress {
   ReadProgress(const core::Server& bus_server, const core::FcfsClock& pcie_clock, uint64_t start)
       : start_ps(start), bus(bus_server), pcie(pcie_clock), last_arrival(start), last_to_host(start),
         steps(std::make_shared<BusSteps>()) {
-    pcie_start.free_ps = pcie.free_ps() > start ? pcie.free_ps() - start : 0;
+    pcie_start.free_ps = pcie.use().relative_to(start).free_ps;
   }
   const uint64_t start_ps;
   core::FcfsClock bus, pcie;
@@ -546,8 +546,7 @@ void Ssd::read_pages_aggregated(const PageRuns& runs, uint64_t useful_bytes, Don
 
   const std::vector<uint64_t> die_ready = claim_dies_for_read(runs, start);
   read_key(runs, useful_bytes, start, die_ready, runs.size(), *read_key_);
-  const uint64_t pcie_free = ReadProgress(bus_, nvme_.link().clock(link::Direction::DEVICE_TO_HOST), start)
-                                 .pcie_start.free_ps;
+  const uint64_t pcie_free = nvme_.link().clock(link::Direction::DEVICE_TO_HOST).use().relative_to(start).free_ps;
   // The link's times of a kept read carry over shifted when it was backlogged throughout.
   const ReadOutcome* outcome = read_memo_->find(
       *read_key_, [&](const ReadOutcome& o) { return PcieStart::shift(o.pcie_start, pcie_free) != UINT64_MAX; });
@@ -609,14 +608,8 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
       const uint64_t shift = PcieStart::shift(kept->pcie_start, pcie_free);
       ++reads_resumed_;
       reads_on_one_channel_ += kept->on_one_channel;
-      auto absolute = [&](core::ClockUse use) {
-        use.free_ps += start;
-        return use;
-      };
-      p.bus.continue_from(absolute(kept->bus));
-      core::ClockUse pcie = absolute(kept->pcie);
-      pcie.free_ps += shift;
-      p.pcie.continue_from(pcie);
+      p.bus.continue_from(kept->bus.moved(start));
+      p.pcie.continue_from(kept->pcie.moved(start + shift));
       p.pcie_start.backlogged = kept->pcie_start.backlogged;
       p.last_arrival = start + kept->last_arrival_ps;
       p.last_to_host = start + kept->last_to_host_ps;
@@ -649,12 +642,8 @@ Ssd::ReadOutcome Ssd::schedule_read(const PageRuns& runs, uint64_t useful_bytes,
       keep.taken = true;
       keep.on_one_channel = reads_on_one_channel_ > on_one_channel;
       keep.dies = dies;
-      auto relative = [&](core::ClockUse use) {
-        use.free_ps = use.free_ps > start ? use.free_ps - start : 0;  // free before the start: free at it
-        return use;
-      };
-      keep.bus = relative(p.bus.use());
-      keep.pcie = relative(p.pcie.use());
+      keep.bus = p.bus.use().relative_to(start);
+      keep.pcie = p.pcie.use().relative_to(start);
       keep.last_arrival_ps = p.last_arrival - start;
       keep.last_to_host_ps = p.last_to_host - start;
       keep.first_pcie_start_ps = p.first_pcie_start == UINT64_MAX ? UINT64_MAX : p.first_pcie_start - start;
