@@ -232,46 +232,65 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
         region == trace::KV_REGION_PRECOMPUTED ? work.context_tokens : work.appended_tokens_in_flash;
     const uint64_t end = std::min(stored, ceil_div(filter.visible_entries(region, stored), T) * T);
     const uint64_t base = region == trace::KV_REGION_APPENDED ? work.appended_base : 0;  // a whole tile
-    // Every precomputed position visible: the listing depends on the filter, the rows and the mode alone.
-    const bool repeatable = region == trace::KV_REGION_PRECOMPUTED && out.tiles.empty() &&
-                            filter.visible_entries(region, stored) == stored;
-    if (!listed && repeatable) {
-      if (PrecomputedListing* kept = kept_listing(work, op_filter, end, out, shape)) {
-        lend_listing(*kept, work.layer, out);
-        continue;
-      }
-    }
     if (!listed) {  // each run's first page; through the FTL's map, a run ends where the map's does
-      auto tile_at = [&](uint64_t t) {
-        return lister.costed(true, region, t * T, uint32_t(std::min(end, (t + 1) * T) - t * T));
-      };
-      // The end of the tiles alike to tile t: the whole tiles after a whole tile kept as read, kept as read too.
-      auto alike_end = [&](uint64_t t, const PlannedTile& tile) {
-        if (tile.filter.kept != T || tile.filter.substituted != 0) return t + 1;
-        return std::max(t + 1, filter.kept_as_read_end(region, (t + 1) * T, end) / T);
-      };
-      uint64_t costed_tile = ~uint64_t(0), alike_until = 0;
-      PlannedTile tile;
-      auto visit = [&](const nand::PageAddress& first, uint64_t first_page, uint64_t pages) {
-        for (uint64_t page = first_page; page < first_page + pages;) {
-          if (page / heads != costed_tile) {
-            costed_tile = page / heads;
-            tile = tile_at(costed_tile);
-            alike_until = alike_end(costed_tile, tile);
+      // The tiles of entries [from, to), after those listed; `first_follows`: its first page
+      // continues the last run's pages in the layout, when alike.
+      auto list_runs = [&](uint64_t from, uint64_t to, bool first_follows) {
+        const uint64_t first_tile = from / T;
+        auto tile_at = [&](uint64_t t) {
+          return lister.costed(true, region, t * T, uint32_t(std::min(to, (t + 1) * T) - t * T));
+        };
+        // The end of the tiles alike to tile t: the whole tiles after a whole tile kept as read, kept as read too.
+        auto alike_end = [&](uint64_t t, const PlannedTile& tile) {
+          if (tile.filter.kept != T || tile.filter.substituted != 0) return t + 1;
+          return std::max(t + 1, filter.kept_as_read_end(region, (t + 1) * T, to) / T);
+        };
+        uint64_t costed_tile = ~uint64_t(0), alike_until = 0;
+        PlannedTile tile;
+        auto visit = [&](const nand::PageAddress& first, uint64_t first_page, uint64_t pages) {
+          for (uint64_t page = first_page; page < first_page + pages;) {
+            if (first_tile + page / heads != costed_tile) {
+              costed_tile = first_tile + page / heads;
+              tile = tile_at(costed_tile);
+              alike_until = alike_end(costed_tile, tile);
+            }
+            PlannedTile placed = tile;
+            placed.address = placement_.layout().advanced(first, page - first_page);
+            placed.channel = placed.address.channel;
+            placed.kv_head = uint32_t(page % heads);
+            lister.place(std::move(placed), page != first_page || (page == 0 && first_follows), false);
+            // The pages after it up to the end of its alike tiles join its run.
+            const uint64_t stop = std::min(first_page + pages, (alike_until - first_tile) * heads);
+            lister.join_run(stop - page - 1);
+            page = stop;
           }
-          PlannedTile placed = tile;
-          placed.address = placement_.layout().advanced(first, page - first_page);
-          placed.channel = placed.address.channel;
-          placed.kv_head = uint32_t(page % heads);
-          lister.place(std::move(placed), page != first_page || page == 0, false);
-          // The pages after it up to the end of its alike tiles join its run.
-          const uint64_t stop = std::min(first_page + pages, alike_until * heads);
-          lister.join_run(stop - page - 1);
-          page = stop;
-        }
+        };
+        placement_.for_each_run(work.layer, region, base + from, base + to, visit);
       };
-      placement_.for_each_run(work.layer, region, base, base + end, visit);
-      if (repeatable) keep_listing(work, op_filter, end, out, shape);
+      // The whole tiles every row of the pass sees (all of them when every
+      // position is visible): their listing depends on the filter, the rows and
+      // the mode alone, so the layer's kept listing of a prefix of them serves,
+      // extended (a decode step's pass sees what the step before's did; a row
+      // chunk's, more than the chunk before's).
+      const uint64_t visible = filter.visible_entries(region, stored);
+      uint64_t prefix = 0;
+      if (region == trace::KV_REGION_PRECOMPUTED && out.tiles.empty()) prefix = visible == stored ? stored : visible / T * T;
+      uint64_t from = 0;
+      if (prefix > 0) {
+        PrecomputedListing* kept = kept_listing(work, op_filter, prefix, out, shape);
+        if (kept != nullptr) {
+          lend_listing(*kept, work.layer, out);
+          if (kept->end < prefix) {
+            list_runs(kept->end, prefix, placement_.page_follows(work.layer, region, kept->end));
+            extend_listing(*kept, prefix, out);
+          }
+        } else {
+          list_runs(0, prefix, true);
+          keep_listing(work, op_filter, prefix, out, shape);
+        }
+        from = prefix;
+      }
+      if (from < end) list_runs(from, end, from == 0 || placement_.page_follows(work.layer, region, base + from));
       continue;
     }
     PlannedTile costed;  // the token tile of the page's KV heads
@@ -347,13 +366,21 @@ PassTiles AttentionPlanner::pass_tiles(const CheckedAttention& op, uint64_t pass
 }
 
 AttentionPlanner::PrecomputedListing* AttentionPlanner::kept_listing(const AttentionWork& work,
-                                                                    const StreamFilter& op_filter, uint64_t end,
+                                                                    const StreamFilter& op_filter, uint64_t prefix,
                                                                     const PassTiles& out,
                                                                     const AttentionShape& shape) const {
   if (work.layer >= listings_.size()) return nullptr;
   PrecomputedListing& kept = listings_[work.layer];
-  if (kept.lent || !kept.same(&op_filter, end, out, shape)) return nullptr;
+  if (kept.lent || !kept.begins(&op_filter, prefix, out, shape)) return nullptr;
   return placement_.unmoved_since(kept.map, work.layer, trace::KV_REGION_PRECOMPUTED) ? &kept : nullptr;
+}
+
+void AttentionPlanner::extend_listing(PrecomputedListing& listing, uint64_t end, const PassTiles& out) const {
+  listing.end = end;
+  listing.tile_count = out.tiles.size();
+  listing.run_count = out.runs.size();
+  listing.last_run_count = out.runs.empty() ? 0 : out.runs.back().count;
+  listing.map = placement_.map_state();  // its pages unmoved until now: kept_listing() checked
 }
 
 // Kept only for the layer's shared filter (check() made it; held here, its

@@ -93,10 +93,10 @@ class AttentionPlanner {
   const uint32_t page_bytes_;
   const unsigned channels_;
 
-  // A layer's precomputed tiles as an unlisted pass lists them, kept while its
-  // filter, rows and mode stay and its pages do not move: a decode step's pass
-  // lists the same ones as the step before (every context position visible to
-  // its row).
+  // A layer's precomputed tiles [0, end) as an unlisted pass lists them, kept
+  // while its filter, rows and mode stay and its pages do not move: a decode
+  // step's pass lists the same ones as the step before (every context position
+  // visible to its row); a row chunk's pass, those of the chunk before and more.
   // Lent, not copied, to the pass that begins with them: the pass appends its
   // other tiles, and recycle() cuts them off again.
   struct PrecomputedListing {
@@ -111,16 +111,20 @@ class AttentionPlanner {
     uint64_t name = 0;                     // unique among the listings kept
     KvPlacement::MapState map;             // where the pages were: valid while none moved
     bool lent = false;
-    bool same(const StreamFilter* f, uint64_t e, const PassTiles& out, const AttentionShape& shape) const {
-      return filter.get() == f && end == e && row_heads == out.row_heads_per_tile && mode == shape.mode &&
+    // Whether it begins the listing of a pass that sees [0, prefix) whole, with the same filter, rows and mode.
+    bool begins(const StreamFilter* f, uint64_t prefix, const PassTiles& out, const AttentionShape& shape) const {
+      return filter.get() == f && end <= prefix && row_heads == out.row_heads_per_tile && mode == shape.mode &&
              head_dim == shape.head_dim && kv_bits == shape.kv_bits && act_bits == shape.act_bits;
     }
   };
-  // The listing of `work`'s layer, if the pass's (filter, end, rows, mode) are
-  // those it was made with, its pages have not moved and it is not lent.
-  PrecomputedListing* kept_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end,
+  // The listing of `work`'s layer, if the pass's (filter, rows, mode) are
+  // those it was made with, it sees the listing's tiles whole (`prefix`), its
+  // pages have not moved and it is not lent.
+  PrecomputedListing* kept_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t prefix,
                                    const PassTiles& out, const AttentionShape& shape) const;
   void lend_listing(PrecomputedListing& listing, uint32_t layer, PassTiles& out) const;
+  // The lent listing now ends at `end`: `out`'s tiles so far.
+  void extend_listing(PrecomputedListing& listing, uint64_t end, const PassTiles& out) const;
   void take_back_listing(PassTiles& tiles) const;
   void keep_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end, const PassTiles& out,
                     const AttentionShape& shape) const;

@@ -101,7 +101,8 @@ FilterResult StreamFilter::precomputed_counts(uint64_t first_position, uint32_t 
 FilterResult StreamFilter::precomputed_counts(uint64_t first_position, uint32_t entries, size_t& cursor) const {
   const std::vector<uint64_t>& set = *set_positions_;
   return precomputed_counts(first_position, entries, [&](uint64_t p) {
-    if (cursor > 0 && set[cursor - 1] >= p)  // not ascending after all: search
+    // Not ascending after all, or a first call past set bits: search.
+    if ((cursor > 0 && set[cursor - 1] >= p) || (cursor == 0 && !set.empty() && set[0] < p))
       cursor = size_t(std::lower_bound(set.begin(), set.end(), p) - set.begin());
     while (cursor < set.size() && set[cursor] < p) ++cursor;
     return uint64_t(cursor);

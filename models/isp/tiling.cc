@@ -120,6 +120,11 @@ bool KvPlacement::unmoved_since(const MapState& then, uint32_t layer, trace::KvR
   return map_->unchanged_since(then.version, first, tile_index(layer, region, tiles - 1, kv_heads_ - 1) + 1);
 }
 
+bool KvPlacement::page_follows(uint32_t layer, trace::KvRegion region, uint64_t entry) const {
+  const uint64_t index = tile_index(layer, region, entry / tokens_per_tile_, 0);
+  return ideal() || (index > 0 && map_->run(index - 1).count > 1);
+}
+
 uint64_t KvPlacement::total_pages() const {
   return uint64_t(layers_) * (pre_tiles_ + app_tiles_) * kv_heads_ + (slots_ - 1) * slot_stride_;
 }

@@ -155,6 +155,9 @@ class KvPlacement {
   // The same pages, each handed to visit(const PageRef&) in that order: no list.
   template <typename Visit>
   void for_each_page(uint32_t layer, trace::KvRegion region, uint64_t begin, uint64_t end, Visit visit) const;
+  // Whether the page of entry `entry`'s tile (KV head 0) is in the map's run of
+  // the page before it: for_each_run() from an earlier entry visits both at once.
+  bool page_follows(uint32_t layer, trace::KvRegion region, uint64_t entry) const;
   // The same pages as the map's runs: visit(first address, first page, pages),
   // pages counted from the range's first tile's head 0, in that order; pages of
   // one visit follow each other in the layout order, and the first page of a

@@ -444,6 +444,46 @@ TEST(AttentionPlanner, AKeptListingThroughAMapHoldsUntilItsPagesMove) {
   expect_fresh(true);  // kept again, with the map's new runs
 }
 
+// Row chunks of one row each see more of the context pass by pass: each pass
+// takes the tiles its chunk before saw whole, lists the rest, and equals a
+// fresh listing, on the layout's addresses and through maps whose runs end
+// inside and at the kept prefixes' ends (runs of 2 and 3 pages).
+TEST(AttentionPlanner, RowChunksExtendTheKeptListingAsAFreshOne) {
+  const trace::ModelShape s = shape(2, 1);
+  CoordinatorConfig one_row = CoordinatorConfig::defaults();
+  one_row.q_buffer_bytes = s.heads() * s.head_dim() * s.activation_bits() / 8;
+  const trace::BitVector mask = testing::mask_of(8 * 32, {3, 40, 41, 77, 130, 250});
+  AttentionWork recompute = work(s, 6, 8 * 32, 6, 0);  // rows at the six positions, ascending
+  recompute.hkvd_mask = &mask;
+  for (uint64_t run_length : {0, 2, 3}) {
+    auto rig = [&](const std::string& name) {
+      return std::make_unique<testing::EngineRig>(name, 2, 4, s, 8 * 32, 64,
+                                                  std::make_unique<ElasticSimd>(IspConfig::defaults()),
+                                                  Organization::PER_CHANNEL, Reduction::GLOBAL_SRAM, one_row);
+    };
+    const auto kept = rig("kept" + std::to_string(run_length));
+    const uint64_t pages = kept->placement.total_pages();
+    const ReversedRuns map(kept->placement.layout(), pages, std::max<uint64_t>(run_length, 1));
+    if (run_length > 0) kept->placement.set_page_map(&map);
+    const AttentionPlanner& planner = kept->engine.planner();
+    const CheckedAttention op = planner.check(recompute);
+    ASSERT_EQ(op.shape().passes, 6u);
+    int borrowed = 0;
+    for (uint64_t pass = 0; pass < 6; ++pass) {
+      PassTiles got = planner.pass_tiles(op, pass, false, false);
+      borrowed += got.borrowed_listing != 0;
+      const auto fresh = rig("fresh" + std::to_string(run_length) + "_" + std::to_string(pass));
+      const ReversedRuns fresh_map(fresh->placement.layout(), pages, std::max<uint64_t>(run_length, 1));
+      if (run_length > 0) fresh->placement.set_page_map(&fresh_map);
+      const AttentionPlanner& other = fresh->engine.planner();
+      SCOPED_TRACE("pass " + std::to_string(pass) + ", map runs of " + std::to_string(run_length));
+      expect_same_tiles(got, other.pass_tiles(other.check(recompute), pass, false, false));
+      planner.recycle(got);
+    }
+    EXPECT_EQ(borrowed, 4);  // pass 1 keeps [0, 32); passes 2-5 extend it
+  }
+}
+
 TEST(AttentionEngine, ACheckedOpCarriesItsShapeAndItsOwnMask) {
   const trace::ModelShape s = shape(2, 1);
   testing::EngineRig checked_rig("checked", 2, 4, s, 8 * 32, 4, std::make_unique<ElasticSimd>(IspConfig::defaults()));
