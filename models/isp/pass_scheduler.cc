@@ -205,12 +205,19 @@ std::vector<uint64_t> AggregatedPasses::claim_dies(const PassTiles& tiles, uint6
   return die_ready;
 }
 
-void AggregatedPasses::key_of(const PassRequest& r, size_t tail_run, Key& key) const {
-  const uint64_t base = r.stream_start_ps;
-  auto relative = [&](uint64_t t) { return t > base ? t - base : 0; };
+void AggregatedPasses::key_of(const PassRequest& r, size_t tail_run, uint64_t tail_pages, Key& key) const {
   const nand::FlashConfig& flash = flash_.config();
   const uint64_t cycle = uint64_t(flash.channels) * flash.dies_per_channel * flash.planes_per_die;
   key.runs.clear();
+  bool after_tail = false;  // the run after the tail starts a key run of its own
+  auto add = [&](Key::Run k, uint64_t count, bool may_merge) {
+    if (may_merge && !key.runs.empty() && key.runs.back().merges_with(k, cycle)) {
+      key.runs.back().count += count;
+    } else {
+      k.count = count;
+      key.runs.push_back(k);
+    }
+  };
   for (size_t i = 0; i < r.tiles.runs.size(); ++i) {  // merged where only charges differ
     const PassTiles::Run& run = r.tiles.runs[i];
     const PlannedTile& tile = r.tiles.tiles[run.first];
@@ -218,14 +225,20 @@ void AggregatedPasses::key_of(const PassRequest& r, size_t tail_run, Key& key) c
     const uint64_t unit = a.channel + uint64_t(flash.channels) * (a.die + flash.dies_per_channel * a.plane);
     Key::Run k{tile.in_flash, tile.region, tile.in_flash ? 0 : tile.channel, tile.entries, tile.cost.cycles,
                tile.filter.kept > 0, tile.in_flash ? unit : 0, 0};
-    if (i == tail_run) k.entries = 0, k.cycles = 0, k.computed = false;
-    if (i != tail_run && i != tail_run + 1 && !key.runs.empty() && key.runs.back().merges_with(k, cycle)) {
-      key.runs.back().count += run.count;
-    } else {
-      k.count = run.count;
-      key.runs.push_back(k);
+    if (i != tail_run) {
+      add(k, run.count, !after_tail);
+      after_tail = false;
+      continue;
     }
+    const uint64_t tail = std::min(tail_pages, run.count);
+    if (tail < run.count) add(k, run.count - tail, true);  // the run's pages before the tail
+    k.unit = tile.in_flash ? (unit + run.count - tail) % cycle : 0;
+    k.entries = 0, k.cycles = 0, k.computed = false;
+    add(k, tail, false);
+    after_tail = true;
   }
+  const uint64_t base = r.stream_start_ps;
+  auto relative = [&](uint64_t t) { return t > base ? t - base : 0; };
   key.row_heads = r.tiles.row_heads_per_tile;
   key.command_ps = r.command_ps - base;
   key.flash.set_relative(flash_, r.die_ready, base);
@@ -236,7 +249,7 @@ void AggregatedPasses::key_of(const PassRequest& r, size_t tail_run, Key& key) c
 }
 
 const PassOutcome& AggregatedPasses::outcome(const PassRequest& request, bool* reused) {
-  key_of(request, request.tiles.runs.size(), *key_);
+  key_of(request, request.tiles.runs.size(), 0, *key_);
   if (const PassOutcome* kept = memo_->find(*key_)) {
     *reused = true;
     return *kept;
@@ -254,15 +267,19 @@ PassOutcome AggregatedPasses::schedule(const PassRequest& request) {
   const bool resumable = !pass.per_channel && pass.supplied_run >= 2;
   Checkpoint keep;
   if (resumable) {
+    // The tail: the last token tile's pages (its KV heads), the one a decode
+    // step fills; when it fills up it joins the run of full tiles before it.
     const size_t tail_run = pass.supplied_run - 1;
-    key_of(request, tail_run, *key_);
+    const uint64_t tail_pages = std::min<uint64_t>(placement_.kv_heads(), request.tiles.runs[tail_run].count);
+    key_of(request, tail_run, tail_pages, *key_);
     if (const Checkpoint* kept = checkpoints_->find(*key_)) {
       resume_drain(pass, *kept);
       make_relative(pass);
       return std::move(pass.out);
     }
-    for (size_t k = 0; k < tail_run; ++k) keep.tail_first += uint32_t(request.tiles.runs[k].count);
-    keep.tail_count = uint32_t(request.tiles.runs[tail_run].count);
+    for (size_t k = 0; k <= tail_run; ++k) keep.tail_first += uint32_t(request.tiles.runs[k].count);
+    keep.tail_first -= uint32_t(tail_pages);
+    keep.tail_count = uint32_t(tail_pages);
   }
   steps_->clear();
   merge_times_.clear();

@@ -101,9 +101,10 @@ class AggregatedPasses {
   struct DrainQueues;
   struct Checkpoint;
   class Checkpoints;
-  // The request's key, run `tail_run` in it only as far as its NAND stream
-  // goes (its count and place: not its tiles' sizes and cycles).
-  void key_of(const PassRequest& request, size_t tail_run, Key& key) const;
+  // The request's key, the last `tail_pages` tiles of run `tail_run` (the
+  // whole run when fewer) in it only as far as its NAND stream goes (their
+  // count and place: not their sizes and cycles).
+  void key_of(const PassRequest& request, size_t tail_run, uint64_t tail_pages, Key& key) const;
   PassOutcome schedule(const PassRequest& request);
   uint64_t tile_time(Pass& pass, const PlannedTile& tile) const;
   void schedule_supplied(Pass& pass);

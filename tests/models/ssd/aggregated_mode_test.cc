@@ -300,8 +300,11 @@ TEST(AggregatedMode, CentralizedAttentionMatchesPageAccurate) {
 // Layer 6 differs from layer 0 in its last NAND run alone: CENTRALIZED, its
 // drain goes on from where layer 0's stood before that run's first read-back.
 // `dram_gbps` > 0: a controller DRAM that slow, whose queue orders the steps.
+// `fills_tile`: layer 6's entry fills its last token tile, which joins the
+// run of whole tiles before it; its drain goes on from layer 0's all the same
+// (the last tile's pages are the resumed ones, not the run's).
 void decode_step(schema::SsdParams::Organization organization, schema::SsdParams::Reduction reduction,
-                 double dram_gbps = 0) {
+                 double dram_gbps = 0, bool fills_tile = false) {
   schema::SsdParams accurate_params = params(schema::SsdParams::PAGE_ACCURATE, organization, reduction);
   schema::SsdParams aggregated_params = params(schema::SsdParams::AGGREGATED, organization, reduction);
   if (dram_gbps > 0) {
@@ -317,6 +320,8 @@ void decode_step(schema::SsdParams::Organization organization, schema::SsdParams
   decode.context_tokens = kContext;
   decode.hkvd_mask = &mask;
   decode.appended_tokens_in_flash = substitutes + 40;
+  const uint64_t T = aggregated.ssd.placement().tokens_per_tile();
+  if (fills_tile) decode.appended_tokens_in_flash = (substitutes / T + 3) * T - 1;  // two whole own tiles, then T - 1
   decode.appended_tokens_supplied = 1;
   decode.query_rows = 1;
   for (Drive* d : {&accurate, &aggregated}) {
@@ -331,7 +336,7 @@ void decode_step(schema::SsdParams::Organization organization, schema::SsdParams
   ASSERT_EQ(accurate.finished.size(), 7u);
   EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), 7u);
   EXPECT_EQ(aggregated.ssd.engine().passes_resumed(), organization == schema::SsdParams::CENTRALIZED ? 1u : 0u);
-  if (dram_gbps > 0) return expect_same(accurate, aggregated);
+  if (dram_gbps > 0 || fills_tile) return expect_same(accurate, aggregated);
   EXPECT_EQ(aggregated.ssd.engine().reused_passes(), 5u);
   EXPECT_EQ(accurate.ssd.engine().reused_passes(), 0u);
   // 32 KV heads on 8 channels: every channel streams alike, and one is scheduled for all.
@@ -355,6 +360,9 @@ TEST(AggregatedMode, PerChannelControllerDramDecodeStepOnASlowDramMatchesPageAcc
 }
 TEST(AggregatedMode, CentralizedDecodeStepOnASlowDramMatchesPageAccurate) {
   decode_step(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM, 0.05);
+}
+TEST(AggregatedMode, CentralizedDecodeStepThatFillsItsTileResumesAndMatchesPageAccurate) {
+  decode_step(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM, 0, true);
 }
 
 // The same op from another state is scheduled anew: here its stream was
