@@ -351,7 +351,19 @@ void AttentionEngine::prepare_pass() {
   op.nand_tiles = 0;
   op.channel_pages_left.assign(channels_, 0);
   uint64_t rounds = 0;  // of runs that give every channel as many pages, added once
-  for (const PassTiles::Run& run : op.tiles.runs) {  // the NAND pages' runs come first
+  // A borrowed listing's runs but its last count as they did before.
+  const PassTiles& t = op.tiles;
+  const size_t prefix = stream_prefixes_.runs(t);
+  const StreamPrefix* kept = prefix > 0 ? stream_prefixes_.find(t) : nullptr;
+  if (kept != nullptr) {
+    op.nand_tiles = kept->nand_tiles;
+    rounds = kept->rounds;
+    op.channel_pages_left = kept->channel_pages;
+  }
+  for (size_t r = kept != nullptr ? prefix : 0; r < t.runs.size(); ++r) {  // the NAND pages' runs come first
+    if (prefix > 0 && kept == nullptr && r == prefix)
+      stream_prefixes_.keep(t, {op.nand_tiles, rounds, op.channel_pages_left});
+    const PassTiles::Run& run = t.runs[r];
     const PlannedTile& first = op.tiles.tiles[run.first];
     if (!first.in_flash) break;
     op.nand_tiles += run.count;

@@ -271,6 +271,14 @@ class AttentionEngine : public sc_core::sc_module {
   bool may_aggregate() const { return aggregated_ && aggregated_->flash_free(); }
   sc_core::sc_event aggregated_event_;  // the end of an aggregated pass
 
+  // By layer: what prepare_pass() counts of a borrowed listing's runs but its
+  // last (PassTiles::borrowed_runs), kept while passes borrow it alike.
+  struct StreamPrefix {
+    uint64_t nand_tiles = 0, rounds = 0;
+    std::vector<uint64_t> channel_pages;  // of runs that are not whole rounds of the channels
+  };
+  BorrowedPrefixes<StreamPrefix> stream_prefixes_;
+
   std::vector<uint64_t> simd_busy_ps_;  // by mode
   uint64_t sram_io_cycles_ = 0;
   uint64_t isp_compute_ps_ = 0, isp_sram_io_ps_ = 0, nand_stream_ps_ = 0, op_time_ps_ = 0;

@@ -338,6 +338,7 @@ void AttentionPlanner::lend_listing(PrecomputedListing& listing, uint32_t layer,
   listing.lent = true;
   out.borrowed_listing = listing.name;
   out.borrowed_layer = layer;
+  out.borrowed_runs = listing.run_count;
 }
 
 // A listing made again while lent (a pass not recycled) is the layer's now:
@@ -375,10 +376,11 @@ AttentionPlanner::PrecomputedListing* AttentionPlanner::kept_listing(const Atten
   return placement_.unmoved_since(kept.map, work.layer, trace::KV_REGION_PRECOMPUTED) ? &kept : nullptr;
 }
 
-void AttentionPlanner::extend_listing(PrecomputedListing& listing, uint64_t end, const PassTiles& out) const {
+void AttentionPlanner::extend_listing(PrecomputedListing& listing, uint64_t end, PassTiles& out) const {
   listing.end = end;
   listing.tile_count = out.tiles.size();
   listing.run_count = out.runs.size();
+  out.borrowed_runs = listing.run_count;
   listing.last_run_count = out.runs.empty() ? 0 : out.runs.back().count;
   listing.map = placement_.map_state();  // its pages unmoved until now: kept_listing() checked
 }

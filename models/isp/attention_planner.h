@@ -124,7 +124,7 @@ class AttentionPlanner {
                                    const PassTiles& out, const AttentionShape& shape) const;
   void lend_listing(PrecomputedListing& listing, uint32_t layer, PassTiles& out) const;
   // The lent listing now ends at `end`: `out`'s tiles so far.
-  void extend_listing(PrecomputedListing& listing, uint64_t end, const PassTiles& out) const;
+  void extend_listing(PrecomputedListing& listing, uint64_t end, PassTiles& out) const;
   void take_back_listing(PassTiles& tiles) const;
   void keep_listing(const AttentionWork& work, const StreamFilter& op_filter, uint64_t end, const PassTiles& out,
                     const AttentionShape& shape) const;

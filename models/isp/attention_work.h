@@ -146,6 +146,39 @@ struct PassTiles {
   // lent to this pass (AttentionPlanner::recycle() gives it back): 0, none.
   uint64_t borrowed_listing = 0;
   uint32_t borrowed_layer = 0;
+  // The listing's runs: runs[0, borrowed_runs - 1) are its, the same
+  // whenever a pass borrows it with as many (a listing only grows at its
+  // last run), so what is made of them alone may be kept under
+  // (borrowed_listing, borrowed_runs).
+  size_t borrowed_runs = 0;
+};
+
+// What passes make of a borrowed listing's runs but its last, kept by layer
+// while passes borrow it alike (PassTiles::borrowed_runs).
+template <typename Value>
+class BorrowedPrefixes {
+ public:
+  // The runs the value stands for (0: none, the pass borrows no listing of two runs).
+  static size_t runs(const PassTiles& t) {
+    return t.borrowed_listing != 0 && t.borrowed_runs >= 2 ? t.borrowed_runs - 1 : 0;
+  }
+  const Value* find(const PassTiles& t) const {
+    if (t.borrowed_layer >= kept_.size()) return nullptr;
+    const Kept& k = kept_[t.borrowed_layer];
+    return k.listing == t.borrowed_listing && k.runs == runs(t) ? &k.value : nullptr;
+  }
+  void keep(const PassTiles& t, const Value& value) {
+    if (kept_.size() <= t.borrowed_layer) kept_.resize(t.borrowed_layer + 1);
+    kept_[t.borrowed_layer] = {t.borrowed_listing, runs(t), value};
+  }
+
+ private:
+  struct Kept {
+    uint64_t listing = 0;
+    size_t runs = 0;
+    Value value;
+  };
+  std::vector<Kept> kept_;
 };
 
 }  // namespace ispsim::isp

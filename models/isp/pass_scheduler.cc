@@ -123,6 +123,9 @@ struct AggregatedPasses::Checkpoint {
 
 class AggregatedPasses::Checkpoints : public RecentOutcomes<Key, Checkpoint, 4> {};
 
+// The key runs of a borrowed precomputed listing's runs but its last.
+struct AggregatedPasses::KeyPrefixes : BorrowedPrefixes<std::vector<Key::Run>> {};
+
 // One schedule() call's state.
 struct AggregatedPasses::Pass {
   Pass(const PassRequest& request, const PassServers& servers, const AttentionPlanner& planner)
@@ -178,6 +181,7 @@ AggregatedPasses::AggregatedPasses(nand::FlashArray& flash, const KvPlacement& p
       schedule_(flash.config()),
       memo_(std::make_unique<Memo>()),
       checkpoints_(std::make_unique<Checkpoints>()),
+      key_prefixes_(std::make_unique<KeyPrefixes>()),
       key_(std::make_unique<Key>()),
       steps_(std::make_unique<InputSteps>()),
       drain_(std::make_unique<DrainQueues>()) {}
@@ -218,8 +222,14 @@ void AggregatedPasses::key_of(const PassRequest& r, size_t tail_run, uint64_t ta
       key.runs.push_back(k);
     }
   };
-  for (size_t i = 0; i < r.tiles.runs.size(); ++i) {  // merged where only charges differ
-    const PassTiles::Run& run = r.tiles.runs[i];
+  // A borrowed listing's runs but its last give the key runs they gave before.
+  const PassTiles& t = r.tiles;
+  const size_t prefix = tail_run >= KeyPrefixes::runs(t) ? KeyPrefixes::runs(t) : 0;
+  const std::vector<Key::Run>* kept = prefix > 0 ? key_prefixes_->find(t) : nullptr;
+  if (kept != nullptr) key.runs = *kept;
+  for (size_t i = kept != nullptr ? prefix : 0; i < t.runs.size(); ++i) {  // merged where only charges differ
+    if (prefix > 0 && kept == nullptr && i == prefix) key_prefixes_->keep(t, key.runs);
+    const PassTiles::Run& run = t.runs[i];
     const PlannedTile& tile = r.tiles.tiles[run.first];
     const nand::PageAddress& a = tile.address;
     const uint64_t unit = a.channel + uint64_t(flash.channels) * (a.die + flash.dies_per_channel * a.plane);

@@ -101,6 +101,7 @@ class AggregatedPasses {
   struct DrainQueues;
   struct Checkpoint;
   class Checkpoints;
+  struct KeyPrefixes;
   // The request's key, the last `tail_pages` tiles of run `tail_run` (the
   // whole run when fewer) in it only as far as its NAND stream goes (their
   // count and place: not their sizes and cycles).
@@ -139,6 +140,7 @@ class AggregatedPasses {
   nand::PipelineSchedule schedule_;
   std::unique_ptr<Memo> memo_;
   std::unique_ptr<Checkpoints> checkpoints_;
+  std::unique_ptr<KeyPrefixes> key_prefixes_;
   std::unique_ptr<Key> key_;  // the last key made (its vectors keep their storage)
   uint64_t scheduled_on_one_channel_ = 0, resumed_ = 0;
   // Scratch buffers kept across passes (reused, not reallocated).

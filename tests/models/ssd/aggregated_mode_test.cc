@@ -361,6 +361,40 @@ TEST(AggregatedMode, PerChannelControllerDramDecodeStepOnASlowDramMatchesPageAcc
 TEST(AggregatedMode, CentralizedDecodeStepOnASlowDramMatchesPageAccurate) {
   decode_step(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM, 0.05);
 }
+// Decode steps of one layer, one entry fuller each: every step after the
+// first borrows the layer's precomputed listing, whose runs' counts and key
+// runs (BorrowedPrefixes) the passes take as the first step made them.
+void decode_steps_of_one_layer(schema::SsdParams::Organization organization,
+                               schema::SsdParams::Reduction reduction) {
+  Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
+  Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
+  const trace::BitVector mask = every_nth(3, 11);
+  isp::AttentionWork decode;
+  decode.shape = opt13b();
+  decode.context_tokens = kContext;
+  decode.hkvd_mask = &mask;
+  decode.appended_tokens_in_flash = (kContext - 3 + 10) / 11 + 40;
+  decode.appended_tokens_supplied = 1;
+  decode.query_rows = 1;
+  for (Drive* d : {&accurate, &aggregated}) {
+    for (int step = 0; step < 4; ++step) {
+      d->ssd.attention(decode, d->done(step));
+      ++decode.appended_tokens_in_flash;
+    }
+    decode.appended_tokens_in_flash -= 4;
+  }
+  sc_core::sc_start();
+  ASSERT_EQ(accurate.finished.size(), 4u);
+  EXPECT_EQ(aggregated.ssd.engine().aggregated_passes(), 4u);
+  expect_same(accurate, aggregated);
+}
+
+TEST(AggregatedMode, CentralizedDecodeStepsOfOneLayerMatchPageAccurate) {
+  decode_steps_of_one_layer(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM);
+}
+TEST(AggregatedMode, PerChannelDecodeStepsOfOneLayerMatchPageAccurate) {
+  decode_steps_of_one_layer(schema::SsdParams::PER_CHANNEL, schema::SsdParams::GLOBAL_SRAM);
+}
 TEST(AggregatedMode, CentralizedDecodeStepThatFillsItsTileResumesAndMatchesPageAccurate) {
   decode_step(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM, 0, true);
 }
