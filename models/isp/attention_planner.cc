@@ -240,8 +240,12 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
         auto tile_at = [&](uint64_t t) {
           return lister.costed(true, region, t * T, uint32_t(std::min(to, (t + 1) * T) - t * T));
         };
-        // The end of the tiles alike to tile t: the whole tiles after a whole tile kept as read, kept as read too.
+        // The end of the tiles alike to tile t: the whole tiles after a whole
+        // tile kept as read, kept as read too; after a whole tile of
+        // substitutes (forwarded), forwarded too.
         auto alike_end = [&](uint64_t t, const PlannedTile& tile) {
+          if (region == trace::KV_REGION_APPENDED && tile.filter.forwarded == T)
+            return std::max(t + 1, filter.forwarded_end((t + 1) * T, to) / T);
           if (tile.filter.kept != T || tile.filter.substituted != 0) return t + 1;
           return std::max(t + 1, filter.kept_as_read_end(region, (t + 1) * T, to) / T);
         };

@@ -24,6 +24,7 @@
 // entry of the page once).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -75,6 +76,11 @@ class StreamFilter {
   // The end of the region's entries from `first` (before `end`) that are kept
   // as read: visible, neither substituted nor forwarded (`first` if none is).
   uint64_t kept_as_read_end(trace::KvRegion region, uint64_t first, uint64_t end) const;
+  // The end of the appended entries from `first` (before `end`) that are
+  // forwarded: the first H, the substitutes (`first` if none is).
+  uint64_t forwarded_end(uint64_t first, uint64_t end) const {
+    return std::max(first, std::min<uint64_t>(end, set_positions_->size()));
+  }
 
   // `with_tokens` fills FilterResult::tokens.
   FilterResult precomputed_page(uint64_t first_position, uint32_t entries,

@@ -367,7 +367,8 @@ class ReversedRuns : public PageMap {
 
 // A pass that keeps only its runs' first tiles has the runs of the pass that
 // lists them all, on the layout's addresses and through a page map whose runs
-// end every 3 pages: substituted, forwarded, dropped and supplied entries.
+// end every 3 pages: substituted, forwarded (whole tiles of them too), dropped
+// and supplied entries.
 TEST(AttentionPlanner, AnUnlistedPassHasTheRunsOfTheListedPass) {
   const trace::ModelShape s = shape(2, 2);
   const trace::BitVector mask = testing::mask_of(8 * 32, {3, 100, 101, 200});
@@ -380,6 +381,11 @@ TEST(AttentionPlanner, AnUnlistedPassHasTheRunsOfTheListedPass) {
   whole.appended_tokens_in_flash = 3 * 32 + 5;
   AttentionWork non_causal = recompute;
   non_causal.causal = false;
+  std::vector<uint64_t> every_third;
+  for (uint64_t p = 1; p < 8 * 32; p += 3) every_third.push_back(p);
+  const trace::BitVector many = testing::mask_of(8 * 32, every_third);  // 85: two whole tiles forwarded
+  AttentionWork forwarded = work(s, 1, 8 * 32, 85 + 7, 1);
+  forwarded.hkvd_mask = &many;
   size_t ideal_runs = 0, mapped_runs = 0;
   for (bool mapped : {false, true}) {
     testing::EngineRig rig(mapped ? "mapped" : "ideal", 2, 2, s, 8 * 32, 4 * 32,
@@ -387,7 +393,7 @@ TEST(AttentionPlanner, AnUnlistedPassHasTheRunsOfTheListedPass) {
     const ReversedRuns map(rig.placement.layout(), rig.placement.total_pages(), 3);
     if (mapped) rig.placement.set_page_map(&map);
     const AttentionPlanner& planner = rig.engine.planner();
-    for (const AttentionWork& w : {decode, recompute, whole, non_causal}) {
+    for (const AttentionWork& w : {decode, recompute, whole, non_causal, forwarded}) {
       const CheckedAttention op = planner.check(w);
       const PassTiles listed = planner.pass_tiles(op, 0, false, true);
       const PassTiles firsts = planner.pass_tiles(op, 0, false, false);
