@@ -383,8 +383,8 @@ TEST(AttentionPlanner, AnUnlistedPassHasTheRunsOfTheListedPass) {
   non_causal.causal = false;
   std::vector<uint64_t> every_third;
   for (uint64_t p = 1; p < 8 * 32; p += 3) every_third.push_back(p);
-  const trace::BitVector many = testing::mask_of(8 * 32, every_third);  // 85: two whole tiles forwarded
-  AttentionWork forwarded = work(s, 1, 8 * 32, 85 + 7, 1);
+  const trace::BitVector many = testing::mask_of(8 * 32, every_third);  // 85: tiles 0-1 forwarded, 2 partly
+  AttentionWork forwarded = work(s, 1, 8 * 32, 85 + 40, 1);
   forwarded.hkvd_mask = &many;
   size_t ideal_runs = 0, mapped_runs = 0;
   for (bool mapped : {false, true}) {
