@@ -441,6 +441,19 @@ auto charge_key(const PlannedTile& tile) {
 
 }  // namespace
 
+// The counts and sums of a first pass's runs before a point: the counters'
+// increments, the op's sums, and the runs not yet charged (see below).
+struct AttentionEngine::ChargedPrefix {
+  uint64_t pages = 0, kept = 0, dropped = 0, substituted = 0, macs = 0, sram_io_cycles = 0, simd_busy_ps = 0;
+  std::vector<uint64_t> compute_ps, sram_io_ps;
+  std::vector<RepeatedSum> channel_pj;
+  RepeatedSum alike_pj, central_pj, reduction_pj;
+  bool pj_alike = true;
+  bool pending = false;
+  size_t pending_tile = 0;
+  uint64_t pending_count = 0;
+};
+
 // The end of an aggregated pass: its tiles are counted as computed (the page
 // callbacks' bookkeeping), then the pass completes as a page-accurate one.
 // Consecutive runs of the same charges are charged as one run: every charge is
@@ -459,7 +472,33 @@ void AttentionEngine::on_aggregated_pass_done() {
     if (pending == nullptr) return;
     charge_tiles(*pending, pending_count, charges.get(charge_key(*pending), [&] { return charges_of(*pending); }));
   };
-  for (const PassTiles::Run& run : op.tiles.runs) {
+  // A first pass that borrows a listing counts and charges its runs but the
+  // last as the first pass that did before.
+  const PassTiles& t = op.tiles;
+  const size_t prefix = op.pass == 0 ? charged_prefixes_.runs(t) : 0;
+  const std::shared_ptr<const ChargedPrefix>* kept = prefix > 0 ? charged_prefixes_.find(t) : nullptr;
+  ChargedPrefix start;  // the counters before, when the runs' charges are to be kept
+  if (prefix > 0 && kept == nullptr) start = charged_so_far(nullptr, 0);
+  if (kept != nullptr) {
+    const ChargedPrefix& k = **kept;
+    pages_computed_ += k.pages, tokens_kept_ += k.kept, tokens_dropped_ += k.dropped;
+    tokens_substituted_ += k.substituted, macs_ += k.macs, sram_io_cycles_ += k.sram_io_cycles;
+    simd_busy_ps_[op.shape.mode] += k.simd_busy_ps;
+    op.compute_ps = k.compute_ps, op.sram_io_ps = k.sram_io_ps, op.channel_pj = k.channel_pj;
+    op.alike_pj = k.alike_pj, op.central_pj = k.central_pj, op.reduction_pj = k.reduction_pj;
+    op.pj_alike = k.pj_alike;
+    pending = k.pending ? &t.tiles[k.pending_tile] : nullptr;
+    pending_count = k.pending_count;
+  }
+  for (size_t r = kept != nullptr ? prefix : 0; r < t.runs.size(); ++r) {
+    if (prefix > 0 && kept == nullptr && r == prefix) {
+      auto made = std::make_shared<ChargedPrefix>(charged_so_far(pending, pending_count));
+      ChargedPrefix& m = *made;
+      m.pages -= start.pages, m.kept -= start.kept, m.dropped -= start.dropped, m.substituted -= start.substituted;
+      m.macs -= start.macs, m.sram_io_cycles -= start.sram_io_cycles, m.simd_busy_ps -= start.simd_busy_ps;
+      charged_prefixes_.keep(t, std::move(made));
+    }
+    const PassTiles::Run& run = t.runs[r];
     const PlannedTile& first = op.tiles.tiles[run.first];
     count_tiles(first, run.count);
     if (pending != nullptr && charge_key(*pending) == charge_key(first) && whole_rounds(pending_count) &&
@@ -475,6 +514,23 @@ void AttentionEngine::on_aggregated_pass_done() {
   count_pages(op.nand_tiles);
   op.pages_left = 0;
   check_pass_done();
+}
+
+// The counters and the op's sums as they stand, with the runs not yet charged.
+AttentionEngine::ChargedPrefix AttentionEngine::charged_so_far(const PlannedTile* pending,
+                                                              uint64_t pending_count) const {
+  const Op& op = *op_;
+  ChargedPrefix c;
+  c.pages = pages_computed_.value(), c.kept = tokens_kept_.value(), c.dropped = tokens_dropped_.value();
+  c.substituted = tokens_substituted_.value(), c.macs = macs_.value(), c.sram_io_cycles = sram_io_cycles_;
+  c.simd_busy_ps = simd_busy_ps_[op.shape.mode];
+  c.compute_ps = op.compute_ps, c.sram_io_ps = op.sram_io_ps, c.channel_pj = op.channel_pj;
+  c.alike_pj = op.alike_pj, c.central_pj = op.central_pj, c.reduction_pj = op.reduction_pj;
+  c.pj_alike = op.pj_alike;
+  c.pending = pending != nullptr;
+  c.pending_tile = pending != nullptr ? size_t(pending - op.tiles.tiles.data()) : 0;
+  c.pending_count = pending_count;
+  return c;
 }
 
 // Supplied tiles (on chip from the command on) and the SIMD mode signals.

@@ -223,6 +223,8 @@ class AttentionEngine : public sc_core::sc_module {
   void count_bus(uint64_t bytes);
   void start_pass();
   void prepare_pass();
+  struct ChargedPrefix;
+  ChargedPrefix charged_so_far(const PlannedTile* pending, uint64_t pending_count) const;
   void start_stream(bool held);
   void run_pass_aggregated(uint64_t stream_start_ps);
   void apply_pass(const PassOutcome& outcome, uint64_t stream_start_ps, uint64_t start_ps);
@@ -278,6 +280,9 @@ class AttentionEngine : public sc_core::sc_module {
     std::vector<uint64_t> channel_pages;  // of runs that are not whole rounds of the channels
   };
   BorrowedPrefixes<StreamPrefix> stream_prefixes_;
+  // By layer: what on_aggregated_pass_done() counts and charges of those runs
+  // in an op's first pass (whose sums start at zero).
+  BorrowedPrefixes<std::shared_ptr<const ChargedPrefix>> charged_prefixes_;
 
   std::vector<uint64_t> simd_busy_ps_;  // by mode
   uint64_t sram_io_cycles_ = 0;
