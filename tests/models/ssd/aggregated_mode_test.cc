@@ -362,18 +362,25 @@ TEST(AggregatedMode, CentralizedDecodeStepOnASlowDramMatchesPageAccurate) {
   decode_step(schema::SsdParams::CENTRALIZED, schema::SsdParams::CONTROLLER_DRAM, 0.05);
 }
 // Decode steps of one layer, one entry fuller each: every step after the
-// first borrows the layer's precomputed listing, whose runs' counts and key
-// runs (BorrowedPrefixes) the passes take as the first step made them.
+// first borrows the layer's precomputed listing, whose runs' counts, key runs
+// and charges (BorrowedPrefixes) the passes take as the first step made them.
+// The mask substitutes every 11th position and all of [300, 420): runs of
+// unlike tiles (alike in their charges, which stay pending across the runs).
 void decode_steps_of_one_layer(schema::SsdParams::Organization organization,
                                schema::SsdParams::Reduction reduction) {
   Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE, organization, reduction));
   Drive aggregated("b", params(schema::SsdParams::AGGREGATED, organization, reduction));
-  const trace::BitVector mask = every_nth(3, 11);
+  trace::BitVector mask = every_nth(3, 11);
+  std::string bits = mask.bits();
+  for (uint64_t p = 300; p < 420; ++p) bits[p / 8] |= char(1u << (p % 8));
+  mask.set_bits(bits);
   isp::AttentionWork decode;
   decode.shape = opt13b();
   decode.context_tokens = kContext;
   decode.hkvd_mask = &mask;
-  decode.appended_tokens_in_flash = (kContext - 3 + 10) / 11 + 40;
+  uint64_t substitutes = 0;
+  for (char byte : bits) substitutes += uint64_t(__builtin_popcount(uint8_t(byte)));
+  decode.appended_tokens_in_flash = substitutes + 40;
   decode.appended_tokens_supplied = 1;
   decode.query_rows = 1;
   for (Drive* d : {&accurate, &aggregated}) {
