@@ -241,6 +241,19 @@ trace::BitVector every_nth(uint64_t first, uint64_t step) {
   return mask;
 }
 
+// A decode step's op on layer 0: one row, the supplied entry; `in_flash`
+// appended entries (the mask's substitutes first).
+isp::AttentionWork one_row_decode(const trace::BitVector* mask, uint64_t in_flash) {
+  isp::AttentionWork decode;
+  decode.shape = opt13b();
+  decode.context_tokens = kContext;
+  decode.hkvd_mask = mask;
+  decode.appended_tokens_in_flash = in_flash;
+  decode.appended_tokens_supplied = 1;
+  decode.query_rows = 1;
+  return decode;
+}
+
 // A fused-prefill-shaped op (many rows, cascaded SIMD, several row chunks) on
 // layer 3 and a decode-shaped op (1 row, 1 supplied) on layer 4, over `mask`,
 // every 7th context position set (it must outlive the ops).
@@ -315,15 +328,9 @@ void decode_step(schema::SsdParams::Organization organization, schema::SsdParams
   Drive aggregated("b", aggregated_params);
   const trace::BitVector mask = every_nth(3, 11);
   const uint64_t substitutes = (kContext - 3 + 10) / 11;
-  isp::AttentionWork decode;
-  decode.shape = opt13b();
-  decode.context_tokens = kContext;
-  decode.hkvd_mask = &mask;
-  decode.appended_tokens_in_flash = substitutes + 40;
+  isp::AttentionWork decode = one_row_decode(&mask, substitutes + 40);
   const uint64_t T = aggregated.ssd.placement().tokens_per_tile();
   if (fills_tile) decode.appended_tokens_in_flash = (substitutes / T + 3) * T - 1;  // two whole own tiles, then T - 1
-  decode.appended_tokens_supplied = 1;
-  decode.query_rows = 1;
   for (Drive* d : {&accurate, &aggregated}) {
     for (uint32_t layer = 0; layer < 7; ++layer) {
       isp::AttentionWork op = decode;
@@ -374,15 +381,9 @@ void decode_steps_of_one_layer(schema::SsdParams::Organization organization,
   std::string bits = mask.bits();
   for (uint64_t p = 300; p < 420; ++p) bits[p / 8] |= char(1u << (p % 8));
   mask.set_bits(bits);
-  isp::AttentionWork decode;
-  decode.shape = opt13b();
-  decode.context_tokens = kContext;
-  decode.hkvd_mask = &mask;
   uint64_t substitutes = 0;
   for (char byte : bits) substitutes += uint64_t(__builtin_popcount(uint8_t(byte)));
-  decode.appended_tokens_in_flash = substitutes + 40;
-  decode.appended_tokens_supplied = 1;
-  decode.query_rows = 1;
+  isp::AttentionWork decode = one_row_decode(&mask, substitutes + 40);
   for (Drive* d : {&accurate, &aggregated}) {
     for (int step = 0; step < 4; ++step) {
       d->ssd.attention(decode, d->done(step));
@@ -411,11 +412,7 @@ TEST(AggregatedMode, CentralizedDecodeStepThatFillsItsTileResumesAndMatchesPageA
 TEST(AggregatedMode, ThePassOfAnOpFromAnotherStateIsNotReused) {
   Drive accurate("a", params(schema::SsdParams::PAGE_ACCURATE));
   Drive aggregated("b", params(schema::SsdParams::AGGREGATED));
-  isp::AttentionWork decode;
-  decode.shape = opt13b();
-  decode.context_tokens = kContext;
-  decode.appended_tokens_supplied = 1;
-  decode.query_rows = 1;
+  const isp::AttentionWork decode = one_row_decode(nullptr, 0);
   isp::AttentionWork next = decode;
   next.layer = 1;
   for (Drive* d : {&accurate, &aggregated}) d->ssd.attention(decode, d->done(0));
