@@ -278,7 +278,8 @@ PassTiles AttentionPlanner::tiles_of(const AttentionWork& work, const AttentionS
       // chunk's, more than the chunk before's).
       const uint64_t visible = filter.visible_entries(region, stored);
       uint64_t prefix = 0;
-      if (region == trace::KV_REGION_PRECOMPUTED && out.tiles.empty()) prefix = visible == stored ? stored : visible / T * T;
+      if (region == trace::KV_REGION_PRECOMPUTED && out.tiles.empty())
+        prefix = visible == stored ? stored : visible / T * T;
       uint64_t from = 0;
       if (prefix > 0) {
         PrecomputedListing* kept = kept_listing(work, op_filter, prefix, out, shape);
