@@ -121,7 +121,10 @@ struct AggregatedPasses::Checkpoint {
   nand::DieUse dies;
 };
 
-class AggregatedPasses::Checkpoints : public RecentOutcomes<Key, Checkpoint, 4> {};
+// A decode step's layers start their passes from a few states (the step's
+// first layer from its own), and each layer group's key changes as its last
+// token tile fills: four kept drains were too few for the layers of one step.
+class AggregatedPasses::Checkpoints : public RecentOutcomes<Key, Checkpoint, 16> {};
 
 // The key runs of a borrowed precomputed listing's runs but its last.
 struct AggregatedPasses::KeyPrefixes : BorrowedPrefixes<std::vector<Key::Run>> {};
