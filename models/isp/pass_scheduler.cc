@@ -121,9 +121,9 @@ struct AggregatedPasses::Checkpoint {
   nand::DieUse dies;
 };
 
-// A decode step's layers start their passes from a few states (the step's
-// first layer from its own), and each layer group's key changes as its last
-// token tile fills: four kept drains were too few for the layers of one step.
+// A decode step's layers start their passes from a few states (its first
+// layers' differ from the rest's), and each layer group's key changes as its
+// last token tile fills: enough are kept for every group and state of a step.
 class AggregatedPasses::Checkpoints : public RecentOutcomes<Key, Checkpoint, 16> {};
 
 // The key runs of a borrowed precomputed listing's runs but its last.
